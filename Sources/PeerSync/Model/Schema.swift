@@ -1,0 +1,281 @@
+/// The replicated entities of a household. The raw value is the SQLite table name
+/// and the name on the wire.
+public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Codable {
+    case household
+    case settings
+    case member
+    case replica
+    case shoppingItem = "shopping_item"
+    case task
+    case backlogCategory = "backlog_category"
+    case backlogItem = "backlog_item"
+    case recurringTemplate = "recurring_template"
+    case kid
+    case catalogueSelection = "catalogue_selection"
+    case ledgerEntry = "ledger_entry"
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// What a field may hold. The SQL schema repeats each rule as a CHECK constraint.
+public enum FieldType: Sendable, Hashable {
+    /// Trimmed-by-the-writer text of 1...max characters (0...max when `allowEmpty`).
+    case text(max: Int, allowEmpty: Bool = false)
+    case bool
+    case integer(ClosedRange<Int64>)
+    /// One of the listed words.
+    case choice([String])
+    /// An ISO calendar date, `YYYY-MM-DD`.
+    case date
+    /// The id of a row of another entity (not enforced as a foreign key: replicated
+    /// rows may arrive in any order; see docs/ARCHITECTURE.md, "References").
+    case reference(EntityKind)
+    /// A hybrid timestamp, used as an ordering key.
+    case timestamp
+}
+
+public struct FieldSpec: Sendable, Hashable {
+    public let name: String
+    public let type: FieldType
+    public let nullable: Bool
+    /// Set once, when the row is created; a later different value is malformed.
+    public let immutable: Bool
+
+    public init(_ name: String, _ type: FieldType, nullable: Bool = false, immutable: Bool = false) {
+        self.name = name
+        self.type = type
+        self.nullable = nullable
+        self.immutable = immutable
+    }
+}
+
+/// The rules of one entity: its fields (every one of them is written when a row is
+/// created; a row is visible in its typed table once all have arrived), and how a
+/// deletion is expressed (a tombstone value of one field, never the absence of a row).
+public struct EntitySchema: Sendable {
+    public let kind: EntityKind
+    public let fields: [FieldSpec]
+    /// The field and value that mark a row deleted; nil for append-only entities.
+    public let tombstone: (field: String, value: FieldValue)?
+    /// Row ids that are fixed (singleton rows), or nil for generated ids.
+    public let singletonRowID: String?
+
+    public func field(_ name: String) -> FieldSpec? { fields.first { $0.name == name } }
+    public var fieldNames: [String] { fields.map(\.name) }
+}
+
+public enum Limits {
+    public static let maxRowIDLength = 128
+    public static let maxFieldsPerChange = 16
+    public static let maxMemberIDLength = 128
+}
+
+public enum ChangeValidationError: Error, Equatable, CustomStringConvertible {
+    case badRowID(String)
+    case unknownField(EntityKind, String)
+    case duplicateField(EntityKind, String)
+    case badValue(EntityKind, field: String, reason: String)
+    case tooManyFields(Int)
+    case emptyChange
+    case badSequence
+    case badMember
+
+    public var description: String {
+        switch self {
+        case let .badRowID(id): "invalid row id \(id.prefix(40).debugDescription): 1–\(Limits.maxRowIDLength) characters of A–Z a–z 0–9 _ - . : @"
+        case let .unknownField(entity, field): "\(entity.rawValue) has no field \(field.prefix(40).debugDescription)"
+        case let .duplicateField(entity, field): "\(entity.rawValue).\(field) is set twice in one change"
+        case let .badValue(entity, field, reason): "\(entity.rawValue).\(field): \(reason)"
+        case let .tooManyFields(n): "a change sets \(n) fields (at most \(Limits.maxFieldsPerChange))"
+        case .emptyChange: "a change sets no field"
+        case .badSequence: "a change number must be 1 or more"
+        case .badMember: "invalid member id"
+        }
+    }
+}
+
+extension EntityKind {
+    public var schema: EntitySchema { Self.schemas[self]! }
+
+    private static let deleted = (field: "deleted", value: FieldValue.integer(1))
+    private static let title = FieldSpec("title", .text(max: 200))
+
+    private static let schemas: [EntityKind: EntitySchema] = {
+        let list: [EntitySchema] = [
+            EntitySchema(kind: .household, fields: [FieldSpec("name", .text(max: 100))],
+                         tombstone: nil, singletonRowID: "profile"),
+            EntitySchema(kind: .settings, fields: [
+                FieldSpec("appearance", .choice(["light", "dark", "system"])),
+                FieldSpec("celebrations", .bool),
+                FieldSpec("suggestions", .bool),
+            ], tombstone: nil, singletonRowID: "settings"),
+            EntitySchema(kind: .member, fields: [
+                FieldSpec("name", .text(max: 60)),
+                FieldSpec("initials", .text(max: 3)),
+                FieldSpec("color", .text(max: 7)),
+                FieldSpec("removed", .bool),
+            ], tombstone: (field: "removed", value: .integer(1)), singletonRowID: nil),
+            EntitySchema(kind: .replica, fields: [
+                FieldSpec("machine", .text(max: 64), immutable: true),
+                FieldSpec("label", .text(max: 100, allowEmpty: true)),
+            ], tombstone: nil, singletonRowID: nil),
+            EntitySchema(kind: .shoppingItem, fields: [
+                FieldSpec("name", .text(max: 200)),
+                FieldSpec("state", .choice(["active", "restock", "deleted"])),
+                FieldSpec("listed", .timestamp),
+            ], tombstone: (field: "state", value: .text("deleted")), singletonRowID: nil),
+            EntitySchema(kind: .task, fields: [
+                title,
+                FieldSpec("done", .bool),
+                FieldSpec("assignee", .reference(.member), nullable: true),
+                FieldSpec("due", .date, nullable: true),
+                FieldSpec("created", .timestamp, immutable: true),
+                FieldSpec("template", .reference(.recurringTemplate), nullable: true, immutable: true),
+                FieldSpec("period", .text(max: 16), nullable: true, immutable: true),
+                FieldSpec("deleted", .bool),
+            ], tombstone: deleted, singletonRowID: nil),
+            EntitySchema(kind: .backlogCategory, fields: [
+                title,
+                FieldSpec("position", .integer(Int64.min...Int64.max)),
+                FieldSpec("deleted", .bool),
+            ], tombstone: deleted, singletonRowID: nil),
+            EntitySchema(kind: .backlogItem, fields: [
+                title,
+                FieldSpec("category", .reference(.backlogCategory)),
+                FieldSpec("created", .timestamp, immutable: true),
+                FieldSpec("deleted", .bool),
+            ], tombstone: deleted, singletonRowID: nil),
+            EntitySchema(kind: .recurringTemplate, fields: [
+                title,
+                FieldSpec("schedule", .text(max: 64)),
+                FieldSpec("assignee", .reference(.member), nullable: true),
+                FieldSpec("created", .timestamp, immutable: true),
+                FieldSpec("deleted", .bool),
+            ], tombstone: deleted, singletonRowID: nil),
+            EntitySchema(kind: .kid, fields: [
+                FieldSpec("name", .text(max: 60)),
+                FieldSpec("removed", .bool),
+            ], tombstone: (field: "removed", value: .integer(1)), singletonRowID: nil),
+            EntitySchema(kind: .catalogueSelection, fields: [
+                FieldSpec("kind", .choice(["rule", "chore", "reward"]), immutable: true),
+                title,
+                FieldSpec("peanuts", .integer(1...20)),
+                FieldSpec("category", .choice(["security", "respect", "fun"])),
+                FieldSpec("selected", .bool),
+            ], tombstone: (field: "selected", value: .integer(0)), singletonRowID: nil),
+            // Append-only: a balance is the sum of entries, never a replicated counter.
+            EntitySchema(kind: .ledgerEntry, fields: [
+                FieldSpec("kid", .reference(.kid), immutable: true),
+                FieldSpec("kind", .choice(["earn", "spend"]), immutable: true),
+                FieldSpec("peanuts", .integer(1...1000), immutable: true),
+                FieldSpec("selection", .reference(.catalogueSelection), nullable: true, immutable: true),
+                FieldSpec("title", .text(max: 200), immutable: true),
+                FieldSpec("created", .timestamp, immutable: true),
+                FieldSpec("hidden", .bool),
+            ], tombstone: nil, singletonRowID: nil),
+        ]
+        return Dictionary(uniqueKeysWithValues: list.map { ($0.kind, $0) })
+    }()
+}
+
+extension EntitySchema {
+    /// Checks one field write against the schema (type, range, length).
+    public func validate(field name: String, value: FieldValue) throws(ChangeValidationError) {
+        guard let spec = field(name) else { throw .unknownField(kind, name) }
+        func bad(_ reason: String) -> ChangeValidationError { .badValue(kind, field: name, reason: reason) }
+        if value == .null {
+            if spec.nullable { return }
+            throw bad("may not be empty")
+        }
+        switch spec.type {
+        case let .text(max, allowEmpty):
+            guard let s = value.textValue else { throw bad("expected text") }
+            if s.isEmpty && !allowEmpty { throw bad("may not be empty") }
+            if s.count > max { throw bad("longer than \(max) characters") }
+            if s.utf8.count > max * 4 { throw bad("longer than \(max * 4) bytes") }
+            if s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                throw bad("contains control characters")
+            }
+        case .bool:
+            guard value.boolValue != nil else { throw bad("expected 0 or 1") }
+        case let .integer(range):
+            guard let v = value.integerValue else { throw bad("expected an integer") }
+            guard range.contains(v) else { throw bad("\(v) is outside \(range.lowerBound)…\(range.upperBound)") }
+        case let .choice(words):
+            guard let s = value.textValue, words.contains(s) else {
+                throw bad("expected one of \(words.joined(separator: ", "))")
+            }
+        case .date:
+            guard let s = value.textValue, IsoDate(s) != nil else { throw bad("expected a date YYYY-MM-DD") }
+        case .reference:
+            guard let s = value.textValue, RowIDRules.isValid(s) else { throw bad("expected a row id") }
+        case .timestamp:
+            guard let v = value.integerValue, v >= 0 else { throw bad("expected a timestamp") }
+        }
+    }
+
+    /// Checks a whole change: row id, fields known and distinct, values valid.
+    public func validate(_ change: Change) throws(ChangeValidationError) {
+        guard change.seq >= 1 else { throw .badSequence }
+        if let member = change.member, member.isEmpty || member.count > Limits.maxMemberIDLength || !RowIDRules.isValid(member) {
+            throw .badMember
+        }
+        guard RowIDRules.isValid(change.rowID) else { throw .badRowID(change.rowID) }
+        if let singleton = singletonRowID, change.rowID != singleton { throw .badRowID(change.rowID) }
+        guard !change.fields.isEmpty else { throw .emptyChange }
+        guard change.fields.count <= Limits.maxFieldsPerChange else { throw .tooManyFields(change.fields.count) }
+        var seen = Set<String>()
+        for write in change.fields {
+            guard seen.insert(write.field).inserted else { throw .duplicateField(kind, write.field) }
+            try validate(field: write.field, value: write.value)
+        }
+    }
+}
+
+public enum RowIDRules {
+    public static func isValid(_ id: String) -> Bool {
+        guard (1...Limits.maxRowIDLength).contains(id.utf8.count) else { return false }
+        return id.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
+                || c == 0x5F || c == 0x2D || c == 0x2E || c == 0x3A || c == 0x40
+        }
+    }
+}
+
+/// A calendar date `YYYY-MM-DD` (proleptic Gregorian), validated without Foundation.
+public struct IsoDate: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let year: Int, month: Int, day: Int
+
+    public init?(_ text: String) {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+              parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+              let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]) else { return nil }
+        self.init(year: y, month: m, day: d)
+    }
+
+    public init?(year: Int, month: Int, day: Int) {
+        guard (1...9999).contains(year), (1...12).contains(month),
+              (1...IsoDate.daysIn(year: year, month: month)).contains(day) else { return nil }
+        self.year = year
+        self.month = month
+        self.day = day
+    }
+
+    public static func daysIn(year: Int, month: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    public var description: String {
+        func pad(_ v: Int, _ n: Int) -> String { String(repeating: "0", count: max(0, n - String(v).count)) + String(v) }
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
+    }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
+    }
+}

@@ -1,0 +1,459 @@
+import Foundation
+
+/// A record of the conflict log: a merge kept one value of a field and dropped another.
+public struct ConflictRecord: Sendable, Hashable {
+    public enum Kind: String, Sendable {
+        /// A remote write replaced a value its author had not seen.
+        case overwritten
+        /// A remote write lost against a newer value its author had not seen.
+        case rejected
+        /// A remote edit reached a row deleted concurrently: the row stays deleted, the
+        /// edit is kept in it (visible again if the row is restored).
+        case editOfDeleted = "edit_of_deleted"
+    }
+
+    public struct Side: Sendable, Hashable {
+        public let value: FieldValue
+        public let stamp: Stamp
+        public let member: String?
+    }
+
+    public let id: Int64
+    public let kind: Kind
+    public let entity: EntityKind
+    public let rowID: String
+    public let field: String
+    public let kept: Side
+    public let lost: Side
+}
+
+/// What applying a batch did.
+public struct ApplyOutcome: Sendable {
+    /// Changes of the batch that changed at least one field here.
+    public var applied: [Change] = []
+    /// Changes already known (or entirely superseded here).
+    public var ignored = 0
+    public var conflicts = 0
+    /// The version vector after the batch.
+    public var versionVector = VersionVector()
+}
+
+/// The replicated store of one household database: local writes, remote batches,
+/// version vectors, deltas and the canonical export. Knows the model and SQLite;
+/// nothing of the network.
+///
+/// Threading rule: not `Sendable`. One owner (the CLI command, or the agent's store
+/// actor) uses it at a time. Several *processes* may write the same database: every
+/// write transaction re-reads the clock and the change counter under SQLite's write lock.
+public final class ReplicaStore {
+    public let path: String
+    public let replicaID: ReplicaID
+    let connection: Connection
+    private let physicalClock: @Sendable () -> Int64
+    public let maxDriftMilliseconds: Int64
+
+    public static let fileName = "household.sqlite"
+
+    /// The wall clock in Unix milliseconds.
+    public static let systemClock: @Sendable () -> Int64 = {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
+    /// Opens (creating if needed) the database at `path`, migrating it to the latest schema.
+    public init(path: String,
+                physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock,
+                maxDriftMilliseconds: Int64 = HybridClock.defaultMaxDriftMilliseconds) throws {
+        self.path = path
+        self.physicalClock = physicalClock
+        self.maxDriftMilliseconds = maxDriftMilliseconds
+        let connection = try Connection(path: path)
+        self.connection = connection
+        do {
+            // WAL: readers never block the writer. synchronous=FULL: a commit is on disk
+            // (the WAL is fsynced) before it returns, so an acknowledged write survives
+            // power loss, not only a crash of the process.
+            try connection.execute("PRAGMA journal_mode = WAL")
+            try connection.execute("PRAGMA synchronous = FULL")
+            try connection.execute("PRAGMA trusted_schema = OFF")
+            try Migrations.migrate(connection)
+            self.replicaID = try connection.transaction {
+                if let stored = try connection.scalarInt("SELECT value FROM meta WHERE key = 'replica_id'") {
+                    return ReplicaID(storage: stored)
+                }
+                let fresh = ReplicaID.random()
+                try connection.statement("INSERT INTO meta (key, value) VALUES ('replica_id', ?1)")
+                    .run([.integer(fresh.storage)])
+                return fresh
+            }
+        } catch let error as SQLiteError where error.code & 0xFF == 26 /* SQLITE_NOTADB */ {
+            throw StoreError.notReplicaDatabase(path: path)
+        }
+    }
+
+    // MARK: - Reading state
+
+    public func versionVector() throws -> VersionVector {
+        try Self.readVersionVector(connection)
+    }
+
+    static func readVersionVector(_ connection: Connection) throws -> VersionVector {
+        try connection.query("SELECT origin, seq FROM version_vector") { statement in
+            var entries: [ReplicaID: UInt64] = [:]
+            while try statement.step() {
+                entries[ReplicaID(storage: statement.int(0))] = UInt64(statement.int(1))
+            }
+            return VersionVector(entries)
+        }
+    }
+
+    /// The last hybrid timestamp this replica issued or observed.
+    public func lastTimestamp() throws -> HybridTimestamp {
+        HybridTimestamp(rawValue: try connection.scalarInt("SELECT value FROM meta WHERE key = 'hlc'") ?? 0)
+    }
+
+    public func meta(_ key: String) throws -> FieldValue? {
+        try connection.query("SELECT value FROM meta WHERE key = ?1", [.text(key)]) { try $0.step() ? $0.value(0) : nil }
+    }
+
+    /// Local, unreplicated settings of this database (household id, this machine's member…).
+    public func setMeta(_ key: String, _ value: FieldValue) throws {
+        try connection.statement("INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+            .run([.text(key), value])
+    }
+
+    /// The current value of one field, or nil when the field was never written.
+    public func value(_ entity: EntityKind, _ rowID: String, _ field: String) throws -> FieldValue? {
+        try currentVersion(entity, rowID, field)?.value
+    }
+
+    /// All fields of one row that have arrived so far.
+    public func row(_ entity: EntityKind, _ rowID: String) throws -> [String: FieldValue] {
+        try connection.query("SELECT field, value FROM field_version WHERE entity = ?1 AND row_id = ?2",
+                             [.text(entity.rawValue), .text(rowID)]) { statement in
+            var fields: [String: FieldValue] = [:]
+            while try statement.step() { fields[statement.text(0)] = statement.value(1) }
+            return fields
+        }
+    }
+
+    // MARK: - Local writes
+
+    /// Runs `body` as one durable transaction of local writes by `member`. Each `put`
+    /// becomes one change, numbered and stamped; nothing is visible to others, and
+    /// nothing is reported done, before the commit is on disk.
+    @discardableResult
+    public func write<T>(member: String?, _ body: (inout LocalWriter) throws -> T) throws -> (T, [Change]) {
+        try connection.transaction {
+            var writer = LocalWriter(store: self, member: member,
+                                     clock: HybridClock(last: try lastTimestamp(), maxDriftMilliseconds: maxDriftMilliseconds),
+                                     seq: try versionVector()[replicaID])
+            let result = try body(&writer)
+            if !writer.changes.isEmpty {
+                try saveClock(writer.clock.last)
+                try saveVersion(replicaID, writer.seq)
+            }
+            return (result, writer.changes)
+        }
+    }
+
+    /// The handle through which a local transaction writes rows.
+    public struct LocalWriter {
+        let store: ReplicaStore
+        let member: String?
+        var clock: HybridClock
+        var seq: UInt64
+        public private(set) var changes: [Change] = []
+
+        /// Sets `fields` of one row (creating it when new): one change.
+        @discardableResult
+        public mutating func put(_ entity: EntityKind, _ rowID: String, _ fields: [String: FieldValue]) throws -> Change {
+            let schema = entity.schema
+            var stamp = Stamp(hlc: clock.next(physicalMilliseconds: store.physicalClock()), origin: store.replicaID)
+            var writes: [FieldWrite] = []
+            for name in fields.keys.sorted() {
+                let value = fields[name]!
+                let existing = try store.currentVersion(entity, rowID, name)
+                if let existing, existing.stamp >= stamp {
+                    // Cannot happen while every stamp this database holds went through
+                    // the clock; if the file was edited by hand, stay ahead of it.
+                    clock = HybridClock(last: existing.stamp.hlc, maxDriftMilliseconds: clock.maxDriftMilliseconds)
+                    stamp = Stamp(hlc: clock.next(physicalMilliseconds: store.physicalClock()), origin: store.replicaID)
+                }
+                if let spec = schema.field(name), spec.immutable, let existing, existing.value != value {
+                    throw StoreError.immutableField(entity, rowID: rowID, field: name)
+                }
+                writes.append(FieldWrite(field: name, value: value, base: existing?.stamp))
+            }
+            let change = Change(origin: store.replicaID, seq: seq + 1, hlc: stamp.hlc, member: member,
+                                entity: entity, rowID: rowID, fields: writes)
+            do {
+                try schema.validate(change)
+            } catch {
+                throw StoreError.invalidChange(error, origin: change.origin, seq: change.seq)
+            }
+            for write in writes { try store.storeVersion(change, write) }
+            try store.project(entity, rowID)
+            seq += 1
+            changes.append(change)
+            return change
+        }
+    }
+
+    // MARK: - Applying remote changes
+
+    /// Applies a batch of remote changes atomically: all of it, or (on any invalid
+    /// change) none of it. Idempotent, and commutative with other batches: the merge is
+    /// per-field last-writer-wins by ``Stamp``.
+    @discardableResult
+    public func apply(_ batch: DeltaBatch) throws -> ApplyOutcome {
+        // Validate everything before touching the database.
+        let now = physicalClock()
+        let checker = HybridClock(maxDriftMilliseconds: maxDriftMilliseconds)
+        for change in batch.changes {
+            do { try change.entity.schema.validate(change) } catch {
+                throw StoreError.invalidChange(error, origin: change.origin, seq: change.seq)
+            }
+            do { try checker.check(remote: change.hlc, physicalMilliseconds: now) } catch {
+                throw StoreError.clock(error, origin: change.origin, seq: change.seq)
+            }
+        }
+        return try connection.transaction {
+            var outcome = ApplyOutcome()
+            var clock = HybridClock(last: try lastTimestamp(), maxDriftMilliseconds: maxDriftMilliseconds)
+            var vv = try versionVector()
+            var touched = Set<RowKey>()
+            for change in batch.changes {
+                if change.origin == replicaID && change.seq > vv[replicaID] {
+                    throw StoreError.foreignOwnChange(seq: change.seq)
+                }
+                try clock.observe(remote: change.hlc, physicalMilliseconds: now)
+                if try merge(change, into: &outcome) {
+                    outcome.applied.append(change)
+                    touched.insert(RowKey(entity: change.entity, rowID: change.rowID))
+                } else {
+                    outcome.ignored += 1
+                }
+            }
+            for key in touched.sorted() { try project(key.entity, key.rowID) }
+            for claim in batch.coverage {
+                if claim.origin == replicaID {
+                    if claim.upTo > vv[replicaID] { throw StoreError.foreignOwnChange(seq: claim.upTo) }
+                    continue
+                }
+                let current = vv[claim.origin]
+                if claim.after <= current && claim.upTo > current {
+                    vv[claim.origin] = claim.upTo
+                    try saveVersion(claim.origin, claim.upTo)
+                }
+            }
+            try saveClock(clock.last)
+            outcome.versionVector = vv
+            return outcome
+        }
+    }
+
+    /// Merges the fields of one change; true when at least one field took its value.
+    ///
+    /// Conflicts are logged, never resolved silently:
+    /// - the same field written on two replicas that had not seen each other's write
+    ///   (the incoming write's `base` is not the value it replaces, or the other way
+    ///   round): the LWW winner stays, the loser goes to the log;
+    /// - an edit and a deletion of the same row that did not see each other: the row
+    ///   stays deleted (deletion wins), the edit is kept in the row and logged. An edit
+    ///   whose timestamp is later than the deletion's cannot have happened before it,
+    ///   and the household layer never edits a deleted row, so the two were concurrent.
+    private func merge(_ change: Change, into outcome: inout ApplyOutcome) throws -> Bool {
+        let schema = change.entity.schema
+        let incoming = change.stamp
+        var changedAny = false
+        for write in change.fields {
+            let existing = try currentVersion(change.entity, change.rowID, write.field)
+            if let spec = schema.field(write.field), spec.immutable, let existing, existing.value != write.value {
+                throw StoreError.invalidChange(.badValue(change.entity, field: write.field, reason: "is set once and cannot change"),
+                                               origin: change.origin, seq: change.seq)
+            }
+            guard let existing else {
+                try storeVersion(change, write)
+                changedAny = true
+                continue
+            }
+            if existing.stamp == incoming { continue } // already have it
+            let incomingSide = ConflictRecord.Side(value: write.value, stamp: incoming, member: change.member)
+            let existingSide = ConflictRecord.Side(value: existing.value, stamp: existing.stamp, member: existing.member)
+            if incoming > existing.stamp {
+                try storeVersion(change, write)
+                changedAny = true
+                if write.base != existing.stamp && write.value != existing.value {
+                    try logConflict(.overwritten, change.entity, change.rowID, write.field, kept: incomingSide, lost: existingSide)
+                    outcome.conflicts += 1
+                }
+            } else if existing.base != incoming && write.value != existing.value {
+                try logConflict(.rejected, change.entity, change.rowID, write.field, kept: existingSide, lost: incomingSide)
+                outcome.conflicts += 1
+            }
+        }
+        if changedAny, let mark = schema.tombstone {
+            outcome.conflicts += try logEditsVersusDeletion(change, tombstone: mark)
+        }
+        return changedAny
+    }
+
+    /// After a change to a row with a tombstone: logs every edit of the row that a
+    /// deletion did not see (in either arrival order).
+    private func logEditsVersusDeletion(_ change: Change, tombstone mark: (field: String, value: FieldValue)) throws -> Int {
+        guard let deletion = try currentVersion(change.entity, change.rowID, mark.field), deletion.value == mark.value else { return 0 }
+        let deletionSide = ConflictRecord.Side(value: deletion.value, stamp: deletion.stamp, member: deletion.member)
+        var logged = 0
+        let deletionArrived = deletion.stamp == change.stamp
+        for field in change.entity.schema.fieldNames where field != mark.field {
+            guard let edit = try currentVersion(change.entity, change.rowID, field),
+                  edit.stamp > deletion.stamp, edit.stamp.origin != deletion.stamp.origin,
+                  deletionArrived || edit.stamp == change.stamp else { continue }
+            try logConflict(.editOfDeleted, change.entity, change.rowID, field, kept: deletionSide,
+                            lost: ConflictRecord.Side(value: edit.value, stamp: edit.stamp, member: edit.member))
+            logged += 1
+        }
+        return logged
+    }
+
+    // MARK: - Field versions
+
+    struct StoredVersion {
+        let value: FieldValue
+        let stamp: Stamp
+        let base: Stamp?
+        let member: String?
+    }
+
+    struct RowKey: Hashable, Comparable {
+        let entity: EntityKind
+        let rowID: String
+        static func < (lhs: Self, rhs: Self) -> Bool { (lhs.entity, lhs.rowID) < (rhs.entity, rhs.rowID) }
+    }
+
+    func currentVersion(_ entity: EntityKind, _ rowID: String, _ field: String) throws -> StoredVersion? {
+        try connection.query(
+            "SELECT value, hlc, origin, base_hlc, base_origin, member FROM field_version WHERE entity = ?1 AND row_id = ?2 AND field = ?3",
+            [.text(entity.rawValue), .text(rowID), .text(field)]
+        ) { statement in
+            guard try statement.step() else { return nil }
+            let base = statement.optionalInt(3).map { hlc in
+                Stamp(hlc: HybridTimestamp(rawValue: hlc), origin: ReplicaID(storage: statement.int(4)))
+            }
+            return StoredVersion(value: statement.value(0),
+                                 stamp: Stamp(hlc: HybridTimestamp(rawValue: statement.int(1)), origin: ReplicaID(storage: statement.int(2))),
+                                 base: base, member: statement.optionalText(5))
+        }
+    }
+
+    func storeVersion(_ change: Change, _ write: FieldWrite) throws {
+        let statement = try connection.statement("""
+            INSERT INTO field_version (entity, row_id, field, value, hlc, origin, seq, base_hlc, base_origin, member)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+            ON CONFLICT (entity, row_id, field) DO UPDATE SET
+              value = excluded.value, hlc = excluded.hlc, origin = excluded.origin, seq = excluded.seq,
+              base_hlc = excluded.base_hlc, base_origin = excluded.base_origin, member = excluded.member
+            """)
+        try statement.run([
+            .text(change.entity.rawValue), .text(change.rowID), .text(write.field), write.value,
+            .integer(change.hlc.rawValue), .integer(change.origin.storage), .integer(Int64(change.seq)),
+            write.base.map { .integer($0.hlc.rawValue) } ?? .null,
+            write.base.map { .integer($0.origin.storage) } ?? .null,
+            change.member.map { .text($0) } ?? .null,
+        ])
+    }
+
+    /// Copies a row from `field_version` into its typed table once every field has
+    /// arrived. The typed table's constraints have the last word.
+    func project(_ entity: EntityKind, _ rowID: String) throws {
+        let schema = entity.schema
+        let fields = try row(entity, rowID)
+        guard fields.count == schema.fields.count else { return }
+        let names = schema.fieldNames
+        let placeholders = (1...names.count + 1).map { "?\($0)" }.joined(separator: ", ")
+        let sql = "INSERT INTO \(entity.rawValue) (id, \(names.joined(separator: ", "))) VALUES (\(placeholders)) "
+            + "ON CONFLICT (id) DO UPDATE SET " + names.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        do {
+            try connection.statement(sql).run([.text(rowID)] + names.map { fields[$0]! })
+        } catch let error as SQLiteError where error.isConstraint {
+            throw StoreError.constraint(entity, rowID: rowID, error)
+        }
+    }
+
+    private func saveVersion(_ origin: ReplicaID, _ seq: UInt64) throws {
+        try connection.statement("INSERT INTO version_vector (origin, seq) VALUES (?1, ?2) ON CONFLICT(origin) DO UPDATE SET seq = excluded.seq")
+            .run([.integer(origin.storage), .integer(Int64(seq))])
+    }
+
+    private func saveClock(_ last: HybridTimestamp) throws {
+        try setMeta("hlc", .integer(last.rawValue))
+    }
+
+    private func logConflict(_ kind: ConflictRecord.Kind, _ entity: EntityKind, _ rowID: String, _ field: String,
+                             kept: ConflictRecord.Side, lost: ConflictRecord.Side) throws {
+        try connection.statement("""
+            INSERT INTO conflict (logged_hlc, kind, entity, row_id, field,
+              kept_value, kept_hlc, kept_origin, kept_member, lost_value, lost_hlc, lost_origin, lost_member)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+            """).run([
+                .integer(max(kept.stamp.hlc.rawValue, lost.stamp.hlc.rawValue)), .text(kind.rawValue),
+                .text(entity.rawValue), .text(rowID), .text(field),
+                kept.value, .integer(kept.stamp.hlc.rawValue), .integer(kept.stamp.origin.storage), kept.member.map { .text($0) } ?? .null,
+                lost.value, .integer(lost.stamp.hlc.rawValue), .integer(lost.stamp.origin.storage), lost.member.map { .text($0) } ?? .null,
+            ])
+    }
+
+    /// The conflict log, newest first.
+    public func conflicts(limit: Int = 100) throws -> [ConflictRecord] {
+        return try connection.query("""
+            SELECT id, kind, entity, row_id, field, kept_value, kept_hlc, kept_origin, kept_member,
+                   lost_value, lost_hlc, lost_origin, lost_member
+            FROM conflict ORDER BY id DESC LIMIT ?1
+            """, [.integer(Int64(limit))]) { statement in
+        var records: [ConflictRecord] = []
+        while try statement.step() {
+            func side(_ at: Int32) -> ConflictRecord.Side {
+                ConflictRecord.Side(value: statement.value(at),
+                                    stamp: Stamp(hlc: HybridTimestamp(rawValue: statement.int(at + 1)), origin: ReplicaID(storage: statement.int(at + 2))),
+                                    member: statement.optionalText(at + 3))
+            }
+            guard let kind = ConflictRecord.Kind(rawValue: statement.text(1)),
+                  let entity = EntityKind(rawValue: statement.text(2)) else { continue }
+            records.append(ConflictRecord(id: statement.int(0), kind: kind, entity: entity, rowID: statement.text(3),
+                                          field: statement.text(4), kept: side(5), lost: side(9)))
+        }
+        return records
+        }
+    }
+
+    // MARK: - Deltas and export
+
+    /// A cursor over everything this replica holds that a peer with `peerVector` lacks,
+    /// cut into batches of at most about `batchLimit` changes. It reads one consistent
+    /// snapshot on its own connection, so local writes may go on meanwhile.
+    public func deltas(for peerVector: VersionVector, batchLimit: Int = 1000) throws -> DeltaCursor {
+        try DeltaCursor(path: path, peerVector: peerVector, batchLimit: batchLimit)
+    }
+
+    /// Every field of every row, as `entity → row id → field → value`. Two replicas
+    /// that have seen the same changes return equal values.
+    public func canonicalState() throws -> [EntityKind: [String: [String: FieldValue]]] {
+        try connection.query("SELECT entity, row_id, field, value FROM field_version ORDER BY entity, row_id, field") { statement in
+        var state: [EntityKind: [String: [String: FieldValue]]] = [:]
+        while try statement.step() {
+            guard let entity = EntityKind(rawValue: statement.text(0)) else { continue }
+            state[entity, default: [:]][statement.text(1), default: [:]][statement.text(2)] = statement.value(3)
+        }
+        return state
+        }
+    }
+
+    /// Checks the database file: SQLite's own integrity check.
+    public func integrityCheck() throws -> String {
+        try connection.query("PRAGMA integrity_check") { statement in
+            var lines: [String] = []
+            while try statement.step() { lines.append(statement.text(0)) }
+            return lines.joined(separator: "\n")
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import ArgumentParser
+import PeerSync
+
+struct Init: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create a new household on this machine.",
+        discussion: """
+        Creates the household database in the home directory, with this machine's identity key.
+        Without names: "\(Household.defaultName)" with members \(Household.defaultMembers.joined(separator: " and ")).
+        This machine belongs to the first member listed. Refuses, changing nothing, if the home
+        directory already holds a household.
+        """
+    )
+
+    @OptionGroup var options: HomeOptions
+
+    @Option(name: .long, help: "The household's name.")
+    var household: String?
+
+    @Option(name: .long, help: "A member of the household (repeat for each; the first is this machine's member).")
+    var member: [String] = []
+
+    func run() throws {
+        let household: Household
+        do {
+            household = try Household.create(options.resolved, name: self.household, members: member)
+        } catch {
+            throw CLIError(error)
+        }
+        print("Created household \(household.householdID) in \(household.home.path)")
+        print("This machine: \(household.identity.shortID)")
+    }
+}

@@ -1,0 +1,32 @@
+import ArgumentParser
+import Foundation
+import PeerSync
+
+@main
+struct PulsePeer: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pulse-peer",
+        abstract: "House Pulse peer: a household kept in step between family computers, with no server.",
+        subcommands: [Init.self, Export.self, Conflicts.self]
+    )
+}
+
+/// Options every command that touches a household shares.
+struct HomeOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The household directory.",
+            discussion: "Default: $PULSE_HOME, else $XDG_DATA_HOME/house-pulse, else ~/.local/share/house-pulse."),
+            completion: .directory)
+    var home: String?
+
+    var resolved: HouseholdHome { HouseholdHome.resolve(home) }
+
+    func openHousehold() throws -> Household {
+        do { return try Household.open(resolved) } catch { throw CLIError(error) }
+    }
+}
+
+/// Prints a person-readable error (no Swift type names) and exits non-zero.
+struct CLIError: Error, CustomStringConvertible {
+    let description: String
+    init(_ error: Error) { description = String(describing: error) }
+}

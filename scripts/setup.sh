@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what pulse-peer needs on a Debian machine, idempotently:
+# the system libraries it links (SQLite, Avahi) and the daemons discovery talks to.
+# Starts dbus and avahi-daemon only when none is running (a desktop with systemd
+# already runs them: they are reused).
+set -euo pipefail
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+need=()
+for pkg in libsqlite3-dev libavahi-client-dev avahi-daemon avahi-utils dbus pkg-config; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup: installing ${need[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+  if [ -x /opt/swift/usr/bin/swift ]; then export PATH="/opt/swift/usr/bin:$PATH"
+  else echo "setup: the Swift 6 toolchain is required (https://www.swift.org/install/linux/)" >&2; exit 1; fi
+fi
+
+# The system bus and the Avahi daemon: reuse running ones, start them otherwise.
+bus_up() { dbus-send --system --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.GetId >/dev/null 2>&1; }
+avahi_up() { dbus-send --system --print-reply --dest=org.freedesktop.Avahi / org.freedesktop.Avahi.Server.GetState 2>/dev/null | grep -q 'int32 2'; }
+
+if ! bus_up; then
+  $SUDO mkdir -p /run/dbus
+  $SUDO rm -f /run/dbus/pid
+  $SUDO dbus-daemon --system --fork >/dev/null
+fi
+if ! avahi_up; then
+  $SUDO avahi-daemon -D >/dev/null 2>&1 || true
+  for _ in $(seq 1 50); do avahi_up && break; sleep 0.1; done
+  avahi_up || echo "setup: avahi-daemon did not come up; discovery will be unavailable" >&2
+fi
