@@ -81,8 +81,7 @@ public final class Household {
 
     /// Creates a new household in `home`: its profile, default settings and members, and
     /// this machine's replica record, committed at once. Refuses, changing nothing, when
-    /// `home` already holds one. The database is built beside its final name and renamed
-    /// into place, so a crash leaves either no household or a whole one.
+    /// `home` already holds one.
     @discardableResult
     public static func create(_ home: HouseholdHome, name: String?, members: [String], label: String? = nil,
                               physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock) throws -> Household {
@@ -91,24 +90,10 @@ public final class Household {
         if let duplicate = Validation.firstDuplicate(memberNames) {
             throw HouseholdError.invalidInput("member \(duplicate.debugDescription) is listed twice")
         }
-        guard !home.hasHousehold else { throw HouseholdError.alreadyExists(home.path) }
-
-        do {
-            try FileManager.default.createDirectory(at: home.directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw HouseholdError.io("cannot create \(home.path): \(error.localizedDescription)")
-        }
-        let identity = try MachineIdentity.loadOrCreate(in: home.directory)
-        let staging = home.databasePath + ".new"
-        for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: staging + suffix) }
-        do {
-            let store = try ReplicaStore(path: staging, physicalClock: physicalClock)
+        return try build(home, physicalClock: physicalClock) { store, identity in
             let memberIDs = memberNames.map { _ in UUID().uuidString.lowercased() }
-            try store.connection.transaction {
-                try store.setMeta("household_id", .text(UUID().uuidString.lowercased()))
-                try store.setMeta("member_id", .text(memberIDs[0]))
-            }
+            try store.setMeta("household_id", .text(UUID().uuidString.lowercased()))
+            try store.setMeta("member_id", .text(memberIDs[0]))
             try store.write(member: memberIDs[0]) { tx in
                 try tx.put(.household, "profile", ["name": .text(householdName)])
                 try tx.put(.settings, "settings", ["appearance": .text("system"), "celebrations": .bool(true), "suggestions": .bool(true)])
@@ -120,11 +105,38 @@ public final class Household {
                         "removed": .bool(false),
                     ])
                 }
-                try tx.put(.replica, store.replicaID.description, [
-                    "machine": .text(identity.machineID),
-                    "label": .text(String((label ?? ProcessInfo.processInfo.hostName).prefix(100))),
-                ])
+                try recordReplica(&tx, store: store, identity: identity, label: label)
             }
+        }
+    }
+
+    /// Records which machine this replica (database incarnation) belongs to.
+    private static func recordReplica(_ tx: inout ReplicaStore.LocalWriter, store: ReplicaStore,
+                                      identity: MachineIdentity, label: String?) throws {
+        try tx.put(.replica, store.replicaID.description, [
+            "machine": .text(identity.machineID),
+            "label": .text(String((label ?? ProcessInfo.processInfo.hostName).prefix(100))),
+        ])
+    }
+
+    /// Builds a new household database beside its final name, fills it through `fill`,
+    /// and renames it into place: a crash leaves either no household or a whole one.
+    /// Refuses, changing nothing, when `home` already holds a household.
+    private static func build(_ home: HouseholdHome, physicalClock: @escaping @Sendable () -> Int64,
+                              fill: (ReplicaStore, MachineIdentity) throws -> Void) throws -> Household {
+        guard !home.hasHousehold else { throw HouseholdError.alreadyExists(home.path) }
+        do {
+            try FileManager.default.createDirectory(at: home.directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw HouseholdError.io("cannot create \(home.path): \(error.localizedDescription)")
+        }
+        let identity = try MachineIdentity.loadOrCreate(in: home.directory)
+        let staging = home.databasePath + ".new"
+        for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: staging + suffix) }
+        do {
+            let store = try ReplicaStore(path: staging, physicalClock: physicalClock)
+            try fill(store, identity)
             try store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         }
         // The household's content is private to its owner; SQLite gives the -wal and
@@ -133,6 +145,24 @@ public final class Household {
         try FileSafety.rename(URL(fileURLWithPath: staging), to: URL(fileURLWithPath: home.databasePath))
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: staging + suffix) }
         return try open(home, physicalClock: physicalClock)
+    }
+
+    /// Prepares `home` to hold a replica of an existing household: an empty database
+    /// that knows the household id and (optionally) this machine's member, and records
+    /// this machine's replica. It learns the rest from its peers; having nothing, it can
+    /// erase nothing (deletions travel only as explicit tombstones).
+    @discardableResult
+    public static func createReplica(_ home: HouseholdHome, householdID: String, memberID: String?, label: String? = nil,
+                                     physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock) throws -> Household {
+        guard RowIDRules.isValid(householdID) else { throw HouseholdError.invalidInput("invalid household id \(householdID.debugDescription)") }
+        if let memberID, !RowIDRules.isValid(memberID) { throw HouseholdError.invalidInput("invalid member id \(memberID.debugDescription)") }
+        return try build(home, physicalClock: physicalClock) { store, identity in
+            try store.setMeta("household_id", .text(householdID))
+            if let memberID { try store.setMeta("member_id", .text(memberID)) }
+            try store.write(member: memberID) { tx in
+                try recordReplica(&tx, store: store, identity: identity, label: label)
+            }
+        }
     }
 
     /// The canonical export: every replicated row of the household with its fields, keys

@@ -60,9 +60,12 @@ public final class ReplicaStore {
     }
 
     /// Opens (creating if needed) the database at `path`, migrating it to the latest schema.
+    /// `newReplicaID` is the id a new database takes (tests pass one to be reproducible);
+    /// an existing database keeps its own.
     public init(path: String,
                 physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock,
-                maxDriftMilliseconds: Int64 = HybridClock.defaultMaxDriftMilliseconds) throws {
+                maxDriftMilliseconds: Int64 = HybridClock.defaultMaxDriftMilliseconds,
+                newReplicaID: ReplicaID? = nil) throws {
         self.path = path
         self.physicalClock = physicalClock
         self.maxDriftMilliseconds = maxDriftMilliseconds
@@ -80,7 +83,7 @@ public final class ReplicaStore {
                 if let stored = try connection.scalarInt("SELECT value FROM meta WHERE key = 'replica_id'") {
                     return ReplicaID(storage: stored)
                 }
-                let fresh = ReplicaID.random()
+                let fresh = newReplicaID ?? ReplicaID.random()
                 try connection.statement("INSERT INTO meta (key, value) VALUES ('replica_id', ?1)")
                     .run([.integer(fresh.storage)])
                 return fresh

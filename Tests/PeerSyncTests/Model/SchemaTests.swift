@@ -1,0 +1,74 @@
+import Testing
+@testable import PeerSync
+
+@Suite struct SchemaTests {
+    func change(_ entity: EntityKind, _ row: String, _ fields: [String: FieldValue], seq: UInt64 = 1) -> Change {
+        Change(origin: ReplicaID(rawValue: 9), seq: seq, hlc: HybridTimestamp(milliseconds: 1), member: nil,
+               entity: entity, rowID: row, fields: fields.map { FieldWrite(field: $0.key, value: $0.value) })
+    }
+
+    @Test func acceptsAValidRow() throws {
+        try EntityKind.shoppingItem.schema.validate(change(.shoppingItem, "i1", shoppingItem("Milk")))
+        try EntityKind.task.schema.validate(change(.task, "t1", ["due": .text("2026-02-28"), "assignee": .null]))
+    }
+
+    @Test(arguments: [
+        ("name", FieldValue.text(""), "may not be empty"),
+        ("name", .text(String(repeating: "x", count: 201)), "longer than 200"),
+        ("name", .integer(3), "expected text"),
+        ("name", .text("a\u{0}b"), "control characters"),
+        ("name", .null, "may not be empty"),
+        ("state", .text("bought"), "expected one of"),
+        ("listed", .text("yesterday"), "expected a timestamp"),
+        ("colour", .text("red"), "has no field"),
+    ])
+    func rejectsBadShoppingFields(field: String, value: FieldValue, message: String) {
+        #expect {
+            try EntityKind.shoppingItem.schema.validate(change(.shoppingItem, "i1", [field: value]))
+        } throws: { error in
+            String(describing: error).contains(message)
+        }
+    }
+
+    @Test func rejectsBadDatesRowIDsAndShapes() {
+        let task = EntityKind.task.schema
+        for bad in ["2026-02-30", "2026-13-01", "26-01-01", "2026-1-01", "tomorrow"] {
+            #expect(throws: ChangeValidationError.self) { try task.validate(change(.task, "t", ["due": .text(bad)])) }
+        }
+        #expect(throws: ChangeValidationError.self) { try task.validate(change(.task, "bad id", ["done": .bool(true)])) }
+        #expect(throws: ChangeValidationError.self) { try task.validate(change(.task, "t", [:])) }
+        #expect(throws: ChangeValidationError.self) { try task.validate(change(.task, "t", ["done": .integer(2)])) }
+        #expect(throws: ChangeValidationError.self) { try task.validate(change(.task, "t", ["done": .bool(true)], seq: 0)) }
+        #expect(throws: ChangeValidationError.self) {
+            try EntityKind.settings.schema.validate(change(.settings, "other", ["suggestions": .bool(true)]))
+        }
+        #expect(throws: ChangeValidationError.self) {
+            try EntityKind.catalogueSelection.schema.validate(change(.catalogueSelection, "rule_001", ["peanuts": .integer(21)]))
+        }
+        let duplicate = Change(origin: ReplicaID(rawValue: 9), seq: 1, hlc: HybridTimestamp(milliseconds: 1), member: nil,
+                               entity: .task, rowID: "t",
+                               fields: [FieldWrite(field: "done", value: .bool(true)), FieldWrite(field: "done", value: .bool(false))])
+        #expect(throws: ChangeValidationError.duplicateField(.task, "done")) { try task.validate(duplicate) }
+    }
+
+    @Test func leapYears() {
+        #expect(IsoDate("2024-02-29") != nil)
+        #expect(IsoDate("2100-02-29") == nil)
+        #expect(IsoDate("2000-02-29") != nil)
+        #expect(IsoDate("2026-11-21")?.description == "2026-11-21")
+    }
+
+    /// The SQL tables and the Swift schema describe the same columns.
+    @Test func typedTablesMatchTheSchema() throws {
+        let dir = try TemporaryDirectory()
+        let store = try makeStore(dir, "schema")
+        for kind in EntityKind.allCases {
+            let columns = try store.connection.query("SELECT name FROM pragma_table_info(?1)", [.text(kind.rawValue)]) { statement in
+                var names: [String] = []
+                while try statement.step() { names.append(statement.text(0)) }
+                return names
+            }
+            #expect(columns == ["id"] + kind.schema.fieldNames, "table \(kind.rawValue)")
+        }
+    }
+}

@@ -1,0 +1,346 @@
+import Foundation
+import Testing
+@testable import PeerSync
+
+@Suite struct ReplicaStoreTests {
+    let dir: TemporaryDirectory
+    let clock = ManualClock()
+
+    init() throws { dir = try TemporaryDirectory() }
+
+    func pair() throws -> (ReplicaStore, ReplicaStore) {
+        (try makeStore(dir, "a", clock: clock, id: 0xA), try makeStore(dir, "b", clock: clock, id: 0xB))
+    }
+
+    // MARK: Migrations and durability
+
+    @Test func migratesAnEmptyDatabaseAndReopens() throws {
+        let path = dir.path("m.sqlite")
+        let id: ReplicaID
+        do {
+            let store = try ReplicaStore(path: path)
+            id = store.replicaID
+            #expect(try store.connection.scalarInt("PRAGMA user_version") == Int64(Migrations.latest))
+            #expect(try store.meta("replica_id") == .integer(id.storage))
+        }
+        let reopened = try ReplicaStore(path: path)
+        #expect(reopened.replicaID == id)
+        #expect(try reopened.integrityCheck() == "ok")
+        #expect(try reopened.connection.query("PRAGMA journal_mode") { try $0.step() ? $0.text(0) : "" } == "wal")
+    }
+
+    @Test func refusesADatabaseFromANewerVersion() throws {
+        let path = dir.path("newer.sqlite")
+        do { _ = try ReplicaStore(path: path) }
+        do {
+            let raw = try Connection(path: path)
+            try raw.execute("PRAGMA user_version = 99")
+        }
+        #expect { try ReplicaStore(path: path) } throws: { String(describing: $0).contains("newer than this pulse-peer") }
+    }
+
+    @Test func refusesAFileThatIsNotADatabase() throws {
+        let path = dir.path("junk.sqlite")
+        try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: path))
+        #expect { try ReplicaStore(path: path) } throws: { String(describing: $0).contains("not a pulse-peer database") }
+    }
+
+    @Test func localWritesAreNumberedStampedAndSurviveReopening() throws {
+        let path = dir.path("w.sqlite")
+        var stamps: [HybridTimestamp] = []
+        do {
+            let store = try ReplicaStore(path: path, physicalClock: clock.function)
+            let (_, changes) = try store.write(member: "anna") { tx in
+                try tx.put(.shoppingItem, "i1", shoppingItem("Milk"))
+                try tx.put(.shoppingItem, "i2", shoppingItem("Eggs"))
+            }
+            #expect(changes.map(\.seq) == [1, 2])
+            #expect(changes.allSatisfy { $0.member == "anna" })
+            stamps = changes.map(\.hlc)
+            #expect(stamps[1] > stamps[0])
+            #expect(try store.versionVector() == VersionVector([store.replicaID: 2]))
+        }
+        clock.advance(-60_000) // the wall clock goes back a minute across the restart
+        let store = try ReplicaStore(path: path, physicalClock: clock.function)
+        #expect(try store.value(.shoppingItem, "i2", "name") == .text("Eggs"))
+        let (_, later) = try store.write(member: nil) { tx in try tx.put(.shoppingItem, "i1", ["state": .text("restock")]) }
+        #expect(later[0].seq == 3)
+        #expect(later[0].hlc > stamps[1])
+        // The typed projection follows.
+        let state = try store.connection.query("SELECT state FROM shopping_item WHERE id = 'i1'") { try $0.step() ? $0.text(0) : "" }
+        #expect(state == "restock")
+    }
+
+    @Test func aFailedLocalTransactionLeavesNothing() throws {
+        let (a, _) = try pair()
+        #expect(throws: StoreError.self) {
+            try a.write(member: nil) { tx in
+                try tx.put(.shoppingItem, "i1", shoppingItem("Milk"))
+                try tx.put(.shoppingItem, "i2", shoppingItem("")) // invalid: the whole transaction rolls back
+            }
+        }
+        #expect(try a.versionVector().isEmpty)
+        #expect(try a.canonicalState().isEmpty)
+    }
+
+    // MARK: Merge rules
+
+    @Test func concurrentEditsOfDifferentFieldsBothSurvive() throws {
+        let (a, b) = try pair()
+        try a.write(member: "anna") { try $0.put(.task, "t1", [
+            "title": .text("Paint fence"), "done": .bool(false), "assignee": .null, "due": .null,
+            "created": .integer(1), "template": .null, "period": .null, "deleted": .bool(false)]) }
+        try a.sync(to: b)
+        clock.advance(10)
+        try a.write(member: "anna") { try $0.put(.task, "t1", ["title": .text("Paint the fence")]) }
+        try b.write(member: "tom") { try $0.put(.task, "t1", ["due": .text("2026-11-22")]) }
+        try a.sync(to: b)
+        try b.sync(to: a)
+        for store in [a, b] {
+            #expect(try store.value(.task, "t1", "title") == .text("Paint the fence"))
+            #expect(try store.value(.task, "t1", "due") == .text("2026-11-22"))
+            #expect(try store.conflicts().isEmpty)
+        }
+    }
+
+    @Test func sameFieldResolvesToOneWinnerEverywhereAndIsLoggedOnBothSides() throws {
+        let (a, b) = try pair()
+        try a.write(member: "anna") { try $0.put(.shoppingItem, "i1", shoppingItem("Milk")) }
+        try a.sync(to: b)
+        clock.advance(5)
+        try a.write(member: "anna") { try $0.put(.shoppingItem, "i1", ["name": .text("Oat milk")]) }
+        try b.write(member: "tom") { try $0.put(.shoppingItem, "i1", ["name": .text("Whole milk")]) }
+        // Same physical millisecond on both machines: the tie is broken by replica id (B > A).
+        try a.sync(to: b)
+        try b.sync(to: a)
+        #expect(try a.value(.shoppingItem, "i1", "name") == .text("Whole milk"))
+        #expect(try b.value(.shoppingItem, "i1", "name") == .text("Whole milk"))
+
+        let onA = try a.conflicts()
+        #expect(onA.count == 1)
+        #expect(onA[0].kind == .overwritten)
+        #expect(onA[0].lost.value == .text("Oat milk") && onA[0].lost.member == "anna")
+        #expect(onA[0].kept.value == .text("Whole milk") && onA[0].kept.member == "tom")
+        let onB = try b.conflicts()
+        #expect(onB.count == 1)
+        #expect(onB[0].kind == .rejected)
+        #expect(onB[0].lost.value == .text("Oat milk"))
+        #expect(onB[0].kept.value == .text("Whole milk"))
+    }
+
+    @Test func laterEditOfASeenValueIsNoConflict() throws {
+        let (a, b) = try pair()
+        try a.write(member: "anna") { try $0.put(.shoppingItem, "i1", shoppingItem("Milk")) }
+        try a.sync(to: b)
+        clock.advance(5)
+        try b.write(member: "tom") { try $0.put(.shoppingItem, "i1", ["name": .text("Milk 2L")]) }
+        try b.sync(to: a)
+        #expect(try a.value(.shoppingItem, "i1", "name") == .text("Milk 2L"))
+        #expect(try a.conflicts().isEmpty)
+        #expect(try b.conflicts().isEmpty)
+    }
+
+    @Test func editVersusDeleteKeepsTheRowDeletedAndLogsTheEditOnBothSides() throws {
+        let (a, b) = try pair()
+        let fields: [String: FieldValue] = ["title": .text("Plan trip"), "category": .text("c1"), "created": .integer(1), "deleted": .bool(false)]
+        try a.write(member: "anna") { try $0.put(.backlogItem, "x1", fields) }
+        try a.sync(to: b)
+        clock.advance(5)
+        try a.write(member: "anna") { try $0.put(.backlogItem, "x1", ["deleted": .bool(true)]) }
+        clock.advance(5)
+        try b.write(member: "tom") { try $0.put(.backlogItem, "x1", ["title": .text("Plan trip to Rome")]) }
+        try a.sync(to: b)
+        try b.sync(to: a)
+        for store in [a, b] {
+            #expect(try store.value(.backlogItem, "x1", "deleted") == .bool(true))
+            #expect(try store.value(.backlogItem, "x1", "title") == .text("Plan trip to Rome")) // kept, restorable
+            let log = try store.conflicts()
+            #expect(log.count == 1)
+            #expect(log.first?.kind == .editOfDeleted)
+            #expect(log.first?.lost.value == .text("Plan trip to Rome"))
+        }
+        #expect(try a.canonicalState() == b.canonicalState())
+    }
+
+    @Test func applyingTheSameBatchTwiceChangesNothing() throws {
+        let (a, b) = try pair()
+        try a.write(member: nil) { tx in for i in 0..<20 { try tx.put(.shoppingItem, "i\(i)", shoppingItem("Item \(i)")) } }
+        let batches = try a.allDeltas(for: VersionVector())
+        let first = try b.apply(batches[0])
+        #expect(first.applied.count == 20)
+        let state = try b.canonicalState(), vector = try b.versionVector()
+        let second = try b.apply(batches[0])
+        #expect(second.applied.isEmpty && second.ignored == 20)
+        #expect(try b.canonicalState() == state)
+        #expect(try b.versionVector() == vector)
+    }
+
+    @Test func aBatchAfterAGapAppliesItsChangesButDoesNotClaimTheGap() throws {
+        let (a, b) = try pair()
+        try a.write(member: nil) { tx in for i in 0..<10 { try tx.put(.shoppingItem, "i\(i)", shoppingItem("Item \(i)")) } }
+        let batches = try a.allDeltas(for: VersionVector(), batchLimit: 4)
+        #expect(batches.count == 3)
+        try b.apply(batches[2]) // out of order: changes 9...10
+        #expect(try b.value(.shoppingItem, "i9", "name") == .text("Item 9"))
+        #expect(try b.versionVector()[a.replicaID] == 0) // 1...8 still missing
+        try b.apply(batches[0])
+        #expect(try b.versionVector()[a.replicaID] == 4)
+        try b.apply(batches[1])
+        #expect(try b.versionVector()[a.replicaID] == 8)
+        try a.sync(to: b) // asks again from 8
+        #expect(try b.versionVector() == a.versionVector())
+        #expect(try b.canonicalState() == a.canonicalState())
+    }
+
+    // MARK: Deltas
+
+    @Test func deltaIsEmptyOnceInSyncWhateverTheSize() throws {
+        let (a, b) = try pair()
+        try a.write(member: nil) { tx in for i in 0..<3000 { try tx.put(.shoppingItem, "i\(i)", shoppingItem("Item \(i)")) } }
+        try b.write(member: nil) { tx in for i in 0..<500 { try tx.put(.backlogCategory, "c\(i)", ["title": .text("C\(i)"), "position": .integer(Int64(i)), "deleted": .bool(false)]) } }
+        try a.sync(to: b, batchLimit: 256)
+        try b.sync(to: a, batchLimit: 256)
+        #expect(try a.versionVector() == b.versionVector())
+        #expect(try a.allDeltas(for: b.versionVector()).isEmpty)
+        #expect(try b.allDeltas(for: a.versionVector()).isEmpty)
+        #expect(try a.deltas(for: b.versionVector()).lagCount == 0)
+    }
+
+    @Test func batchesAreBoundedAndCarryWholeChanges() throws {
+        let (a, b) = try pair()
+        try a.write(member: nil) { tx in for i in 0..<100 { try tx.put(.shoppingItem, "i\(i)", shoppingItem("Item \(i)")) } }
+        let batches = try a.allDeltas(for: VersionVector(), batchLimit: 7)
+        #expect(batches.count == 15)
+        for batch in batches {
+            #expect(batch.changes.count <= 7)
+            #expect(batch.changes.allSatisfy { $0.fields.count == 3 })
+        }
+        for batch in batches { try b.apply(batch) }
+        #expect(try b.canonicalState() == a.canonicalState())
+    }
+
+    @Test func supersededChangesAreNotResentButTheirNumbersAreCovered() throws {
+        let (a, b) = try pair()
+        try a.write(member: nil) { try $0.put(.shoppingItem, "i1", shoppingItem("Milk")) }
+        for n in 0..<50 {
+            clock.advance(1)
+            try a.write(member: nil) { try $0.put(.shoppingItem, "i1", ["name": .text("Milk \(n)")]) }
+        }
+        let batches = try a.allDeltas(for: VersionVector())
+        #expect(batches.flatMap(\.changes).count == 2) // the create's other fields, the last rename
+        for batch in batches { try b.apply(batch) }
+        #expect(try b.versionVector()[a.replicaID] == 51)
+        #expect(try b.value(.shoppingItem, "i1", "name") == .text("Milk 49"))
+    }
+
+    @Test func theSnapshotIgnoresWritesMadeWhileStreaming() throws {
+        let (a, b) = try pair()
+        try a.write(member: nil) { tx in for i in 0..<10 { try tx.put(.shoppingItem, "i\(i)", shoppingItem("Item \(i)")) } }
+        let cursor = try a.deltas(for: VersionVector(), batchLimit: 4)
+        let first = try #require(try cursor.next())
+        try a.write(member: nil) { try $0.put(.shoppingItem, "late", shoppingItem("Late")) } // not blocked by the reader
+        var rest: [DeltaBatch] = []
+        while let batch = try cursor.next() { rest.append(batch) }
+        #expect(cursor.snapshotVector[a.replicaID] == 10)
+        for batch in [first] + rest { try b.apply(batch) }
+        #expect(try b.versionVector()[a.replicaID] == 10)
+        #expect(try b.value(.shoppingItem, "late", "name") == nil)
+    }
+
+    // MARK: Wiped and fresh replicas
+
+    @Test func aFreshReplicaLearnsAndErasesNothing() throws {
+        let (a, b) = try pair()
+        try a.write(member: nil) { tx in for i in 0..<30 { try tx.put(.shoppingItem, "i\(i)", shoppingItem("Item \(i)")) } }
+        try a.sync(to: b)
+        // B's database is wiped: a new database, a new replica id.
+        let wiped = try makeStore(dir, "b-again", clock: clock, id: 0xB2)
+        try wiped.sync(to: a) // it has nothing to send...
+        try a.sync(to: wiped) // ...and learns everything
+        #expect(try a.canonicalState() == b.canonicalState())
+        #expect(try wiped.canonicalState() == a.canonicalState())
+        // Its new writes are numbered afresh and not mistaken for B's old ones.
+        try wiped.write(member: nil) { try $0.put(.shoppingItem, "new", shoppingItem("Bread")) }
+        try wiped.sync(to: a)
+        #expect(try a.value(.shoppingItem, "new", "name") == .text("Bread"))
+    }
+
+    // MARK: Bad input
+
+    func assertRefusedAndUnchanged(_ store: ReplicaStore, _ batch: DeltaBatch, mentioning text: String) throws {
+        let state = try store.canonicalState(), vector = try store.versionVector(), clock = try store.lastTimestamp()
+        #expect { try store.apply(batch) } throws: { String(describing: $0).contains(text) }
+        #expect(try store.canonicalState() == state)
+        #expect(try store.versionVector() == vector)
+        #expect(try store.lastTimestamp() == clock)
+    }
+
+    @Test func malformedChangesAreRefusedAndChangeNothing() throws {
+        let (a, b) = try pair()
+        try a.write(member: nil) { try $0.put(.shoppingItem, "ok", shoppingItem("Milk")) }
+        let good = try a.allDeltas(for: VersionVector())[0]
+        let origin = ReplicaID(rawValue: 0xC)
+        func batch(_ fields: [FieldWrite], entity: EntityKind = .shoppingItem, row: String = "x", hlc: HybridTimestamp? = nil) -> DeltaBatch {
+            let change = Change(origin: origin, seq: 1, hlc: hlc ?? HybridTimestamp(milliseconds: clock.now), member: nil,
+                                entity: entity, rowID: row, fields: fields)
+            // A valid change first: the whole batch must be refused, not just the bad part.
+            return DeltaBatch(changes: good.changes + [change], coverage: good.coverage + [Coverage(origin: origin, after: 0, upTo: 1)])
+        }
+        try assertRefusedAndUnchanged(b, batch([FieldWrite(field: "price", value: .integer(3))]), mentioning: "has no field")
+        try assertRefusedAndUnchanged(b, batch([FieldWrite(field: "name", value: .integer(3))]), mentioning: "expected text")
+        try assertRefusedAndUnchanged(b, batch([FieldWrite(field: "name", value: .text(String(repeating: "x", count: 10_000)))]),
+                                      mentioning: "longer than")
+        try assertRefusedAndUnchanged(b, batch([FieldWrite(field: "name", value: .text("x"))], row: "../etc"), mentioning: "invalid row id")
+        try assertRefusedAndUnchanged(b, batch([FieldWrite(field: "name", value: .text("Milk"))],
+                                               hlc: HybridTimestamp(milliseconds: clock.now + 24 * 3_600_000)),
+                                      mentioning: "ahead of this machine's clock")
+        // Changes in the receiver's own name that it never made.
+        let forged = Change(origin: b.replicaID, seq: 7, hlc: HybridTimestamp(milliseconds: clock.now), member: nil,
+                            entity: .shoppingItem, rowID: "f", fields: [FieldWrite(field: "name", value: .text("Forged"))])
+        try assertRefusedAndUnchanged(b, DeltaBatch(changes: [forged]), mentioning: "never made")
+        try assertRefusedAndUnchanged(b, DeltaBatch(coverage: [Coverage(origin: b.replicaID, after: 0, upTo: 5)]), mentioning: "never made")
+        // The good batch alone still applies.
+        try b.apply(good)
+        #expect(try b.value(.shoppingItem, "ok", "name") == .text("Milk"))
+    }
+
+    @Test func immutableFieldsCannotBeRewritten() throws {
+        let (a, b) = try pair()
+        let entry: [String: FieldValue] = ["kid": .text("k1"), "kind": .text("earn"), "peanuts": .integer(2), "selection": .null,
+                                           "title": .text("Made the bed"), "created": .integer(5), "hidden": .bool(false)]
+        try a.write(member: nil) { try $0.put(.ledgerEntry, "e1", entry) }
+        try a.sync(to: b)
+        #expect(throws: StoreError.self) { try a.write(member: nil) { try $0.put(.ledgerEntry, "e1", ["peanuts": .integer(20)]) } }
+        try a.write(member: nil) { try $0.put(.ledgerEntry, "e1", ["hidden": .bool(true)]) } // the one mutable field
+        let tampered = Change(origin: ReplicaID(rawValue: 0xC), seq: 1, hlc: HybridTimestamp(milliseconds: clock.now), member: nil,
+                              entity: .ledgerEntry, rowID: "e1", fields: [FieldWrite(field: "peanuts", value: .integer(20))])
+        try assertRefusedAndUnchanged(b, DeltaBatch(changes: [tampered]), mentioning: "set once")
+    }
+
+    @Test func theSchemaConstraintsHaveTheLastWord() throws {
+        let (a, _) = try pair()
+        #expect(throws: SQLiteError.self) {
+            try a.connection.execute("INSERT INTO shopping_item (id, name, state, listed) VALUES ('z', 'Milk', 'bought', 1)")
+        }
+        #expect(throws: SQLiteError.self) {
+            try a.connection.execute("INSERT INTO task (id, title, done, created, deleted) VALUES ('z', 'x', 2, 1, 0)")
+        }
+    }
+
+    @Test func rowsAppearInTheirTableOnlyWhenComplete() throws {
+        let (a, b) = try pair()
+        try a.write(member: nil) { try $0.put(.shoppingItem, "i1", shoppingItem("Milk")) }
+        try a.sync(to: b)
+        clock.advance(1)
+        try a.write(member: nil) { try $0.put(.shoppingItem, "i2", shoppingItem("Eggs")) }
+        try a.write(member: nil) { try $0.put(.shoppingItem, "i2", ["name": .text("Free-range eggs")]) }
+        // Deliver only the rename (the second change) first: i2 is incomplete on B.
+        let rename = try a.allDeltas(for: b.versionVector()).flatMap(\.changes).filter { $0.fields.map(\.field) == ["name"] }
+        try b.apply(DeltaBatch(changes: rename))
+        let count = { try b.connection.scalarInt("SELECT count(*) FROM shopping_item") }
+        #expect(try count() == 1)
+        try a.sync(to: b)
+        #expect(try count() == 2)
+        #expect(try b.value(.shoppingItem, "i2", "name") == .text("Free-range eggs"))
+    }
+}
