@@ -168,7 +168,11 @@ public final class Household {
     /// The canonical export: every replicated row of the household with its fields, keys
     /// sorted, rows sorted. Two machines that have converged print the same bytes.
     public func canonicalExport() throws -> String {
-        let state = try store.canonicalState()
+        Self.renderExport(try store.canonicalState(), householdID: householdID)
+    }
+
+    /// The canonical export of a replicated state.
+    public static func renderExport(_ state: [EntityKind: [String: [String: FieldValue]]], householdID: String) -> String {
         var entities: [String: CanonicalJSON] = [:]
         for kind in EntityKind.allCases {
             let rows = state[kind] ?? [:]
