@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh Debian machine or a developer's: installs what is
+# missing (scripts/setup.sh), builds, and runs every test (unit and multi-process).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export PATH="/opt/swift/usr/bin:$PATH"
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+swift test "$@" 2>&1 | tee "$log" || status=$?
+
+# One plain closing line, whatever the runners printed.
+passed=$(grep -cE '^. Test .* passed after' "$log" || true)
+failed=$(grep -cE '^. Test .* failed after' "$log" || true)
+echo "tests: ${passed} passed, ${failed} failed"
+if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ]; then exit 1; fi
+if [ "$passed" -eq 0 ]; then echo "no test ran" >&2; exit 1; fi
