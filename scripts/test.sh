@@ -12,8 +12,8 @@ status=0
 swift test "$@" 2>&1 | tee "$log" || status=$?
 
 # One plain closing line, whatever the runners printed.
-passed=$(grep -cE '^. Test .* passed after' "$log" || true)
-failed=$(grep -cE '^. Test .* failed after' "$log" || true)
+passed=$(grep -E '^. Test .* passed after' "$log" | grep -vc '^. Test run with' || true)
+failed=$(grep -E '^. Test .* failed after' "$log" | grep -vc '^. Test run with' || true)
 echo "tests: ${passed} passed, ${failed} failed"
 if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ]; then exit 1; fi
 if [ "$passed" -eq 0 ]; then echo "no test ran" >&2; exit 1; fi
