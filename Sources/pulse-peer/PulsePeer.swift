@@ -3,11 +3,11 @@ import Foundation
 import PeerSync
 
 @main
-struct PulsePeer: ParsableCommand {
+struct PulsePeer: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pulse-peer",
         abstract: "House Pulse peer: a household kept in step between family computers, with no server.",
-        subcommands: [Init.self, Export.self, Conflicts.self]
+        subcommands: [Init.self, Invite.self, Join.self, Run.self, Status.self, Shop.self, Export.self, Conflicts.self]
     )
 }
 
@@ -29,4 +29,15 @@ struct HomeOptions: ParsableArguments {
 struct CLIError: Error, CustomStringConvertible {
     let description: String
     init(_ error: Error) { description = String(describing: error) }
+}
+
+extension HomeOptions {
+    /// Runs a household write, then tells a running agent so peers get it at once.
+    func write<T>(_ body: (Household) throws -> T) throws -> T {
+        let household = try openHousehold()
+        let result: T
+        do { result = try body(household) } catch { throw CLIError(error) }
+        AgentControl.notifyChanged(home: resolved)
+        return result
+    }
 }

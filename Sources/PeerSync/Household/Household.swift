@@ -93,6 +93,7 @@ public final class Household {
         return try build(home, physicalClock: physicalClock) { store, identity in
             let memberIDs = memberNames.map { _ in UUID().uuidString.lowercased() }
             try store.setMeta("household_id", .text(UUID().uuidString.lowercased()))
+            try store.setMeta(secretKey, .text(hex(newSecret())))
             try store.setMeta("member_id", .text(memberIDs[0]))
             try store.write(member: memberIDs[0]) { tx in
                 try tx.put(.household, "profile", ["name": .text(householdName)])
@@ -152,12 +153,15 @@ public final class Household {
     /// this machine's replica. It learns the rest from its peers; having nothing, it can
     /// erase nothing (deletions travel only as explicit tombstones).
     @discardableResult
-    public static func createReplica(_ home: HouseholdHome, householdID: String, memberID: String?, label: String? = nil,
+    public static func createReplica(_ home: HouseholdHome, householdID: String, memberID: String?, secret: [UInt8],
+                                     label: String? = nil,
                                      physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock) throws -> Household {
+        guard secret.count == 32 else { throw HouseholdError.invalidInput("the household secret must be 32 bytes") }
         guard RowIDRules.isValid(householdID) else { throw HouseholdError.invalidInput("invalid household id \(householdID.debugDescription)") }
         if let memberID, !RowIDRules.isValid(memberID) { throw HouseholdError.invalidInput("invalid member id \(memberID.debugDescription)") }
         return try build(home, physicalClock: physicalClock) { store, identity in
             try store.setMeta("household_id", .text(householdID))
+            try store.setMeta(secretKey, .text(hex(secret)))
             if let memberID { try store.setMeta("member_id", .text(memberID)) }
             try store.write(member: memberID) { tx in
                 try recordReplica(&tx, store: store, identity: identity, label: label)

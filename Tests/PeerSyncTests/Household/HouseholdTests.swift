@@ -73,7 +73,7 @@ import Testing
 
     @Test func aReplicaOnASecondMachineConvergesToTheSameExport() throws {
         let a = try Household.create(home("a"), name: nil, members: [])
-        let b = try Household.createReplica(home("b"), householdID: a.householdID, memberID: a.memberID)
+        let b = try Household.join(home("b"), invitation: a.invitation())
         #expect(a.identity.machineID != b.identity.machineID)
         try a.store.write(member: a.memberID) { try $0.put(.shoppingItem, "i1", shoppingItem("Milk")) }
         try b.store.write(member: b.memberID) { try $0.put(.shoppingItem, "i2", shoppingItem("Bread")) }
@@ -81,6 +81,25 @@ import Testing
         try b.store.sync(to: a.store)
         #expect(try a.canonicalExport() == b.canonicalExport())
         #expect(try a.canonicalExport().contains("\"Bread\""))
+    }
+
+    @Test func invitationCodesRoundTripAndRejectDamage() throws {
+        let a = try Household.create(home("a"), name: nil, members: ["Anna", "Tom"])
+        let invitation = try a.invitation(forMember: "tom")
+        let code = invitation.code
+        #expect(code.hasPrefix("hp1-"))
+        let parsed = try Invitation(code: "  \(code)\n")
+        #expect(parsed == invitation)
+        #expect(parsed.memberID == (try a.memberID(named: "Tom")))
+        var damaged = Array(code)
+        damaged[10] = damaged[10] == "A" ? "B" : "A"
+        #expect { try Invitation(code: String(damaged)) } throws: { String(describing: $0).contains("damaged") }
+        #expect(throws: HouseholdError.self) { try Invitation(code: "hello") }
+        #expect(throws: HouseholdError.self) { try a.invitation(forMember: "Zed") }
+        let b = try Household.join(home("b"), invitation: parsed)
+        #expect(b.householdID == a.householdID)
+        #expect(b.memberID == parsed.memberID)
+        #expect(try b.membershipKey() == a.membershipKey())
     }
 
     @Test func homeResolutionOrder() {

@@ -1,0 +1,171 @@
+import Crypto
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+
+public struct AgentOptions: Sendable {
+    public static let defaultPort = 47653
+
+    public var home: HouseholdHome
+    public var listenHost = "0.0.0.0"
+    public var port = AgentOptions.defaultPort
+    /// Added to the peers persisted in this machine's configuration.
+    public var staticPeers: [PeerAddress] = []
+    public var session = SessionOptions()
+
+    public init(home: HouseholdHome) { self.home = home }
+}
+
+/// What the agent reports once it listens.
+public struct AgentReady: Sendable, Codable {
+    public var event = "ready"
+    public var port: Int
+    public var machineID: String
+    public var householdID: String
+    public var controlSocket: String
+}
+
+/// The long-running agent: listens for peers, dials the configured ones (reconnecting
+/// with backoff), runs a session per connection and the control socket, until its task
+/// is cancelled or a graceful shutdown (SIGTERM/SIGINT through ServiceLifecycle) begins.
+public struct PeerAgent: Service {
+    let options: AgentOptions
+    let logger: Logger
+    let onReady: @Sendable (AgentReady) -> Void
+
+    public init(options: AgentOptions, logger: Logger, onReady: @escaping @Sendable (AgentReady) -> Void) {
+        self.options = options
+        self.logger = logger
+        self.onReady = onReady
+    }
+
+    public func run() async throws {
+        let store = try StoreService(home: options.home)
+        try await store.rememberStaticPeers(options.staticPeers)
+        let identity = await store.identity()
+        let tls = try PeerTLS(identity: identity)
+        let secret = try await store.membershipKey().key
+        let engine = SyncEngine(localMachine: identity.machineID)
+        let context = Context(store: store, engine: engine, tls: tls, secret: secret,
+                              localReplica: store.replicaID, options: options.session, logger: logger)
+
+        let listener = try await PeerTransport.listen(host: options.listenHost, port: options.port, tls: tls)
+        let port = listener.channel.localAddress?.port ?? options.port
+        let socketPath = AgentControl.socketPath(options.home)
+        let control = try await ControlServer.bind(path: socketPath)
+        let peers = try await store.staticPeers()
+        logger.info("agent listening", metadata: ["port": "\(port)", "peers": "\(peers.map(\.description))"])
+        onReady(AgentReady(port: port, machineID: identity.machineID, householdID: store.householdID, controlSocket: socketPath))
+
+        try await cancelWhenGracefulShutdown {
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { try await accept(listener, context) }
+                group.addTask {
+                    try await ControlServer.serve(control, logger: logger) { request in
+                        await handle(request, context: context, port: port)
+                    }
+                }
+                for peer in peers {
+                    group.addTask { await dial(peer, context) }
+                }
+            }
+        }
+        await engine.closeAll()
+        try? FileManager.default.removeItem(atPath: socketPath)
+        logger.info("agent stopped")
+    }
+
+    /// What every session needs.
+    struct Context: Sendable {
+        let store: StoreService
+        let engine: SyncEngine
+        let tls: PeerTLS
+        let secret: SymmetricKey
+        let localReplica: ReplicaID
+        let options: SessionOptions
+        let logger: Logger
+
+        func session(_ connection: PeerChannel, role: MembershipProof.Role, origin: PeerOrigin) async -> String? {
+            let id = await engine.newSessionID()
+            var logger = self.logger
+            logger[metadataKey: "remote"] = "\(connection.remoteAddress)"
+            return await PeerSession(id: id, connection: connection, role: role, origin: origin, store: store, engine: engine,
+                                     tls: tls, secret: secret, localReplica: localReplica, options: options, logger: logger).run()
+        }
+    }
+
+    private func accept(_ listener: NIOAsyncChannel<PeerChannel, Never>, _ context: Context) async throws {
+        try await withThrowingDiscardingTaskGroup { group in
+            try await listener.executeThenClose { connections in
+                for try await connection in connections {
+                    group.addTask {
+                        if let reason = await context.session(connection, role: .server, origin: .inbound) {
+                            context.logger.info("inbound session ended", metadata: ["remote": "\(connection.remoteAddress)", "reason": "\(reason)"])
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Keeps a session with a configured peer: connect, run, and after it ends (or fails)
+    /// wait with exponential backoff (0.5 s doubling to 30 s; back to 0.5 s after a
+    /// session that lasted). While another session with that machine is live (it dialed
+    /// us), waits for that one to end instead of dialing.
+    private func dial(_ peer: PeerAddress, _ context: Context) async {
+        var backoff: Duration = .milliseconds(500)
+        while !Task.isCancelled {
+            if let machine = await context.engine.liveMachine(at: peer) {
+                await context.engine.waitUntilDisconnected(machine)
+                continue
+            }
+            await context.engine.dialing(peer)
+            let started = ContinuousClock.now
+            do {
+                let connection = try await PeerTransport.connect(host: peer.host, port: peer.port, tls: context.tls)
+                let reason = await context.session(connection, role: .client, origin: .configured(peer))
+                context.logger.info("session ended", metadata: ["peer": "\(peer)", "reason": "\(reason ?? "closed")"])
+                if ContinuousClock.now - started > .seconds(10) { backoff = .milliseconds(500) }
+            } catch {
+                await context.engine.dialFailed(peer, error: "\(error)")
+                context.logger.debug("cannot reach peer", metadata: ["peer": "\(peer)", "error": "\(error)"])
+            }
+            let jitter = Duration.milliseconds(Int.random(in: 0...250))
+            do { try await Task.sleep(for: backoff + jitter) } catch { return }
+            backoff = min(backoff * 2, .seconds(30))
+        }
+    }
+
+    private func handle(_ request: ControlRequest, context: Context, port: Int) async -> ControlResponse {
+        switch request.op {
+        case "status":
+            do {
+                return ControlResponse(ok: true, status: try await status(context, port: port))
+            } catch {
+                return ControlResponse(ok: false, error: "\(error)")
+            }
+        case "changed":
+            await context.engine.storeChanged()
+            return ControlResponse(ok: true)
+        default:
+            return ControlResponse(ok: false, error: "unknown op \(request.op.debugDescription) (known: status, changed)")
+        }
+    }
+
+    private func status(_ context: Context, port: Int) async throws -> AgentStatus {
+        let store = context.store
+        let vector = try await store.versionVector()
+        let summary = try await store.summary()
+        var labels: [ReplicaID: String] = [:]
+        for replica in await context.engine.knownReplicas() {
+            if let label = try await store.label(of: replica) { labels[replica] = label }
+        }
+        let machine = AgentStatus.Machine(
+            machineID: store.machineID, replicaID: store.replicaID.description, householdID: store.householdID,
+            household: summary.household, member: summary.member, listenAddress: options.listenHost, port: port,
+            changes: vector.total)
+        return AgentStatus(machine: machine, peers: await context.engine.peerStatus(localVector: vector, labels: labels))
+    }
+}

@@ -1,0 +1,207 @@
+import Crypto
+import Foundation
+import Logging
+import NIOCore
+import Synchronization
+
+/// Timings and sizes of sessions.
+public struct SessionOptions: Sendable {
+    /// A PING is sent after this long; a peer silent for three intervals is dead.
+    public var keepalive: Duration = .seconds(15)
+    /// TLS and the membership handshake must finish within this.
+    public var handshakeTimeout: Duration = .seconds(10)
+    /// Changes per BATCH.
+    public var batchLimit = 1000
+
+    public init() {}
+
+    var idleTimeout: Duration { keepalive * 3 }
+}
+
+/// One session with another agent, from TLS to close: the handshake (through
+/// ``SessionStateMachine``), the catch-up both ways, live pushes, keepalive.
+///
+/// Three child tasks share the connection: the reader (owns the state machine, applies
+/// batches), the sender (catch-up, then what the peer lacks after each store change),
+/// and the keepalive. The first to end ends the session; the channel is closed.
+struct PeerSession {
+    let id: Int
+    let connection: PeerChannel
+    let role: MembershipProof.Role
+    let origin: PeerOrigin
+    let store: StoreService
+    let engine: SyncEngine
+    let tls: PeerTLS
+    let secret: SymmetricKey
+    let localReplica: ReplicaID
+    let options: SessionOptions
+    let logger: Logger
+
+    /// State the three tasks share.
+    final class Shared: Sendable {
+        struct State {
+            var lastInbound = ContinuousClock.now
+            var established = false
+            /// What the peer is known to have: its VECTOR, its ACKs, the coverage of
+            /// batches it sent us, and what we have sent it.
+            var peerKnown = VersionVector()
+        }
+        let state = Mutex(State())
+    }
+
+    enum End: Error, CustomStringConvertible {
+        case closed(String)
+        case timeout(String)
+        var description: String {
+            switch self {
+            case let .closed(reason), let .timeout(reason): reason
+            }
+        }
+    }
+
+    /// Runs until the connection ends; returns why (nil: the peer hung up cleanly).
+    func run() async -> String? {
+        let shared = Shared()
+        let (signals, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (peerVectors, peerVector) = AsyncStream<VersionVector>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let channel = connection.channel.channel
+        var endReason: String?
+        do {
+            try await connection.channel.executeThenClose { inbound, outbound in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        try await read(inbound, outbound, shared: shared, signal: signal, peerVector: peerVector)
+                    }
+                    group.addTask { try await send(outbound, shared: shared, peerVectors: peerVectors, signals: signals) }
+                    group.addTask { try await keepAlive(outbound, shared: shared, channel: channel) }
+                    defer { group.cancelAll() }
+                    try await group.next()
+                }
+            }
+        } catch {
+            endReason = "\(error)"
+        }
+        signal.finish()
+        peerVector.finish()
+        await engine.unregister(id, error: endReason)
+        return endReason
+    }
+
+    // MARK: Reader
+
+    private func read(_ inbound: NIOAsyncChannelInboundStream<PeerMessage>, _ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>,
+                      shared: Shared, signal: AsyncStream<Void>.Continuation,
+                      peerVector: AsyncStream<VersionVector>.Continuation) async throws {
+        let peerMachine = try await connection.peerMachine.get()
+        var machine = SessionStateMachine(role: role, secret: secret, localMachine: tls.localMachine,
+                                          peerMachine: peerMachine, localReplica: localReplica)
+        let machineHex = peerMachine.map { String(format: "%02x", $0) }.joined()
+        try await perform(machine.start(), outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector)
+        for try await message in inbound {
+            shared.state.withLock { $0.lastInbound = .now }
+            if shared.state.withLock({ $0.established }) { await engine.touch(id) }
+            var actions = machine.receive(message)
+            do {
+                try await perform(actions, outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector)
+            } catch let error as StoreError {
+                actions = machine.fail(.rejectedBatch, "rejected a batch: \(error)")
+                try await perform(actions, outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector)
+            }
+        }
+    }
+
+    private func perform(_ actions: [SessionStateMachine.Action], _ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>,
+                         shared: Shared, machineHex: String, signal: AsyncStream<Void>.Continuation,
+                         peerVector: AsyncStream<VersionVector>.Continuation) async throws {
+        for action in actions {
+            switch action {
+            case let .send(message):
+                try await outbound.write(message)
+            case let .established(peer):
+                let channel = connection.channel.channel
+                let registration = await engine.register(id, machine: machineHex, replica: peer, role: role, origin: origin,
+                                                         remote: connection.remoteAddress,
+                                                         close: { channel.close(promise: nil) }, signal: signal)
+                if case .duplicate = registration {
+                    try? await outbound.write(.error(.duplicateSession, "already connected"))
+                    throw End.closed("duplicate session with \(machineHex.prefix(12))")
+                }
+                shared.state.withLock { $0.established = true }
+                logger.info("session established", metadata: ["peer": "\(machineHex.prefix(12))", "role": "\(role)"])
+                try await outbound.write(.vector(store.versionVector()))
+            case let .startCatchUp(vector):
+                shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(vector) }
+                await engine.peerVector(id, vector)
+                peerVector.yield(vector)
+            case let .apply(batch):
+                let outcome = try await store.apply(batch)
+                var covered = VersionVector()
+                for claim in batch.coverage { covered[claim.origin] = max(covered[claim.origin], claim.upTo) }
+                shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(covered) }
+                try await outbound.write(.ack(outcome.versionVector))
+                await engine.peerVector(id, covered)
+                if !outcome.applied.isEmpty {
+                    await engine.storeChanged(except: id)
+                    logger.debug("applied batch", metadata: ["changes": "\(outcome.applied.count)", "conflicts": "\(outcome.conflicts)"])
+                }
+            case let .peerCaughtUp(vector):
+                await engine.peerCaughtUp(id, vector)
+            case let .peerAcknowledged(vector):
+                shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(vector) }
+                await engine.peerVector(id, vector)
+            case let .close(reason, notify):
+                if let notify { try? await outbound.write(notify) }
+                throw End.closed(reason)
+            }
+        }
+    }
+
+    // MARK: Sender
+
+    private func send(_ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, shared: Shared,
+                      peerVectors: AsyncStream<VersionVector>, signals: AsyncStream<Void>) async throws {
+        var vectors = peerVectors.makeAsyncIterator()
+        guard await vectors.next() != nil else { return } // the peer's VECTOR: what it has
+        let snapshot = try await sendMissing(outbound, shared: shared)
+        try await outbound.write(.caughtUp(snapshot))
+        await engine.weCaughtUp(id)
+        for await _ in signals {
+            _ = try await sendMissing(outbound, shared: shared)
+        }
+    }
+
+    /// Streams what the peer lacks from one snapshot; returns the snapshot's vector.
+    private func sendMissing(_ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, shared: Shared) async throws -> VersionVector {
+        let known = shared.state.withLock { $0.peerKnown }
+        let cursor = try store.openCursor(for: known, batchLimit: options.batchLimit)
+        while let batch = try cursor.next() {
+            try await outbound.write(.batch(batch))
+        }
+        let snapshot = cursor.snapshotVector
+        shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(snapshot) }
+        return snapshot
+    }
+
+    // MARK: Keepalive
+
+    private func keepAlive(_ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, shared: Shared, channel: Channel) async throws {
+        try await Task.sleep(for: options.handshakeTimeout)
+        guard shared.state.withLock({ $0.established }) else {
+            channel.close(promise: nil) // also fails a TLS handshake still waiting
+            throw End.timeout("no handshake within \(options.handshakeTimeout)")
+        }
+        var token: UInt64 = 0
+        while true {
+            let silent = ContinuousClock.now - shared.state.withLock { $0.lastInbound }
+            if silent >= options.idleTimeout {
+                channel.close(promise: nil)
+                throw End.timeout("peer silent for \(silent)")
+            }
+            if silent >= options.keepalive {
+                token &+= 1
+                try await outbound.write(.ping(token))
+            }
+            try await Task.sleep(for: options.keepalive - min(silent, options.keepalive) + .milliseconds(1))
+        }
+    }
+}

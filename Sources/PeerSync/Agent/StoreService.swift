@@ -1,0 +1,97 @@
+import Crypto
+import Foundation
+
+/// The agent's single owner of the household database. Every store call of the agent
+/// goes through this actor, so the (non-Sendable) connection is used by one task at a
+/// time. Delta cursors are handed out as `sending` values: each session's sender owns
+/// its cursor, which reads on a connection of its own.
+actor StoreService {
+    private let household: Household
+    let householdID: String
+    let replicaID: ReplicaID
+    let machineID: String
+    let databasePath: String
+
+    init(home: HouseholdHome) throws {
+        let household = try Household.open(home)
+        self.household = household
+        householdID = household.householdID
+        replicaID = household.store.replicaID
+        machineID = household.identity.machineID
+        databasePath = household.home.databasePath
+    }
+
+    func identity() -> MachineIdentity { household.identity }
+
+    func membershipKey() throws -> SymmetricKeyBox { SymmetricKeyBox(key: try household.membershipKey()) }
+
+    func versionVector() throws -> VersionVector { try household.store.versionVector() }
+
+    func apply(_ batch: DeltaBatch) throws -> ApplyOutcome { try household.store.apply(batch) }
+
+    /// A cursor over what a peer with `vector` lacks.
+    nonisolated func openCursor(for vector: VersionVector, batchLimit: Int) throws -> DeltaCursor {
+        try DeltaCursor(path: databasePath, peerVector: vector, batchLimit: batchLimit)
+    }
+
+    func staticPeers() throws -> [PeerAddress] {
+        guard case let .text(list)? = try household.store.meta("static_peers") else { return [] }
+        return list.split(separator: "\n").compactMap { PeerAddress(String($0)) }
+    }
+
+    /// Adds peers to the persisted list (the household config of this machine).
+    func rememberStaticPeers(_ peers: [PeerAddress]) throws {
+        var all = try staticPeers()
+        for peer in peers where !all.contains(peer) { all.append(peer) }
+        try household.store.setMeta("static_peers", .text(all.map(\.description).joined(separator: "\n")))
+    }
+
+    func summary() throws -> (household: String, member: String?) {
+        let name = try household.store.value(.household, "profile", "name")?.textValue ?? "(not yet synced)"
+        let member = try household.memberID.flatMap { try household.store.value(.member, $0, "name")?.textValue }
+        return (name, member)
+    }
+
+    /// The label a peer's replica gave itself (its host name), once its record arrived.
+    func label(of replica: ReplicaID) throws -> String? {
+        try household.store.value(.replica, replica.description, "label")?.textValue
+    }
+}
+
+/// A symmetric key crossing from the store actor to sessions.
+struct SymmetricKeyBox: Sendable {
+    let key: SymmetricKey
+}
+
+/// `host:port`, as given with `--peer`.
+public struct PeerAddress: Sendable, Hashable, CustomStringConvertible, Codable {
+    public let host: String
+    public let port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `host:port` or `[v6]:port`.
+    public init?(_ text: String) {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let host: Substring, portText: Substring
+        if trimmed.hasPrefix("["), let close = trimmed.firstIndex(of: "]") {
+            host = trimmed[trimmed.index(after: trimmed.startIndex)..<close]
+            let rest = trimmed[trimmed.index(after: close)...]
+            guard rest.hasPrefix(":") else { return nil }
+            portText = rest.dropFirst()
+        } else {
+            guard let colon = trimmed.lastIndex(of: ":") else { return nil }
+            host = trimmed[..<colon]
+            portText = trimmed[trimmed.index(after: colon)...]
+        }
+        guard !host.isEmpty, host.count <= 253, !host.contains(where: { $0.isWhitespace }),
+              let port = Int(portText), (1...65535).contains(port) else { return nil }
+        self.host = String(host)
+        self.port = port
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}

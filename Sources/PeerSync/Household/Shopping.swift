@@ -1,0 +1,101 @@
+import Foundation
+
+public struct ShoppingItem: Sendable, Codable, Equatable {
+    public enum State: String, Sendable, Codable { case active, restock, deleted }
+    public let id: String
+    public let name: String
+    public let state: State
+    /// Ordering key: when the item (re)entered the list.
+    public let listed: Int64
+}
+
+/// The shopping list's rules, shared by the CLI and the agent's local API.
+extension Household {
+    public func shoppingItems(_ state: ShoppingItem.State = .active) throws -> [ShoppingItem] {
+        try store.connection.query("SELECT id, name, state, listed FROM shopping_item WHERE state = ?1 ORDER BY listed, id",
+                                   [.text(state.rawValue)]) { statement in
+            var items: [ShoppingItem] = []
+            while try statement.step() {
+                items.append(ShoppingItem(id: statement.text(0), name: statement.text(1),
+                                          state: ShoppingItem.State(rawValue: statement.text(2)) ?? .active, listed: statement.int(3)))
+            }
+            return items
+        }
+    }
+
+    /// Adds items (names trimmed, empty ones skipped) in one transaction, in order.
+    @discardableResult
+    public func addShoppingItems(_ names: [String]) throws -> [ShoppingItem] {
+        let cleaned = try names.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+            .map { try Validation.name($0, what: "item name", max: 200) }
+        guard !cleaned.isEmpty else { throw HouseholdError.invalidInput("nothing to add: give at least one item name") }
+        let base = try listingKey()
+        let items = cleaned.enumerated().map { index, name in
+            ShoppingItem(id: UUID().uuidString.lowercased(), name: name, state: .active, listed: base + Int64(index))
+        }
+        try store.write(member: memberID) { tx in
+            for item in items {
+                try tx.put(.shoppingItem, item.id, ["name": .text(item.name), "state": .text("active"), "listed": .integer(item.listed)])
+            }
+        }
+        return items
+    }
+
+    public func renameShoppingItem(_ handle: String, to newName: String) throws -> ShoppingItem {
+        let name = try Validation.name(newName, what: "item name", max: 200)
+        let item = try resolveShoppingItem(handle, in: [.active, .restock])
+        try store.write(member: memberID) { try $0.put(.shoppingItem, item.id, ["name": .text(name)]) }
+        return ShoppingItem(id: item.id, name: name, state: item.state, listed: item.listed)
+    }
+
+    /// Bought: the item leaves the list for the restock pool.
+    public func checkShoppingItem(_ handle: String) throws -> ShoppingItem {
+        try move(try resolveShoppingItem(handle, in: [.active]), to: .restock)
+    }
+
+    /// Needed again: the same item comes back to the end of the list.
+    public func restockShoppingItem(_ handle: String) throws -> ShoppingItem {
+        try move(try resolveShoppingItem(handle, in: [.restock]), to: .active)
+    }
+
+    private func move(_ item: ShoppingItem, to state: ShoppingItem.State) throws -> ShoppingItem {
+        var fields: [String: FieldValue] = ["state": .text(state.rawValue)]
+        var listed = item.listed
+        if state == .active {
+            listed = try listingKey()
+            fields["listed"] = .integer(listed)
+        }
+        try store.write(member: memberID) { try $0.put(.shoppingItem, item.id, fields) }
+        return ShoppingItem(id: item.id, name: item.name, state: state, listed: listed)
+    }
+
+    /// A key after every item listed so far, in the clock's units.
+    private func listingKey() throws -> Int64 {
+        max(HybridTimestamp(milliseconds: ReplicaStore.systemClock()).rawValue, try store.lastTimestamp().rawValue + 1)
+    }
+
+    /// An item by its position in the list (1, 2, …), its exact name (any case), or a
+    /// prefix of its id (4+ characters). Ambiguity is an error naming the candidates.
+    public func resolveShoppingItem(_ handle: String, in states: [ShoppingItem.State]) throws -> ShoppingItem {
+        let items = try states.flatMap { try shoppingItems($0) }
+        let trimmed = handle.trimmingCharacters(in: .whitespaces)
+        let listName = states == [.restock] ? "restock pool" : "shopping list"
+        if let position = Int(trimmed) {
+            let positional = try shoppingItems(states[0])
+            guard (1...max(1, positional.count)).contains(position), position <= positional.count else {
+                throw HouseholdError.invalidInput("there is no item \(position): the \(listName) has \(positional.count)")
+            }
+            return positional[position - 1]
+        }
+        let byName = items.filter { $0.name.lowercased() == trimmed.lowercased() }
+        if byName.count == 1 { return byName[0] }
+        let byID = trimmed.count >= 4 ? items.filter { $0.id.hasPrefix(trimmed.lowercased()) } : []
+        if byName.isEmpty && byID.count == 1 { return byID[0] }
+        let candidates = byName.isEmpty ? byID : byName
+        if candidates.isEmpty {
+            throw HouseholdError.invalidInput("no item \(trimmed.debugDescription) in the \(listName)")
+        }
+        throw HouseholdError.invalidInput("\(trimmed.debugDescription) matches \(candidates.count) items; use an id: "
+            + candidates.map { "\($0.id.prefix(8)) \($0.name)" }.joined(separator: ", "))
+    }
+}

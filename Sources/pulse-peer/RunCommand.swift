@@ -1,0 +1,114 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PeerSync
+import ServiceLifecycle
+
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the agent: keep this household in step with the other machines.",
+        discussion: """
+        Listens on TCP (default port \(AgentOptions.defaultPort)), connects to the configured peers, and runs until
+        SIGINT or SIGTERM. When listening it prints one JSON line to standard output:
+          {"event":"ready","port":…,"machineID":…,"householdID":…,"controlSocket":…}
+        Logs go to standard error.
+        """
+    )
+
+    @OptionGroup var options: HomeOptions
+
+    @Option(help: "TCP port to listen on (0: any free port, reported in the ready line).")
+    var port = AgentOptions.defaultPort
+
+    @Option(help: "Address to listen on.")
+    var listen = "0.0.0.0"
+
+    @Option(name: .customLong("peer"), help: "A peer's HOST:PORT (repeatable); remembered for later runs.")
+    var peers: [String] = []
+
+    @Option(help: "Seconds between keepalive pings; a peer silent for three is disconnected.")
+    var keepalive = 15
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel = "info"
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        guard (1...3600).contains(keepalive) else { throw ValidationError("--keepalive must be between 1 and 3600 seconds") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+        for peer in peers where PeerAddress(peer) == nil {
+            throw ValidationError("--peer \(peer.debugDescription) is not HOST:PORT")
+        }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "pulse-peer")
+        var agentOptions = AgentOptions(home: options.resolved)
+        agentOptions.port = port
+        agentOptions.listenHost = listen
+        agentOptions.staticPeers = peers.compactMap(PeerAddress.init)
+        agentOptions.session.keepalive = .seconds(keepalive)
+        guard options.resolved.hasHousehold else { throw CLIError(HouseholdError.notInitialized(options.resolved.path)) }
+        let agent = PeerAgent(options: agentOptions, logger: logger) { ready in
+            if let line = try? JSONEncoder().encode(ready) {
+                FileHandle.standardOutput.write(line + Data("\n".utf8))
+            }
+        }
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: agent)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            throw CLIError(error)
+        }
+    }
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show this machine and its peers, as the running agent sees them.",
+        discussion: "Exits non-zero when no agent is running for the home directory."
+    )
+
+    @OptionGroup var options: HomeOptions
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    func run() throws {
+        let status: AgentStatus
+        do { status = try AgentControl.status(home: options.resolved) } catch { throw CLIError(error) }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(status), as: UTF8.self))
+            return
+        }
+        let m = status.machine
+        print("This machine  \(m.machineID.prefix(12))  \(m.household)\(m.member.map { "  member \($0)" } ?? "")")
+        print("  listening on \(m.listenAddress):\(m.port), \(m.changes) changes")
+        print(status.peers.isEmpty ? "No peers yet." : "Peers (\(status.peers.count)):")
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        for peer in status.peers {
+            let name = peer.name ?? "(unknown)"
+            let id = peer.machineID.map { String($0.prefix(12)) } ?? "?"
+            let seen = peer.lastSeen.map { "last seen \(max(0, now - $0) / 1000)s ago" } ?? "never seen"
+            let sync: String
+            if peer.inSync {
+                sync = "in sync"
+            } else if let lacks = peer.peerLacks, let weLack = peer.weLack {
+                sync = "peer lacks \(lacks), we lack \(weLack)\(peer.state == .connected ? " (syncing)" : "")"
+            } else {
+                sync = "not synced yet"
+            }
+            print("  \(name)  \(id)  \(peer.state.rawValue)  via \(peer.foundBy.joined(separator: "+")) \(peer.addresses.joined(separator: ", "))")
+            print("      \(seen); \(sync)\(peer.lastError.map { "; last error: \($0)" } ?? "")")
+        }
+    }
+}
