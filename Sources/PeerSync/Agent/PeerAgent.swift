@@ -59,7 +59,21 @@ public struct PeerAgent: Service {
         logger.info("agent listening", metadata: ["port": "\(port)", "peers": "\(peers.map(\.description))"])
         onReady(AgentReady(port: port, machineID: identity.machineID, householdID: store.householdID, controlSocket: socketPath))
 
-        try await cancelWhenGracefulShutdown {
+        do {
+            try await cancelWhenGracefulShutdown {
+                try await runAll(listener: listener, control: control, peers: peers, context: context, port: port)
+            }
+        } catch is CancellationError {
+            // A graceful shutdown (or the caller's cancellation): not a failure.
+        }
+        await engine.closeAll()
+        try? FileManager.default.removeItem(atPath: socketPath)
+        logger.info("agent stopped")
+    }
+
+    private func runAll(listener: NIOAsyncChannel<PeerChannel, Never>,
+                        control: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>,
+                        peers: [PeerAddress], context: Context, port: Int) async throws {
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { try await accept(listener, context) }
                 group.addTask {
@@ -71,10 +85,6 @@ public struct PeerAgent: Service {
                     group.addTask { await dial(peer, context) }
                 }
             }
-        }
-        await engine.closeAll()
-        try? FileManager.default.removeItem(atPath: socketPath)
-        logger.info("agent stopped")
     }
 
     /// What every session needs.

@@ -1,0 +1,96 @@
+import Crypto
+import Testing
+@testable import PeerSync
+
+@Suite struct SessionStateMachineTests {
+    let secret = SymmetricKey(size: .bits256)
+    let clientMachine = Array(repeating: UInt8(1), count: 32)
+    let serverMachine = Array(repeating: UInt8(2), count: 32)
+
+    func pair(serverSecret: SymmetricKey? = nil) -> (SessionStateMachine, SessionStateMachine) {
+        (SessionStateMachine(role: .client, secret: secret, localMachine: clientMachine, peerMachine: serverMachine,
+                             localReplica: ReplicaID(rawValue: 1)),
+         SessionStateMachine(role: .server, secret: serverSecret ?? secret, localMachine: serverMachine, peerMachine: clientMachine,
+                             localReplica: ReplicaID(rawValue: 2)))
+    }
+
+    func sent(_ actions: [SessionStateMachine.Action]) -> [PeerMessage] {
+        actions.compactMap { if case let .send(m) = $0 { m } else if case let .close(_, m?) = $0 { m } else { nil } }
+    }
+
+    func closes(_ actions: [SessionStateMachine.Action]) -> Bool {
+        actions.contains { if case .close = $0 { true } else { false } }
+    }
+
+    @Test func membersCompleteTheHandshake() throws {
+        var (client, server) = pair()
+        #expect(server.start().isEmpty) // the server waits for the client
+        let hello = sent(client.start())
+        #expect(hello.count == 1)
+        let serverActions = server.receive(hello[0])
+        #expect(serverActions.contains(.established(peer: ReplicaID(rawValue: 1))))
+        let reply = try #require(sent(serverActions).first)
+        #expect(client.receive(reply) == [.established(peer: ReplicaID(rawValue: 2))])
+        #expect(client.isEstablished && server.isEstablished)
+        // Then VECTOR, batches, acks, keepalive.
+        #expect(server.receive(.vector(VersionVector())) == [.startCatchUp(VersionVector())])
+        #expect(server.receive(.batch(DeltaBatch())) == [.apply(DeltaBatch())])
+        #expect(server.receive(.ping(7)) == [.send(.pong(7))])
+        #expect(server.receive(.vector(VersionVector())).contains { if case .close = $0 { true } else { false } })
+    }
+
+    @Test func aMachineOfAnotherHouseholdIsRefusedAndLearnsNothing() {
+        var (client, server) = pair(serverSecret: SymmetricKey(size: .bits256))
+        let actions = server.receive(sent(client.start())[0])
+        #expect(closes(actions))
+        #expect(sent(actions) == [.error(.notAMember, "not a member of this household")]) // no HELLO, no data
+        #expect(!server.isEstablished)
+    }
+
+    @Test func aProofIsBoundToBothMachines() {
+        // A relay that shows its own certificate to the server cannot reuse the client's proof.
+        var client = SessionStateMachine(role: .client, secret: secret, localMachine: clientMachine, peerMachine: serverMachine,
+                                         localReplica: ReplicaID(rawValue: 1))
+        var server = SessionStateMachine(role: .server, secret: secret, localMachine: serverMachine,
+                                         peerMachine: Array(repeating: 9, count: 32), localReplica: ReplicaID(rawValue: 2))
+        #expect(closes(server.receive(sent(client.start())[0])))
+        // A client's proof reflected back as the server's is refused too.
+        var (c2, _) = pair()
+        let own = sent(c2.start())[0]
+        #expect(closes(c2.receive(own)))
+    }
+
+    @Test func protocolViolationsCloseTheSession() {
+        var (_, server) = pair()
+        #expect(closes(server.receive(.vector(VersionVector()))))
+        var (client, server2) = pair()
+        guard case let .hello(hello) = sent(client.start())[0] else { Issue.record("no hello"); return }
+        var old = hello
+        old.version = 99
+        let refused = server2.receive(.hello(old))
+        #expect(sent(refused).first.map { if case .error(.unsupportedVersion, _) = $0 { true } else { false } } == true)
+
+        var (client3, server3) = pair()
+        _ = server3.receive(sent(client3.start())[0])
+        #expect(closes(server3.receive(.batch(DeltaBatch())))) // before VECTOR
+        var (client4, server4) = pair()
+        let hello4 = sent(client4.start())[0]
+        _ = server4.receive(hello4)
+        #expect(closes(server4.receive(hello4))) // twice
+    }
+
+    @Test func connectingToItselfIsDetected() {
+        var client = SessionStateMachine(role: .client, secret: secret, localMachine: clientMachine, peerMachine: serverMachine,
+                                         localReplica: ReplicaID(rawValue: 5))
+        var server = SessionStateMachine(role: .server, secret: secret, localMachine: serverMachine, peerMachine: clientMachine,
+                                         localReplica: ReplicaID(rawValue: 5))
+        #expect(closes(server.receive(sent(client.start())[0])))
+    }
+
+    @Test func aPeerErrorEndsTheSession() {
+        var (_, server) = pair()
+        let actions = server.receive(.error(.shuttingDown, "bye"))
+        #expect(closes(actions) && sent(actions).isEmpty)
+        #expect(server.receive(.ping(1)).isEmpty)
+    }
+}

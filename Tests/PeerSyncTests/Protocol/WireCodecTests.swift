@@ -1,0 +1,112 @@
+import NIOCore
+import NIOEmbedded
+import NIOTestUtils
+import Testing
+@testable import PeerSync
+
+@Suite struct WireCodecTests {
+    static let sampleBatch = DeltaBatch(
+        changes: [
+            Change(origin: ReplicaID(rawValue: 0xFFFF_0000_0000_0001), seq: 300, hlc: HybridTimestamp(milliseconds: 1_800_000_000_000, counter: 9),
+                   member: "m-1", entity: .shoppingItem, rowID: "row-1",
+                   fields: [FieldWrite(field: "name", value: .text("Crème fraîche ✓")),
+                            FieldWrite(field: "listed", value: .integer(-5), base: Stamp(hlc: HybridTimestamp(rawValue: 7), origin: ReplicaID(rawValue: 3))),
+                            FieldWrite(field: "state", value: .null)]),
+            Change(origin: ReplicaID(rawValue: 2), seq: 1, hlc: HybridTimestamp(rawValue: 0), member: nil, entity: .ledgerEntry,
+                   rowID: "e", fields: [FieldWrite(field: "peanuts", value: .integer(Int64.min)), FieldWrite(field: "created", value: .integer(Int64.max))]),
+        ],
+        coverage: [Coverage(origin: ReplicaID(rawValue: 2), after: 0, upTo: 1), Coverage(origin: ReplicaID(rawValue: 9), after: 10, upTo: 1 << 40)])
+
+    static let messages: [PeerMessage] = [
+        .hello(.init(replica: ReplicaID(rawValue: 42), proof: Array(0..<32))),
+        .vector(VersionVector([ReplicaID(rawValue: 1): 5, ReplicaID(rawValue: UInt64.max): 1 << 62])),
+        .vector(VersionVector()),
+        .batch(sampleBatch),
+        .batch(DeltaBatch()),
+        .caughtUp(VersionVector([ReplicaID(rawValue: 7): 7])),
+        .ack(VersionVector([ReplicaID(rawValue: 7): 8])),
+        .ping(0), .pong(UInt64.max),
+        .error(.notAMember, "not a member of this household"),
+    ]
+
+    func frame(_ message: PeerMessage) throws -> ByteBuffer {
+        var buffer = ByteBuffer()
+        try PeerFrameEncoder().encode(data: message, out: &buffer)
+        return buffer
+    }
+
+    @Test func everyMessageRoundTrips() throws {
+        for message in Self.messages {
+            var payload = ByteBuffer()
+            WireCodec.encode(message, into: &payload)
+            #expect(try WireCodec.decode(&payload) == message)
+        }
+    }
+
+    @Test func theDecoderHandlesEveryWayOfSplittingTheBytes() throws {
+        // The verifier feeds the input whole, byte by byte, and in random pieces.
+        let pairs = try Self.messages.map { (try frame($0), [$0]) }
+        try ByteToMessageDecoderVerifier.verifyDecoder(inputOutputPairs: pairs) { PeerFrameDecoder() }
+    }
+
+    func decodingFails(_ bytes: [UInt8]) -> Bool {
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(PeerFrameDecoder()))
+        defer { _ = try? channel.finish() }
+        do {
+            try channel.writeInbound(ByteBuffer(bytes: bytes))
+            return false
+        } catch {
+            return true
+        }
+    }
+
+    @Test func oversizedAndEmptyFramesAreRefusedBeforeBuffering() {
+        #expect(decodingFails([0x7F, 0xFF, 0xFF, 0xFF, 1])) // a 2 GiB frame is refused on its length alone
+        #expect(decodingFails([0x00, 0x40, 0x00, 0x01])) // 4 MiB + 1
+        #expect(decodingFails([0, 0, 0, 0]))
+    }
+
+    @Test func garbageIsRefused() throws {
+        #expect(decodingFails([0, 0, 0, 1, 99])) // unknown type
+        #expect(decodingFails([0, 0, 0, 3, 6, 1, 2])) // truncated ping
+        var trailing = try frame(.ping(1))
+        trailing.setInteger(UInt32(10), at: 0)
+        trailing.writeBytes([0, 0])
+        #expect(decodingFails(Array(trailing.readableBytesView))) // bytes after the message
+        #expect(decodingFails([0, 0, 0, 12, 2, 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02])) // varint overflow
+        #expect(decodingFails([0, 0, 0, 6, 8, 0, 1, 2, 0xC3, 0x28])) // invalid UTF-8 in a string
+        #expect(decodingFails([0, 0, 0, 6, 3, 0, 0xFF, 0xFF, 0xFF, 0x7F])) // a batch claiming 268M changes
+        #expect(decodingFails(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)))
+    }
+
+    @Test func aChangeWithAnUnknownEntityOrTagIsRefused() throws {
+        var good = try frame(.batch(DeltaBatch(changes: [Self.sampleBatch.changes[1]])))
+        let bytes = Array(good.readableBytesView)
+        // The entity code follows the type, the counts, the origin (8), seq and hlc varints.
+        let entityOffset = 4 + 1 + 1 + 1 + 8 + 1 + 1
+        #expect(bytes[entityOffset] == 12)
+        var bad = bytes
+        bad[entityOffset] = 200
+        #expect(decodingFails(bad))
+        #expect(!decodingFails(Array(good.readBytes(length: good.readableBytes)!)))
+    }
+
+    @Test func aConnectionClosingMidFrameIsAnError() throws {
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(PeerFrameDecoder()))
+        let whole = try frame(.ping(5))
+        try channel.writeInbound(whole.getSlice(at: 0, length: 6)!)
+        #expect(try channel.readInbound(as: PeerMessage.self) == nil)
+        #expect(throws: (any Error).self) { try channel.finish() }
+    }
+
+    @Test func frameEncoderAndDecoderWorkThroughAPipeline() throws {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(PeerFrameDecoder()))
+        try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(PeerFrameEncoder()))
+        try channel.writeOutbound(PeerMessage.batch(Self.sampleBatch))
+        let bytes = try #require(try channel.readOutbound(as: ByteBuffer.self))
+        try channel.writeInbound(bytes)
+        #expect(try channel.readInbound(as: PeerMessage.self) == .batch(Self.sampleBatch))
+        #expect(try channel.finish().isClean)
+    }
+}
