@@ -81,9 +81,31 @@ struct Status: ParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
+    @Option(help: "Wait until the peers are `synced` or `disconnected`, then print the status.")
+    var wait: WaitCondition.Kind?
+
+    @Option(help: "With --wait: how many peers (default 1).")
+    var peers = 1
+
+    @Option(help: "With --wait: give up (exit non-zero) after this many seconds.")
+    var timeout = 60
+
+    func validate() throws {
+        guard (1...3600).contains(timeout) else { throw ValidationError("--timeout must be between 1 and 3600 seconds") }
+        guard (0...1000).contains(peers) else { throw ValidationError("--peers must be between 0 and 1000") }
+    }
+
     func run() throws {
         let status: AgentStatus
-        do { status = try AgentControl.status(home: options.resolved) } catch { throw CLIError(error) }
+        do {
+            if let wait {
+                status = try AgentControl.wait(until: WaitCondition(wait, peers: peers), timeout: timeout, home: options.resolved)
+            } else {
+                status = try AgentControl.status(home: options.resolved)
+            }
+        } catch {
+            throw CLIError(error)
+        }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -112,3 +134,5 @@ struct Status: ParsableCommand {
         }
     }
 }
+
+extension WaitCondition.Kind: ExpressibleByArgument {}

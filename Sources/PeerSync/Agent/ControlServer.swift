@@ -7,7 +7,40 @@ import NIOPosix
 /// JSON object per line (docs/API.md).
 public struct ControlRequest: Sendable, Codable {
     public var op: String
-    public init(op: String) { self.op = op }
+    /// For `wait`: the condition (see ``WaitCondition``) and how long to wait.
+    public var until: WaitCondition?
+    public var timeoutMilliseconds: Int?
+
+    public init(op: String, until: WaitCondition? = nil, timeoutMilliseconds: Int? = nil) {
+        self.op = op
+        self.until = until
+        self.timeoutMilliseconds = timeoutMilliseconds
+    }
+}
+
+/// What `wait` waits for, judged on the agent's status.
+public struct WaitCondition: Sendable, Codable, Equatable {
+    public enum Kind: String, Sendable, Codable {
+        /// At least `peers` peers connected, and every connected peer in sync.
+        case synced
+        /// At least `peers` peers known, none connected.
+        case disconnected
+    }
+    public var kind: Kind
+    public var peers: Int
+
+    public init(_ kind: Kind, peers: Int = 1) {
+        self.kind = kind
+        self.peers = peers
+    }
+
+    public func isMet(by status: AgentStatus) -> Bool {
+        let connected = status.peers.filter { $0.state == .connected }
+        switch kind {
+        case .synced: return connected.count >= peers && connected.allSatisfy(\.inSync)
+        case .disconnected: return status.peers.count >= peers && connected.isEmpty
+        }
+    }
 }
 
 public struct ControlResponse: Sendable, Codable {
@@ -134,6 +167,14 @@ public enum AgentControl {
         } catch {
             throw Failure.failed("the agent's answer was not understood: \(error)")
         }
+    }
+
+    /// Waits (at most `timeout` seconds) until the agent's status meets `condition`.
+    public static func wait(until condition: WaitCondition, timeout: Int, home: HouseholdHome) throws -> AgentStatus {
+        let response = try request(ControlRequest(op: "wait", until: condition, timeoutMilliseconds: timeout * 1000),
+                                   home: home, timeout: timeout + 5)
+        guard response.ok, let status = response.status else { throw Failure.failed(response.error ?? "no status") }
+        return status
     }
 
     public static func status(home: HouseholdHome) throws -> AgentStatus {

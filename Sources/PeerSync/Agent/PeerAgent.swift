@@ -159,8 +159,37 @@ public struct PeerAgent: Service {
         case "changed":
             await context.engine.storeChanged()
             return ControlResponse(ok: true)
+        case "wait":
+            guard let condition = request.until else { return ControlResponse(ok: false, error: "wait needs `until`") }
+            let timeout = Duration.milliseconds(min(max(request.timeoutMilliseconds ?? 30_000, 0), 3_600_000))
+            do {
+                return try await waitFor(condition, timeout: timeout, context: context, port: port)
+            } catch {
+                return ControlResponse(ok: false, error: "\(error)")
+            }
         default:
-            return ControlResponse(ok: false, error: "unknown op \(request.op.debugDescription) (known: status, changed)")
+            return ControlResponse(ok: false, error: "unknown op \(request.op.debugDescription) (known: status, changed, wait)")
+        }
+    }
+
+    /// Re-judges the status after every change of the peer table or the store, until
+    /// `condition` holds or `timeout` passes.
+    private func waitFor(_ condition: WaitCondition, timeout: Duration, context: Context, port: Int) async throws -> ControlResponse {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let seen = await context.engine.generation
+            let current = try await status(context, port: port)
+            if condition.isMet(by: current) { return ControlResponse(ok: true, status: current) }
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else {
+                return ControlResponse(ok: false, error: "timed out after \(timeout) waiting for \(condition.kind.rawValue)", status: current)
+            }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await context.engine.changed(after: seen) }
+                group.addTask { try? await Task.sleep(for: remaining) }
+                await group.next()
+                group.cancelAll()
+            }
         }
     }
 

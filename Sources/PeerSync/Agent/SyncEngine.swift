@@ -46,6 +46,9 @@ actor SyncEngine {
     private var sessions: [Int: SessionEntry] = [:]
     private var nextSession = 0
     private var sessionEndWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+    /// Bumped whenever the peer table or the store changes; `wait` callers watch it.
+    private(set) var generation: UInt64 = 0
+    private var generationWaiters: [CheckedContinuation<Void, Never>] = []
 
     init(localMachine: String) { self.localMachine = localMachine }
 
@@ -73,6 +76,7 @@ actor SyncEngine {
         record.state = .disconnected
         record.lastError = error
         peers[key] = record
+        bump()
     }
 
     private func recordKey(for address: PeerAddress) -> String {
@@ -127,6 +131,7 @@ actor SyncEngine {
         record.lastSeen = Self.now()
         peers[key] = record
         sessions[id] = SessionEntry(machine: machine, role: role, close: close, signal: signal)
+        bump()
         return .accepted
     }
 
@@ -141,6 +146,7 @@ actor SyncEngine {
             peers[key] = record
             for waiter in sessionEndWaiters.removeValue(forKey: entry.machine) ?? [] { waiter.resume() }
         }
+        bump()
     }
 
     private func update(_ id: Int, _ body: (inout PeerRecord) -> Void) {
@@ -148,6 +154,20 @@ actor SyncEngine {
         body(&record)
         record.lastSeen = Self.now()
         peers["machine:\(machine)"] = record
+        bump()
+    }
+
+    private func bump() {
+        generation &+= 1
+        let waiters = generationWaiters
+        generationWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once something changed after `seen` (a value of `generation`).
+    func changed(after seen: UInt64) async {
+        guard generation == seen else { return }
+        await withCheckedContinuation { generationWaiters.append($0) }
     }
 
     func touch(_ id: Int) { update(id) { _ in } }
@@ -169,6 +189,7 @@ actor SyncEngine {
     /// live session sends what its peer lacks.
     func storeChanged(except: Int? = nil) {
         for (id, entry) in sessions where id != except { entry.signal.yield() }
+        bump()
     }
 
     func closeAll() {

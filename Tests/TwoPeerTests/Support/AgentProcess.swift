@@ -1,0 +1,142 @@
+import Foundation
+
+/// A running `pulse-peer run` with its own home directory. Started on loopback with
+/// an ephemeral port; `init` returns once the agent printed its ready line. Killed
+/// when released, so a failing test leaves no process behind.
+final class AgentProcess: @unchecked Sendable {
+    struct Failure: Error, CustomStringConvertible { let description: String }
+
+    let home: String
+    let process = Process()
+    private(set) var port = 0
+    private let lock = NSLock()
+    private var stderrLines: [String] = []
+    private let newLine = DispatchSemaphore(value: 0)
+    private let exited = DispatchSemaphore(value: 0)
+
+    /// `pulse-peer run --home HOME --port 0 --listen 127.0.0.1 ARGS…`
+    init(home: String, _ args: [String] = [], timeout: TimeInterval = 30) throws {
+        self.home = home
+        process.executableURL = PulsePeer.executable
+        process.arguments = ["run", "--home", home, "--port", "0", "--listen", "127.0.0.1"] + args
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "PULSE_HOME")
+        process.environment = env
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        let ready = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var readyLine: String?
+        let exited = self.exited
+        process.terminationHandler = { _ in exited.signal() }
+        try process.run()
+        Self.readLines(out.fileHandleForReading) { line in
+            if readyLine == nil, line.contains("\"event\":\"ready\"") {
+                readyLine = line
+                ready.signal()
+            }
+        }
+        Self.readLines(err.fileHandleForReading) { [weak self] line in
+            guard let self else { return }
+            self.lock.withLock { self.stderrLines.append(line) }
+            self.newLine.signal()
+        }
+        guard ready.wait(timeout: .now() + timeout) == .success, let line = readyLine,
+              let json = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+              let port = json["port"] as? Int else {
+            kill9()
+            throw Failure(description: "agent for \(home) did not get ready: \(log)")
+        }
+        self.port = port
+    }
+
+    deinit { if process.isRunning { kill9() } }
+
+    var address: String { "127.0.0.1:\(port)" }
+
+    var log: String { lock.withLock { stderrLines.joined(separator: "\n") } }
+    var logLineCount: Int { lock.withLock { stderrLines.count } }
+    func logLines(from index: Int = 0) -> [String] { lock.withLock { Array(stderrLines[min(index, stderrLines.count)...]) } }
+
+    /// Waits until a log line (from line `index` on) contains `text`.
+    func waitForLog(_ text: String, from index: Int = 0, timeout: TimeInterval = 30) -> Bool {
+        let deadline = DispatchTime.now() + timeout
+        while true {
+            if logLines(from: index).contains(where: { $0.contains(text) }) { return true }
+            guard newLine.wait(timeout: deadline) == .success else { return false }
+        }
+    }
+
+    /// SIGTERM, then waits for a graceful exit; returns the exit status.
+    @discardableResult
+    func stop(timeout: TimeInterval = 20) -> Int32 {
+        guard process.isRunning else { return process.terminationStatus }
+        process.terminate()
+        if exited.wait(timeout: .now() + timeout) == .timedOut { kill9() }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// kill -9: no chance to clean up.
+    func kill9() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    private static func readLines(_ handle: FileHandle, _ body: @escaping @Sendable (String) -> Void) {
+        Thread.detachNewThread {
+            var pending = Data()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    body(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
+                    pending.removeSubrange(pending.startIndex...newline)
+                }
+            }
+        }
+    }
+}
+
+/// Helpers over the CLI for one home.
+struct Home {
+    let path: String
+
+    @discardableResult
+    func run(_ args: [String], stdin: String? = nil) throws -> PulsePeer.Result {
+        let result = try PulsePeer.run(args + ["--home", path], stdin: stdin)
+        if result.status != 0 {
+            throw AgentProcess.Failure(description: "pulse-peer \(args.joined(separator: " ")) failed: \(result.stderr)")
+        }
+        return result
+    }
+
+    func export() throws -> String { try run(["export", "--json"]).stdout }
+
+    func shoppingNames() throws -> [String] {
+        let data = Data(try run(["shop", "list", "--json"]).stdout.utf8)
+        let items = try JSONSerialization.jsonObject(with: data) as? [[String: Any]] ?? []
+        return items.compactMap { $0["name"] as? String }
+    }
+
+    /// Blocks until the running agent reports `condition` (event-driven, in the agent).
+    @discardableResult
+    func waitUntil(_ condition: String, peers: Int = 1, timeout: Int = 60) throws -> [String: Any] {
+        let result = try run(["status", "--json", "--wait", condition, "--peers", String(peers), "--timeout", String(timeout)])
+        return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] ?? [:]
+    }
+}
+
+extension Scratch {
+    /// A household created in `a` and joined from `b`.
+    func household(_ names: String...) throws -> [Home] {
+        let homes = names.map { Home(path: home($0)) }
+        try homes[0].run(["init"])
+        let code = try homes[0].run(["invite"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        for home in homes.dropFirst() { try home.run(["join", code]) }
+        return homes
+    }
+}
