@@ -30,6 +30,9 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         /// Connected, both initial catch-ups done, nothing missing either way.
         public var inSync: Bool
         public var lastError: String?
+        /// Bytes of the current (or last) session: on the wire (TLS, handshake included)
+        /// and as protocol frames.
+        public var sessionBytes: ByteCounts.Snapshot?
     }
 
     public var machine: Machine

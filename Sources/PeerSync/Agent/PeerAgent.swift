@@ -111,8 +111,9 @@ public struct PeerAgent: Service {
             try await listener.executeThenClose { connections in
                 for try await connection in connections {
                     group.addTask {
+                        let remote = connection.remoteAddress
                         if let reason = await context.session(connection, role: .server, origin: .inbound) {
-                            context.logger.info("inbound session ended", metadata: ["remote": "\(connection.remoteAddress)", "reason": "\(reason)"])
+                            context.logger.info("inbound session ended", metadata: ["remote": "\(remote)", "reason": "\(reason)"])
                         }
                     }
                 }

@@ -21,9 +21,9 @@ public struct SessionOptions: Sendable {
 /// One session with another agent, from TLS to close: the handshake (through
 /// ``SessionStateMachine``), the catch-up both ways, live pushes, keepalive.
 ///
-/// Three child tasks share the connection: the reader (owns the state machine, applies
+/// Four child tasks share the connection: the reader (owns the state machine, applies
 /// batches), the sender (catch-up, then what the peer lacks after each store change),
-/// and the keepalive. The first to end ends the session; the channel is closed.
+/// the pinger and the watchdog. The first to end ends the session; the channel is closed.
 struct PeerSession {
     let id: Int
     let connection: PeerChannel
@@ -68,15 +68,23 @@ struct PeerSession {
         var endReason: String?
         do {
             try await connection.channel.executeThenClose { inbound, outbound in
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        try await read(inbound, outbound, shared: shared, signal: signal, peerVector: peerVector)
+                do {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            try await read(inbound, outbound, shared: shared, signal: signal, peerVector: peerVector)
+                        }
+                        group.addTask { try await send(outbound, shared: shared, peerVectors: peerVectors, signals: signals) }
+                        group.addTask { try await watchdog(shared: shared, channel: channel) }
+                        group.addTask { try await pinger(outbound, shared: shared) }
+                        defer { group.cancelAll() }
+                        try await group.next()
                     }
-                    group.addTask { try await send(outbound, shared: shared, peerVectors: peerVectors, signals: signals) }
-                    group.addTask { try await keepAlive(outbound, shared: shared, channel: channel) }
-                    defer { group.cancelAll() }
-                    try await group.next()
+                } catch {
+                    // The session is over now, even if closing TLS waits for the peer.
+                    await engine.unregister(id, error: "\(error)")
+                    throw error
                 }
+                await engine.unregister(id, error: nil)
             }
         } catch {
             endReason = "\(error)"
@@ -98,6 +106,7 @@ struct PeerSession {
         let machineHex = peerMachine.map { String(format: "%02x", $0) }.joined()
         try await perform(machine.start(), outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector)
         for try await message in inbound {
+            logger.trace("inbound", metadata: ["message": "\(String(describing: message).prefix(40))"])
             shared.state.withLock { $0.lastInbound = .now }
             if shared.state.withLock({ $0.established }) { await engine.touch(id) }
             var actions = machine.receive(message)
@@ -120,7 +129,7 @@ struct PeerSession {
             case let .established(peer):
                 let channel = connection.channel.channel
                 let registration = await engine.register(id, machine: machineHex, replica: peer, role: role, origin: origin,
-                                                         remote: connection.remoteAddress,
+                                                         remote: connection.remoteAddress, bytes: connection.bytes,
                                                          close: { channel.close(promise: nil) }, signal: signal)
                 if case .duplicate = registration {
                     try? await outbound.write(.error(.duplicateSession, "already connected"))
@@ -184,24 +193,46 @@ struct PeerSession {
 
     // MARK: Keepalive
 
-    private func keepAlive(_ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, shared: Shared, channel: Channel) async throws {
-        try await Task.sleep(for: options.handshakeTimeout)
-        guard shared.state.withLock({ $0.established }) else {
-            channel.close(promise: nil) // also fails a TLS handshake still waiting
-            throw End.timeout("no handshake within \(options.handshakeTimeout)")
-        }
-        var token: UInt64 = 0
+    /// Ends the session when the handshake takes too long or the peer falls silent.
+    /// Never writes, so a peer that stopped reading cannot block it.
+    private func watchdog(shared: Shared, channel: Channel) async throws {
+        let started = ContinuousClock.now
         while true {
-            let silent = ContinuousClock.now - shared.state.withLock { $0.lastInbound }
+            let (established, lastInbound) = shared.state.withLock { ($0.established, $0.lastInbound) }
+            let now = ContinuousClock.now
+            if !established {
+                let waited = now - started
+                if waited >= options.handshakeTimeout {
+                    channel.close(promise: nil) // also fails a TLS handshake still waiting
+                    throw End.timeout("no handshake within \(options.handshakeTimeout)")
+                }
+                try await Task.sleep(for: min(options.handshakeTimeout - waited, options.keepalive))
+                continue
+            }
+            let silent = now - lastInbound
             if silent >= options.idleTimeout {
                 channel.close(promise: nil)
-                throw End.timeout("peer silent for \(silent)")
+                let seconds = Double(silent.components.seconds) + Double(silent.components.attoseconds) / 1e18
+                throw End.timeout("peer silent for \(String(format: "%.1f", seconds)) s")
             }
-            if silent >= options.keepalive {
+            try await Task.sleep(for: options.idleTimeout - silent)
+        }
+    }
+
+    /// Sends a PING when nothing came from the peer for a keepalive interval (the
+    /// peer's PONG, or any other message, keeps the session alive).
+    private func pinger(_ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, shared: Shared) async throws {
+        var token: UInt64 = 0
+        while true {
+            let (established, lastInbound) = shared.state.withLock { ($0.established, $0.lastInbound) }
+            let silent = ContinuousClock.now - lastInbound
+            if established && silent >= options.keepalive {
                 token &+= 1
-                try await outbound.write(.ping(token))
+                try await outbound.write(.ping(token)) // no PING before the handshake: a protocol error
+                try await Task.sleep(for: options.keepalive)
+            } else {
+                try await Task.sleep(for: options.keepalive - min(silent, options.keepalive))
             }
-            try await Task.sleep(for: options.keepalive - min(silent, options.keepalive) + .milliseconds(1))
         }
     }
 }

@@ -38,6 +38,7 @@ actor SyncEngine {
         var weCaughtUp = false
         var lastError: String?
         var session: Int?
+        var bytes: ByteCounts?
     }
 
     let localMachine: String
@@ -103,7 +104,8 @@ actor SyncEngine {
     /// A session proved membership. One session per machine pair: when two exist (both
     /// sides dialed), both machines keep the one whose client has the smaller machine id.
     func register(_ id: Int, machine: String, replica: ReplicaID, role: MembershipProof.Role, origin: PeerOrigin,
-                  remote: String, close: @escaping @Sendable () -> Void, signal: AsyncStream<Void>.Continuation) -> Registration {
+                  remote: String, bytes: ByteCounts, close: @escaping @Sendable () -> Void,
+                  signal: AsyncStream<Void>.Continuation) -> Registration {
         let key = "machine:\(machine)"
         var record = peers[key] ?? PeerRecord()
         if let existing = record.session, let entry = sessions[existing] {
@@ -125,6 +127,7 @@ actor SyncEngine {
         if !record.addresses.contains(remote) { record.addresses.append(remote) }
         record.state = .connected
         record.session = id
+        record.bytes = bytes
         record.peerCaughtUp = false
         record.weCaughtUp = false
         record.lastError = nil
@@ -206,7 +209,8 @@ actor SyncEngine {
             return AgentStatus.Peer(
                 name: record.replica.flatMap { labels[$0] }, machineID: record.machine, replicaID: record.replica?.description,
                 addresses: record.addresses, foundBy: record.foundBy.sorted(), state: record.state, lastSeen: record.lastSeen,
-                peerLacks: lacks, weLack: weLack, inSync: inSync, lastError: record.lastError)
+                peerLacks: lacks, weLack: weLack, inSync: inSync, lastError: record.lastError,
+                sessionBytes: record.bytes?.snapshot)
         }
         .sorted { ($0.machineID ?? $0.addresses.first ?? "") < ($1.machineID ?? $1.addresses.first ?? "") }
     }

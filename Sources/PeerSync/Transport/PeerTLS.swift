@@ -34,6 +34,9 @@ public struct PeerTLS: Sendable {
             configuration.minimumTLSVersion = .tlsv13
             configuration.certificateVerification = .noHostnameVerification // requires the peer's certificate
             configuration.trustRoots = .certificates([])
+            // On close, wait at most this long for the peer's close_notify (a frozen
+            // peer would otherwise hold the session for NIOSSL's default 5 s).
+            configuration.shutdownTimeout = .seconds(1)
             return configuration
         }
         serverContext = try NIOSSLContext(configuration: configure(

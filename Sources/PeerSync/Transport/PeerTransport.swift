@@ -7,6 +7,7 @@ public struct PeerChannel: Sendable {
     public let channel: NIOAsyncChannel<PeerMessage, PeerMessage>
     /// The peer's machine id (SHA-256 of its certificate key), once TLS has seen it.
     public let peerMachine: EventLoopFuture<[UInt8]>
+    public let bytes: ByteCounts
 
     public var remoteAddress: String {
         channel.channel.remoteAddress.map(PeerTransport.describe) ?? "unknown"
@@ -29,8 +30,10 @@ public enum PeerTransport {
                     let machine = channel.eventLoop.makePromise(of: [UInt8].self)
                     let handler = NIOSSLServerHandler(context: tls.serverContext,
                                                       customVerificationCallback: PeerTLS.recordingPeer(into: machine))
+                    let counts = ByteCounts()
+                    try channel.pipeline.syncOperations.addHandler(ByteCountingHandler(counts, wire: true))
                     try channel.pipeline.syncOperations.addHandler(handler)
-                    return try wrap(channel, machine: machine)
+                    return try wrap(channel, machine: machine, counts: counts)
                 }
             }
     }
@@ -46,19 +49,22 @@ public enum PeerTransport {
                     let machine = channel.eventLoop.makePromise(of: [UInt8].self)
                     let handler = try NIOSSLClientHandler(context: tls.clientContext, serverHostname: nil,
                                                           customVerificationCallback: PeerTLS.recordingPeer(into: machine))
+                    let counts = ByteCounts()
+                    try channel.pipeline.syncOperations.addHandler(ByteCountingHandler(counts, wire: true))
                     try channel.pipeline.syncOperations.addHandler(handler)
-                    return try wrap(channel, machine: machine)
+                    return try wrap(channel, machine: machine, counts: counts)
                 }
             }
     }
 
-    private static func wrap(_ channel: Channel, machine: EventLoopPromise<[UInt8]>) throws -> PeerChannel {
+    private static func wrap(_ channel: Channel, machine: EventLoopPromise<[UInt8]>, counts: ByteCounts) throws -> PeerChannel {
         // A connection that dies before TLS saw a certificate must not leave the promise open.
         channel.closeFuture.whenComplete { _ in machine.fail(TransportError.closedBeforeHandshake) }
+        try channel.pipeline.syncOperations.addHandler(ByteCountingHandler(counts, wire: false))
         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(PeerFrameDecoder()))
         try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(PeerFrameEncoder()))
         let async = try NIOAsyncChannel<PeerMessage, PeerMessage>(wrappingChannelSynchronously: channel)
-        return PeerChannel(channel: async, peerMachine: machine.futureResult)
+        return PeerChannel(channel: async, peerMachine: machine.futureResult, bytes: counts)
     }
 
     static func describe(_ address: SocketAddress) -> String {
