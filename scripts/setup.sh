@@ -33,7 +33,24 @@ if ! bus_up; then
   $SUDO dbus-daemon --system --fork >/dev/null
 fi
 if ! avahi_up; then
-  $SUDO avahi-daemon -D >/dev/null 2>&1 || true
+  # No daemon runs (a machine without systemd: a container, CI). Start one, confined to
+  # the interfaces in $PULSE_MDNS_INTERFACES (comma-separated, or "all"); by default
+  # loopback only, so nothing is announced on a network nobody asked us to join.
+  # A desktop's own avahi-daemon is reused as it is and never reconfigured.
+  conf_dir=/run/house-pulse
+  $SUDO mkdir -p "$conf_dir"
+  interfaces="${PULSE_MDNS_INTERFACES:-lo}"
+  {
+    echo "[server]"
+    [ "$interfaces" = "all" ] || echo "allow-interfaces=$interfaces"
+    echo "use-ipv6=$([ "$interfaces" = "lo" ] && echo no || echo yes)"
+    echo "enable-dbus=yes"
+    echo "[wide-area]"
+    echo "enable-wide-area=no"
+    echo "[publish]"
+    echo "publish-workstation=no"
+  } | $SUDO tee "$conf_dir/avahi-daemon.conf" >/dev/null
+  $SUDO avahi-daemon -D -f "$conf_dir/avahi-daemon.conf" >/dev/null 2>&1 || true
   for _ in $(seq 1 50); do avahi_up && break; sleep 0.1; done
   avahi_up || echo "setup: avahi-daemon did not come up; discovery will be unavailable" >&2
 fi

@@ -26,6 +26,9 @@ struct Run: AsyncParsableCommand {
     @Option(name: .customLong("peer"), help: "A peer's HOST:PORT (repeatable); remembered for later runs.")
     var peers: [String] = []
 
+    @Flag(help: "Do not advertise or discover peers over mDNS (static peers keep working).")
+    var noMdns = false
+
     @Option(help: "Seconds between keepalive pings; a peer silent for three is disconnected.")
     var keepalive = 15
 
@@ -54,6 +57,7 @@ struct Run: AsyncParsableCommand {
         agentOptions.listenHost = listen
         agentOptions.staticPeers = peers.compactMap(PeerAddress.init)
         agentOptions.session.keepalive = .seconds(keepalive)
+        agentOptions.mdns = !noMdns
         guard options.resolved.hasHousehold else { throw CLIError(HouseholdError.notInitialized(options.resolved.path)) }
         let agent = PeerAgent(options: agentOptions, logger: logger) { ready in
             if let line = try? JSONEncoder().encode(ready) {
@@ -115,6 +119,7 @@ struct Status: ParsableCommand {
         let m = status.machine
         print("This machine  \(m.machineID.prefix(12))  \(m.household)\(m.member.map { "  member \($0)" } ?? "")")
         print("  listening on \(m.listenAddress):\(m.port), \(m.changes) changes")
+        print("  discovery: \(m.discovery)")
         print(status.peers.isEmpty ? "No peers yet." : "Peers (\(status.peers.count)):")
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         for peer in status.peers {

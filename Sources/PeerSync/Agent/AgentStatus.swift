@@ -10,6 +10,8 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         public var listenAddress: String
         public var port: Int
         public var changes: UInt64
+        /// mDNS: what Avahi is doing, or why it is unavailable, or "off".
+        public var discovery: String
     }
 
     public struct Peer: Sendable, Codable, Equatable {

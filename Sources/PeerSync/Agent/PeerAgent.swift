@@ -14,6 +14,8 @@ public struct AgentOptions: Sendable {
     /// Added to the peers persisted in this machine's configuration.
     public var staticPeers: [PeerAddress] = []
     public var session = SessionOptions()
+    /// Advertise and discover peers over mDNS (Avahi).
+    public var mdns = true
 
     public init(home: HouseholdHome) { self.home = home }
 }
@@ -83,6 +85,11 @@ public struct PeerAgent: Service {
                 }
                 for peer in peers {
                     group.addTask { await dial(peer, context) }
+                }
+                if options.mdns {
+                    group.addTask { await runDiscovery(context, port: port) }
+                } else {
+                    await context.engine.setDiscovery("off (--no-mdns)")
                 }
             }
     }
@@ -205,7 +212,7 @@ public struct PeerAgent: Service {
         let machine = AgentStatus.Machine(
             machineID: store.machineID, replicaID: store.replicaID.description, householdID: store.householdID,
             household: summary.household, member: summary.member, listenAddress: options.listenHost, port: port,
-            changes: vector.total)
+            changes: vector.total, discovery: await context.engine.discoveryState)
         return AgentStatus(machine: machine, peers: await context.engine.peerStatus(localVector: vector, labels: labels))
     }
 }

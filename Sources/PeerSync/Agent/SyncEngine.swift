@@ -55,6 +55,37 @@ actor SyncEngine {
 
     private static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
+    /// What discovery is doing, for `status`.
+    private(set) var discoveryState = "off"
+
+    func setDiscovery(_ state: String) {
+        discoveryState = state
+        bump()
+    }
+
+    /// mDNS found a household machine at `addresses`.
+    func discovered(machine: String, addresses: [String]) {
+        let key = "machine:\(machine)"
+        var record = peers[key] ?? PeerRecord()
+        record.machine = machine
+        record.foundBy.insert("mdns")
+        record.addresses = addresses + record.addresses.filter { !addresses.contains($0) }
+        if record.session == nil && record.state != .disconnected { record.state = .connecting }
+        peers[key] = record
+        bump()
+    }
+
+    func discoveredUnreachable(machine: String, error: String) {
+        let key = "machine:\(machine)"
+        guard var record = peers[key], record.session == nil else { return }
+        record.state = .disconnected
+        record.lastError = error
+        peers[key] = record
+        bump()
+    }
+
+    func isConnected(_ machine: String) -> Bool { peers["machine:\(machine)"]?.session != nil }
+
     func newSessionID() -> Int {
         nextSession += 1
         return nextSession
@@ -124,7 +155,8 @@ actor SyncEngine {
         record.machine = machine
         record.replica = replica
         record.foundBy.insert(origin.label)
-        if !record.addresses.contains(remote) { record.addresses.append(remote) }
+        // A dialed address is where the peer listens; an inbound one is an ephemeral port.
+        if role == .client && !record.addresses.contains(remote) { record.addresses.append(remote) }
         record.state = .connected
         record.session = id
         record.bytes = bytes
