@@ -61,8 +61,9 @@ extension PeerAgent {
             for await event in discovery.events {
                 switch event {
                 case let .availability(available, detail):
-                    await engine.setDiscovery((available ? "mDNS: " : "mDNS unavailable: ") + detail)
-                    context.logger.info("discovery", metadata: ["state": "\(detail)"])
+                    let state = (available ? "mDNS: " : "mDNS unavailable: ") + detail
+                    await engine.setDiscovery(state)
+                    context.logger.info("discovery", metadata: ["state": "\(state)"])
                 case let .found(service):
                     guard let machine = service.txt["id"], machine != engine.localMachine else { continue }
                     guard service.txt["v"] == String(PeerMessage.Hello.currentVersion),

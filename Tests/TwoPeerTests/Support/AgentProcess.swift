@@ -14,11 +14,20 @@ final class AgentProcess: @unchecked Sendable {
     private let newLine = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
 
-    /// `pulse-peer run --home HOME --port 0 --listen 127.0.0.1 ARGS…`
-    init(home: String, _ args: [String] = [], timeout: TimeInterval = 30) throws {
+    /// `pulse-peer run --home HOME --port 0 --listen LISTEN ARGS…`, inside `host`'s
+    /// network namespace when one is given (else with mDNS off: tests never touch the
+    /// machine's own Avahi).
+    init(home: String, _ args: [String] = [], on host: TestHost? = nil, listen: String = "127.0.0.1",
+         timeout: TimeInterval = 30) throws {
         self.home = home
-        process.executableURL = PulsePeer.executable
-        process.arguments = ["run", "--home", home, "--port", "0", "--listen", "127.0.0.1"] + args
+        let run = ["run", "--home", home, "--port", "0", "--listen", listen] + (host == nil ? ["--no-mdns"] : []) + args
+        if let host {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = host.wrap([PulsePeer.executable.path] + run)
+        } else {
+            process.executableURL = PulsePeer.executable
+            process.arguments = run
+        }
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "PULSE_HOME")
         process.environment = env

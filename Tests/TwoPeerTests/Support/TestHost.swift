@@ -1,0 +1,205 @@
+import Foundation
+
+/// A test host: a network namespace with its own system bus and avahi-daemon, so mDNS
+/// tests run hermetically (nothing is announced outside the namespaces) and can restart
+/// the daemon at will. Needs CAP_NET_ADMIN and CAP_SYS_ADMIN; `TestHost.available`
+/// tells whether this machine allows it (tests are disabled, with the reason, if not).
+final class TestHost: @unchecked Sendable {
+    struct Failure: Error, CustomStringConvertible { let description: String }
+
+    let name: String
+    let dir: URL
+    private var dbus: SpawnedProcess?
+    private var avahi: SpawnedProcess?
+    private let lock = NSLock()
+    private var avahiLog: [String] = []
+    private let avahiLine = DispatchSemaphore(value: 0)
+
+    var busAddress: String { "unix:path=\(dir.path)/bus.sock" }
+
+    /// Whether network namespaces can be made here (checked once).
+    static let available: Bool = {
+        let probe = "hp-probe-\(getpid())"
+        guard (try? shell(["ip", "netns", "add", probe])) != nil else { return false }
+        _ = try? shell(["ip", "netns", "del", probe])
+        return FileManager.default.isExecutableFile(atPath: "/usr/sbin/avahi-daemon")
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon")
+    }()
+
+    static let unavailableReason = "needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN) to make network namespaces, and avahi-daemon + dbus-daemon (scripts/setup.sh installs them)"
+
+    /// A namespace with loopback up, its bus and its avahi-daemon running.
+    init(label: String) throws {
+        name = "hp\(label)\(UInt32.random(in: 0...0xFFFFF))"
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("testhost-\(name)")
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("avahi-run"), withIntermediateDirectories: true)
+        try Self.shell(["ip", "netns", "add", name])
+        try Self.shell(["ip", "-n", name, "link", "set", "lo", "up"])
+        let config = """
+        [server]
+        host-name=\(name)
+        use-ipv6=no
+        enable-dbus=yes
+        ratelimit-interval-usec=0
+        [wide-area]
+        enable-wide-area=no
+        [publish]
+        publish-workstation=no
+        publish-hinfo=no
+        """
+        try config.write(to: dir.appendingPathComponent("avahi-daemon.conf"), atomically: true, encoding: .utf8)
+        try startBus()
+        try startAvahi()
+    }
+
+    deinit {
+        stopAvahi()
+        dbus?.terminate()
+        _ = try? Self.shell(["ip", "netns", "del", name])
+        try? FileManager.default.removeItem(at: dir)
+    }
+
+    /// `env DBUS_SYSTEM_BUS_ADDRESS=… ip netns exec NAME command…`, for /usr/bin/env.
+    func wrap(_ command: [String]) -> [String] {
+        ["ip", "netns", "exec", name, "env", "DBUS_SYSTEM_BUS_ADDRESS=\(busAddress)"] + command
+    }
+
+    /// Runs a command inside the namespace to completion.
+    @discardableResult
+    func run(_ command: [String]) throws -> String { try Self.shell(wrap(command)) }
+
+    // The daemons are started with posix_spawn, not Foundation's Process: Process learns
+    // of a child's exit through a descriptor the child inherits, and avahi-daemon closes
+    // every inherited descriptor at start; Process would then block its reaper thread in
+    // wait4() on a daemon that never exits, and stall every other Process of the tests.
+
+    private func startBus() throws {
+        let process = try SpawnedProcess(["ip", "netns", "exec", name, "dbus-daemon", "--system", "--address=\(busAddress)",
+                                          "--nofork", "--nopidfile", "--print-address"])
+        dbus = process
+        // It prints its address once it listens.
+        guard process.output.availableData.isEmpty == false else { throw Failure(description: "dbus-daemon did not start in \(name)") }
+    }
+
+    /// Starts avahi-daemon (in the foreground, logging to a pipe) and waits until it runs.
+    func startAvahi(timeout: TimeInterval = 20) throws {
+        // Its own /run/avahi-daemon (pid file, socket): a bind mount in the private mount
+        // namespace that `ip netns exec` gives every command.
+        let process = try SpawnedProcess(wrap(["sh", "-c",
+            "mkdir -p /run/avahi-daemon && mount --bind '\(dir.path)/avahi-run' /run/avahi-daemon && " +
+            "exec avahi-daemon --no-drop-root --no-chroot --debug -f '\(dir.path)/avahi-daemon.conf'"]))
+        avahi = process
+        let handle = process.output
+        Thread.detachNewThread { [weak self] in
+            var pending = Data()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                    pending.removeSubrange(pending.startIndex...newline)
+                    guard let self else { return }
+                    self.lock.withLock { self.avahiLog.append(line) }
+                    self.avahiLine.signal()
+                }
+            }
+        }
+        let deadline = DispatchTime.now() + timeout
+        let mark = lock.withLock { avahiLog.count }
+        while !lock.withLock({ avahiLog[mark...].contains { $0.contains("Server startup complete") } }) {
+            guard avahiLine.wait(timeout: deadline) == .success else {
+                throw Failure(description: "avahi-daemon did not start in \(name): \(lock.withLock { avahiLog.suffix(5) })")
+            }
+        }
+    }
+
+    /// Stops avahi-daemon and waits for it to exit.
+    func stopAvahi() {
+        avahi?.terminate()
+        avahi = nil
+    }
+
+    /// Joins two hosts with a veth pair on 10.77.`subnet`.0/24 (.1 and .2).
+    static func link(_ a: TestHost, _ b: TestHost, subnet: Int) throws {
+        let left = "v\(a.name.suffix(6))a", right = "v\(b.name.suffix(6))b"
+        try shell(["ip", "link", "add", left, "type", "veth", "peer", "name", right])
+        try shell(["ip", "link", "set", left, "netns", a.name])
+        try shell(["ip", "link", "set", right, "netns", b.name])
+        try shell(["ip", "-n", a.name, "addr", "add", "10.77.\(subnet).1/24", "dev", left])
+        try shell(["ip", "-n", b.name, "addr", "add", "10.77.\(subnet).2/24", "dev", right])
+        try shell(["ip", "-n", a.name, "link", "set", left, "up"])
+        try shell(["ip", "-n", b.name, "link", "set", right, "up"])
+    }
+
+    @discardableResult
+    static func shell(_ command: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = command
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "\(command.joined(separator: " ")) failed: \(String(decoding: errors, as: UTF8.self))")
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+}
+
+/// A child started with posix_spawn, its standard output and error on one pipe. Reaped
+/// by `terminate()` (SIGTERM, then waitpid).
+final class SpawnedProcess: @unchecked Sendable {
+    let pid: pid_t
+    let output: FileHandle
+    private var reaped = false
+
+    init(_ arguments: [String]) throws {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw TestHost.Failure(description: "pipe failed") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
+        posix_spawn_file_actions_addclose(&actions, fds[0])
+        posix_spawn_file_actions_addclose(&actions, fds[1])
+        // The calling thread (a dispatch worker) blocks signals, and a spawned child inherits
+        // its mask: give the child an empty mask and default handlers, or SIGTERM is ignored.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t(), allSignals = sigset_t()
+        sigemptyset(&noSignals)
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv = (["/usr/bin/env"] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var child: pid_t = 0
+        let rc = posix_spawn(&child, "/usr/bin/env", &actions, &attributes, argv, environ)
+        close(fds[1])
+        guard rc == 0 else {
+            close(fds[0])
+            throw TestHost.Failure(description: "cannot start \(arguments.first ?? ""): \(String(cString: strerror(rc)))")
+        }
+        pid = child
+        output = FileHandle(fileDescriptor: fds[0], closeOnDealloc: true)
+    }
+
+    func terminate() {
+        guard !reaped else { return }
+        reaped = true
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+    }
+
+    deinit { terminate() }
+}
