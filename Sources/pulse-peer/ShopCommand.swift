@@ -5,7 +5,7 @@ import PeerSync
 struct Shop: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "The shopping list.",
-        subcommands: [Add.self, List.self, Rename.self, Check.self, Restock.self],
+        subcommands: [Add.self, List.self, Rename.self, Check.self, Restock.self, Clear.self, Undo.self],
         defaultSubcommand: List.self
     )
 
@@ -74,6 +74,25 @@ struct Shop: ParsableCommand {
         func run() throws {
             let moved = try options.write { try $0.restockShoppingItem(item) }
             print("\(moved.name) is back on the list")
+        }
+    }
+
+    struct Clear: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Clear the whole list. `shop undo` restores it (the last clear stays undoable until the next one).")
+        @OptionGroup var options: HomeOptions
+        func run() throws {
+            let cleared = try options.write { try $0.clearShoppingList() }
+            print("Cleared \(cleared.count) item\(cleared.count == 1 ? "" : "s") (undo: pulse-peer shop undo)")
+        }
+    }
+
+    struct Undo: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Undo the last clear.")
+        @OptionGroup var options: HomeOptions
+        func run() throws {
+            let restored = try options.write { try $0.undoClearShoppingList() }
+            print("Restored \(restored.count) item\(restored.count == 1 ? "" : "s")")
         }
     }
 }

@@ -10,11 +10,17 @@ public struct ControlRequest: Sendable, Codable {
     /// For `wait`: the condition (see ``WaitCondition``) and how long to wait.
     public var until: WaitCondition?
     public var timeoutMilliseconds: Int?
+    /// For `call`: a household method (docs/API.md) and its parameters.
+    public var method: String?
+    public var params: [String: JSONValue]?
 
-    public init(op: String, until: WaitCondition? = nil, timeoutMilliseconds: Int? = nil) {
+    public init(op: String, until: WaitCondition? = nil, timeoutMilliseconds: Int? = nil,
+                method: String? = nil, params: [String: JSONValue]? = nil) {
         self.op = op
         self.until = until
         self.timeoutMilliseconds = timeoutMilliseconds
+        self.method = method
+        self.params = params
     }
 }
 
@@ -47,6 +53,14 @@ public struct ControlResponse: Sendable, Codable {
     public var ok: Bool
     public var error: String?
     public var status: AgentStatus?
+    public var result: JSONValue?
+
+    public init(ok: Bool, error: String? = nil, status: AgentStatus? = nil, result: JSONValue? = nil) {
+        self.ok = ok
+        self.error = error
+        self.status = status
+        self.result = result
+    }
 }
 
 /// Splits a byte stream into lines of at most `maxLength` bytes.

@@ -86,6 +86,7 @@ public struct PeerAgent: Service {
                 for peer in peers {
                     group.addTask { await dial(peer, context) }
                 }
+                group.addTask { await generateRecurringTasksDaily(context) }
                 if options.mdns {
                     group.addTask { await runDiscovery(context, port: port) }
                 } else {
@@ -156,6 +157,22 @@ public struct PeerAgent: Service {
         }
     }
 
+    /// Creates the recurring tasks of each new day: at start, then just after every local
+    /// midnight (the only timer besides keepalive).
+    private func generateRecurringTasksDaily(_ context: Context) async {
+        while !Task.isCancelled {
+            do {
+                if try await context.store.generateRecurringTasks() > 0 { await context.engine.storeChanged() }
+            } catch {
+                context.logger.warning("cannot generate recurring tasks", metadata: ["error": "\(error)"])
+            }
+            let calendar = Calendar.current
+            let next = calendar.nextDate(after: Date(), matching: DateComponents(hour: 0, minute: 0, second: 1),
+                                         matchingPolicy: .nextTime) ?? Date().addingTimeInterval(3600)
+            do { try await Task.sleep(for: .seconds(max(1, next.timeIntervalSinceNow))) } catch { return }
+        }
+    }
+
     private func handle(_ request: ControlRequest, context: Context, port: Int) async -> ControlResponse {
         switch request.op {
         case "status":
@@ -167,6 +184,15 @@ public struct PeerAgent: Service {
         case "changed":
             await context.engine.storeChanged()
             return ControlResponse(ok: true)
+        case "call":
+            guard let method = request.method else { return ControlResponse(ok: false, error: "call needs `method`") }
+            do {
+                let result = try await context.store.call(method, request.params ?? [:])
+                if !HouseholdAPI.isReadOnly(method) { await context.engine.storeChanged() }
+                return ControlResponse(ok: true, result: result)
+            } catch {
+                return ControlResponse(ok: false, error: "\(error)")
+            }
         case "wait":
             guard let condition = request.until else { return ControlResponse(ok: false, error: "wait needs `until`") }
             let timeout = Duration.milliseconds(min(max(request.timeoutMilliseconds ?? 30_000, 0), 3_600_000))
@@ -176,7 +202,7 @@ public struct PeerAgent: Service {
                 return ControlResponse(ok: false, error: "\(error)")
             }
         default:
-            return ControlResponse(ok: false, error: "unknown op \(request.op.debugDescription) (known: status, changed, wait)")
+            return ControlResponse(ok: false, error: "unknown op \(request.op.debugDescription) (known: status, changed, wait, call)")
         }
     }
 

@@ -27,6 +27,13 @@ actor StoreService {
 
     func versionVector() throws -> VersionVector { try household.store.versionVector() }
 
+    /// A household method of the local API (the same rules as the CLI).
+    func call(_ method: String, _ params: [String: JSONValue]) throws -> JSONValue {
+        try HouseholdAPI.call(method, params, on: household)
+    }
+
+    func generateRecurringTasks() throws -> Int { try household.generateRecurringTasks() }
+
     func apply(_ batch: DeltaBatch) throws -> ApplyOutcome { try household.store.apply(batch) }
 
     /// A cursor over what a peer with `vector` lacks.

@@ -57,8 +57,9 @@ public final class Household {
     public let store: ReplicaStore
     public let identity: MachineIdentity
     public let householdID: String
-    /// The member this machine belongs to (writes are signed with it).
-    public let memberID: String?
+    /// The member this machine belongs to (writes are signed with it). Read afresh: it is
+    /// a local setting another process (`whoami --set`) may change.
+    public var memberID: String? { (try? store.meta("member_id"))?.textValue }
 
     private init(home: HouseholdHome, store: ReplicaStore, identity: MachineIdentity) throws {
         self.home = home
@@ -68,7 +69,6 @@ public final class Household {
             throw HouseholdError.notInitialized(home.path)
         }
         householdID = id
-        memberID = try store.meta("member_id")?.textValue
     }
 
     /// Opens the household in `home`; fails when there is none.

@@ -99,3 +99,37 @@ extension Household {
             + candidates.map { "\($0.id.prefix(8)) \($0.name)" }.joined(separator: ", "))
     }
 }
+
+/// Clear all, and its undo. The last clear stays undoable on this machine until the
+/// next clear (a CLI has no 4-second toast); undo brings back exactly the items that
+/// clear removed and that nobody has changed since.
+extension Household {
+    static let lastClearKey = "last_shopping_clear"
+
+    @discardableResult
+    public func clearShoppingList() throws -> [ShoppingItem] {
+        let items = try shoppingItems(.active)
+        guard !items.isEmpty else { throw HouseholdError.invalidInput("the shopping list is already empty") }
+        try store.write(member: memberID) { tx in
+            for item in items { try tx.put(.shoppingItem, item.id, ["state": .text("deleted")]) }
+        }
+        try store.setMeta(Self.lastClearKey, .text(items.map(\.id).joined(separator: ",")))
+        return items
+    }
+
+    @discardableResult
+    public func undoClearShoppingList() throws -> [ShoppingItem] {
+        guard case let .text(list)? = try store.meta(Self.lastClearKey), !list.isEmpty else {
+            throw HouseholdError.invalidInput("there is no clear to undo")
+        }
+        let ids = list.split(separator: ",").map(String.init)
+        let deleted = Set(try shoppingItems(.deleted).map(\.id))
+        let restorable = ids.filter { deleted.contains($0) }
+        try store.write(member: memberID) { tx in
+            for id in restorable { try tx.put(.shoppingItem, id, ["state": .text("active")]) }
+        }
+        try store.setMeta(Self.lastClearKey, .text(""))
+        let restored = Set(restorable)
+        return try shoppingItems(.active).filter { restored.contains($0.id) }
+    }
+}

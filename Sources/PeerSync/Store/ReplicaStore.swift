@@ -170,12 +170,31 @@ public final class ReplicaStore {
         /// Sets `fields` of one row (creating it when new): one change.
         @discardableResult
         public mutating func put(_ entity: EntityKind, _ rowID: String, _ fields: [String: FieldValue]) throws -> Change {
+            try put(entity, rowID, fields, stamp: nil)
+        }
+
+        /// Creates a row that several machines may generate independently (a recurring
+        /// task of one period), stamped with a fixed, deterministic time earlier than any
+        /// person's action on it: the copies merge into one row and never undo an edit.
+        /// Only for rows that do not exist here yet.
+        @discardableResult
+        public mutating func putGenerated(_ entity: EntityKind, _ rowID: String, _ fields: [String: FieldValue],
+                                          at hlc: HybridTimestamp) throws -> Change {
+            // Later local writes must still be stamped after it.
+            try? clock.observe(remote: hlc, physicalMilliseconds: store.physicalClock())
+            return try put(entity, rowID, fields, stamp: Stamp(hlc: hlc, origin: store.replicaID))
+        }
+
+        private mutating func put(_ entity: EntityKind, _ rowID: String, _ fields: [String: FieldValue], stamp fixed: Stamp?) throws -> Change {
             let schema = entity.schema
-            var stamp = Stamp(hlc: clock.next(physicalMilliseconds: store.physicalClock()), origin: store.replicaID)
+            var stamp = fixed ?? Stamp(hlc: clock.next(physicalMilliseconds: store.physicalClock()), origin: store.replicaID)
             var writes: [FieldWrite] = []
             for name in fields.keys.sorted() {
                 let value = fields[name]!
                 let existing = try store.currentVersion(entity, rowID, name)
+                if fixed != nil, existing != nil {
+                    throw StoreError.immutableField(entity, rowID: rowID, field: name)
+                }
                 if let existing, existing.stamp >= stamp {
                     // Cannot happen while every stamp this database holds went through
                     // the clock; if the file was edited by hand, stay ahead of it.

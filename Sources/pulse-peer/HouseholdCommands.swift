@@ -1,0 +1,176 @@
+import ArgumentParser
+import PeerSync
+
+struct MemberCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "member", abstract: "The household's members.",
+        subcommands: [List.self, Add.self, Edit.self, Remove.self], defaultSubcommand: List.self)
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the members.")
+        @OptionGroup var options: HomeOptions
+        @Flag(help: "Print JSON.") var json = false
+        func run() throws {
+            let members = try options.read { try $0.members() }
+            if json { return try Output.json(members) }
+            for member in members {
+                print("\(Output.pill(member.initials)) \(member.name)  \(member.color)\(member.isThisMachine ? "  (this machine)" : "")")
+            }
+        }
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a member (initials and colour derived unless given).")
+        @OptionGroup var options: HomeOptions
+        @Argument var name: String
+        @Option(help: "1 to 3 letters.") var initials: String?
+        @Option(help: "#RRGGBB.") var color: String?
+        func run() throws {
+            let member = try options.write { try $0.addMember(name, initials: initials, color: color) }
+            print("Added \(member.name) (\(member.initials), \(member.color))")
+        }
+    }
+
+    struct Edit: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Rename a member or change their initials or colour.")
+        @OptionGroup var options: HomeOptions
+        @Argument var member: String
+        @Option var name: String?
+        @Option var initials: String?
+        @Option var color: String?
+        func run() throws {
+            let edited = try options.write { try $0.editMember(member, name: name, initials: initials, color: color) }
+            print("\(edited.name) (\(edited.initials), \(edited.color))")
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a member; their tasks become unassigned.")
+        @OptionGroup var options: HomeOptions
+        @Argument var member: String
+        func run() throws {
+            let removed = try options.write { try $0.removeMember(member) }
+            print("Removed \(removed.name); their tasks are now unassigned")
+        }
+    }
+}
+
+struct HouseholdCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "household", abstract: "The household's name.", subcommands: [Show.self, Rename.self], defaultSubcommand: Show.self)
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show the name and members.")
+        @OptionGroup var options: HomeOptions
+        func run() throws {
+            let (name, members) = try options.read { (try $0.householdName(), try $0.members()) }
+            print(name)
+            print("Members: " + members.map(\.name).joined(separator: ", "))
+        }
+    }
+
+    struct Rename: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Rename the household.")
+        @OptionGroup var options: HomeOptions
+        @Argument var name: String
+        func run() throws { print("Renamed to \(try options.write { try $0.renameHousehold(name) })") }
+    }
+}
+
+struct Whoami: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Which member this machine belongs to (used for authorship and \"assigned to me\").")
+    @OptionGroup var options: HomeOptions
+    @Option(help: "Make this machine belong to another member.") var set: String?
+    func run() throws {
+        if let set {
+            let member = try options.read { try $0.setThisMachine(member: set) }
+            print("This machine now belongs to \(member.name)")
+            return
+        }
+        let member = try options.read { household in try household.members().first(where: \.isThisMachine) }
+        print(member.map(\.name) ?? "This machine belongs to no member yet: `pulse-peer whoami --set NAME`")
+    }
+}
+
+struct SettingsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "settings",
+        abstract: "Household settings: appearance (light/dark/system), celebrations, suggestions (on/off).",
+        discussion: "These are per household and sync to every machine. Which member a machine belongs to is per machine (`whoami`).")
+    @OptionGroup var options: HomeOptions
+    @Argument(help: "A setting to change.") var key: String?
+    @Argument(help: "Its new value.") var value: String?
+    @Flag(help: "Print JSON.") var json = false
+
+    func validate() throws {
+        if key != nil && value == nil { throw ValidationError("give the new value: pulse-peer settings \(key!) VALUE") }
+    }
+
+    func run() throws {
+        let settings: HouseholdSettings
+        if let key, let value {
+            settings = try options.write { try $0.setSetting(key, value) }
+        } else {
+            settings = try options.read { try $0.settings() }
+        }
+        if json { return try Output.json(settings) }
+        print("appearance    \(settings.appearance.rawValue)")
+        print("celebrations  \(settings.celebrations ? "on" : "off")")
+        print("suggestions   \(settings.suggestions ? "on" : "off")")
+    }
+}
+
+struct RecurringCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "recurring", abstract: "Recurring tasks: created once per period for the whole household.",
+        subcommands: [List.self, Add.self, Remove.self], defaultSubcommand: List.self)
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the templates.")
+        @OptionGroup var options: HomeOptions
+        @Flag(help: "Print JSON.") var json = false
+        func run() throws {
+            let templates = try options.read { try $0.recurringTemplates() }
+            if json { return try Output.json(templates) }
+            for (index, template) in templates.enumerated() {
+                print("\(String(index + 1).leftPadded(3))  \(template.title)  \(template.schedule)\(template.assignee.map { "  " + Output.pill($0) } ?? "")")
+            }
+        }
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a template: --daily, --weekly mon,thu, or --monthly 15.")
+        @OptionGroup var options: HomeOptions
+        @Argument var title: String
+        @Flag(help: "Every day.") var daily = false
+        @Option(help: "On these weekdays: mon,tue,wed,thu,fri,sat,sun.") var weekly: String?
+        @Option(help: "On this day of the month (past the month's end: its last day).") var monthly: Int?
+        @Option(help: "The member it is for.") var assignee: String?
+
+        func validate() throws {
+            let count = (daily ? 1 : 0) + (weekly == nil ? 0 : 1) + (monthly == nil ? 0 : 1)
+            guard count == 1 else { throw ValidationError("give exactly one of --daily, --weekly DAYS, --monthly DAY") }
+        }
+
+        func run() throws {
+            let schedule = daily ? "daily" : weekly.map { "weekly:\($0)" } ?? "monthly:\(monthly!)"
+            let template = try options.write { household -> RecurringTemplate in
+                let template = try household.addRecurringTemplate(title, schedule: schedule, assignee: assignee)
+                try household.generateRecurringTasks()
+                return template
+            }
+            print("Added recurring task \(template.title) (\(template.schedule))")
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a template (tasks already made stay).")
+        @OptionGroup var options: HomeOptions
+        @Argument var template: String
+        func run() throws {
+            let removed = try options.write { try $0.removeRecurringTemplate(template) }
+            print("Removed \(removed.title)")
+        }
+    }
+}

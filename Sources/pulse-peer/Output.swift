@@ -1,0 +1,26 @@
+import Foundation
+import PeerSync
+
+/// Printing helpers shared by the commands.
+enum Output {
+    static func json<T: Encodable>(_ value: T) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+
+    /// Colour only on a terminal.
+    static let colour = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+
+    static func orange(_ text: String) -> String { colour ? "\u{1B}[38;5;208m\(text)\u{1B}[0m" : text }
+    static func dim(_ text: String) -> String { colour ? "\u{1B}[2m\(text)\u{1B}[0m" : text }
+    static func pill(_ text: String) -> String { colour ? "\u{1B}[48;5;252;30m \(text) \u{1B}[0m" : "[\(text)]" }
+}
+
+extension HomeOptions {
+    /// Runs a read, turning errors into person-readable ones.
+    func read<T>(_ body: (Household) throws -> T) throws -> T {
+        let household = try openHousehold()
+        do { return try body(household) } catch { throw CLIError(error) }
+    }
+}
