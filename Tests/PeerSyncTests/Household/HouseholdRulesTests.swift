@@ -1,0 +1,222 @@
+import Foundation
+import Testing
+@testable import PeerSync
+
+@Suite struct HouseholdRulesTests {
+    let dir: TemporaryDirectory
+    let a: Household
+    init() throws {
+        dir = try TemporaryDirectory()
+        a = try Household.create(HouseholdHome(directory: dir.url.appendingPathComponent("a")), name: nil, members: [])
+    }
+
+    /// A second machine of the same household, synced with `a`.
+    func secondMachine() throws -> Household {
+        let b = try Household.join(HouseholdHome(directory: dir.url.appendingPathComponent("b")), invitation: a.invitation(forMember: "Tom"))
+        try a.store.sync(to: b.store)
+        return b
+    }
+
+    func sync(_ x: Household, _ y: Household) throws {
+        try x.store.sync(to: y.store)
+        try y.store.sync(to: x.store)
+    }
+
+    func message(_ body: () throws -> Void) -> String {
+        do { try body(); return "" } catch { return "\(error)" }
+    }
+
+    // MARK: Shopping
+
+    @Test func shoppingCycleThroughTheRestockPool() throws {
+        try a.addShoppingItems(["  Milk ", "", "Eggs"])
+        #expect(try a.shoppingItems().map(\.name) == ["Milk", "Eggs"])
+        let milk = try a.checkShoppingItem("milk")
+        #expect(try a.shoppingItems().map(\.name) == ["Eggs"])
+        #expect(try a.shoppingItems(.restock).map(\.id) == [milk.id])
+        let back = try a.restockShoppingItem("1")
+        #expect(back.id == milk.id) // the same item, not a duplicate
+        #expect(try a.shoppingItems().map(\.name) == ["Eggs", "Milk"])
+        #expect(message { _ = try a.restockShoppingItem("Milk") }.contains("no item \"Milk\" in the restock pool"))
+        #expect(message { try a.addShoppingItems(["", "  "]) }.contains("nothing to add"))
+    }
+
+    @Test func ambiguousHandlesListTheCandidates() throws {
+        try a.addShoppingItems(["Milk", "Milk"])
+        let error = message { _ = try a.checkShoppingItem("milk") }
+        #expect(error.contains("matches 2 items"))
+        #expect(message { _ = try a.checkShoppingItem("3") }.contains("there is no item 3: the shopping list has 2"))
+        let id = try a.shoppingItems()[1].id
+        #expect(try a.checkShoppingItem(String(id.prefix(6))).id == id)
+    }
+
+    @Test func clearAllIsUndoneExactly() throws {
+        try a.addShoppingItems(["Milk", "Eggs", "Bread"])
+        _ = try a.checkShoppingItem("Bread") // in the restock pool: not part of the visible list
+        #expect(try a.clearShoppingList().map(\.name) == ["Milk", "Eggs"])
+        #expect(try a.shoppingItems().isEmpty)
+        try a.addShoppingItems(["Tea"])
+        #expect(try a.undoClearShoppingList().map(\.name) == ["Milk", "Eggs"])
+        #expect(Set(try a.shoppingItems().map(\.name)) == ["Milk", "Eggs", "Tea"])
+        #expect(try a.shoppingItems(.restock).map(\.name) == ["Bread"])
+        #expect(message { try a.undoClearShoppingList() }.contains("no clear to undo"))
+    }
+
+    // MARK: Tasks
+
+    @Test func theFocusRuleRefusesAFourthActiveTask() throws {
+        try a.addTask("One", assignee: "anna", due: "today")
+        try a.addTask("Two")
+        try a.addTask("Three")
+        let refusal = message { try a.addTask("Four") }
+        #expect(refusal.contains("focus rule: at most 3 active tasks, and there are 3 (One, Two, Three)"))
+        #expect(try a.tasks().count == 3)
+        try a.addTask("Four", force: true)
+        _ = try a.completeTask("Four")
+        #expect(message { _ = try a.reopenTask("Four") }.contains("focus rule"))
+        _ = try a.completeTask("One")
+        #expect(try a.reopenTask("4").done == false) // position 4: "Four" (completed ones come last)
+        let list = try a.tasks()
+        #expect(list.map(\.title) == ["Two", "Three", "Four", "One"])
+        #expect(list.last?.assignee == "Anna")
+        #expect(list.last?.due == Days.today().description)
+        #expect(message { try a.addTask("Five", due: "someday", force: true) }.contains("not a date"))
+        #expect(message { try a.addTask("Five", assignee: "Zed", force: true) }.contains("no member called \"Zed\""))
+    }
+
+    @Test func afterAMergeMoreThanThreeMayBeActiveAndNothingIsLost() throws {
+        let b = try secondMachine()
+        for title in ["A1", "A2", "A3"] { try a.addTask(title) }
+        for title in ["B1", "B2"] { try b.addTask(title) }
+        try sync(a, b)
+        #expect(try a.activeTaskCount() == 5)
+        #expect(try b.tasks().map(\.title).sorted() == ["A1", "A2", "A3", "B1", "B2"])
+    }
+
+    // MARK: Members and settings
+
+    @Test func removingAMemberUnassignsTheirTasks() throws {
+        try a.addTask("Dishes", assignee: "Tom")
+        let zoe = try a.addMember("Zoe Smith")
+        #expect(zoe.initials == "ZS")
+        #expect(zoe.color == MemberStyle.color(at: 2))
+        #expect(try a.editMember("zoe smith", initials: "zo", color: "#112233").initials == "ZO")
+        #expect(message { _ = try a.editMember("Zoe Smith", color: "red") }.contains("#RRGGBB"))
+        #expect(message { try a.addMember("anna") }.contains("already a member"))
+        _ = try a.removeMember("Tom")
+        #expect(try a.tasks().first?.assignee == nil)
+        #expect(try a.members().map(\.name) == ["Anna", "Zoe Smith"])
+        #expect(try a.store.value(.task, a.tasks()[0].id, "title") == .text("Dishes")) // nothing else lost
+    }
+
+    @Test func settingsAndTheHouseholdName() throws {
+        #expect(try a.settings() == HouseholdSettings(appearance: .system, celebrations: true, suggestions: true))
+        #expect(try a.setSetting("appearance", "dark").appearance == .dark)
+        #expect(try a.setSetting("celebrations", "off").celebrations == false)
+        #expect(message { _ = try a.setSetting("appearance", "blue") }.contains("light, dark or system"))
+        #expect(message { _ = try a.setSetting("volume", "on") }.contains("unknown setting"))
+        #expect(try a.renameHousehold("  The Smiths ") == "The Smiths")
+        let b = try secondMachine()
+        #expect(try b.settings().appearance == .dark)
+        #expect(try b.householdName() == "The Smiths")
+        #expect(try b.members().first(where: \.isThisMachine)?.name == "Tom")
+    }
+
+    // MARK: Backlog
+
+    @Test func categoriesHoldItemsAndRefuseCarelessRemoval() throws {
+        try a.addCategory("Home Projects")
+        try a.addCategory("Vacation")
+        try a.addBacklogItem("Paint fence", to: "home projects")
+        try a.addBacklogItem("Book hotel", to: "2")
+        #expect(message { try a.addBacklogItem("x", to: "Garden") }.contains("no category \"Garden\""))
+        #expect(message { try a.addCategory("vacation") }.contains("already a category"))
+        #expect(message { _ = try a.removeCategory("Vacation") }.contains("holds 1 item"))
+        #expect(try a.backlog().count == 2)
+        try a.addCategory("Empty")
+        _ = try a.removeCategory("Empty") // at once
+        _ = try a.removeCategory("Vacation", force: true)
+        #expect(try a.backlog().map(\.title) == ["Home Projects"])
+        try a.addCategory("Garden")
+        #expect(try a.moveCategory("Garden", to: 1).map(\.title) == ["Garden", "Home Projects"])
+        let task = try a.promoteBacklogItem("Paint fence", due: "tomorrow")
+        #expect(task.title == "Paint fence" && task.due == Days.adding(1, to: Days.today()).description)
+        #expect(try a.backlog().flatMap(\.items).isEmpty)
+    }
+
+    @Test func anItemAddedToACategoryDeletedElsewhereIsNotLost() throws {
+        let b = try secondMachine()
+        try a.addCategory("Vacation")
+        try sync(a, b)
+        _ = try a.removeCategory("Vacation") // empty on A
+        try b.addBacklogItem("Book hotel", to: "Vacation") // meanwhile on B
+        try sync(a, b)
+        for machine in [a, b] {
+            let backlog = try machine.backlog()
+            #expect(backlog.map(\.title) == ["Vacation"])
+            #expect(backlog.first?.keptForItems == true)
+            #expect(backlog.first?.items.map(\.title) == ["Book hotel"])
+        }
+    }
+
+    // MARK: Recurring tasks
+
+    @Test func schedules() throws {
+        let monday = IsoDate("2026-11-23")!, sunday = IsoDate("2026-11-22")!
+        #expect(Days.weekday(monday) == 1 && Days.weekday(sunday) == 7)
+        #expect(Household.isDue("weekly:mon,thu", on: monday))
+        #expect(!Household.isDue("weekly:mon,thu", on: sunday))
+        #expect(Household.isDue("monthly:31", on: IsoDate("2026-02-28")!)) // the month's last day
+        #expect(!Household.isDue("monthly:31", on: IsoDate("2026-03-30")!))
+        #expect(Household.isDue("daily", on: sunday))
+        #expect(try Household.normalizeSchedule("Weekly: thu, mon") == "weekly:mon,thu")
+        #expect(message { _ = try Household.normalizeSchedule("hourly") }.contains("daily, weekly"))
+    }
+
+    @Test func aRecurringTaskGeneratedOnTwoDisconnectedMachinesIsOneTask() throws {
+        let b = try secondMachine()
+        try a.addRecurringTemplate("Water plants", schedule: "daily", assignee: "Tom")
+        try sync(a, b)
+        let day = IsoDate("2026-11-21")!
+        #expect(try a.generateRecurringTasks(on: day) == 1)
+        #expect(try a.generateRecurringTasks(on: day) == 0) // once per period
+        #expect(try b.generateRecurringTasks(on: day) == 1) // B has not seen A's
+        try sync(a, b)
+        for machine in [a, b] {
+            let generated = try machine.tasks().filter { $0.template != nil }
+            #expect(generated.count == 1)
+            #expect(generated.first?.period == "2026-11-21" && generated.first?.assignee == "Tom")
+        }
+        #expect(try a.store.canonicalState() == b.store.canonicalState())
+    }
+
+    @Test func completingAGeneratedTaskWinsOverALateGeneration() throws {
+        let b = try secondMachine()
+        try a.addRecurringTemplate("Take out bins", schedule: "weekly:sat")
+        try sync(a, b)
+        let saturday = IsoDate("2026-11-21")!
+        try a.generateRecurringTasks(on: saturday)
+        _ = try a.completeTask("Take out bins")
+        try b.generateRecurringTasks(on: saturday) // B, still disconnected, makes it too
+        try sync(a, b)
+        for machine in [a, b] {
+            #expect(try machine.tasks().filter { $0.title == "Take out bins" }.map(\.done) == [true])
+        }
+    }
+
+    // MARK: The local API
+
+    @Test func theAPICallsTheSameRules() throws {
+        let added = try HouseholdAPI.call("shop.add", ["names": .array([.string("Milk"), .string("Eggs")])], on: a)
+        guard case let .array(items) = added else { Issue.record("expected an array"); return }
+        #expect(items.count == 2)
+        for title in ["One", "Two", "Three"] { _ = try HouseholdAPI.call("task.add", ["title": .string(title)], on: a) }
+        #expect(message { _ = try HouseholdAPI.call("task.add", ["title": .string("Four")], on: a) }.contains("focus rule"))
+        _ = try HouseholdAPI.call("task.add", ["title": .string("Four"), "force": .bool(true)], on: a)
+        #expect(message { _ = try HouseholdAPI.call("task.add", [:], on: a) }.contains("needs \"title\""))
+        #expect(message { _ = try HouseholdAPI.call("shop.fly", [:], on: a) }.contains("unknown method"))
+        let settings = try HouseholdAPI.call("settings.set", ["key": .string("appearance"), "value": .string("light")], on: a)
+        #expect(settings == .object(["appearance": .string("light"), "celebrations": .bool(true), "suggestions": .bool(true)]))
+        #expect(HouseholdAPI.isReadOnly("task.list") && !HouseholdAPI.isReadOnly("task.add"))
+    }
+}
