@@ -51,6 +51,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Benchmarks (docs/PERFORMANCE.md): `scripts/bench.sh`.
+        .executableTarget(
+            name: "pulse-bench",
+            dependencies: [
+                "PeerSync",
+                "CSQLite",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "PeerSyncTests",
             dependencies: [

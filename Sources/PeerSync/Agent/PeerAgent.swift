@@ -16,6 +16,9 @@ public struct AgentOptions: Sendable {
     public var session = SessionOptions()
     /// Advertise and discover peers over mDNS (Avahi).
     public var mdns = true
+    /// Called after each batch from a peer is committed, with the changes it brought
+    /// (notifications and benchmarks hang here). Runs on the session's task: keep it short.
+    public var onApplied: (@Sendable (ApplyOutcome) -> Void)?
 
     public init(home: HouseholdHome) { self.home = home }
 }
@@ -51,7 +54,8 @@ public struct PeerAgent: Service {
         let secret = try await store.membershipKey().key
         let engine = SyncEngine(localMachine: identity.machineID)
         let context = Context(store: store, engine: engine, tls: tls, secret: secret,
-                              localReplica: store.replicaID, options: options.session, logger: logger)
+                              localReplica: store.replicaID, options: options.session, logger: logger,
+                              onApplied: options.onApplied)
 
         let listener = try await PeerTransport.listen(host: options.listenHost, port: options.port, tls: tls)
         let port = listener.channel.localAddress?.port ?? options.port
@@ -104,13 +108,15 @@ public struct PeerAgent: Service {
         let localReplica: ReplicaID
         let options: SessionOptions
         let logger: Logger
+        let onApplied: (@Sendable (ApplyOutcome) -> Void)?
 
         func session(_ connection: PeerChannel, role: MembershipProof.Role, origin: PeerOrigin) async -> String? {
             let id = await engine.newSessionID()
             var logger = self.logger
             logger[metadataKey: "remote"] = "\(connection.remoteAddress)"
             return await PeerSession(id: id, connection: connection, role: role, origin: origin, store: store, engine: engine,
-                                     tls: tls, secret: secret, localReplica: localReplica, options: options, logger: logger).run()
+                                     tls: tls, secret: secret, localReplica: localReplica, options: options, logger: logger,
+                                     onApplied: onApplied).run()
         }
     }
 

@@ -36,8 +36,9 @@ struct PeerSession {
     let localReplica: ReplicaID
     let options: SessionOptions
     let logger: Logger
+    let onApplied: (@Sendable (ApplyOutcome) -> Void)?
 
-    /// State the three tasks share.
+    /// State the tasks share.
     final class Shared: Sendable {
         struct State {
             var lastInbound = ContinuousClock.now
@@ -144,6 +145,7 @@ struct PeerSession {
                 peerVector.yield(vector)
             case let .apply(batch):
                 let outcome = try await store.apply(batch)
+                onApplied?(outcome)
                 var covered = VersionVector()
                 for claim in batch.coverage { covered[claim.origin] = max(covered[claim.origin], claim.upTo) }
                 shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(covered) }

@@ -1,0 +1,81 @@
+import CSQLite
+import Foundation
+
+/// The floors every figure is compared with, measured in the same run.
+enum Baselines {
+    /// Round trip of 64 bytes over loopback TCP (two threads, blocking sockets), in µs.
+    static func tcpRoundTrip(samples: Int = 2000) throws -> [Double] {
+        let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var one: Int32 = 1
+        setsockopt(server, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        listen(server, 1)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(server, $0, &length) } }
+        let echo = Thread {
+            let client = accept(server, nil, nil)
+            var yes: Int32 = 1
+            setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
+            var buffer = [UInt8](repeating: 0, count: 64)
+            while recv(client, &buffer, 64, Int32(MSG_WAITALL)) == 64 { _ = send(client, buffer, 64, 0) }
+            close(client)
+        }
+        echo.start()
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd); close(server) }
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        var buffer = [UInt8](repeating: 7, count: 64)
+        var times: [Double] = []
+        for _ in 0..<samples {
+            let start = DispatchTime.now().uptimeNanoseconds
+            _ = send(fd, buffer, 64, 0)
+            _ = recv(fd, &buffer, 64, Int32(MSG_WAITALL))
+            times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1000)
+        }
+        return times
+    }
+
+    /// A plain SQLite database with the same durability settings as the store.
+    final class RawDatabase {
+        let db: OpaquePointer
+        init(path: String) {
+            var handle: OpaquePointer?
+            sqlite3_open(path, &handle)
+            db = handle!
+            exec("PRAGMA journal_mode = WAL")
+            exec("PRAGMA synchronous = FULL")
+            exec("CREATE TABLE IF NOT EXISTS item (id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, state TEXT NOT NULL, listed INTEGER NOT NULL) WITHOUT ROWID")
+        }
+        deinit { sqlite3_close_v2(db) }
+        func exec(_ sql: String) { sqlite3_exec(db, sql, nil, nil, nil) }
+
+        /// Inserts `count` rows, `perTransaction` to a transaction; returns seconds.
+        func insert(_ count: Int, perTransaction: Int, prefix: String) -> Double {
+            var statement: OpaquePointer?
+            sqlite3_prepare_v2(db, "INSERT INTO item (id, name, state, listed) VALUES (?1, ?2, 'active', ?3)", -1, &statement, nil)
+            defer { sqlite3_finalize(statement) }
+            let start = DispatchTime.now().uptimeNanoseconds
+            for i in 0..<count {
+                if i % perTransaction == 0 { exec("BEGIN IMMEDIATE") }
+                let id = "\(prefix)-\(UUID().uuidString.lowercased())", name = "Item \(i)"
+                sqlite3_bind_text(statement, 1, id, -1, csqlite_transient())
+                sqlite3_bind_text(statement, 2, name, -1, csqlite_transient())
+                sqlite3_bind_int64(statement, 3, Int64(i))
+                sqlite3_step(statement)
+                sqlite3_reset(statement)
+                if i % perTransaction == perTransaction - 1 || i == count - 1 { exec("COMMIT") }
+            }
+            return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        }
+    }
+}
+
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
+}

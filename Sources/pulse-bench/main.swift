@@ -1,0 +1,202 @@
+// pulse-bench: the figures of docs/PERFORMANCE.md, each beside a baseline measured in the
+// same run. Run with `scripts/bench.sh` (release build). `--quick` uses smaller sizes.
+import Foundation
+import Logging
+import PeerSync
+
+let quick = CommandLine.arguments.contains("--quick")
+let catchUpSize = quick ? 10_000 : 100_000
+let largeSize = CommandLine.arguments.contains("--large") ? 1_000_000 : (quick ? 20_000 : 200_000)
+let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("pulse-bench-\(getpid())")
+try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: scratch) }
+let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pulse-peer").path
+
+var rows: [(String, String, String, String)] = [] // figure, measured, baseline, target
+@MainActor func report(_ figure: String, _ measured: String, _ baseline: String, _ target: String) {
+    rows.append((figure, measured, baseline, target))
+    FileHandle.standardError.write(Data("· \(figure): \(measured) | \(baseline)\n".utf8))
+}
+func ms(_ micro: Double) -> String { String(format: "%.3f ms", micro / 1000) }
+func home(_ name: String) -> HouseholdHome { HouseholdHome(directory: scratch.appendingPathComponent(name)) }
+func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+/// A household with `items` shopping items (one transaction), and a joined second home.
+func householdPair(_ name: String, items: Int) throws -> (HouseholdHome, HouseholdHome) {
+    let a = try Household.create(home("\(name)-a"), name: nil, members: [])
+    if items > 0 {
+        var added = 0
+        while added < items {
+            let chunk = min(100_000, items - added)
+            try a.addShoppingItems((added..<added + chunk).map { "Item \($0)" })
+            added += chunk
+        }
+    }
+    try Household.join(home("\(name)-b"), invitation: a.invitation())
+    return (home("\(name)-a"), home("\(name)-b"))
+}
+
+/// A `pulse-peer run` process.
+final class AgentRun {
+    let process = Process()
+    let port: Int
+    init(_ home: HouseholdHome, peers: [Int] = []) throws {
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["run", "--home", home.path, "--port", "0", "--listen", "127.0.0.1", "--no-mdns", "--log-level", "error"]
+            + peers.flatMap { ["--peer", "127.0.0.1:\($0)"] }
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = out.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { throw HouseholdError.io("agent did not start") }
+            line.append(chunk)
+        }
+        let json = try JSONSerialization.jsonObject(with: line.prefix(while: { $0 != UInt8(ascii: "\n") })) as! [String: Any]
+        port = json["port"] as! Int
+    }
+    func stop() { process.terminate(); process.waitUntilExit() }
+    /// VmRSS and VmHWM (peak), in MB.
+    var memory: (rss: Double, peak: Double) {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        func field(_ name: String) -> Double {
+            let line = status.split(separator: "\n").first { $0.hasPrefix(name) } ?? ""
+            return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
+        }
+        return (field("VmRSS:"), field("VmHWM:"))
+    }
+}
+
+// MARK: Baselines
+let rtt = try Baselines.tcpRoundTrip()
+let raw = Baselines.RawDatabase(path: scratch.appendingPathComponent("raw.sqlite").path)
+var commitTimes: [Double] = []
+for i in 0..<300 {
+    let start = now()
+    _ = raw.insert(1, perTransaction: 1, prefix: "c\(i)")
+    commitTimes.append(Double(now() - start) / 1000)
+}
+let rawBatchSeconds = raw.insert(catchUpSize, perTransaction: catchUpSize, prefix: "batch")
+let rawRate = Double(catchUpSize) / rawBatchSeconds
+FileHandle.standardError.write(Data("· baselines: TCP RTT p50 \(ms(percentile(rtt, 0.5))), commit p50 \(ms(percentile(commitTimes, 0.5))), raw insert \(Int(rawRate)) rows/s\n".utf8))
+
+// MARK: 1. Propagation (in-process agents: the exact moment B commits is observed)
+do {
+    let (homeA, homeB) = try householdPair("prop", items: 0)
+    let (applied, appliedSink) = AsyncStream<ApplyOutcome>.makeStream()
+    let silent = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
+    var optionsA = AgentOptions(home: homeA)
+    optionsA.port = 0; optionsA.listenHost = "127.0.0.1"; optionsA.mdns = false
+    let (readyA, readySinkA) = AsyncStream<Int>.makeStream()
+    let agentA = Task { try await PeerAgent(options: optionsA, logger: silent) { readySinkA.yield($0.port) }.run() }
+    var readyIterator = readyA.makeAsyncIterator()
+    let portA = await readyIterator.next()!
+    var optionsB = AgentOptions(home: homeB)
+    optionsB.port = 0; optionsB.listenHost = "127.0.0.1"; optionsB.mdns = false
+    optionsB.staticPeers = [PeerAddress(host: "127.0.0.1", port: portA)]
+    optionsB.onApplied = { appliedSink.yield($0) }
+    let (readyB, readySinkB) = AsyncStream<Int>.makeStream()
+    let agentB = Task { try await PeerAgent(options: optionsB, logger: silent) { readySinkB.yield($0.port) }.run() }
+    var readyIteratorB = readyB.makeAsyncIterator()
+    _ = await readyIteratorB.next() // both agents run off the main actor before it blocks below
+    _ = try AgentControl.wait(until: WaitCondition(.synced), timeout: 30, home: homeA)
+    let writer = try Household.open(homeA)
+    var iterator = applied.makeAsyncIterator()
+    var latencies: [Double] = []
+    for i in 0..<1000 {
+        let item = try writer.addShoppingItems(["Write \(i)"])[0]
+        let start = now()
+        AgentControl.notifyChanged(home: homeA) // what the CLI does after its commit
+        while let outcome = await iterator.next() {
+            if outcome.applied.contains(where: { $0.rowID == item.id }) { break }
+        }
+        latencies.append(Double(now() - start) / 1000)
+    }
+    agentA.cancel(); agentB.cancel()
+    _ = await agentA.result; _ = await agentB.result
+    let floor = percentile(rtt, 0.5) + percentile(commitTimes, 0.5)
+    report("Propagation p50 (write committed on A → committed on B)", ms(percentile(latencies, 0.5)),
+           "RTT + commit \(ms(floor)) (×\(String(format: "%.1f", percentile(latencies, 0.5) / floor)))", "≤ 1 ms")
+    report("Propagation p99", ms(percentile(latencies, 0.99)), "RTT p99 \(ms(percentile(rtt, 0.99))), commit p99 \(ms(percentile(commitTimes, 0.99)))", "≤ 5 ms")
+}
+
+// MARK: 2, 3, 5. Catch-up, in-sync reconnect, footprint (real processes)
+@MainActor func catchUp(_ size: Int, label: String) throws -> (rate: Double, peak: Double, bytes: [String: Int], idle: Double) {
+    let (homeA, homeB) = try householdPair("cu\(size)", items: size)
+    let agentA = try AgentRun(homeA)
+    let start = now()
+    var agentB = try AgentRun(homeB, peers: [agentA.port])
+    _ = try AgentControl.wait(until: WaitCondition(.synced), timeout: 3600, home: homeB)
+    let seconds = Double(now() - start) / 1e9
+    let peak = agentB.memory.peak
+    agentB.stop()
+    _ = try AgentControl.wait(until: WaitCondition(.disconnected), timeout: 60, home: homeA)
+    agentB = try AgentRun(homeB)
+    let status = try AgentControl.wait(until: WaitCondition(.synced), timeout: 60, home: homeB)
+    let bytes = status.peers.first?.sessionBytes
+    let idle = agentB.memory.rss
+    agentB.stop(); agentA.stop()
+    let changes = Double(size + 6)
+    return (changes / seconds, peak, ["frames": (bytes?.framesIn ?? 0) + (bytes?.framesOut ?? 0),
+                                      "wire": (bytes?.wireIn ?? 0) + (bytes?.wireOut ?? 0)], idle)
+}
+let small = try catchUp(1_000, label: "1k")
+let medium = try catchUp(catchUpSize, label: "catch-up")
+report("Catch-up: \(catchUpSize) changes applied per second", "\(Int(medium.rate))/s",
+       "raw batch insert \(Int(rawRate)) rows/s (\(Int(medium.rate / rawRate * 100))%)", "≥ 50% of raw")
+let large = try catchUp(largeSize, label: "large")
+report("In-sync reconnect, 1k rows: sync messages / whole session incl. TLS", "\(small.bytes["frames"]!) B / \(small.bytes["wire"]!) B", "—", "≤ 256 B, flat")
+report("In-sync reconnect, \(largeSize / 1000)k rows: sync messages / whole session incl. TLS", "\(large.bytes["frames"]!) B / \(large.bytes["wire"]!) B", "—", "≤ 256 B, flat")
+report("Agent RSS idle", String(format: "%.1f MB", small.idle), "—", "≤ 20 MB")
+report("Agent RSS peak during a \(largeSize / 1000)k-change catch-up", String(format: "%.1f MB", large.peak),
+       String(format: "%d changes/s", Int(large.rate)), "≤ 64 MB")
+
+// MARK: 4. Write overhead
+do {
+    let household = try Household.create(home("writes"), name: nil, members: [])
+    let durable = 300, batch = 20_000
+    var start = now()
+    for i in 0..<durable { try household.addShoppingItems(["Durable \(i)"]) }
+    let storeDurable = Double(now() - start) / 1e3 / Double(durable)
+    let rawDurable = raw.insert(durable, perTransaction: 1, prefix: "d") * 1e6 / Double(durable)
+    start = now()
+    try household.addShoppingItems((0..<batch).map { "Batch \($0)" })
+    let storeBatch = Double(now() - start) / 1e3 / Double(batch)
+    let rawBatch = raw.insert(batch, perTransaction: batch, prefix: "b") * 1e6 / Double(batch)
+    report("Write overhead, one durable transaction per write", String(format: "%.0f µs (×%.2f)", storeDurable, storeDurable / rawDurable),
+           String(format: "plain insert %.0f µs", rawDurable), "≤ 1.5×")
+    report("Write overhead, \(batch) writes in one transaction", String(format: "%.1f µs (×%.2f)", storeBatch, storeBatch / rawBatch),
+           String(format: "plain insert %.1f µs", rawBatch), "≤ 1.5×")
+}
+
+// MARK: 6. Scale: 16 agents, full mesh
+do {
+    let count = quick ? 4 : 16, writes = quick ? 100 : 1000
+    let first = try Household.create(home("scale-0"), name: nil, members: [])
+    var homes = [home("scale-0")]
+    for i in 1..<count { try Household.join(home("scale-\(i)"), invitation: first.invitation()); homes.append(home("scale-\(i)")) }
+    var agents: [AgentRun] = []
+    for (i, h) in homes.enumerated() { agents.append(try AgentRun(h, peers: agents.prefix(i).map(\.port))) }
+    for h in homes { _ = try AgentControl.wait(until: WaitCondition(.synced, peers: count - 1), timeout: 120, home: h) }
+    let writers = try homes.map { try Household.open($0) }
+    for round in 0..<writes {
+        for (i, writer) in writers.enumerated() {
+            try writer.addShoppingItems(["Agent \(i) write \(round)"])
+            AgentControl.notifyChanged(home: homes[i])
+        }
+    }
+    let start = now()
+    for h in homes { _ = try AgentControl.wait(until: WaitCondition(.synced, peers: count - 1), timeout: 600, home: h) }
+    let seconds = Double(now() - start) / 1e9
+    let exports = try Set(writers.map { try $0.canonicalExport() })
+    for agent in agents { agent.stop() }
+    report("Scale: \(count) agents (full mesh), \(writes) writes each: last write → all identical",
+           String(format: "%.2f s%@", seconds, exports.count == 1 ? "" : " (NOT identical)"), "—", "≤ 1 s")
+}
+
+// MARK: The table
+print("| figure | measured | baseline (same run) | target |")
+print("|---|---|---|---|")
+for (figure, measured, baseline, target) in rows { print("| \(figure) | \(measured) | \(baseline) | \(target) |") }

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Benchmarks (docs/PERFORMANCE.md): builds in release and prints the table of figures,
+# each beside its baseline measured in the same run. Options: --quick (small sizes),
+# --large (a 1M-change catch-up for the footprint figure).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export PATH="/opt/swift/usr/bin:$PATH"
+swift build -c release --product pulse-peer >&2
+swift build -c release --product pulse-bench >&2
+exec "$(swift build -c release --show-bin-path)/pulse-bench" "$@"
