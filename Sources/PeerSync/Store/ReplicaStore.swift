@@ -189,9 +189,10 @@ public final class ReplicaStore {
             let schema = entity.schema
             var stamp = fixed ?? Stamp(hlc: clock.next(physicalMilliseconds: store.physicalClock()), origin: store.replicaID)
             var writes: [FieldWrite] = []
+            var row = try store.versions(entity, rowID)
             for name in fields.keys.sorted() {
                 let value = fields[name]!
-                let existing = try store.currentVersion(entity, rowID, name)
+                let existing = row[name]
                 if fixed != nil, existing != nil {
                     throw StoreError.immutableField(entity, rowID: rowID, field: name)
                 }
@@ -213,8 +214,11 @@ public final class ReplicaStore {
             } catch {
                 throw StoreError.invalidChange(error, origin: change.origin, seq: change.seq)
             }
-            for write in writes { try store.storeVersion(change, write) }
-            try store.project(entity, rowID)
+            for write in writes {
+                try store.storeVersion(change, write)
+                row[write.field] = StoredVersion(value: write.value, stamp: change.stamp, base: write.base, member: member)
+            }
+            try store.project(entity, rowID, row)
             seq += 1
             changes.append(change)
             return change
@@ -243,20 +247,27 @@ public final class ReplicaStore {
             var outcome = ApplyOutcome()
             var clock = HybridClock(last: try lastTimestamp(), maxDriftMilliseconds: maxDriftMilliseconds)
             var vv = try versionVector()
-            var touched = Set<RowKey>()
+            // Each row touched by the batch is read once, merged in memory, written field by
+            // field, and projected once at the end.
+            var rows: [RowKey: [String: StoredVersion]] = [:]
+            var changed = Set<RowKey>()
             for change in batch.changes {
                 if change.origin == replicaID && change.seq > vv[replicaID] {
                     throw StoreError.foreignOwnChange(seq: change.seq)
                 }
                 try clock.observe(remote: change.hlc, physicalMilliseconds: now)
-                if try merge(change, into: &outcome) {
+                let key = RowKey(entity: change.entity, rowID: change.rowID)
+                var row = try rows[key] ?? versions(change.entity, change.rowID)
+                if try merge(change, into: &row, &outcome) {
                     outcome.applied.append(change)
-                    touched.insert(RowKey(entity: change.entity, rowID: change.rowID))
+                    changed.insert(key)
                 } else {
                     outcome.ignored += 1
                 }
+                rows[key] = row
             }
-            for key in touched.sorted() { try project(key.entity, key.rowID) }
+            for key in changed.sorted() { try project(key.entity, key.rowID, rows[key]!) }
+            var advanced = false
             for claim in batch.coverage {
                 if claim.origin == replicaID {
                     if claim.upTo > vv[replicaID] { throw StoreError.foreignOwnChange(seq: claim.upTo) }
@@ -264,11 +275,14 @@ public final class ReplicaStore {
                 }
                 let current = vv[claim.origin]
                 if claim.after <= current && claim.upTo > current {
+                    advanced = true
                     vv[claim.origin] = claim.upTo
                     try saveVersion(claim.origin, claim.upTo)
                 }
             }
-            try saveClock(clock.last)
+            // A batch that changed nothing (a duplicate relayed by another peer) writes
+            // nothing, so its commit costs no fsync.
+            if !outcome.applied.isEmpty || advanced { try saveClock(clock.last) }
             outcome.versionVector = vv
             return outcome
         }
@@ -284,18 +298,20 @@ public final class ReplicaStore {
     ///   stays deleted (deletion wins), the edit is kept in the row and logged. An edit
     ///   whose timestamp is later than the deletion's cannot have happened before it,
     ///   and the household layer never edits a deleted row, so the two were concurrent.
-    private func merge(_ change: Change, into outcome: inout ApplyOutcome) throws -> Bool {
+    private func merge(_ change: Change, into row: inout [String: StoredVersion], _ outcome: inout ApplyOutcome) throws -> Bool {
         let schema = change.entity.schema
         let incoming = change.stamp
         var changedAny = false
         for write in change.fields {
-            let existing = try currentVersion(change.entity, change.rowID, write.field)
+            let existing = row[write.field]
             if let spec = schema.field(write.field), spec.immutable, let existing, existing.value != write.value {
                 throw StoreError.invalidChange(.badValue(change.entity, field: write.field, reason: "is set once and cannot change"),
                                                origin: change.origin, seq: change.seq)
             }
+            let stored = StoredVersion(value: write.value, stamp: incoming, base: write.base, member: change.member)
             guard let existing else {
                 try storeVersion(change, write)
+                row[write.field] = stored
                 changedAny = true
                 continue
             }
@@ -304,6 +320,7 @@ public final class ReplicaStore {
             let existingSide = ConflictRecord.Side(value: existing.value, stamp: existing.stamp, member: existing.member)
             if incoming > existing.stamp {
                 try storeVersion(change, write)
+                row[write.field] = stored
                 changedAny = true
                 if write.base != existing.stamp && write.value != existing.value {
                     try logConflict(.overwritten, change.entity, change.rowID, write.field, kept: incomingSide, lost: existingSide)
@@ -315,21 +332,21 @@ public final class ReplicaStore {
             }
         }
         if changedAny, let mark = schema.tombstone {
-            outcome.conflicts += try logEditsVersusDeletion(change, tombstone: mark)
+            outcome.conflicts += try logEditsVersusDeletion(change, row, tombstone: mark)
         }
         return changedAny
     }
 
     /// After a change to a row with a tombstone: logs every edit of the row that a
     /// deletion did not see (in either arrival order).
-    private func logEditsVersusDeletion(_ change: Change, tombstone mark: (field: String, value: FieldValue)) throws -> Int {
-        guard let deletion = try currentVersion(change.entity, change.rowID, mark.field), deletion.value == mark.value else { return 0 }
+    private func logEditsVersusDeletion(_ change: Change, _ row: [String: StoredVersion],
+                                        tombstone mark: (field: String, value: FieldValue)) throws -> Int {
+        guard let deletion = row[mark.field], deletion.value == mark.value else { return 0 }
         let deletionSide = ConflictRecord.Side(value: deletion.value, stamp: deletion.stamp, member: deletion.member)
         var logged = 0
         let deletionArrived = deletion.stamp == change.stamp
         for field in change.entity.schema.fieldNames where field != mark.field {
-            guard let edit = try currentVersion(change.entity, change.rowID, field),
-                  edit.stamp > deletion.stamp, edit.stamp.origin != deletion.stamp.origin,
+            guard let edit = row[field], edit.stamp > deletion.stamp, edit.stamp.origin != deletion.stamp.origin,
                   deletionArrived || edit.stamp == change.stamp else { continue }
             try logConflict(.editOfDeleted, change.entity, change.rowID, field, kept: deletionSide,
                             lost: ConflictRecord.Side(value: edit.value, stamp: edit.stamp, member: edit.member))
@@ -351,6 +368,26 @@ public final class ReplicaStore {
         let entity: EntityKind
         let rowID: String
         static func < (lhs: Self, rhs: Self) -> Bool { (lhs.entity, lhs.rowID) < (rhs.entity, rhs.rowID) }
+    }
+
+    /// Every field version of one row, in one read.
+    func versions(_ entity: EntityKind, _ rowID: String) throws -> [String: StoredVersion] {
+        try connection.query(
+            "SELECT field, value, hlc, origin, base_hlc, base_origin, member FROM field_version WHERE entity = ?1 AND row_id = ?2",
+            [.text(entity.rawValue), .text(rowID)]
+        ) { statement in
+            var fields: [String: StoredVersion] = [:]
+            while try statement.step() {
+                let base = statement.optionalInt(4).map { hlc in
+                    Stamp(hlc: HybridTimestamp(rawValue: hlc), origin: ReplicaID(storage: statement.int(5)))
+                }
+                fields[statement.text(0)] = StoredVersion(
+                    value: statement.value(1),
+                    stamp: Stamp(hlc: HybridTimestamp(rawValue: statement.int(2)), origin: ReplicaID(storage: statement.int(3))),
+                    base: base, member: statement.optionalText(6))
+            }
+            return fields
+        }
     }
 
     func currentVersion(_ entity: EntityKind, _ rowID: String, _ field: String) throws -> StoredVersion? {
@@ -385,22 +422,29 @@ public final class ReplicaStore {
         ])
     }
 
-    /// Copies a row from `field_version` into its typed table once every field has
-    /// arrived. The typed table's constraints have the last word.
-    func project(_ entity: EntityKind, _ rowID: String) throws {
-        let schema = entity.schema
-        let fields = try row(entity, rowID)
-        guard fields.count == schema.fields.count else { return }
-        let names = schema.fieldNames
-        let placeholders = (1...names.count + 1).map { "?\($0)" }.joined(separator: ", ")
-        let sql = "INSERT INTO \(entity.rawValue) (id, \(names.joined(separator: ", "))) VALUES (\(placeholders)) "
-            + "ON CONFLICT (id) DO UPDATE SET " + names.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+    /// Copies a row into its typed table once every field has arrived. The typed
+    /// table's constraints have the last word.
+    func project(_ entity: EntityKind, _ rowID: String, _ row: [String: StoredVersion]) throws {
+        let names = entity.schema.fieldNames
+        guard row.count >= names.count else { return }
+        var values: [FieldValue] = [.text(rowID)]
+        for name in names {
+            guard let version = row[name] else { return }
+            values.append(version.value)
+        }
         do {
-            try connection.statement(sql).run([.text(rowID)] + names.map { fields[$0]! })
+            try connection.statement(Self.projectionSQL[entity]!).run(values)
         } catch let error as SQLiteError where error.isConstraint {
             throw StoreError.constraint(entity, rowID: rowID, error)
         }
     }
+
+    private static let projectionSQL: [EntityKind: String] = Dictionary(uniqueKeysWithValues: EntityKind.allCases.map { entity in
+        let names = entity.schema.fieldNames
+        let placeholders = (1...names.count + 1).map { "?\($0)" }.joined(separator: ", ")
+        return (entity, "INSERT INTO \(entity.rawValue) (id, \(names.joined(separator: ", "))) VALUES (\(placeholders)) "
+            + "ON CONFLICT (id) DO UPDATE SET " + names.map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
+    })
 
     private func saveVersion(_ origin: ReplicaID, _ seq: UInt64) throws {
         try connection.statement("INSERT INTO version_vector (origin, seq) VALUES (?1, ?2) ON CONFLICT(origin) DO UPDATE SET seq = excluded.seq")
