@@ -114,9 +114,8 @@ public struct PeerAgent: Service {
             let id = await engine.newSessionID()
             var logger = self.logger
             logger[metadataKey: "remote"] = "\(connection.remoteAddress)"
-            return await PeerSession(id: id, connection: connection, role: role, origin: origin, store: store, engine: engine,
-                                     tls: tls, secret: secret, localReplica: localReplica, options: options, logger: logger,
-                                     onApplied: onApplied).run()
+            return await PeerSession(id: id, connection: connection, role: role, origin: origin,
+                                     context: self, logger: logger).run()
         }
     }
 

@@ -29,14 +29,18 @@ struct PeerSession {
     let connection: PeerChannel
     let role: MembershipProof.Role
     let origin: PeerOrigin
-    let store: StoreService
-    let engine: SyncEngine
-    let tls: PeerTLS
-    let secret: SymmetricKey
-    let localReplica: ReplicaID
-    let options: SessionOptions
+    /// What every session of the agent shares (store, engine, TLS, secret, options).
+    let context: PeerAgent.Context
+    /// The agent's logger, with this connection's remote address.
     let logger: Logger
-    let onApplied: (@Sendable (ApplyOutcome) -> Void)?
+
+    private var store: StoreService { context.store }
+    private var engine: SyncEngine { context.engine }
+    private var tls: PeerTLS { context.tls }
+    private var secret: SymmetricKey { context.secret }
+    private var localReplica: ReplicaID { context.localReplica }
+    private var options: SessionOptions { context.options }
+    private var onApplied: (@Sendable (ApplyOutcome) -> Void)? { context.onApplied }
 
     /// State the tasks share.
     final class Shared: Sendable {

@@ -94,7 +94,8 @@ final class AgentProcess: @unchecked Sendable {
         process.waitUntilExit()
     }
 
-    private static func readLines(_ handle: FileHandle, _ body: @escaping @Sendable (String) -> Void) {
+    /// Calls `body` with each line `handle` yields, on a thread of its own, until EOF.
+    static func readLines(_ handle: FileHandle, _ body: @escaping @Sendable (String) -> Void) {
         Thread.detachNewThread {
             var pending = Data()
             while true {

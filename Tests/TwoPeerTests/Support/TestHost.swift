@@ -89,21 +89,10 @@ final class TestHost: @unchecked Sendable {
             "mkdir -p /run/avahi-daemon && mount --bind '\(dir.path)/avahi-run' /run/avahi-daemon && " +
             "exec avahi-daemon --no-drop-root --no-chroot --debug -f '\(dir.path)/avahi-daemon.conf'"]))
         avahi = process
-        let handle = process.output
-        Thread.detachNewThread { [weak self] in
-            var pending = Data()
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                pending.append(chunk)
-                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                    pending.removeSubrange(pending.startIndex...newline)
-                    guard let self else { return }
-                    self.lock.withLock { self.avahiLog.append(line) }
-                    self.avahiLine.signal()
-                }
-            }
+        AgentProcess.readLines(process.output) { [weak self] line in
+            guard let self else { return }
+            self.lock.withLock { self.avahiLog.append(line) }
+            self.avahiLine.signal()
         }
         let deadline = DispatchTime.now() + timeout
         let mark = lock.withLock { avahiLog.count }
