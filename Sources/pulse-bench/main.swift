@@ -5,6 +5,11 @@ import Logging
 import PeerSync
 
 let quick = CommandLine.arguments.contains("--quick")
+/// `--only propagation,catch-up,writes,scale`: a subset of the figures (all by default).
+let only: Set<String>? = CommandLine.arguments.firstIndex(of: "--only").flatMap { index in
+    CommandLine.arguments.dropFirst(index + 1).first.map { Set($0.split(separator: ",").map(String.init)) }
+}
+func selected(_ figure: String) -> Bool { only?.contains(figure) ?? true }
 let catchUpSize = quick ? 10_000 : 100_000
 let largeSize = CommandLine.arguments.contains("--large") ? 1_000_000 : (quick ? 20_000 : 200_000)
 let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("pulse-bench-\(getpid())")
@@ -83,7 +88,7 @@ let rawRate = Double(catchUpSize) / rawBatchSeconds
 FileHandle.standardError.write(Data("· baselines: TCP RTT p50 \(ms(percentile(rtt, 0.5))), commit p50 \(ms(percentile(commitTimes, 0.5))), raw insert \(Int(rawRate)) rows/s\n".utf8))
 
 // MARK: 1. Propagation (in-process agents: the exact moment B commits is observed)
-do {
+if selected("propagation") {
     let (homeA, homeB) = try householdPair("prop", items: 0)
     let (applied, appliedSink) = AsyncStream<ApplyOutcome>.makeStream()
     let silent = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -142,6 +147,7 @@ do {
     return (changes / seconds, peak, ["frames": (bytes?.framesIn ?? 0) + (bytes?.framesOut ?? 0),
                                       "wire": (bytes?.wireIn ?? 0) + (bytes?.wireOut ?? 0)], idle)
 }
+if selected("catch-up") {
 let small = try catchUp(1_000, label: "1k")
 let medium = try catchUp(catchUpSize, label: "catch-up")
 report("Catch-up: \(catchUpSize) changes applied per second", "\(Int(medium.rate))/s",
@@ -152,9 +158,10 @@ report("In-sync reconnect, \(largeSize / 1000)k rows: sync messages / whole sess
 report("Agent RSS idle", String(format: "%.1f MB", small.idle), "—", "≤ 20 MB")
 report("Agent RSS peak during a \(largeSize / 1000)k-change catch-up", String(format: "%.1f MB", large.peak),
        String(format: "%d changes/s", Int(large.rate)), "≤ 64 MB")
+}
 
 // MARK: 4. Write overhead
-do {
+if selected("writes") {
     let household = try Household.create(home("writes"), name: nil, members: [])
     let durable = 300, batch = 20_000
     var start = now()
@@ -172,7 +179,7 @@ do {
 }
 
 // MARK: 6. Scale: 16 agents around a hub (each dials agent 0; the hub relays)
-do {
+if selected("scale") {
     let count = quick ? 4 : 16, writes = quick ? 100 : 1000
     let first = try Household.create(home("scale-0"), name: nil, members: [])
     var homes = [home("scale-0")]

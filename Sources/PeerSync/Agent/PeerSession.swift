@@ -12,6 +12,11 @@ public struct SessionOptions: Sendable {
     public var handshakeTimeout: Duration = .seconds(10)
     /// Changes per BATCH.
     public var batchLimit = 1000
+    /// BATCHes sent and not yet acknowledged before the sender waits. Two keep the pipe
+    /// full (the peer applies one while the next travels); waiting beyond that lets
+    /// changes made meanwhile gather into the next batch, so a peer under a burst of
+    /// writes applies a few large batches (one fsync each) instead of one per write.
+    public var batchesInFlight = 2
 
     public init() {}
 
@@ -69,6 +74,7 @@ struct PeerSession {
         let shared = Shared()
         let (signals, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let (peerVectors, peerVector) = AsyncStream<VersionVector>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (acks, ack) = AsyncStream<Void>.makeStream()
         let channel = connection.channel.channel
         var endReason: String?
         do {
@@ -76,9 +82,11 @@ struct PeerSession {
                 do {
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         group.addTask {
-                            try await read(inbound, outbound, shared: shared, signal: signal, peerVector: peerVector)
+                            try await read(inbound, outbound, shared: shared, signal: signal, peerVector: peerVector, ack: ack)
                         }
-                        group.addTask { try await send(outbound, shared: shared, peerVectors: peerVectors, signals: signals) }
+                        group.addTask {
+                            try await send(outbound, shared: shared, peerVectors: peerVectors, signals: signals, acks: acks)
+                        }
                         group.addTask { try await watchdog(shared: shared, channel: channel) }
                         group.addTask { try await pinger(outbound, shared: shared) }
                         defer { group.cancelAll() }
@@ -96,6 +104,7 @@ struct PeerSession {
         }
         signal.finish()
         peerVector.finish()
+        ack.finish()
         await engine.unregister(id, error: endReason)
         return endReason
     }
@@ -104,29 +113,31 @@ struct PeerSession {
 
     private func read(_ inbound: NIOAsyncChannelInboundStream<PeerMessage>, _ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>,
                       shared: Shared, signal: AsyncStream<Void>.Continuation,
-                      peerVector: AsyncStream<VersionVector>.Continuation) async throws {
+                      peerVector: AsyncStream<VersionVector>.Continuation,
+                      ack: AsyncStream<Void>.Continuation) async throws {
         let peerMachine = try await connection.peerMachine.get()
         var machine = SessionStateMachine(role: role, secret: secret, localMachine: tls.localMachine,
                                           peerMachine: peerMachine, localReplica: localReplica)
         let machineHex = peerMachine.map { String(format: "%02x", $0) }.joined()
-        try await perform(machine.start(), outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector)
+        try await perform(machine.start(), outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector, ack: ack)
         for try await message in inbound {
             logger.trace("inbound", metadata: ["message": "\(String(describing: message).prefix(40))"])
             shared.state.withLock { $0.lastInbound = .now }
             if shared.state.withLock({ $0.established }) { await engine.touch(id) }
             var actions = machine.receive(message)
             do {
-                try await perform(actions, outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector)
+                try await perform(actions, outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector, ack: ack)
             } catch let error as StoreError {
                 actions = machine.fail(.rejectedBatch, "rejected a batch: \(error)")
-                try await perform(actions, outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector)
+                try await perform(actions, outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector, ack: ack)
             }
         }
     }
 
     private func perform(_ actions: [SessionStateMachine.Action], _ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>,
                          shared: Shared, machineHex: String, signal: AsyncStream<Void>.Continuation,
-                         peerVector: AsyncStream<VersionVector>.Continuation) async throws {
+                         peerVector: AsyncStream<VersionVector>.Continuation,
+                         ack: AsyncStream<Void>.Continuation) async throws {
         for action in actions {
             switch action {
             case let .send(message):
@@ -164,6 +175,7 @@ struct PeerSession {
             case let .peerAcknowledged(vector):
                 shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(vector) }
                 await engine.peerVector(id, vector)
+                ack.yield() // the peer answers every BATCH with one ACK, in order
             case let .close(reason, notify):
                 if let notify { try? await outbound.write(notify) }
                 throw End.closed(reason)
@@ -174,23 +186,48 @@ struct PeerSession {
     // MARK: Sender
 
     private func send(_ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, shared: Shared,
-                      peerVectors: AsyncStream<VersionVector>, signals: AsyncStream<Void>) async throws {
+                      peerVectors: AsyncStream<VersionVector>, signals: AsyncStream<Void>,
+                      acks: AsyncStream<Void>) async throws {
         var vectors = peerVectors.makeAsyncIterator()
         guard await vectors.next() != nil else { return } // the peer's VECTOR: what it has
-        let snapshot = try await sendMissing(outbound, shared: shared)
+        var window = Window(limit: max(1, options.batchesInFlight), acks: acks.makeAsyncIterator())
+        let reader = try store.openReader()
+        let snapshot = try await sendMissing(outbound, shared: shared, reader: reader, window: &window)
         try await outbound.write(.caughtUp(snapshot))
         await engine.weCaughtUp(id)
         for await _ in signals {
-            _ = try await sendMissing(outbound, shared: shared)
+            // Wait for room first: what is written meanwhile joins this snapshot.
+            guard await window.waitForRoom() else { return }
+            _ = try await sendMissing(outbound, shared: shared, reader: reader, window: &window)
+        }
+    }
+
+    /// Counts BATCHes the peer has not acknowledged yet.
+    struct Window {
+        let limit: Int
+        var acks: AsyncStream<Void>.Iterator
+        var inFlight = 0
+
+        /// Waits until fewer than `limit` batches are unacknowledged; false when the
+        /// session ended meanwhile.
+        mutating func waitForRoom() async -> Bool {
+            while inFlight >= limit {
+                guard await acks.next() != nil else { return false }
+                inFlight -= 1
+            }
+            return true
         }
     }
 
     /// Streams what the peer lacks from one snapshot; returns the snapshot's vector.
-    private func sendMissing(_ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, shared: Shared) async throws -> VersionVector {
+    private func sendMissing(_ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, shared: Shared,
+                             reader: DeltaReader, window: inout Window) async throws -> VersionVector {
         let known = shared.state.withLock { $0.peerKnown }
-        let cursor = try store.openCursor(for: known, batchLimit: options.batchLimit)
+        let cursor = try reader.deltas(for: known, batchLimit: options.batchLimit)
         while let batch = try cursor.next() {
+            guard await window.waitForRoom() else { throw End.closed("session ended while sending") }
             try await outbound.write(.batch(batch))
+            window.inFlight += 1
         }
         let snapshot = cursor.snapshotVector
         shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(snapshot) }

@@ -36,9 +36,9 @@ actor StoreService {
 
     func apply(_ batch: DeltaBatch) throws -> ApplyOutcome { try household.store.apply(batch) }
 
-    /// A cursor over what a peer with `vector` lacks.
-    nonisolated func openCursor(for vector: VersionVector, batchLimit: Int) throws -> DeltaCursor {
-        try DeltaCursor(path: databasePath, peerVector: vector, batchLimit: batchLimit)
+    /// A reader of deltas on a connection of its own (one per session's sender).
+    nonisolated func openReader() throws -> DeltaReader {
+        try DeltaReader(path: databasePath)
     }
 
     func staticPeers() throws -> [PeerAddress] {

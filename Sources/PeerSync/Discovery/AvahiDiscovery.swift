@@ -232,10 +232,10 @@ final class AvahiDiscovery: @unchecked Sendable {
         guard event == AVAHI_RESOLVER_FOUND, let name, let address else { return }
         var buffer = [CChar](repeating: 0, count: Int(AVAHI_ADDRESS_STR_MAX))
         avahi_address_snprint(&buffer, buffer.count, address)
-        var text = String(cString: buffer)
+        var text = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         if address.pointee.proto == cavahi_proto_inet6, text.lowercased().hasPrefix("fe80:") {
             var ifname = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
-            if if_indextoname(UInt32(interface), &ifname) != nil { text += "%" + String(cString: ifname) }
+            if if_indextoname(UInt32(interface), &ifname) != nil { text += "%" + ifname.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } }
         }
         var records: [String: String] = [:]
         var item = txt

@@ -1,3 +1,23 @@
+/// A read-only connection to a household database that hands out ``DeltaCursor``s,
+/// one at a time: a session's sender keeps one for its whole life instead of opening
+/// the database for every push.
+///
+/// Threading rule: owned by one task; a cursor must be finished or released before the
+/// next one is asked for.
+public final class DeltaReader {
+    let connection: Connection
+
+    public init(path: String) throws {
+        connection = try Connection(path: path, mode: .readOnly)
+    }
+
+    /// A cursor over what a peer with `peerVector` lacks, from a snapshot taken now.
+    public func deltas(for peerVector: VersionVector, batchLimit: Int = 1000) throws -> DeltaCursor {
+        precondition(!connection.isInTransaction, "the previous cursor of this reader is still open")
+        return try DeltaCursor(connection: connection, peerVector: peerVector, batchLimit: batchLimit)
+    }
+}
+
 /// Streams what one replica holds that a peer lacks, in bounded batches, from one
 /// consistent snapshot of the database (a read transaction on a connection of its own).
 ///
@@ -14,9 +34,13 @@ public final class DeltaCursor {
     /// The snapshot's version vector: what the peer holds once it applied every batch.
     public let snapshotVector: VersionVector
 
-    init(path: String, peerVector: VersionVector, batchLimit: Int) throws {
+    convenience init(path: String, peerVector: VersionVector, batchLimit: Int) throws {
+        try self.init(connection: Connection(path: path, mode: .readOnly), peerVector: peerVector, batchLimit: batchLimit)
+    }
+
+    init(connection: Connection, peerVector: VersionVector, batchLimit: Int) throws {
         precondition(batchLimit > 0)
-        connection = try Connection(path: path, mode: .readOnly)
+        self.connection = connection
         self.batchLimit = batchLimit
         try connection.execute("BEGIN DEFERRED")
         // The first read fixes the snapshot.
@@ -59,41 +83,40 @@ public final class DeltaCursor {
     }
 
     /// Up to `limit` changes of `origin` numbered in `(after, upTo]`, each complete, and
-    /// whether they are all there are.
+    /// whether they are all there are. A change is the fields of its row that still
+    /// carry its number.
     private func read(origin: ReplicaID, after: UInt64, upTo: UInt64, limit: Int) throws -> ([Change], Bool) {
-        // Fetch rows (fields) and group them into changes; keep reading past the limit
-        // until the last change is complete.
-        return try connection.query("""
-            SELECT seq, hlc, member, entity, row_id, field, value, base_hlc, base_origin
-            FROM field_version WHERE origin = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq
-            """, [.integer(origin.storage), .integer(Int64(after)), .integer(Int64(upTo))]) { statement in
-        var changes: [Change] = []
-        var current: (seq: UInt64, hlc: Int64, member: String?, entity: EntityKind, rowID: String, fields: [FieldWrite])?
-        func flush() {
-            guard let c = current else { return }
-            changes.append(Change(origin: origin, seq: c.seq, hlc: HybridTimestamp(rawValue: c.hlc), member: c.member,
-                                  entity: c.entity, rowID: c.rowID, fields: c.fields.sorted { $0.field < $1.field }))
-            current = nil
-        }
-        var exhausted = true
-        while try statement.step() {
-            let seq = UInt64(statement.int(0))
-            if current?.seq != seq {
-                flush()
-                if changes.count >= limit {
-                    exhausted = false
-                    break
+        try connection.query("""
+            SELECT c.seq, c.entity, c.row_id, r.versions
+            FROM change_index AS c JOIN row_version AS r ON r.entity = c.entity AND r.row_id = c.row_id
+            WHERE c.origin = ?1 AND c.seq > ?2 AND c.seq <= ?3 ORDER BY c.seq LIMIT ?4
+            """, [.integer(origin.storage), .integer(Int64(after)), .integer(Int64(upTo)), .integer(Int64(limit) + 1)]) { statement in
+            var changes: [Change] = []
+            while try statement.step() {
+                if changes.count == limit { return (changes, false) }
+                let seq = UInt64(statement.int(0))
+                let rowID = statement.text(2)
+                guard let entity = EntityKind(rawValue: statement.text(1)) else {
+                    throw StoreError.sqlite(SQLiteError(code: 11, message: "unknown entity \(statement.text(1)) in change_index", sql: nil))
                 }
-                guard let entity = EntityKind(rawValue: statement.text(3)) else { continue }
-                current = (seq, statement.int(1), statement.optionalText(2), entity, statement.text(4), [])
+                let row = try ReplicaStore.decodeVersions(statement, column: 3, entity: entity, rowID: rowID)
+                var fields: [FieldWrite] = []
+                var stamp: (hlc: HybridTimestamp, member: String?)?
+                for name in row.keys.sorted() {
+                    let version = row[name]!
+                    guard version.stamp.origin == origin, version.seq == seq else { continue }
+                    fields.append(FieldWrite(field: name, value: version.value, base: version.base))
+                    stamp = (version.stamp.hlc, version.member)
+                }
+                // Every indexed change still holds a field of its row (saveRow keeps it so);
+                // skipping one would claim coverage of a change never sent.
+                guard let stamp else {
+                    throw StoreError.corruptRow(entity, rowID: rowID, reason: "change \(origin)#\(seq) is indexed but holds no field")
+                }
+                changes.append(Change(origin: origin, seq: seq, hlc: stamp.hlc, member: stamp.member,
+                                      entity: entity, rowID: rowID, fields: fields))
             }
-            let base = statement.optionalInt(7).map {
-                Stamp(hlc: HybridTimestamp(rawValue: $0), origin: ReplicaID(storage: statement.int(8)))
-            }
-            current?.fields.append(FieldWrite(field: statement.text(5), value: statement.value(6), base: base))
-        }
-        flush()
-        return (changes, exhausted)
+            return (changes, true)
         }
     }
 }

@@ -2,14 +2,24 @@
 /// `PRAGMA user_version` records the last one applied.
 ///
 /// Two layers of tables:
-/// - `field_version` is the replicated state: one row per (entity, row, field) holding
-///   the winning value and its stamp. Every sync decision reads and writes it.
+/// - `row_version` is the replicated state: one row per (entity, row) holding, for each
+///   field, the winning value, its stamp and change number (``RowVersions``), and
+///   `change_index` finds the row of a change by `(origin, seq)` for deltas. Every sync
+///   decision reads and writes them. (Migration 1 kept one row per field in
+///   `field_version`: four times the B-tree writes per change; migration 2 folds it.)
 /// - one typed table per entity (`shopping_item`, `task`, …) is the projection that
 ///   queries read. A row appears there once all its fields have arrived; the CHECK
 ///   and NOT NULL constraints repeat the rules of `EntityKind.schema`, so a value the
 ///   Swift validation missed is still refused by SQLite ("trust SQLite more than yourself").
 enum Migrations {
-    static let all: [String] = [migration1]
+    /// One step: SQL, then (for data that SQL cannot reshape) Swift code, in the same
+    /// transaction.
+    struct Step: Sendable {
+        let sql: String
+        var code: (@Sendable (Connection) throws -> Void)?
+    }
+
+    static let all: [Step] = [Step(sql: migration1), Step(sql: migration2, code: foldFieldVersions)]
 
     static var latest: Int { all.count }
 
@@ -18,12 +28,71 @@ enum Migrations {
         guard current <= latest else {
             throw StoreError.newerSchema(found: current, supported: latest)
         }
-        for (index, sql) in all.enumerated() where index + 1 > current {
+        for (index, step) in all.enumerated() where index + 1 > current {
             try connection.transaction {
-                try connection.execute(sql)
+                try connection.execute(step.sql)
+                try step.code?(connection)
                 try connection.execute("PRAGMA user_version = \(index + 1)")
             }
         }
+    }
+
+    static let migration2 = """
+    CREATE TABLE row_version (
+        entity TEXT NOT NULL,
+        row_id TEXT NOT NULL CHECK (length(row_id) BETWEEN 1 AND 128),
+        versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1),
+        PRIMARY KEY (entity, row_id)
+    ) WITHOUT ROWID;
+
+    CREATE TABLE change_index (
+        origin INTEGER NOT NULL CHECK (origin <> 0),
+        seq INTEGER NOT NULL CHECK (seq > 0),
+        entity TEXT NOT NULL,
+        row_id TEXT NOT NULL,
+        PRIMARY KEY (origin, seq)
+    ) WITHOUT ROWID;
+
+    INSERT INTO change_index (origin, seq, entity, row_id)
+        SELECT DISTINCT origin, seq, entity, row_id FROM field_version;
+    """
+
+    /// Migration 2: one `row_version` record per row of `field_version`, which goes.
+    static func foldFieldVersions(_ connection: Connection) throws {
+        let insert = try connection.statement("INSERT INTO row_version (entity, row_id, versions) VALUES (?1, ?2, ?3)")
+        func flush(_ key: (String, String)?, _ fields: [String: StoredVersion]) throws {
+            guard let key, !fields.isEmpty else { return }
+            insert.reset()
+            try insert.bind(.text(key.0), at: 1)
+            try insert.bind(.text(key.1), at: 2)
+            try insert.bind(blob: RowVersions.encode(fields), at: 3)
+            while try insert.step() {}
+        }
+        try connection.query("""
+            SELECT entity, row_id, field, value, hlc, origin, seq, base_hlc, base_origin, member
+            FROM field_version ORDER BY entity, row_id
+            """) { statement in
+            var key: (String, String)?
+            var fields: [String: StoredVersion] = [:]
+            while try statement.step() {
+                let rowKey = (statement.text(0), statement.text(1))
+                if key == nil || key! != rowKey {
+                    try flush(key, fields)
+                    key = rowKey
+                    fields = [:]
+                }
+                let base = statement.optionalInt(7).map {
+                    Stamp(hlc: HybridTimestamp(rawValue: $0), origin: ReplicaID(storage: statement.int(8)))
+                }
+                fields[statement.text(2)] = StoredVersion(
+                    value: statement.value(3),
+                    stamp: Stamp(hlc: HybridTimestamp(rawValue: statement.int(4)), origin: ReplicaID(storage: statement.int(5))),
+                    seq: UInt64(statement.int(6)), base: base, member: statement.optionalText(9))
+            }
+            try flush(key, fields)
+        }
+        insert.reset()
+        try connection.execute("DROP TABLE field_version")
     }
 
     static let migration1 = """

@@ -126,17 +126,12 @@ public final class ReplicaStore {
 
     /// The current value of one field, or nil when the field was never written.
     public func value(_ entity: EntityKind, _ rowID: String, _ field: String) throws -> FieldValue? {
-        try currentVersion(entity, rowID, field)?.value
+        try versions(entity, rowID)[field]?.value
     }
 
     /// All fields of one row that have arrived so far.
     public func row(_ entity: EntityKind, _ rowID: String) throws -> [String: FieldValue] {
-        try connection.query("SELECT field, value FROM field_version WHERE entity = ?1 AND row_id = ?2",
-                             [.text(entity.rawValue), .text(rowID)]) { statement in
-            var fields: [String: FieldValue] = [:]
-            while try statement.step() { fields[statement.text(0)] = statement.value(1) }
-            return fields
-        }
+        try versions(entity, rowID).mapValues(\.value)
     }
 
     // MARK: - Local writes
@@ -189,7 +184,8 @@ public final class ReplicaStore {
             let schema = entity.schema
             var stamp = fixed ?? Stamp(hlc: clock.next(physicalMilliseconds: store.physicalClock()), origin: store.replicaID)
             var writes: [FieldWrite] = []
-            var row = try store.versions(entity, rowID)
+            let before = try store.versions(entity, rowID)
+            var row = before
             for name in fields.keys.sorted() {
                 let value = fields[name]!
                 let existing = row[name]
@@ -215,9 +211,9 @@ public final class ReplicaStore {
                 throw StoreError.invalidChange(error, origin: change.origin, seq: change.seq)
             }
             for write in writes {
-                try store.storeVersion(change, write)
-                row[write.field] = StoredVersion(value: write.value, stamp: change.stamp, base: write.base, member: member)
+                row[write.field] = StoredVersion(value: write.value, stamp: change.stamp, seq: change.seq, base: write.base, member: member)
             }
+            try store.saveRow(entity, rowID, before: before, after: row)
             try store.project(entity, rowID, row)
             seq += 1
             changes.append(change)
@@ -247,8 +243,9 @@ public final class ReplicaStore {
             var outcome = ApplyOutcome()
             var clock = HybridClock(last: try lastTimestamp(), maxDriftMilliseconds: maxDriftMilliseconds)
             var vv = try versionVector()
-            // Each row touched by the batch is read once, merged in memory, written field by
-            // field, and projected once at the end.
+            // Each row touched by the batch is read once, merged in memory, and written and
+            // projected once at the end.
+            var originals: [RowKey: [String: StoredVersion]] = [:]
             var rows: [RowKey: [String: StoredVersion]] = [:]
             var changed = Set<RowKey>()
             for change in batch.changes {
@@ -257,7 +254,13 @@ public final class ReplicaStore {
                 }
                 try clock.observe(remote: change.hlc, physicalMilliseconds: now)
                 let key = RowKey(entity: change.entity, rowID: change.rowID)
-                var row = try rows[key] ?? versions(change.entity, change.rowID)
+                var row: [String: StoredVersion]
+                if let cached = rows[key] {
+                    row = cached
+                } else {
+                    row = try versions(change.entity, change.rowID)
+                    originals[key] = row
+                }
                 if try merge(change, into: &row, &outcome) {
                     outcome.applied.append(change)
                     changed.insert(key)
@@ -266,7 +269,10 @@ public final class ReplicaStore {
                 }
                 rows[key] = row
             }
-            for key in changed.sorted() { try project(key.entity, key.rowID, rows[key]!) }
+            for key in changed.sorted() {
+                try saveRow(key.entity, key.rowID, before: originals[key]!, after: rows[key]!)
+                try project(key.entity, key.rowID, rows[key]!)
+            }
             var advanced = false
             for claim in batch.coverage {
                 if claim.origin == replicaID {
@@ -308,9 +314,8 @@ public final class ReplicaStore {
                 throw StoreError.invalidChange(.badValue(change.entity, field: write.field, reason: "is set once and cannot change"),
                                                origin: change.origin, seq: change.seq)
             }
-            let stored = StoredVersion(value: write.value, stamp: incoming, base: write.base, member: change.member)
+            let stored = StoredVersion(value: write.value, stamp: incoming, seq: change.seq, base: write.base, member: change.member)
             guard let existing else {
-                try storeVersion(change, write)
                 row[write.field] = stored
                 changedAny = true
                 continue
@@ -319,7 +324,6 @@ public final class ReplicaStore {
             let incomingSide = ConflictRecord.Side(value: write.value, stamp: incoming, member: change.member)
             let existingSide = ConflictRecord.Side(value: existing.value, stamp: existing.stamp, member: existing.member)
             if incoming > existing.stamp {
-                try storeVersion(change, write)
                 row[write.field] = stored
                 changedAny = true
                 if write.base != existing.stamp && write.value != existing.value {
@@ -355,14 +359,7 @@ public final class ReplicaStore {
         return logged
     }
 
-    // MARK: - Field versions
-
-    struct StoredVersion {
-        let value: FieldValue
-        let stamp: Stamp
-        let base: Stamp?
-        let member: String?
-    }
+    // MARK: - Row versions
 
     struct RowKey: Hashable, Comparable {
         let entity: EntityKind
@@ -370,56 +367,48 @@ public final class ReplicaStore {
         static func < (lhs: Self, rhs: Self) -> Bool { (lhs.entity, lhs.rowID) < (rhs.entity, rhs.rowID) }
     }
 
-    /// Every field version of one row, in one read.
+    /// Every field version of one row, in one read (empty for a row never written).
     func versions(_ entity: EntityKind, _ rowID: String) throws -> [String: StoredVersion] {
-        try connection.query(
-            "SELECT field, value, hlc, origin, base_hlc, base_origin, member FROM field_version WHERE entity = ?1 AND row_id = ?2",
-            [.text(entity.rawValue), .text(rowID)]
-        ) { statement in
-            var fields: [String: StoredVersion] = [:]
-            while try statement.step() {
-                let base = statement.optionalInt(4).map { hlc in
-                    Stamp(hlc: HybridTimestamp(rawValue: hlc), origin: ReplicaID(storage: statement.int(5)))
-                }
-                fields[statement.text(0)] = StoredVersion(
-                    value: statement.value(1),
-                    stamp: Stamp(hlc: HybridTimestamp(rawValue: statement.int(2)), origin: ReplicaID(storage: statement.int(3))),
-                    base: base, member: statement.optionalText(6))
-            }
-            return fields
+        try connection.query("SELECT versions FROM row_version WHERE entity = ?1 AND row_id = ?2",
+                             [.text(entity.rawValue), .text(rowID)]) { statement in
+            guard try statement.step() else { return [:] }
+            return try Self.decodeVersions(statement, column: 0, entity: entity, rowID: rowID)
         }
     }
 
-    func currentVersion(_ entity: EntityKind, _ rowID: String, _ field: String) throws -> StoredVersion? {
-        try connection.query(
-            "SELECT value, hlc, origin, base_hlc, base_origin, member FROM field_version WHERE entity = ?1 AND row_id = ?2 AND field = ?3",
-            [.text(entity.rawValue), .text(rowID), .text(field)]
-        ) { statement in
-            guard try statement.step() else { return nil }
-            let base = statement.optionalInt(3).map { hlc in
-                Stamp(hlc: HybridTimestamp(rawValue: hlc), origin: ReplicaID(storage: statement.int(4)))
-            }
-            return StoredVersion(value: statement.value(0),
-                                 stamp: Stamp(hlc: HybridTimestamp(rawValue: statement.int(1)), origin: ReplicaID(storage: statement.int(2))),
-                                 base: base, member: statement.optionalText(5))
+    static func decodeVersions(_ statement: Statement, column: Int32, entity: EntityKind, rowID: String) throws -> [String: StoredVersion] {
+        do {
+            return try statement.withBlob(column) { try RowVersions.decode($0) }
+        } catch let error as RowVersions.DecodingError {
+            throw StoreError.corruptRow(entity, rowID: rowID, reason: error.reason)
         }
     }
 
-    func storeVersion(_ change: Change, _ write: FieldWrite) throws {
-        let statement = try connection.statement("""
-            INSERT INTO field_version (entity, row_id, field, value, hlc, origin, seq, base_hlc, base_origin, member)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-            ON CONFLICT (entity, row_id, field) DO UPDATE SET
-              value = excluded.value, hlc = excluded.hlc, origin = excluded.origin, seq = excluded.seq,
-              base_hlc = excluded.base_hlc, base_origin = excluded.base_origin, member = excluded.member
+    /// Writes a row's versions (one record) and keeps `change_index` pointing at the
+    /// changes the row still holds a field of: a change whose every field was superseded
+    /// leaves the index (the later change that superseded it carries the values now).
+    func saveRow(_ entity: EntityKind, _ rowID: String, before: [String: StoredVersion], after: [String: StoredVersion]) throws {
+        let upsert = try connection.statement("""
+            INSERT INTO row_version (entity, row_id, versions) VALUES (?1, ?2, ?3)
+            ON CONFLICT (entity, row_id) DO UPDATE SET versions = excluded.versions
             """)
-        try statement.run([
-            .text(change.entity.rawValue), .text(change.rowID), .text(write.field), write.value,
-            .integer(change.hlc.rawValue), .integer(change.origin.storage), .integer(Int64(change.seq)),
-            write.base.map { .integer($0.hlc.rawValue) } ?? .null,
-            write.base.map { .integer($0.origin.storage) } ?? .null,
-            change.member.map { .text($0) } ?? .null,
-        ])
+        try upsert.bind(.text(entity.rawValue), at: 1)
+        try upsert.bind(.text(rowID), at: 2)
+        try upsert.bind(blob: RowVersions.encode(after), at: 3)
+        do {
+            while try upsert.step() {}
+        } catch let error as SQLiteError where error.isConstraint {
+            throw StoreError.constraint(entity, rowID: rowID, error)
+        }
+        let old = Set(before.values.map(\.changeRef)), new = Set(after.values.map(\.changeRef))
+        for gone in old.subtracting(new) {
+            try connection.statement("DELETE FROM change_index WHERE origin = ?1 AND seq = ?2")
+                .run([.integer(gone.origin.storage), .integer(Int64(gone.seq))])
+        }
+        for added in new.subtracting(old) {
+            try connection.statement("INSERT INTO change_index (origin, seq, entity, row_id) VALUES (?1, ?2, ?3, ?4)")
+                .run([.integer(added.origin.storage), .integer(Int64(added.seq)), .text(entity.rawValue), .text(rowID)])
+        }
     }
 
     /// Copies a row into its typed table once every field has arrived. The typed
@@ -504,13 +493,15 @@ public final class ReplicaStore {
     /// Every field of every row, as `entity → row id → field → value`. Two replicas
     /// that have seen the same changes return equal values.
     public func canonicalState() throws -> [EntityKind: [String: [String: FieldValue]]] {
-        try connection.query("SELECT entity, row_id, field, value FROM field_version ORDER BY entity, row_id, field") { statement in
-        var state: [EntityKind: [String: [String: FieldValue]]] = [:]
-        while try statement.step() {
-            guard let entity = EntityKind(rawValue: statement.text(0)) else { continue }
-            state[entity, default: [:]][statement.text(1), default: [:]][statement.text(2)] = statement.value(3)
-        }
-        return state
+        try connection.query("SELECT entity, row_id, versions FROM row_version") { statement in
+            var state: [EntityKind: [String: [String: FieldValue]]] = [:]
+            while try statement.step() {
+                guard let entity = EntityKind(rawValue: statement.text(0)) else { continue }
+                let rowID = statement.text(1)
+                state[entity, default: [:]][rowID] = try Self.decodeVersions(statement, column: 2, entity: entity, rowID: rowID)
+                    .mapValues(\.value)
+            }
+            return state
         }
     }
 

@@ -142,6 +142,13 @@ final class Statement {
         guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
     }
 
+    func bind(blob bytes: [UInt8], at index: Int32) throws {
+        let rc = bytes.withUnsafeBytes {
+            sqlite3_bind_blob(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), csqlite_transient())
+        }
+        guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
+    }
+
     func bind(_ value: Int64, at index: Int32) throws {
         let rc = sqlite3_bind_int64(handle, index, value)
         guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
@@ -180,6 +187,13 @@ final class Statement {
     }
 
     func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+
+    /// Lends the bytes of a BLOB column to `body` (valid only during the call).
+    func withBlob<T>(_ column: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        let pointer = sqlite3_column_blob(handle, column)
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return try body(UnsafeRawBufferPointer(start: count == 0 ? nil : pointer, count: count))
+    }
 
     func value(_ column: Int32) -> FieldValue {
         switch sqlite3_column_type(handle, column) {

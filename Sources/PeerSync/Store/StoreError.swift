@@ -8,6 +8,7 @@ public enum StoreError: Error, CustomStringConvertible {
     case foreignOwnChange(seq: UInt64)
     case constraint(EntityKind, rowID: String, SQLiteError)
     case notReplicaDatabase(path: String)
+    case corruptRow(EntityKind, rowID: String, reason: String)
     case sqlite(SQLiteError)
 
     public var description: String {
@@ -26,6 +27,8 @@ public enum StoreError: Error, CustomStringConvertible {
             "\(entity.rawValue) \(rowID) breaks a rule of the database: \(error.message)"
         case let .notReplicaDatabase(path):
             "\(path) is not a pulse-peer database"
+        case let .corruptRow(entity, rowID, reason):
+            "\(entity.rawValue) \(rowID): the stored versions are unreadable (\(reason)); the database was damaged or edited by hand"
         case let .sqlite(error):
             error.description
         }

@@ -39,6 +39,62 @@ import Testing
         #expect { try ReplicaStore(path: path) } throws: { String(describing: $0).contains("newer than this pulse-peer") }
     }
 
+    @Test func aVersion1DatabaseIsMigratedWithItsHistory() throws {
+        let path = dir.path("v1.sqlite")
+        let origin = ReplicaID(rawValue: 0xC), other = ReplicaID(rawValue: 0xD)
+        do {
+            // Schema 1 kept one row per field in `field_version`.
+            let raw = try Connection(path: path)
+            try raw.execute(Migrations.migration1)
+            try raw.execute("PRAGMA user_version = 1")
+            try raw.execute("""
+                INSERT INTO meta (key, value) VALUES ('replica_id', \(origin.storage));
+                INSERT INTO version_vector (origin, seq) VALUES (\(origin.storage), 2), (\(other.storage), 1);
+                INSERT INTO field_version (entity, row_id, field, value, hlc, origin, seq, base_hlc, base_origin, member) VALUES
+                  ('shopping_item', 'i1', 'name', 'Milk', 100, \(origin.storage), 1, NULL, NULL, 'anna'),
+                  ('shopping_item', 'i1', 'listed', 1, 100, \(origin.storage), 1, NULL, NULL, 'anna'),
+                  ('shopping_item', 'i1', 'state', 'restock', 200, \(origin.storage), 2, 100, \(origin.storage), NULL),
+                  ('household', 'profile', 'name', 'Home', 150, \(other.storage), 1, NULL, NULL, NULL);
+                INSERT INTO shopping_item (id, name, state, listed) VALUES ('i1', 'Milk', 'restock', 1);
+                INSERT INTO household (id, name) VALUES ('profile', 'Home');
+                """)
+        }
+        let store = try ReplicaStore(path: path)
+        #expect(store.replicaID == origin)
+        #expect(try store.connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'field_version'") == 0)
+        #expect(try store.row(.shoppingItem, "i1") == ["name": .text("Milk"), "listed": .integer(1), "state": .text("restock")])
+        #expect(try store.integrityCheck() == "ok")
+        // The history travels as it did: two changes of `origin` (one per number) and one of `other`.
+        let changes = try store.allDeltas(for: VersionVector()).flatMap(\.changes)
+        #expect(changes.map { "\($0.origin.storage)#\($0.seq):\($0.fields.map(\.field))" }.sorted() == [
+            "\(origin.storage)#1:[\"listed\", \"name\"]", "\(origin.storage)#2:[\"state\"]", "\(other.storage)#1:[\"name\"]",
+        ].sorted())
+        let restock = changes.first { $0.seq == 2 && $0.origin == origin }
+        #expect(restock?.fields.first?.base == Stamp(hlc: HybridTimestamp(rawValue: 100), origin: origin))
+        #expect(changes.first { $0.seq == 1 && $0.origin == origin }?.member == "anna")
+    }
+
+    @Test func rowVersionsRoundTripAndRefuseDamage() throws {
+        let stamp = Stamp(hlc: HybridTimestamp(rawValue: 1 << 40), origin: ReplicaID(rawValue: 0xFFFF_FFFF_FFFF_FFFE))
+        let fields: [String: StoredVersion] = [
+            "name": StoredVersion(value: .text("Crème brûlée 🍮"), stamp: stamp, seq: 300, base: nil, member: "anna"),
+            "listed": StoredVersion(value: .integer(-5), stamp: stamp, seq: 1 << 40, base: stamp, member: nil),
+            "due": StoredVersion(value: .null, stamp: stamp, seq: 1, base: nil, member: ""),
+        ]
+        let bytes = RowVersions.encode(fields)
+        #expect(try bytes.withUnsafeBytes { try RowVersions.decode($0) } == fields)
+        for cut in 0..<bytes.count {
+            #expect(throws: RowVersions.DecodingError.self) { try bytes.prefix(cut).withUnsafeBytes { try RowVersions.decode($0) } }
+        }
+        #expect(throws: RowVersions.DecodingError.self) { try (bytes + [0]).withUnsafeBytes { try RowVersions.decode($0) } }
+        // A damaged record in the database is a clear error, not a crash or a silent gap.
+        let (a, _) = try pair()
+        try a.write(member: nil) { try $0.put(.shoppingItem, "i1", shoppingItem("Milk")) }
+        try a.connection.execute("UPDATE row_version SET versions = x'01ff' WHERE row_id = 'i1'")
+        #expect { try a.row(.shoppingItem, "i1") } throws: { String(describing: $0).contains("unreadable") }
+        #expect(throws: StoreError.self) { try a.allDeltas(for: VersionVector()) }
+    }
+
     @Test func refusesAFileThatIsNotADatabase() throws {
         let path = dir.path("junk.sqlite")
         try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: path))
@@ -228,6 +284,8 @@ import Testing
         }
         let batches = try a.allDeltas(for: VersionVector())
         #expect(batches.flatMap(\.changes).count == 2) // the create's other fields, the last rename
+        // The index keeps only changes that still hold a field.
+        #expect(try a.connection.scalarInt("SELECT count(*) FROM change_index") == 2)
         for batch in batches { try b.apply(batch) }
         #expect(try b.versionVector()[a.replicaID] == 51)
         #expect(try b.value(.shoppingItem, "i1", "name") == .text("Milk 49"))

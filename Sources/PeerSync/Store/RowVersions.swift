@@ -1,0 +1,156 @@
+/// The winning version of one field: its value, the stamp and number of the change that
+/// wrote it, the stamp its author had seen (`base`), and the member who wrote it.
+struct StoredVersion: Equatable {
+    let value: FieldValue
+    let stamp: Stamp
+    let seq: UInt64
+    let base: Stamp?
+    let member: String?
+
+    /// The change this version came from.
+    var changeRef: ChangeRef { ChangeRef(origin: stamp.origin, seq: seq) }
+}
+
+/// A change by its number: `origin`'s `seq`-th change.
+struct ChangeRef: Hashable {
+    let origin: ReplicaID
+    let seq: UInt64
+}
+
+/// The field versions of one row, as one value of `row_version.versions`: every field
+/// of a row in one record, so a change costs one B-tree write for its versions instead
+/// of one per field.
+///
+/// Format 1 (integers little-endian, `varint` = LEB128):
+/// `0x01`, varint field count, then per field in name order: varint name length, name
+/// (UTF-8); value tag (0 null, 1 integer: 8 bytes, 2 text: varint length + UTF-8);
+/// hlc 8 bytes; origin 8 bytes; varint seq; flags (1: base follows, 2: member follows);
+/// [base hlc 8, base origin 8]; [varint member length, member].
+enum RowVersions {
+    static let format: UInt8 = 1
+
+    struct DecodingError: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { "unreadable row versions: \(reason)" }
+    }
+
+    static func encode(_ fields: [String: StoredVersion]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(16 + fields.count * 48)
+        out.append(format)
+        appendVarint(UInt64(fields.count), to: &out)
+        for name in fields.keys.sorted() {
+            let version = fields[name]!
+            appendText(name, to: &out)
+            switch version.value {
+            case .null: out.append(0)
+            case let .integer(value): out.append(1); appendFixed(UInt64(bitPattern: value), to: &out)
+            case let .text(text): out.append(2); appendText(text, to: &out)
+            }
+            appendFixed(UInt64(bitPattern: version.stamp.hlc.rawValue), to: &out)
+            appendFixed(UInt64(bitPattern: version.stamp.origin.storage), to: &out)
+            appendVarint(version.seq, to: &out)
+            out.append((version.base == nil ? 0 : 1) | (version.member == nil ? 0 : 2))
+            if let base = version.base {
+                appendFixed(UInt64(bitPattern: base.hlc.rawValue), to: &out)
+                appendFixed(UInt64(bitPattern: base.origin.storage), to: &out)
+            }
+            if let member = version.member { appendText(member, to: &out) }
+        }
+        return out
+    }
+
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws -> [String: StoredVersion] {
+        var reader = Reader(bytes: bytes)
+        guard try reader.byte() == format else { throw DecodingError(reason: "unknown format") }
+        let count = try reader.varint()
+        guard count <= 256 else { throw DecodingError(reason: "\(count) fields") }
+        var fields: [String: StoredVersion] = [:]
+        fields.reserveCapacity(Int(count))
+        for _ in 0..<count {
+            let name = try reader.text()
+            let value: FieldValue
+            switch try reader.byte() {
+            case 0: value = .null
+            case 1: value = .integer(Int64(bitPattern: try reader.fixed()))
+            case 2: value = .text(try reader.text())
+            case let tag: throw DecodingError(reason: "value tag \(tag)")
+            }
+            let stamp = Stamp(hlc: HybridTimestamp(rawValue: Int64(bitPattern: try reader.fixed())),
+                              origin: ReplicaID(storage: Int64(bitPattern: try reader.fixed())))
+            let seq = try reader.varint()
+            let flags = try reader.byte()
+            guard flags & ~3 == 0 else { throw DecodingError(reason: "flags \(flags)") }
+            var base: Stamp?
+            if flags & 1 != 0 {
+                base = Stamp(hlc: HybridTimestamp(rawValue: Int64(bitPattern: try reader.fixed())),
+                             origin: ReplicaID(storage: Int64(bitPattern: try reader.fixed())))
+            }
+            let member = flags & 2 != 0 ? try reader.text() : nil
+            fields[name] = StoredVersion(value: value, stamp: stamp, seq: seq, base: base, member: member)
+        }
+        guard reader.offset == bytes.count else { throw DecodingError(reason: "trailing bytes") }
+        return fields
+    }
+
+    private static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
+        var value = value
+        while value >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        out.append(UInt8(value))
+    }
+
+    private static func appendFixed(_ value: UInt64, to out: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
+    }
+
+    private static func appendText(_ text: String, to out: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { utf8 in
+            appendVarint(UInt64(utf8.count), to: &out)
+            out.append(contentsOf: utf8)
+        }
+    }
+
+    private struct Reader {
+        let bytes: UnsafeRawBufferPointer
+        var offset = 0
+
+        mutating func byte() throws -> UInt8 {
+            guard offset < bytes.count else { throw DecodingError(reason: "truncated") }
+            defer { offset += 1 }
+            return bytes[offset]
+        }
+
+        mutating func fixed() throws -> UInt64 {
+            guard bytes.count - offset >= 8 else { throw DecodingError(reason: "truncated") }
+            var value: UInt64 = 0
+            withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + 8])) }
+            offset += 8
+            return UInt64(littleEndian: value)
+        }
+
+        mutating func varint() throws -> UInt64 {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                let byte = try self.byte()
+                guard shift < 64 else { throw DecodingError(reason: "varint too long") }
+                value |= UInt64(byte & 0x7F) << shift
+                if byte & 0x80 == 0 { return value }
+                shift += 7
+            }
+        }
+
+        mutating func text() throws -> String {
+            let length = try varint()
+            guard length <= UInt64(bytes.count - offset) else { throw DecodingError(reason: "truncated") }
+            let slice = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + Int(length)])
+            offset += Int(length)
+            guard let text = String(validating: slice, as: UTF8.self) else { throw DecodingError(reason: "invalid UTF-8") }
+            return text
+        }
+    }
+}
