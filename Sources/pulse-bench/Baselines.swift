@@ -49,7 +49,16 @@ enum Baselines {
             db = handle!
             exec("PRAGMA journal_mode = WAL")
             exec("PRAGMA synchronous = FULL")
-            exec("CREATE TABLE IF NOT EXISTS item (id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, state TEXT NOT NULL, listed INTEGER NOT NULL) WITHOUT ROWID")
+            // The same table, constraints and index as the store's `shopping_item`.
+            exec("""
+                CREATE TABLE IF NOT EXISTS item (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
+                    state TEXT NOT NULL CHECK (state IN ('active', 'restock', 'deleted')),
+                    listed INTEGER NOT NULL CHECK (listed >= 0)
+                ) WITHOUT ROWID;
+                CREATE INDEX IF NOT EXISTS item_by_state ON item (state, listed);
+                """)
         }
         deinit { sqlite3_close_v2(db) }
         func exec(_ sql: String) { sqlite3_exec(db, sql, nil, nil, nil) }

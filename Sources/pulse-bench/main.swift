@@ -128,6 +128,20 @@ if selected("propagation") {
 }
 
 // MARK: 2, 3, 5. Catch-up, in-sync reconnect, footprint (real processes)
+/// The store alone: the same catch-up applied in-process, batch by batch (no network,
+/// no sender): what the merge and SQLite cost.
+if selected("catch-up") {
+    let (homeA, homeB) = try householdPair("apply", items: catchUpSize)
+    let a = try Household.open(homeA).store, b = try Household.open(homeB).store
+    let cursor = try a.deltas(for: b.versionVector())
+    var applied = 0
+    let start = now()
+    while let batch = try cursor.next() { applied += try b.apply(batch).applied.count }
+    let rate = Double(applied) / (Double(now() - start) / 1e9)
+    report("Catch-up, store only (in-process apply of the same \(catchUpSize) changes)", "\(Int(rate))/s",
+           "raw batch insert \(Int(rawRate)) rows/s (\(Int(rate / rawRate * 100))%)", "—")
+}
+
 @MainActor func catchUp(_ size: Int, label: String) throws -> (rate: Double, peak: Double, bytes: [String: Int], idle: Double) {
     let (homeA, homeB) = try householdPair("cu\(size)", items: size)
     let agentA = try AgentRun(homeA)

@@ -19,13 +19,15 @@ struct ChangeRef: Hashable {
 
 /// The field versions of one row, as one value of `row_version.versions`: every field
 /// of a row in one record, so a change costs one B-tree write for its versions instead
-/// of one per field.
+/// of one per field. The changes a row's fields come from are listed once (a new row
+/// is one change for all its fields), and each field points at its change.
 ///
 /// Format 1 (integers little-endian, `varint` = LEB128):
-/// `0x01`, varint field count, then per field in name order: varint name length, name
-/// (UTF-8); value tag (0 null, 1 integer: 8 bytes, 2 text: varint length + UTF-8);
-/// hlc 8 bytes; origin 8 bytes; varint seq; flags (1: base follows, 2: member follows);
-/// [base hlc 8, base origin 8]; [varint member length, member].
+/// `0x01`; varint change count, then per change: hlc 8 bytes, origin 8 bytes, varint
+/// seq, flags (1: member follows), [varint member length, member (UTF-8)]; varint field
+/// count, then per field in name order: varint name length, name; varint change index;
+/// value tag (0 null, 1 integer: 8 bytes, 2 text: varint length + UTF-8); flags (1: base
+/// follows), [base hlc 8 bytes, base origin 8 bytes].
 enum RowVersions {
     static let format: UInt8 = 1
 
@@ -34,28 +36,52 @@ enum RowVersions {
         var description: String { "unreadable row versions: \(reason)" }
     }
 
+    private struct Origin: Hashable {
+        let stamp: Stamp
+        let seq: UInt64
+        let member: String?
+    }
+
     static func encode(_ fields: [String: StoredVersion]) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(16 + fields.count * 48)
+        out.reserveCapacity(64 + fields.count * 24)
         out.append(format)
-        appendVarint(UInt64(fields.count), to: &out)
-        for name in fields.keys.sorted() {
+        let names = fields.keys.sorted()
+        var origins: [Origin] = []
+        var indexes: [Int] = []
+        for name in names {
+            let version = fields[name]!
+            let origin = Origin(stamp: version.stamp, seq: version.seq, member: version.member)
+            if let index = origins.firstIndex(of: origin) {
+                indexes.append(index)
+            } else {
+                indexes.append(origins.count)
+                origins.append(origin)
+            }
+        }
+        appendVarint(UInt64(origins.count), to: &out)
+        for origin in origins {
+            appendFixed(UInt64(bitPattern: origin.stamp.hlc.rawValue), to: &out)
+            appendFixed(UInt64(bitPattern: origin.stamp.origin.storage), to: &out)
+            appendVarint(origin.seq, to: &out)
+            out.append(origin.member == nil ? 0 : 1)
+            if let member = origin.member { appendText(member, to: &out) }
+        }
+        appendVarint(UInt64(names.count), to: &out)
+        for (name, index) in zip(names, indexes) {
             let version = fields[name]!
             appendText(name, to: &out)
+            appendVarint(UInt64(index), to: &out)
             switch version.value {
             case .null: out.append(0)
             case let .integer(value): out.append(1); appendFixed(UInt64(bitPattern: value), to: &out)
             case let .text(text): out.append(2); appendText(text, to: &out)
             }
-            appendFixed(UInt64(bitPattern: version.stamp.hlc.rawValue), to: &out)
-            appendFixed(UInt64(bitPattern: version.stamp.origin.storage), to: &out)
-            appendVarint(version.seq, to: &out)
-            out.append((version.base == nil ? 0 : 1) | (version.member == nil ? 0 : 2))
+            out.append(version.base == nil ? 0 : 1)
             if let base = version.base {
                 appendFixed(UInt64(bitPattern: base.hlc.rawValue), to: &out)
                 appendFixed(UInt64(bitPattern: base.origin.storage), to: &out)
             }
-            if let member = version.member { appendText(member, to: &out) }
         }
         return out
     }
@@ -63,12 +89,27 @@ enum RowVersions {
     static func decode(_ bytes: UnsafeRawBufferPointer) throws -> [String: StoredVersion] {
         var reader = Reader(bytes: bytes)
         guard try reader.byte() == format else { throw DecodingError(reason: "unknown format") }
+        let originCount = try reader.varint()
+        guard originCount <= 256 else { throw DecodingError(reason: "\(originCount) changes") }
+        var origins: [Origin] = []
+        origins.reserveCapacity(Int(originCount))
+        for _ in 0..<originCount {
+            let stamp = Stamp(hlc: HybridTimestamp(rawValue: Int64(bitPattern: try reader.fixed())),
+                              origin: ReplicaID(storage: Int64(bitPattern: try reader.fixed())))
+            let seq = try reader.varint()
+            let flags = try reader.byte()
+            guard flags & ~1 == 0 else { throw DecodingError(reason: "change flags \(flags)") }
+            origins.append(Origin(stamp: stamp, seq: seq, member: flags & 1 != 0 ? try reader.text() : nil))
+        }
         let count = try reader.varint()
         guard count <= 256 else { throw DecodingError(reason: "\(count) fields") }
         var fields: [String: StoredVersion] = [:]
         fields.reserveCapacity(Int(count))
         for _ in 0..<count {
             let name = try reader.text()
+            let index = try reader.varint()
+            guard index < originCount else { throw DecodingError(reason: "change index \(index)") }
+            let origin = origins[Int(index)]
             let value: FieldValue
             switch try reader.byte() {
             case 0: value = .null
@@ -76,18 +117,14 @@ enum RowVersions {
             case 2: value = .text(try reader.text())
             case let tag: throw DecodingError(reason: "value tag \(tag)")
             }
-            let stamp = Stamp(hlc: HybridTimestamp(rawValue: Int64(bitPattern: try reader.fixed())),
-                              origin: ReplicaID(storage: Int64(bitPattern: try reader.fixed())))
-            let seq = try reader.varint()
             let flags = try reader.byte()
-            guard flags & ~3 == 0 else { throw DecodingError(reason: "flags \(flags)") }
+            guard flags & ~1 == 0 else { throw DecodingError(reason: "field flags \(flags)") }
             var base: Stamp?
             if flags & 1 != 0 {
                 base = Stamp(hlc: HybridTimestamp(rawValue: Int64(bitPattern: try reader.fixed())),
                              origin: ReplicaID(storage: Int64(bitPattern: try reader.fixed())))
             }
-            let member = flags & 2 != 0 ? try reader.text() : nil
-            fields[name] = StoredVersion(value: value, stamp: stamp, seq: seq, base: base, member: member)
+            fields[name] = StoredVersion(value: value, stamp: origin.stamp, seq: origin.seq, base: base, member: origin.member)
         }
         guard reader.offset == bytes.count else { throw DecodingError(reason: "trailing bytes") }
         return fields
