@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import PeerSync
 
 /// The floors every figure is compared with, measured in the same run.
 enum Baselines {
@@ -40,7 +41,7 @@ enum Baselines {
         return times
     }
 
-    /// A plain SQLite database with the same durability settings as the store.
+    /// A plain SQLite database with the same durability and cache settings as the store.
     final class RawDatabase {
         let db: OpaquePointer
         init(path: String) {
@@ -49,6 +50,7 @@ enum Baselines {
             db = handle!
             exec("PRAGMA journal_mode = WAL")
             exec("PRAGMA synchronous = FULL")
+            exec("PRAGMA cache_size = -\(ReplicaStore.cacheKibibytes)") // the store's tuning too
             // The same table, constraints and index as the store's `shopping_item`.
             exec("""
                 CREATE TABLE IF NOT EXISTS item (
@@ -71,7 +73,7 @@ enum Baselines {
             let start = DispatchTime.now().uptimeNanoseconds
             for i in 0..<count {
                 if i % perTransaction == 0 { exec("BEGIN IMMEDIATE") }
-                let id = "\(prefix)-\(UUID().uuidString.lowercased())", name = "Item \(i)"
+                let id = "\(prefix)-\(RowIDRules.random())", name = "Item \(i)"
                 sqlite3_bind_text(statement, 1, id, -1, csqlite_transient())
                 sqlite3_bind_text(statement, 2, name, -1, csqlite_transient())
                 sqlite3_bind_int64(statement, 3, Int64(i))

@@ -91,8 +91,8 @@ public final class Household {
             throw HouseholdError.invalidInput("member \(duplicate.debugDescription) is listed twice")
         }
         return try build(home, physicalClock: physicalClock) { store, identity in
-            let memberIDs = memberNames.map { _ in UUID().uuidString.lowercased() }
-            try store.setMeta("household_id", .text(UUID().uuidString.lowercased()))
+            let memberIDs = memberNames.map { _ in RowIDRules.random() }
+            try store.setMeta("household_id", .text(RowIDRules.random()))
             try store.setMeta(secretKey, .text(hex(newSecret())))
             try store.setMeta("member_id", .text(memberIDs[0]))
             try store.write(member: memberIDs[0]) { tx in

@@ -47,7 +47,7 @@ extension Household {
         if existing.contains(where: { $0.name.lowercased() == name.lowercased() }) {
             throw HouseholdError.invalidInput("there is already a member called \(name.debugDescription)")
         }
-        let id = UUID().uuidString.lowercased()
+        let id = RowIDRules.random()
         let fields = try styleFields(initials: initials ?? MemberStyle.initials(of: name),
                                      color: color ?? MemberStyle.color(at: existing.count))
         try store.write(member: memberID) { tx in

@@ -66,7 +66,7 @@ extension Household {
         let title = try Validation.name(title, what: "task title", max: 200)
         let schedule = try Self.normalizeSchedule(schedule)
         let assigneeID = try assignee.map { try memberID(named: $0) }
-        let id = UUID().uuidString.lowercased()
+        let id = RowIDRules.random()
         try store.write(member: memberID) { tx in
             try tx.put(.recurringTemplate, id, ["title": .text(title), "schedule": .text(schedule),
                                                 "assignee": assigneeID.map { .text($0) } ?? .null,

@@ -31,7 +31,7 @@ extension Household {
         guard !cleaned.isEmpty else { throw HouseholdError.invalidInput("nothing to add: give at least one item name") }
         let base = try listingKey()
         let items = cleaned.enumerated().map { index, name in
-            ShoppingItem(id: UUID().uuidString.lowercased(), name: name, state: .active, listed: base + Int64(index))
+            ShoppingItem(id: RowIDRules.random(), name: name, state: .active, listed: base + Int64(index))
         }
         try store.write(member: memberID) { tx in
             for item in items {

@@ -54,7 +54,7 @@ extension Household {
         let assigneeID = try assignee.map { try memberID(named: $0) }
         let dueDate = try due.map { try Days.parse($0).description }
         try focusCheck(adding: 1, force: force)
-        let id = UUID().uuidString.lowercased()
+        let id = RowIDRules.random()
         try store.write(member: memberID) { tx in
             try tx.put(.task, id, newTaskFields(title, assigneeID: assigneeID, due: dueDate, created: try orderingKey()))
         }

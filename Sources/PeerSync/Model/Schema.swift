@@ -233,6 +233,24 @@ extension EntitySchema {
 }
 
 public enum RowIDRules {
+    /// A fresh random row id: a version 4 UUID in lowercase, from the system's CSPRNG
+    /// (`getrandom`), without Foundation's `UUID()`, which opens /dev/urandom each time.
+    public static func random() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = withUnsafeBytes(of: (generator.next() as UInt64, generator.next() as UInt64)) { Array($0) }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(36)
+        for (index, byte) in bytes.enumerated() {
+            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+            text.append(hex[Int(byte >> 4)])
+            text.append(hex[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
     public static func isValid(_ id: String) -> Bool {
         guard (1...Limits.maxRowIDLength).contains(id.utf8.count) else { return false }
         return id.utf8.allSatisfy { c in

@@ -74,6 +74,17 @@ import Testing
         #expect(changes.first { $0.seq == 1 && $0.origin == origin }?.member == "anna")
     }
 
+    @Test func randomRowIDsAreVersion4UUIDs() throws {
+        let ids = (0..<1000).map { _ in RowIDRules.random() }
+        #expect(Set(ids).count == ids.count)
+        for id in ids.prefix(50) {
+            #expect(RowIDRules.isValid(id))
+            #expect(UUID(uuidString: id)?.uuidString.lowercased() == id)
+            #expect(Array(id)[14] == "4")
+            #expect("89ab".contains(Array(id)[19]))
+        }
+    }
+
     @Test func rowVersionsRoundTripAndRefuseDamage() throws {
         let stamp = Stamp(hlc: HybridTimestamp(rawValue: 1 << 40), origin: ReplicaID(rawValue: 0xFFFF_FFFF_FFFF_FFFE))
         let fields: [String: StoredVersion] = [
