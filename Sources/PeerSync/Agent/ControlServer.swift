@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import NIOCore
 import NIOPosix
@@ -145,10 +148,30 @@ public enum AgentControl {
 
     /// Sends one request and waits (at most `timeout` seconds) for the answer.
     public static func request(_ request: ControlRequest, home: HouseholdHome, timeout: Int = 5) throws -> ControlResponse {
+        let fd = try send(request, home: home, timeout: timeout)
+        defer { close(fd) }
+        var received = Data()
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while !received.contains(UInt8(ascii: "\n")) {
+            let count = recv(fd, &chunk, chunk.count, 0)
+            guard count > 0 else { throw Failure.failed("the agent did not answer within \(timeout) s") }
+            received.append(contentsOf: chunk[0..<count])
+        }
+        let line = received.prefix(while: { $0 != UInt8(ascii: "\n") })
+        do {
+            return try JSONDecoder().decode(ControlResponse.self, from: line)
+        } catch {
+            throw Failure.failed("the agent's answer was not understood: \(error)")
+        }
+    }
+
+    /// Connects and sends one request line; returns the open socket.
+    private static func send(_ request: ControlRequest, home: HouseholdHome, timeout: Int) throws -> Int32 {
         let path = socketPath(home)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure.failed("cannot create a socket") }
-        defer { close(fd) }
+        var keep = false
+        defer { if !keep { close(fd) } }
         var tv = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
@@ -166,21 +189,10 @@ public enum AgentControl {
         guard connected == 0 else { throw Failure.notRunning(home.path) }
         var payload = try JSONEncoder().encode(request)
         payload.append(UInt8(ascii: "\n"))
-        let sent = payload.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        let sent = payload.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         guard sent == payload.count else { throw Failure.failed("the agent did not take the request") }
-        var received = Data()
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while !received.contains(UInt8(ascii: "\n")) {
-            let count = recv(fd, &chunk, chunk.count, 0)
-            guard count > 0 else { throw Failure.failed("the agent did not answer within \(timeout) s") }
-            received.append(contentsOf: chunk[0..<count])
-        }
-        let line = received.prefix(while: { $0 != UInt8(ascii: "\n") })
-        do {
-            return try JSONDecoder().decode(ControlResponse.self, from: line)
-        } catch {
-            throw Failure.failed("the agent's answer was not understood: \(error)")
-        }
+        keep = true
+        return fd
     }
 
     /// Waits (at most `timeout` seconds) until the agent's status meets `condition`.
@@ -199,7 +211,9 @@ public enum AgentControl {
 
     /// Tells a running agent that the database changed (best effort: without an agent,
     /// peers get the change at the next connection).
+    /// The agent's answer carries nothing, so it is not awaited: the writer goes on while
+    /// the agent pushes (the request is in the socket before this returns).
     public static func notifyChanged(home: HouseholdHome) {
-        _ = try? request(ControlRequest(op: "changed"), home: home, timeout: 2)
+        if let fd = try? send(ControlRequest(op: "changed"), home: home, timeout: 2) { close(fd) }
     }
 }

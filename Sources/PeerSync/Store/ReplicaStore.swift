@@ -251,34 +251,28 @@ public final class ReplicaStore {
             var clock = HybridClock(last: try lastTimestamp(), maxDriftMilliseconds: maxDriftMilliseconds)
             var vv = try versionVector()
             // Each row touched by the batch is read once, merged in memory, and written and
-            // projected once at the end.
-            var originals: [RowKey: [String: StoredVersion]] = [:]
-            var rows: [RowKey: [String: StoredVersion]] = [:]
-            var changed = Set<RowKey>()
+            // projected once at the end, in key order.
+            var rows: [RowKey: TouchedRow] = [:]
+            rows.reserveCapacity(batch.changes.count)
             for change in batch.changes {
                 if change.origin == replicaID && change.seq > vv[replicaID] {
                     throw StoreError.foreignOwnChange(seq: change.seq)
                 }
                 try clock.observe(remote: change.hlc, physicalMilliseconds: now)
                 let key = RowKey(entity: change.entity, rowID: change.rowID)
-                var row: [String: StoredVersion]
-                if let cached = rows[key] {
-                    row = cached
-                } else {
-                    row = try versions(change.entity, change.rowID)
-                    originals[key] = row
-                }
-                if try merge(change, into: &row, &outcome) {
+                // Taken out and put back, so the merge mutates the only copy.
+                var row = try rows.removeValue(forKey: key) ?? TouchedRow(versions(change.entity, change.rowID))
+                if try merge(change, into: &row.current, &outcome) {
                     outcome.applied.append(change)
-                    changed.insert(key)
+                    row.changed = true
                 } else {
                     outcome.ignored += 1
                 }
                 rows[key] = row
             }
-            for key in changed.sorted() {
-                try saveRow(key.entity, key.rowID, before: originals[key]!, after: rows[key]!)
-                try project(key.entity, key.rowID, rows[key]!)
+            for (key, row) in rows.filter(\.value.changed).sorted(by: { $0.key < $1.key }) {
+                try saveRow(key.entity, key.rowID, before: row.original, after: row.current)
+                try project(key.entity, key.rowID, row.current)
             }
             var advanced = false
             for claim in batch.coverage {
@@ -367,6 +361,17 @@ public final class ReplicaStore {
     }
 
     // MARK: - Row versions
+
+    /// A row during `apply`: as read, as merged so far.
+    struct TouchedRow {
+        let original: [String: StoredVersion]
+        var current: [String: StoredVersion]
+        var changed = false
+        init(_ versions: [String: StoredVersion]) {
+            original = versions
+            current = versions
+        }
+    }
 
     struct RowKey: Hashable, Comparable {
         let entity: EntityKind
