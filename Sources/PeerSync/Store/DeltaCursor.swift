@@ -97,7 +97,7 @@ public final class DeltaCursor {
                 let seq = UInt64(statement.int(0))
                 let rowID = statement.text(2)
                 guard let entity = EntityKind(rawValue: statement.text(1)) else {
-                    throw StoreError.sqlite(SQLiteError(code: 11, message: "unknown entity \(statement.text(1)) in change_index", sql: nil))
+                    throw StoreError.corruptIndex("change \(origin)#\(seq) names an unknown entity \(statement.text(1).debugDescription)")
                 }
                 let row = try ReplicaStore.decodeVersions(statement, column: 3, entity: entity, rowID: rowID)
                 var fields: [FieldWrite] = []
@@ -111,7 +111,7 @@ public final class DeltaCursor {
                 // Every indexed change still holds a field of its row (saveRow keeps it so);
                 // skipping one would claim coverage of a change never sent.
                 guard let stamp else {
-                    throw StoreError.corruptRow(entity, rowID: rowID, reason: "change \(origin)#\(seq) is indexed but holds no field")
+                    throw StoreError.corruptIndex("change \(origin)#\(seq) is indexed on \(entity.rawValue) \(rowID), which holds no field of it")
                 }
                 changes.append(Change(origin: origin, seq: seq, hlc: stamp.hlc, member: stamp.member,
                                       entity: entity, rowID: rowID, fields: fields))

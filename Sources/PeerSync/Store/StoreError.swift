@@ -9,7 +9,12 @@ public enum StoreError: Error, CustomStringConvertible {
     case constraint(EntityKind, rowID: String, SQLiteError)
     case notReplicaDatabase(path: String)
     case corruptRow(EntityKind, rowID: String, reason: String)
+    case corruptIndex(String)
     case sqlite(SQLiteError)
+
+    /// What a person can do about a damaged database.
+    static let recovery = "Keep the file for inspection, and `pulse-peer join` the household again in a fresh home: "
+        + "a peer sends a whole copy."
 
     public var description: String {
         switch self {
@@ -28,7 +33,9 @@ public enum StoreError: Error, CustomStringConvertible {
         case let .notReplicaDatabase(path):
             "\(path) is not a pulse-peer database"
         case let .corruptRow(entity, rowID, reason):
-            "\(entity.rawValue) \(rowID): the stored versions are unreadable (\(reason)); the database was damaged or edited by hand"
+            "\(entity.rawValue) \(rowID): the stored versions are unreadable (\(reason)); the database was damaged or edited by hand. \(Self.recovery)"
+        case let .corruptIndex(reason):
+            "the change index disagrees with the rows (\(reason)); the database was damaged or edited by hand. \(Self.recovery)"
         case let .sqlite(error):
             error.description
         }
