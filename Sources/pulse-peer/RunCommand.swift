@@ -1,5 +1,8 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import PeerSync
 import ServiceLifecycle
@@ -61,7 +64,9 @@ struct Run: AsyncParsableCommand {
         guard options.resolved.hasHousehold else { throw CLIError(HouseholdError.notInitialized(options.resolved.path)) }
         let agent = PeerAgent(options: agentOptions, logger: logger) { ready in
             if let line = try? JSONEncoder().encode(ready) {
-                FileHandle.standardOutput.write(line + Data("\n".utf8))
+                // One write(2) of the whole line: a reader waiting for it sees it at once.
+                let bytes = [UInt8](line) + [UInt8(ascii: "\n")]
+                _ = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
             }
         }
         let group = ServiceGroup(configuration: .init(

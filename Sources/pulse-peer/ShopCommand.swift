@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import PeerSync
 
 struct Shop: ParsableCommand {
@@ -18,7 +18,7 @@ struct Shop: ParsableCommand {
         func run() throws {
             var names = self.names
             if names.isEmpty {
-                while let line = readLine(), !line.trimmingCharacters(in: .whitespaces).isEmpty { names.append(line) }
+                while let line = readLine(), !line.allSatisfy(\.isWhitespace) { names.append(line) }
             }
             let added = try options.write { try $0.addShoppingItems(names) }
             print(added.count == 1 ? "Added \(added[0].name)" : "Added \(added.count) items")

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// Household machines found by mDNS (advertisements whose tag checked out), by machine

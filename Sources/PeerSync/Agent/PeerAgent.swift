@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import Logging
 import NIOCore
 import NIOPosix
@@ -171,10 +171,7 @@ public struct PeerAgent: Service {
             } catch {
                 context.logger.warning("cannot generate recurring tasks", metadata: ["error": "\(error)"])
             }
-            let calendar = Calendar.current
-            let next = calendar.nextDate(after: Date(), matching: DateComponents(hour: 0, minute: 0, second: 1),
-                                         matchingPolicy: .nextTime) ?? Date().addingTimeInterval(3600)
-            do { try await Task.sleep(for: .seconds(max(1, next.timeIntervalSinceNow))) } catch { return }
+            do { try await Task.sleep(for: .seconds(Days.secondsUntilNextMidnight())) } catch { return }
         }
     }
 

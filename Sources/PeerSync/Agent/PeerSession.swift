@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import Logging
 import NIOCore
 import Synchronization
@@ -118,7 +118,7 @@ struct PeerSession {
         let peerMachine = try await connection.peerMachine.get()
         var machine = SessionStateMachine(role: role, secret: secret, localMachine: tls.localMachine,
                                           peerMachine: peerMachine, localReplica: localReplica)
-        let machineHex = peerMachine.map { String(format: "%02x", $0) }.joined()
+        let machineHex = Hex.string(peerMachine)
         try await perform(machine.start(), outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector, ack: ack)
         for try await message in inbound {
             logger.trace("inbound", metadata: ["message": "\(String(describing: message).prefix(40))"])
@@ -256,7 +256,7 @@ struct PeerSession {
             if silent >= options.idleTimeout {
                 channel.close(promise: nil)
                 let seconds = Double(silent.components.seconds) + Double(silent.components.attoseconds) / 1e18
-                throw End.timeout("peer silent for \(String(format: "%.1f", seconds)) s")
+                throw End.timeout("peer silent for \((seconds * 10).rounded() / 10) s")
             }
             try await Task.sleep(for: options.idleTimeout - silent)
         }

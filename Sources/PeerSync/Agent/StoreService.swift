@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// The agent's single owner of the household database. Every store call of the agent
 /// goes through this actor, so the (non-Sendable) connection is used by one task at a
@@ -82,7 +82,7 @@ public struct PeerAddress: Sendable, Hashable, CustomStringConvertible, Codable 
 
     /// Parses `host:port` or `[v6]:port`.
     public init?(_ text: String) {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmed
         let host: Substring, portText: Substring
         if trimmed.hasPrefix("["), let close = trimmed.firstIndex(of: "]") {
             host = trimmed[trimmed.index(after: trimmed.startIndex)..<close]

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How a peer was found.
 enum PeerOrigin: Sendable, Hashable {

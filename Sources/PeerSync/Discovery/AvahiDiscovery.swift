@@ -1,5 +1,5 @@
 import CAvahi
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Publishes this agent's service and browses for others through the Avahi daemon

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// One advertisement seen on the network, merged over the interfaces and protocols it
 /// was reported on. Plain values: no Avahi type leaves the Avahi wrapper.
@@ -40,7 +40,7 @@ public enum HouseholdTag {
     public static func compute(secret: SymmetricKey, machineID: String, nonce: String) -> String {
         var hmac = HMAC<SHA256>(key: secret)
         hmac.update(data: Array("house-pulse/1 mdns".utf8) + [0] + Array(machineID.utf8) + [0] + Array(nonce.utf8))
-        return Array(hmac.finalize()).prefix(16).map { String(format: "%02x", $0) }.joined()
+        return Hex.string(Array(hmac.finalize()).prefix(16))
     }
 
     public static func txtRecords(secret: SymmetricKey, machineID: String, nonce: String) -> [String] {
@@ -57,6 +57,6 @@ public enum HouseholdTag {
     }
 
     public static func newNonce() -> String {
-        (0..<8).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        Hex.string((0..<8).map { _ in UInt8.random(in: 0...255) })
     }
 }

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Errors a person can act on: each says what happened and what to do.
 public enum HouseholdError: Error, CustomStringConvertible, Equatable {
@@ -37,7 +40,7 @@ public struct HouseholdHome: Sendable, Equatable {
         if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty {
             return HouseholdHome(directory: URL(fileURLWithPath: xdg).appendingPathComponent("house-pulse"))
         }
-        let user = environment["HOME"] ?? NSHomeDirectory()
+        let user = environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path
         return HouseholdHome(directory: URL(fileURLWithPath: user).appendingPathComponent(".local/share/house-pulse"))
     }
 
@@ -130,7 +133,7 @@ public final class Household {
             try FileManager.default.createDirectory(at: home.directory, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         } catch {
-            throw HouseholdError.io("cannot create \(home.path): \(error.localizedDescription)")
+            throw HouseholdError.io("cannot create \(home.path): \(error)")
         }
         let identity = try MachineIdentity.loadOrCreate(in: home.directory)
         let staging = home.databasePath + ".new"
@@ -207,7 +210,7 @@ public enum MemberStyle {
 enum Validation {
     /// A trimmed, non-empty, single-line name of at most `max` characters.
     static func name(_ raw: String, what: String, max: Int) throws -> String {
-        let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = raw.trimmed
         guard !trimmed.isEmpty else { throw HouseholdError.invalidInput("the \(what) may not be empty") }
         guard trimmed.count <= max else { throw HouseholdError.invalidInput("the \(what) is longer than \(max) characters") }
         guard !trimmed.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {

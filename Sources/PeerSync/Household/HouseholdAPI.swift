@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A JSON value, for the local API's parameters and results.
 public enum JSONValue: Sendable, Equatable, Codable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 public struct Member: Sendable, Codable, Equatable {
     public let id: String
@@ -91,14 +91,14 @@ extension Household {
     private func styleFields(initials: String?, color: String?) throws -> [String: FieldValue] {
         var fields: [String: FieldValue] = [:]
         if let initials {
-            let value = initials.trimmingCharacters(in: .whitespaces).uppercased()
+            let value = initials.trimmed.uppercased()
             guard (1...3).contains(value.count), value.allSatisfy({ $0.isLetter || $0.isNumber }) else {
                 throw HouseholdError.invalidInput("initials are 1 to 3 letters or digits")
             }
             fields["initials"] = .text(value)
         }
         if let color {
-            let value = color.trimmingCharacters(in: .whitespaces)
+            let value = color.trimmed
             guard value.count == 7, value.first == "#", UInt32(value.dropFirst(), radix: 16) != nil else {
                 throw HouseholdError.invalidInput("a colour is #RRGGBB, like #4F7CAC")
             }

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// The household secret (32 random bytes, created by `init`, kept in the database's
 /// local `meta`) proves membership in the sync handshake, and the invitation code
@@ -28,17 +28,29 @@ public struct Invitation: Sendable, Equatable {
         bytes += secret
         bytes += memberID.flatMap(Self.uuidBytes) ?? [UInt8](repeating: 0, count: 16)
         bytes += SHA256.hash(data: bytes).prefix(4)
-        return Self.prefix + Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        // base64url without padding (RFC 4648 §5).
+        let base64 = Data(bytes).base64EncodedString()
+        return Self.prefix + String(base64.compactMap { (c: Character) -> Character? in
+            switch c {
+            case "+": "-"
+            case "/": "_"
+            case "=": nil
+            default: c
+            }
+        })
     }
 
     public init(code raw: String) throws {
-        let code = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        let code = raw.trimmed
         let invalid = HouseholdError.invalidInput("that is not a House Pulse invitation code (it starts with \(Self.prefix); copy it whole from `pulse-peer invite`)")
         guard code.hasPrefix(Self.prefix) else { throw invalid }
-        var base64 = String(code.dropFirst(Self.prefix.count))
-            .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        var base64 = String(code.dropFirst(Self.prefix.count).map { (c: Character) -> Character in
+            switch c {
+            case "-": "+"
+            case "_": "/"
+            default: c
+            }
+        })
         while base64.count % 4 != 0 { base64 += "=" }
         guard let data = Data(base64Encoded: base64), data.count == 1 + 16 + 32 + 16 + 4 else { throw invalid }
         let bytes = [UInt8](data)
@@ -107,7 +119,7 @@ extension Household {
         SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
     }
 
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+    static func hex(_ bytes: [UInt8]) -> String { Hex.string(bytes) }
 
     static func bytes(hex: String) -> [UInt8]? {
         guard hex.count % 2 == 0 else { return nil }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 public struct RecurringTemplate: Sendable, Codable, Equatable {
     public let id: String
@@ -18,7 +18,7 @@ extension Household {
     static let weekdays = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 
     public static func normalizeSchedule(_ raw: String) throws -> String {
-        let text = raw.lowercased().replacingOccurrences(of: " ", with: "")
+        let text = raw.lowercased().replacing(" ", with: "")
         if text == "daily" { return text }
         if text.hasPrefix("weekly:") {
             let days = text.dropFirst(7).split(separator: ",").map(String.init)

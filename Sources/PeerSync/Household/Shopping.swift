@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 public struct ShoppingItem: Sendable, Codable, Equatable {
     public enum State: String, Sendable, Codable { case active, restock, deleted }
@@ -26,7 +26,7 @@ extension Household {
     /// Adds items (names trimmed, empty ones skipped) in one transaction, in order.
     @discardableResult
     public func addShoppingItems(_ names: [String]) throws -> [ShoppingItem] {
-        let cleaned = try names.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+        let cleaned = try names.map { $0.trimmed }.filter { !$0.isEmpty }
             .map { try Validation.name($0, what: "item name", max: 200) }
         guard !cleaned.isEmpty else { throw HouseholdError.invalidInput("nothing to add: give at least one item name") }
         let base = try listingKey()
@@ -78,7 +78,7 @@ extension Household {
     /// prefix of its id (4+ characters). Ambiguity is an error naming the candidates.
     public func resolveShoppingItem(_ handle: String, in states: [ShoppingItem.State]) throws -> ShoppingItem {
         let items = try states.flatMap { try shoppingItems($0) }
-        let trimmed = handle.trimmingCharacters(in: .whitespaces)
+        let trimmed = handle.trimmed
         let listName = states == [.restock] ? "restock pool" : "shopping list"
         if let position = Int(trimmed) {
             let positional = try shoppingItems(states[0])

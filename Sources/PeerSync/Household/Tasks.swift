@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 public struct HouseholdTask: Sendable, Codable, Equatable {
     public let id: String

@@ -1,5 +1,8 @@
 import Crypto
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The persistent identity of a machine: a P-256 key pair kept in the home directory
 /// (`identity.pem`, PKCS#8 PEM, mode 0600). The machine id is the SHA-256 of the public
@@ -18,7 +21,7 @@ public struct MachineIdentity: Sendable {
     }
 
     public static func machineID(of key: P256.Signing.PublicKey) -> String {
-        SHA256.hash(data: key.derRepresentation).map { String(format: "%02x", $0) }.joined()
+        Hex.string(SHA256.hash(data: key.derRepresentation))
     }
 
     /// The first 12 hex digits: enough to tell a family's machines apart on screen.
@@ -66,7 +69,7 @@ enum FileSafety {
     }
 
     static func rename(_ from: URL, to: URL) throws {
-        guard Foundation.rename(from.path, to.path) == 0 else {
+        guard Glibc.rename(from.path, to.path) == 0 else {
             throw HouseholdError.io("cannot rename \(from.path) to \(to.path): \(String(cString: strerror(errno)))")
         }
         syncDirectory(to.deletingLastPathComponent())

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// Proof that a machine holds the household secret, bound to the TLS session's two
 /// identities: `HMAC-SHA256(secret, label ‖ role ‖ clientMachineID ‖ serverMachineID)`.

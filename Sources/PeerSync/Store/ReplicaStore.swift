@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A record of the conflict log: a merge kept one value of a field and dropped another.
 public struct ConflictRecord: Sendable, Hashable {

@@ -1,0 +1,24 @@
+/// Small text helpers that Foundation would otherwise provide: the library imports only
+/// `FoundationEssentials` (no ICU, no CoreFoundation in the agent's memory; see
+/// docs/PERFORMANCE.md, "Footprint").
+extension String {
+    /// The text without leading and trailing white space (spaces, tabs, newlines).
+    var trimmed: String {
+        guard let first = firstIndex(where: { !$0.isWhitespace }),
+              let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
+        return String(self[first...last])
+    }
+}
+
+enum Hex {
+    /// Lower-case hexadecimal, two digits per byte.
+    static func string(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

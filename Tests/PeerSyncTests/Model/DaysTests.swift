@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+@testable import PeerSync
+
+/// `Days` does calendar arithmetic without Foundation's calendar (the library links only
+/// FoundationEssentials); these tests hold it to Foundation's Gregorian calendar.
+@Suite struct DaysTests {
+    static var utc: Calendar {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar
+    }
+
+    @Test func dayNumbersMatchFoundationOverTwoCenturies() throws {
+        let calendar = Self.utc
+        var date = calendar.date(from: DateComponents(year: 1900, month: 1, day: 1, hour: 12))!
+        let end = calendar.date(from: DateComponents(year: 2100, month: 12, day: 31, hour: 12))!
+        while date <= end {
+            let parts = calendar.dateComponents([.year, .month, .day, .weekday], from: date)
+            let iso = try #require(IsoDate(year: parts.year!, month: parts.month!, day: parts.day!))
+            let number = Days.number(iso)
+            #expect(number == Days.number(of: date), "\(iso)")
+            #expect(Days.civil(number) == iso)
+            // Foundation: 1 = Sunday … 7 = Saturday; Days: 1 = Monday … 7 = Sunday.
+            #expect(Days.weekday(iso) == (parts.weekday! + 5) % 7 + 1, "\(iso)")
+            #expect(Days.epochMilliseconds(iso) == Int64(calendar.startOfDay(for: date).timeIntervalSince1970 * 1000))
+            date = calendar.date(byAdding: .day, value: 1, to: date)!
+        }
+    }
+
+    @Test func addingCrossesMonthsYearsAndLeapDays() {
+        func day(_ text: String) -> IsoDate { IsoDate(text)! }
+        #expect(Days.adding(1, to: day("2028-02-28")) == day("2028-02-29"))
+        #expect(Days.adding(1, to: day("2027-02-28")) == day("2027-03-01"))
+        #expect(Days.adding(1, to: day("2026-12-31")) == day("2027-01-01"))
+        #expect(Days.adding(-1, to: day("2000-03-01")) == day("2000-02-29"))
+        #expect(Days.adding(-1, to: day("1900-03-01")) == day("1900-02-28"))
+        #expect(Days.adding(365, to: day("2026-01-01")) == day("2027-01-01"))
+    }
+
+    @Test func todayIsTheLocalDateFoundationSees() {
+        // Both read the same TZ / /etc/localtime. Checked at several instants, one per
+        // hour over two days, so a local midnight falls between two of them.
+        let start = Date(timeIntervalSince1970: 1_790_000_000)
+        for hour in 0..<48 {
+            let instant = start.addingTimeInterval(Double(hour) * 3600)
+            let parts = Calendar.current.dateComponents([.year, .month, .day], from: instant)
+            #expect(Days.today(instant) == IsoDate(year: parts.year!, month: parts.month!, day: parts.day!))
+        }
+    }
+
+    @Test func nextMidnightIsWithinADay() {
+        let now = Date()
+        let seconds = Days.secondsUntilNextMidnight(now)
+        #expect(seconds >= 1 && seconds <= 25 * 3600)
+        let after = now.addingTimeInterval(seconds)
+        #expect(Days.today(after) == Days.adding(1, to: Days.today(now)))
+    }
+
+    @Test func textHelpers() {
+        #expect(" \t Milk \n".trimmed == "Milk")
+        #expect("   ".trimmed == "")
+        #expect("a b".trimmed == "a b")
+        #expect(Hex.string([0x00, 0x0f, 0xa5, 0xff]) == "000fa5ff")
+    }
+}
