@@ -6,6 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="/opt/swift/usr/bin:$PATH"
-swift build -c release --product pulse-peer >&2
-swift build -c release --product pulse-bench >&2
-exec "$(swift build -c release --show-bin-path)/pulse-bench" "$@"
+swift build -c release --static-swift-stdlib --product pulse-peer >&2
+swift build -c release --static-swift-stdlib --product pulse-bench >&2
+exec "$(swift build -c release --static-swift-stdlib --show-bin-path)/pulse-bench" "$@"

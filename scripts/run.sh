@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="/opt/swift/usr/bin:$PATH"
 
-swift build -c release --product pulse-peer >&2
-bin="$(swift build -c release --show-bin-path)/pulse-peer"
+swift build -c release --static-swift-stdlib --product pulse-peer >&2
+bin="$(swift build -c release --static-swift-stdlib --show-bin-path)/pulse-peer"
 
 if ! "$bin" export >/dev/null 2>&1; then
   "$bin" init
