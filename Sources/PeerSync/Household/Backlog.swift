@@ -60,7 +60,7 @@ extension Household {
         }
         let id = RowIDRules.random()
         let position = (try backlog().filter { $0.position != Int64.max }.map(\.position).max() ?? 0) + 1024
-        try store.write(member: memberID) { try $0.put(.backlogCategory, id, ["title": .text(title), "position": .integer(position), "deleted": .bool(false)]) }
+        try store.write(member: memberID) { try $0.create(.backlogCategory, id, ["title": .text(title), "position": .integer(position), "deleted": .bool(false)]) }
         return try resolveCategory(id)
     }
 
@@ -111,7 +111,7 @@ extension Household {
         let category = try resolveCategory(categoryHandle)
         let id = RowIDRules.random()
         try store.write(member: memberID) { tx in
-            try tx.put(.backlogItem, id, ["title": .text(title), "category": .text(category.id),
+            try tx.create(.backlogItem, id, ["title": .text(title), "category": .text(category.id),
                                           "created": .integer(try orderingKey()), "deleted": .bool(false)])
         }
         return BacklogItem(id: id, title: title, category: category.id)
@@ -140,7 +140,7 @@ extension Household {
         }
         let id = RowIDRules.random()
         try store.write(member: memberID) { tx in
-            try tx.put(.task, id, newTaskFields(item.title, assigneeID: assigneeID, due: dueDate, created: try orderingKey()))
+            try tx.create(.task, id, newTaskFields(item.title, assigneeID: assigneeID, due: dueDate, created: try orderingKey()))
             try tx.put(.backlogItem, item.id, ["deleted": .bool(true)])
         }
         return try task(id)

@@ -51,7 +51,7 @@ extension Household {
         let fields = try styleFields(initials: initials ?? MemberStyle.initials(of: name),
                                      color: color ?? MemberStyle.color(at: existing.count))
         try store.write(member: memberID) { tx in
-            try tx.put(.member, id, fields.merging(["name": .text(name), "removed": .bool(false)]) { $1 })
+            try tx.create(.member, id, fields.merging(["name": .text(name), "removed": .bool(false)]) { $1 })
         }
         return try resolveMember(id)
     }

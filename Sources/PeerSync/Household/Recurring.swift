@@ -68,7 +68,7 @@ extension Household {
         let assigneeID = try assignee.map { try memberID(named: $0) }
         let id = RowIDRules.random()
         try store.write(member: memberID) { tx in
-            try tx.put(.recurringTemplate, id, ["title": .text(title), "schedule": .text(schedule),
+            try tx.create(.recurringTemplate, id, ["title": .text(title), "schedule": .text(schedule),
                                                 "assignee": assigneeID.map { .text($0) } ?? .null,
                                                 "created": .integer(try orderingKey()), "deleted": .bool(false)])
         }

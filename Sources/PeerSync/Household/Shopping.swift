@@ -35,7 +35,7 @@ extension Household {
         }
         try store.write(member: memberID) { tx in
             for item in items {
-                try tx.put(.shoppingItem, item.id, ["name": .text(item.name), "state": .text("active"), "listed": .integer(item.listed)])
+                try tx.create(.shoppingItem, item.id, ["name": .text(item.name), "state": .text("active"), "listed": .integer(item.listed)])
             }
         }
         return items

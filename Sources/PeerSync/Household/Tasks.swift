@@ -56,7 +56,7 @@ extension Household {
         try focusCheck(adding: 1, force: force)
         let id = RowIDRules.random()
         try store.write(member: memberID) { tx in
-            try tx.put(.task, id, newTaskFields(title, assigneeID: assigneeID, due: dueDate, created: try orderingKey()))
+            try tx.create(.task, id, newTaskFields(title, assigneeID: assigneeID, due: dueDate, created: try orderingKey()))
         }
         return try task(id)
     }

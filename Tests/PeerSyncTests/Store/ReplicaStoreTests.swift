@@ -152,6 +152,28 @@ import Testing
 
     // MARK: Merge rules
 
+    @Test func createMakesARowWithoutReadingAndNeverOverwrites() throws {
+        let (a, b) = try pair()
+        try a.write(member: "anna") { try $0.create(.shoppingItem, "i1", shoppingItem("Milk")) }
+        #expect(try a.row(.shoppingItem, "i1") == shoppingItem("Milk"))
+        // Replicates like any other change: one change with every field.
+        for batch in try a.allDeltas(for: b.versionVector()) { try b.apply(batch) }
+        #expect(try b.canonicalState() == (try a.canonicalState()))
+        // An id that exists after all: refused on the primary key, the transaction rolls
+        // back, and nothing of the row, the index or the version vector moves.
+        let vector = try a.versionVector()
+        #expect(throws: StoreError.self) {
+            try a.write(member: "tom") { tx in
+                try tx.put(.shoppingItem, "i2", shoppingItem("Bread"))
+                try tx.create(.shoppingItem, "i1", shoppingItem("Eggs"))
+            }
+        }
+        #expect(try a.row(.shoppingItem, "i1") == shoppingItem("Milk"))
+        #expect(try a.row(.shoppingItem, "i2").isEmpty)
+        #expect(try a.versionVector() == vector)
+        #expect(try a.allDeltas(for: VersionVector()).flatMap(\.changes).count == 1)
+    }
+
     @Test func concurrentEditsOfDifferentFieldsBothSurvive() throws {
         let (a, b) = try pair()
         try a.write(member: "anna") { try $0.put(.task, "t1", [
