@@ -87,9 +87,8 @@ public final class DeltaCursor {
     /// carry its number.
     private func read(origin: ReplicaID, after: UInt64, upTo: UInt64, limit: Int) throws -> ([Change], Bool) {
         try connection.query("""
-            SELECT c.seq, c.entity, c.row_id, r.versions
-            FROM change_index AS c JOIN row_version AS r ON r.entity = c.entity AND r.row_id = c.row_id
-            WHERE c.origin = ?1 AND c.seq > ?2 AND c.seq <= ?3 ORDER BY c.seq LIMIT ?4
+            SELECT seq, entity, row_id FROM change_index
+            WHERE origin = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq LIMIT ?4
             """, [.integer(origin.storage), .integer(Int64(after)), .integer(Int64(upTo)), .integer(Int64(limit) + 1)]) { statement in
             var changes: [Change] = []
             while try statement.step() {
@@ -99,7 +98,9 @@ public final class DeltaCursor {
                 guard let entity = EntityKind(rawValue: statement.text(1)) else {
                     throw StoreError.corruptIndex("change \(origin)#\(seq) names an unknown entity \(statement.text(1).debugDescription)")
                 }
-                let row = try ReplicaStore.decodeVersions(statement, column: 3, entity: entity, rowID: rowID)
+                guard let row = try ReplicaStore.readVersions(connection, entity, rowID) else {
+                    throw StoreError.corruptIndex("change \(origin)#\(seq) is indexed on \(entity.rawValue) \(rowID), which does not exist")
+                }
                 var fields: [FieldWrite] = []
                 var stamp: (hlc: HybridTimestamp, member: String?)?
                 for name in row.keys.sorted() {

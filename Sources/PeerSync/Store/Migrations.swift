@@ -1,16 +1,21 @@
 /// Numbered schema migrations, applied in order inside one transaction each;
 /// `PRAGMA user_version` records the last one applied.
 ///
-/// Two layers of tables:
-/// - `row_version` is the replicated state: one row per (entity, row) holding, for each
-///   field, the winning value, its stamp and change number (``RowVersions``), and
-///   `change_index` finds the row of a change by `(origin, seq)` for deltas. Every sync
-///   decision reads and writes them. (Migration 1 kept one row per field in
-///   `field_version`: four times the B-tree writes per change; migration 2 folds it.)
-/// - one typed table per entity (`shopping_item`, `task`, …) is the projection that
-///   queries read. A row appears there once all its fields have arrived; the CHECK
-///   and NOT NULL constraints repeat the rules of `EntityKind.schema`, so a value the
+/// The tables:
+/// - one typed table per entity (`shopping_item`, `task`, …) holds each complete row: its
+///   columns, which queries read, and in `versions` the replicated state of the row (for
+///   each field the winning value, its stamp and change number: ``RowVersions``). The
+///   CHECK and NOT NULL constraints repeat the rules of `EntityKind.schema`, so a value the
 ///   Swift validation missed is still refused by SQLite ("trust SQLite more than yourself").
+/// - `partial_row` holds the versions of rows whose fields have not all arrived yet (a
+///   change of another machine can come before the change that created its row); such a
+///   row moves to its typed table with the change that completes it.
+/// - `change_index` finds the row of a change by `(origin, seq)` for deltas.
+///
+/// History: migration 1 kept one row per field (`field_version`); migration 2 folded them
+/// into one `row_version` record per row; migration 3 moved each complete row's record
+/// into its typed row, so that a new row is one B-tree insert (plus its index entries)
+/// instead of two.
 enum Migrations {
     /// One step: SQL, then (for data that SQL cannot reshape) Swift code, in the same
     /// transaction.
@@ -19,7 +24,9 @@ enum Migrations {
         var code: (@Sendable (Connection) throws -> Void)?
     }
 
-    static let all: [Step] = [Step(sql: migration1), Step(sql: migration2, code: foldFieldVersions)]
+    static let all: [Step] = [
+        Step(sql: migration1), Step(sql: migration2, code: foldFieldVersions), Step(sql: migration3, code: moveVersionsIntoRows),
+    ]
 
     static var latest: Int { all.count }
 
@@ -56,6 +63,34 @@ enum Migrations {
     INSERT INTO change_index (origin, seq, entity, row_id)
         SELECT DISTINCT origin, seq, entity, row_id FROM field_version;
     """
+
+    /// Migration 3, in SQL: every typed table gains `versions`. The default (two zero bytes)
+    /// only lets existing rows take the column; `moveVersionsIntoRows` fills every one of
+    /// them, and a new row always carries its record (a record is never this short).
+    static var migration3: String {
+        EntityKind.allCases.map { entity in
+            "ALTER TABLE \(entity.rawValue) ADD COLUMN versions BLOB NOT NULL DEFAULT x'0000' "
+                + "CHECK (typeof(versions) = 'blob' AND length(versions) > 1);"
+        }.joined(separator: "\n")
+    }
+
+    /// Migration 3: the record of each row in a typed table moves into it; what stays in
+    /// `row_version` (rows not complete yet) becomes `partial_row`.
+    static func moveVersionsIntoRows(_ connection: Connection) throws {
+        for entity in EntityKind.allCases {
+            let table = entity.rawValue
+            try connection.execute("""
+                UPDATE \(table) SET versions = coalesce((SELECT r.versions FROM row_version AS r
+                                                        WHERE r.entity = '\(table)' AND r.row_id = \(table).id), x'0000');
+                DELETE FROM row_version WHERE entity = '\(table)' AND row_id IN (SELECT id FROM \(table));
+                """)
+            // A typed row is only ever projected from its record; one without is damage.
+            if let orphan = try connection.query("SELECT id FROM \(table) WHERE versions = x'0000' LIMIT 1", [], { try $0.step() ? $0.text(0) : nil }) {
+                throw StoreError.corruptRow(entity, rowID: orphan, reason: "the row has no versions record to migrate")
+            }
+        }
+        try connection.execute("ALTER TABLE row_version RENAME TO partial_row")
+    }
 
     /// Migration 2: one `row_version` record per row of `field_version`, which goes.
     static func foldFieldVersions(_ connection: Connection) throws {

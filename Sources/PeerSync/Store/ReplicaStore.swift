@@ -231,7 +231,6 @@ public final class ReplicaStore {
                 row[write.field] = StoredVersion(value: write.value, stamp: change.stamp, seq: change.seq, base: write.base, member: member)
             }
             try store.saveRow(entity, rowID, before: before, after: row, fresh: fresh)
-            try store.project(entity, rowID, row)
             seq += 1
             changes.append(change)
             return change
@@ -282,7 +281,6 @@ public final class ReplicaStore {
             }
             for (key, row) in rows.filter(\.value.changed).sorted(by: { $0.key < $1.key }) {
                 try saveRow(key.entity, key.rowID, before: row.original, after: row.current)
-                try project(key.entity, key.rowID, row.current)
             }
             var advanced = false
             for claim in batch.coverage {
@@ -389,14 +387,30 @@ public final class ReplicaStore {
         static func < (lhs: Self, rhs: Self) -> Bool { (lhs.entity, lhs.rowID) < (rhs.entity, rhs.rowID) }
     }
 
-    /// Every field version of one row, in one read (empty for a row never written).
+    /// Every field version of one row (empty for a row never written): from its typed
+    /// table when complete, else from `partial_row`.
     func versions(_ entity: EntityKind, _ rowID: String) throws -> [String: StoredVersion] {
-        let statement = try hot(.selectVersions)
-        defer { statement.reset() }
-        try statement.bind(.text(entity.rawValue), at: 1)
-        try statement.bind(.text(rowID), at: 2)
-        guard try statement.step() else { return [:] }
-        return try Self.decodeVersions(statement, column: 0, entity: entity, rowID: rowID)
+        let typed = try rowStatement(entity, .select)
+        defer { typed.reset() }
+        try typed.bind(.text(rowID), at: 1)
+        if try typed.step() { return try Self.decodeVersions(typed, column: 0, entity: entity, rowID: rowID) }
+        let partial = try hot(.selectPartial)
+        defer { partial.reset() }
+        try partial.bind(.text(entity.rawValue), at: 1)
+        try partial.bind(.text(rowID), at: 2)
+        guard try partial.step() else { return [:] }
+        return try Self.decodeVersions(partial, column: 0, entity: entity, rowID: rowID)
+    }
+
+    /// The same read on any connection (the delta cursor's), with statements from its cache;
+    /// nil when the row has no record.
+    static func readVersions(_ connection: Connection, _ entity: EntityKind, _ rowID: String) throws -> [String: StoredVersion]? {
+        if let row = try connection.query(rowSQL[entity]!.select, [.text(rowID)], { statement in
+            try statement.step() ? try decodeVersions(statement, column: 0, entity: entity, rowID: rowID) : nil
+        }) { return row }
+        return try connection.query(HotStatement.selectPartial.sql, [.text(entity.rawValue), .text(rowID)]) { statement in
+            try statement.step() ? try decodeVersions(statement, column: 0, entity: entity, rowID: rowID) : nil
+        }
     }
 
     static func decodeVersions(_ statement: Statement, column: Int32, entity: EntityKind, rowID: String) throws -> [String: StoredVersion] {
@@ -407,80 +421,98 @@ public final class ReplicaStore {
         }
     }
 
-    /// Writes a row's versions (one record) and keeps `change_index` pointing at the
-    /// changes the row still holds a field of: a change whose every field was superseded
-    /// leaves the index (the later change that superseded it carries the values now).
+    /// Writes a row: a complete row (every field arrived) goes to its typed table, columns
+    /// and versions record in one B-tree write, and the typed table's constraints have the
+    /// last word; a row still missing fields goes to `partial_row` until the change that
+    /// completes it. Keeps `change_index` pointing at the changes the row still holds a
+    /// field of: a change whose every field was superseded leaves the index (the later
+    /// change that superseded it carries the values now).
     /// `fresh`: the row must not exist yet (an insert, which fails if it does).
     func saveRow(_ entity: EntityKind, _ rowID: String, before: [String: StoredVersion], after: [String: StoredVersion],
                  fresh: Bool = false) throws {
-        let upsert = try hot(fresh ? .insertVersions : .upsertVersions)
-        try upsert.bind(.text(entity.rawValue), at: 1)
-        try upsert.bind(.text(rowID), at: 2)
-        try upsert.bind(blob: RowVersions.encode(after), at: 3)
+        let record = RowVersions.encode(after)
+        let names = entity.schema.fieldNames
         do {
-            while try upsert.step() {}
+            if let columns = Self.columns(names, after) {
+                let statement = try rowStatement(entity, fresh ? .insert : .upsert)
+                try statement.bind(.text(rowID), at: 1)
+                for (index, value) in columns.enumerated() { try statement.bind(value, at: Int32(index + 2)) }
+                try statement.bind(blob: record, at: Int32(columns.count + 2))
+                while try statement.step() {}
+                statement.reset()
+                if !before.isEmpty && Self.columns(names, before) == nil {
+                    try hot(.deletePartial).run([.text(entity.rawValue), .text(rowID)]) // completed now
+                }
+            } else {
+                let statement = try hot(fresh ? .insertPartial : .upsertPartial)
+                try statement.bind(.text(entity.rawValue), at: 1)
+                try statement.bind(.text(rowID), at: 2)
+                try statement.bind(blob: record, at: 3)
+                while try statement.step() {}
+                statement.reset()
+            }
         } catch let error as SQLiteError where error.isConstraint {
             throw StoreError.constraint(entity, rowID: rowID, error)
         }
-        upsert.reset()
         // A row refers to a handful of changes: arrays, not sets.
         var old: [ChangeRef] = [], new: [ChangeRef] = []
         for version in before.values where !old.contains(version.changeRef) { old.append(version.changeRef) }
         for version in after.values where !new.contains(version.changeRef) { new.append(version.changeRef) }
         for gone in old where !new.contains(gone) {
-            let delete = try hot(.deleteIndex)
-            try delete.run([.integer(gone.origin.storage), .integer(Int64(gone.seq))])
+            try hot(.deleteIndex).run([.integer(gone.origin.storage), .integer(Int64(gone.seq))])
         }
         for added in new where !old.contains(added) {
-            let insert = try hot(.insertIndex)
-            try insert.run([.integer(added.origin.storage), .integer(Int64(added.seq)), .text(entity.rawValue), .text(rowID)])
+            try hot(.insertIndex).run([.integer(added.origin.storage), .integer(Int64(added.seq)), .text(entity.rawValue), .text(rowID)])
         }
     }
 
-    /// Copies a row into its typed table once every field has arrived. The typed
-    /// table's constraints have the last word.
-    func project(_ entity: EntityKind, _ rowID: String, _ row: [String: StoredVersion]) throws {
-        let names = entity.schema.fieldNames
-        guard row.count >= names.count else { return }
-        var values: [FieldValue] = [.text(rowID)]
+    /// The typed columns of a row in schema order, or nil while a field is missing.
+    static func columns(_ names: [String], _ row: [String: StoredVersion]) -> [FieldValue]? {
+        guard row.count >= names.count else { return nil }
+        var values: [FieldValue] = []
+        values.reserveCapacity(names.count)
         for name in names {
-            guard let version = row[name] else { return }
+            guard let version = row[name] else { return nil }
             values.append(version.value)
         }
-        do {
-            try projection(entity).run(values)
-        } catch let error as SQLiteError where error.isConstraint {
-            throw StoreError.constraint(entity, rowID: rowID, error)
-        }
+        return values
     }
 
-    private static let projectionSQL: [EntityKind: String] = Dictionary(uniqueKeysWithValues: EntityKind.allCases.map { entity in
-        let names = entity.schema.fieldNames
-        let placeholders = (1...names.count + 1).map { "?\($0)" }.joined(separator: ", ")
-        return (entity, "INSERT INTO \(entity.rawValue) (id, \(names.joined(separator: ", "))) VALUES (\(placeholders)) "
-            + "ON CONFLICT (id) DO UPDATE SET " + names.map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
-    })
+    /// The SQL of each typed table: read a row's versions, upsert or insert a whole row.
+    static let rowSQL: [EntityKind: (select: String, upsert: String, insert: String)] = Dictionary(
+        uniqueKeysWithValues: EntityKind.allCases.map { entity in
+            let names = entity.schema.fieldNames
+            let table = entity.rawValue
+            let placeholders = (1...names.count + 2).map { "?\($0)" }.joined(separator: ", ")
+            let insert = "INSERT INTO \(table) (id, \(names.joined(separator: ", ")), versions) VALUES (\(placeholders))"
+            let update = (names + ["versions"]).map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+            return (entity, (select: "SELECT versions FROM \(table) WHERE id = ?1",
+                             upsert: insert + " ON CONFLICT (id) DO UPDATE SET " + update,
+                             insert: insert))
+        })
 
     /// The statements every change runs, prepared once and held here: taking them from the
     /// connection's cache would hash their SQL text on every call (perf: 4 % of a write).
     enum HotStatement: Int, CaseIterable {
-        case selectVersions, upsertVersions, insertVersions, insertIndex, deleteIndex
+        case selectPartial, upsertPartial, insertPartial, deletePartial, insertIndex, deleteIndex
 
         var sql: String {
             switch self {
-            case .selectVersions: "SELECT versions FROM row_version WHERE entity = ?1 AND row_id = ?2"
-            case .upsertVersions: """
-                INSERT INTO row_version (entity, row_id, versions) VALUES (?1, ?2, ?3)
+            case .selectPartial: "SELECT versions FROM partial_row WHERE entity = ?1 AND row_id = ?2"
+            case .upsertPartial: """
+                INSERT INTO partial_row (entity, row_id, versions) VALUES (?1, ?2, ?3)
                 ON CONFLICT (entity, row_id) DO UPDATE SET versions = excluded.versions
                 """
-            case .insertVersions: "INSERT INTO row_version (entity, row_id, versions) VALUES (?1, ?2, ?3)"
+            case .insertPartial: "INSERT INTO partial_row (entity, row_id, versions) VALUES (?1, ?2, ?3)"
+            case .deletePartial: "DELETE FROM partial_row WHERE entity = ?1 AND row_id = ?2"
             case .insertIndex: "INSERT INTO change_index (origin, seq, entity, row_id) VALUES (?1, ?2, ?3, ?4)"
             case .deleteIndex: "DELETE FROM change_index WHERE origin = ?1 AND seq = ?2"
             }
         }
     }
     private var hotStatements = [Statement?](repeating: nil, count: HotStatement.allCases.count)
-    private var projections: [EntityKind: Statement] = [:]
+    private enum RowStatement: Int { case select, upsert, insert }
+    private var rowStatements: [EntityKind: [Statement?]] = [:]
 
     /// A hot statement, reset and ready to bind.
     private func hot(_ which: HotStatement) throws -> Statement {
@@ -493,13 +525,15 @@ public final class ReplicaStore {
         return statement
     }
 
-    private func projection(_ entity: EntityKind) throws -> Statement {
-        if let statement = projections[entity] {
+    /// A statement of `entity`'s typed table, reset and ready to bind.
+    private func rowStatement(_ entity: EntityKind, _ which: RowStatement) throws -> Statement {
+        if let statement = rowStatements[entity]?[which.rawValue] {
             statement.reset()
             return statement
         }
-        let statement = try Statement(connection: connection, sql: Self.projectionSQL[entity]!)
-        projections[entity] = statement
+        let sql = Self.rowSQL[entity]!
+        let statement = try Statement(connection: connection, sql: [sql.select, sql.upsert, sql.insert][which.rawValue])
+        rowStatements[entity, default: [nil, nil, nil]][which.rawValue] = statement
         return statement
     }
 
@@ -561,16 +595,25 @@ public final class ReplicaStore {
     /// Every field of every row, as `entity → row id → field → value`. Two replicas
     /// that have seen the same changes return equal values.
     public func canonicalState() throws -> [EntityKind: [String: [String: FieldValue]]] {
-        try connection.query("SELECT entity, row_id, versions FROM row_version") { statement in
-            var state: [EntityKind: [String: [String: FieldValue]]] = [:]
+        var state: [EntityKind: [String: [String: FieldValue]]] = [:]
+        for entity in EntityKind.allCases {
+            try connection.query("SELECT id, versions FROM \(entity.rawValue)") { statement in
+                while try statement.step() {
+                    let rowID = statement.text(0)
+                    state[entity, default: [:]][rowID] = try Self.decodeVersions(statement, column: 1, entity: entity, rowID: rowID)
+                        .mapValues(\.value)
+                }
+            }
+        }
+        try connection.query("SELECT entity, row_id, versions FROM partial_row") { statement in
             while try statement.step() {
                 guard let entity = EntityKind(rawValue: statement.text(0)) else { continue }
                 let rowID = statement.text(1)
                 state[entity, default: [:]][rowID] = try Self.decodeVersions(statement, column: 2, entity: entity, rowID: rowID)
                     .mapValues(\.value)
             }
-            return state
         }
+        return state
     }
 
     /// Checks the database file: SQLite's own integrity check.

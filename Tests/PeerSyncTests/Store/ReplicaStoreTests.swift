@@ -49,12 +49,13 @@ import Testing
             try raw.execute("PRAGMA user_version = 1")
             try raw.execute("""
                 INSERT INTO meta (key, value) VALUES ('replica_id', \(origin.storage));
-                INSERT INTO version_vector (origin, seq) VALUES (\(origin.storage), 2), (\(other.storage), 1);
+                INSERT INTO version_vector (origin, seq) VALUES (\(origin.storage), 2), (\(other.storage), 2);
                 INSERT INTO field_version (entity, row_id, field, value, hlc, origin, seq, base_hlc, base_origin, member) VALUES
                   ('shopping_item', 'i1', 'name', 'Milk', 100, \(origin.storage), 1, NULL, NULL, 'anna'),
                   ('shopping_item', 'i1', 'listed', 1, 100, \(origin.storage), 1, NULL, NULL, 'anna'),
                   ('shopping_item', 'i1', 'state', 'restock', 200, \(origin.storage), 2, 100, \(origin.storage), NULL),
-                  ('household', 'profile', 'name', 'Home', 150, \(other.storage), 1, NULL, NULL, NULL);
+                  ('household', 'profile', 'name', 'Home', 150, \(other.storage), 1, NULL, NULL, NULL),
+                  ('backlog_item', 'b1', 'title', 'Paint', 160, \(other.storage), 2, NULL, NULL, NULL);
                 INSERT INTO shopping_item (id, name, state, listed) VALUES ('i1', 'Milk', 'restock', 1);
                 INSERT INTO household (id, name) VALUES ('profile', 'Home');
                 """)
@@ -64,10 +65,18 @@ import Testing
         #expect(try store.connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'field_version'") == 0)
         #expect(try store.row(.shoppingItem, "i1") == ["name": .text("Milk"), "listed": .integer(1), "state": .text("restock")])
         #expect(try store.integrityCheck() == "ok")
+        // Migration 3: complete rows carry their record in the typed table; a row still
+        // missing fields waits in `partial_row`; `row_version` is gone.
+        #expect(try store.connection.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'row_version'") == 0)
+        #expect(try store.connection.scalarInt("SELECT count(*) FROM shopping_item WHERE versions <> x'0000'") == 1)
+        #expect(try store.connection.scalarInt("SELECT count(*) FROM partial_row") == 1)
+        #expect(try store.connection.scalarInt("SELECT count(*) FROM backlog_item") == 0)
+        #expect(try store.row(.backlogItem, "b1") == ["title": .text("Paint")])
         // The history travels as it did: two changes of `origin` (one per number) and one of `other`.
         let changes = try store.allDeltas(for: VersionVector()).flatMap(\.changes)
         #expect(changes.map { "\($0.origin.storage)#\($0.seq):\($0.fields.map(\.field))" }.sorted() == [
             "\(origin.storage)#1:[\"listed\", \"name\"]", "\(origin.storage)#2:[\"state\"]", "\(other.storage)#1:[\"name\"]",
+            "\(other.storage)#2:[\"title\"]",
         ].sorted())
         let restock = changes.first { $0.seq == 2 && $0.origin == origin }
         #expect(restock?.fields.first?.base == Stamp(hlc: HybridTimestamp(rawValue: 100), origin: origin))
@@ -101,7 +110,7 @@ import Testing
         // A damaged record in the database is a clear error, not a crash or a silent gap.
         let (a, _) = try pair()
         try a.write(member: nil) { try $0.put(.shoppingItem, "i1", shoppingItem("Milk")) }
-        try a.connection.execute("UPDATE row_version SET versions = x'01ff' WHERE row_id = 'i1'")
+        try a.connection.execute("UPDATE shopping_item SET versions = x'01ff' WHERE id = 'i1'")
         #expect { try a.row(.shoppingItem, "i1") } throws: { String(describing: $0).contains("unreadable") }
         #expect(throws: StoreError.self) { try a.allDeltas(for: VersionVector()) }
     }
@@ -151,6 +160,25 @@ import Testing
     }
 
     // MARK: Merge rules
+
+    @Test func aRowWaitsInPartialRowUntilItsLastFieldArrives() throws {
+        let (a, b) = try pair()
+        try a.write(member: nil) { try $0.put(.shoppingItem, "i1", shoppingItem("Milk")) }
+        try a.write(member: nil) { try $0.put(.shoppingItem, "i1", ["name": .text("Oat milk")]) }
+        let changes = try a.allDeltas(for: VersionVector()).flatMap(\.changes)
+        // The rename arrives first (as it can, relayed by another machine): a partial row.
+        try b.apply(DeltaBatch(changes: [changes[1]]))
+        #expect(try b.connection.scalarInt("SELECT count(*) FROM shopping_item") == 0)
+        #expect(try b.connection.scalarInt("SELECT count(*) FROM partial_row") == 1)
+        #expect(try b.row(.shoppingItem, "i1") == ["name": .text("Oat milk")])
+        // The creation completes it: one typed row, nothing left waiting, same state as A.
+        try b.apply(DeltaBatch(changes: [changes[0]], coverage: [Coverage(origin: a.replicaID, after: 0, upTo: 2)]))
+        #expect(try b.connection.scalarInt("SELECT count(*) FROM partial_row") == 0)
+        #expect(try b.connection.query("SELECT name FROM shopping_item WHERE id = 'i1'") { try $0.step() ? $0.text(0) : nil } == "Oat milk")
+        #expect(try b.canonicalState() == (try a.canonicalState()))
+        // And B can serve both changes to a third replica from its own tables.
+        #expect(try b.allDeltas(for: VersionVector()).flatMap(\.changes).count == 2)
+    }
 
     @Test func createMakesARowWithoutReadingAndNeverOverwrites() throws {
         let (a, b) = try pair()
