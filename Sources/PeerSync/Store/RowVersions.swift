@@ -17,9 +17,9 @@ struct ChangeRef: Hashable {
     let seq: UInt64
 }
 
-/// The field versions of one row, as one value of `row_version.versions`: every field
-/// of a row in one record, so a change costs one B-tree write for its versions instead
-/// of one per field. The changes a row's fields come from are listed once (a new row
+/// The field versions of one row, as one `versions` value (of its typed row, or of
+/// `partial_row` while fields are missing): every field of a row in one record, written
+/// with the row itself. The changes a row's fields come from are listed once (a new row
 /// is one change for all its fields), and each field points at its change.
 ///
 /// Format 1 (integers little-endian, `varint` = LEB128):
