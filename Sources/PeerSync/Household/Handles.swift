@@ -10,15 +10,15 @@ enum Handles {
     static func resolve<T>(_ handle: String, in items: [T], what: String, list: String,
                            name: (T) -> String, id: (T) -> String) throws -> T {
         let trimmed = handle.trimmed
-        if let position = Int(trimmed) {
-            guard position >= 1, position <= items.count else {
-                throw HouseholdError.invalidInput("there is no \(what) \(position): the \(list) has \(items.count)")
-            }
-            return items[position - 1]
-        }
+        let position = Int(trimmed)
+        if let position, position >= 1, position <= items.count { return items[position - 1] }
         let byName = items.filter { name($0).lowercased() == trimmed.lowercased() }
         if byName.count == 1 { return byName[0] }
+        // A number beyond the list may still be an id prefix made of digits ("8894…").
         let byID = trimmed.count >= 4 ? items.filter { id($0).hasPrefix(trimmed.lowercased()) } : []
+        if let position, byName.isEmpty, byID.isEmpty {
+            throw HouseholdError.invalidInput("there is no \(what) \(position): the \(list) has \(items.count)")
+        }
         if byName.isEmpty && byID.count == 1 { return byID[0] }
         let candidates = byName.isEmpty ? byID : byName
         if candidates.isEmpty { throw HouseholdError.invalidInput("no \(what) \(trimmed.debugDescription) in the \(list)") }

@@ -50,6 +50,20 @@ import Testing
         #expect(try a.checkShoppingItem(String(id.prefix(6))).id == id)
     }
 
+    /// An id prefix made only of digits (1 id in 16 starts with four) is an id, not a
+    /// position, once it is beyond the list.
+    @Test func aDigitsOnlyIdPrefixBeyondTheListIsAnID() throws {
+        let items = [("Milk", "1234abcd-0000-4000-8000-000000000000"), ("Eggs", "ffffabcd-0000-4000-8000-000000000000")]
+        func resolve(_ handle: String) throws -> String {
+            try Handles.resolve(handle, in: items, what: "item", list: "shopping list", name: \.0, id: \.1).0
+        }
+        #expect(try resolve("2") == "Eggs")
+        #expect(try resolve("1234") == "Milk")
+        #expect(try resolve("ffff") == "Eggs")
+        #expect(message { _ = try resolve("3") }.contains("there is no item 3: the shopping list has 2"))
+        #expect(message { _ = try resolve("9999") }.contains("there is no item 9999"))
+    }
+
     @Test func clearAllIsUndoneExactly() throws {
         try a.addShoppingItems(["Milk", "Eggs", "Bread"])
         _ = try a.checkShoppingItem("Bread") // in the restock pool: not part of the visible list
