@@ -176,10 +176,10 @@ public final class ReplicaStore {
         }
 
         /// Creates a row under an id just drawn with ``RowIDRules/random()``: one change,
-        /// without reading earlier versions of the row (there are none: 122 random bits).
-        /// Should the id name a row after all, the insert fails on the primary key (of the
-        /// typed table, or of `partial_row` for a row given only some fields) and the
-        /// transaction rolls back: nothing is overwritten.
+        /// without reading earlier versions of the row (122 random bits name no row yet).
+        /// The insert it makes still refuses an id already in the table it writes (the
+        /// typed table for a complete row, `partial_row` otherwise), and the transaction
+        /// rolls back: nothing there is overwritten.
         @discardableResult
         public mutating func create(_ entity: EntityKind, _ rowID: String, _ fields: [String: FieldValue]) throws -> Change {
             try put(entity, rowID, fields, stamp: nil, fresh: true)
