@@ -96,7 +96,7 @@ public final class Household {
         return try build(home, physicalClock: physicalClock) { store, identity in
             let memberIDs = memberNames.map { _ in RowIDRules.random() }
             try store.setMeta("household_id", .text(RowIDRules.random()))
-            try store.setMeta(secretKey, .text(hex(newSecret())))
+            try store.setMeta(secretKey, .text(Hex.string(newSecret())))
             try store.setMeta("member_id", .text(memberIDs[0]))
             try store.write(member: memberIDs[0]) { tx in
                 try tx.put(.household, "profile", ["name": .text(householdName)])
@@ -164,7 +164,7 @@ public final class Household {
         if let memberID, !RowIDRules.isValid(memberID) { throw HouseholdError.invalidInput("invalid member id \(memberID.debugDescription)") }
         return try build(home, physicalClock: physicalClock) { store, identity in
             try store.setMeta("household_id", .text(householdID))
-            try store.setMeta(secretKey, .text(hex(secret)))
+            try store.setMeta(secretKey, .text(Hex.string(secret)))
             if let memberID { try store.setMeta("member_id", .text(memberID)) }
             try store.write(member: memberID) { tx in
                 try recordReplica(&tx, store: store, identity: identity, label: label)

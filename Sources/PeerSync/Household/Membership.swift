@@ -119,8 +119,6 @@ extension Household {
         SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
     }
 
-    static func hex(_ bytes: [UInt8]) -> String { Hex.string(bytes) }
-
     static func bytes(hex: String) -> [UInt8]? {
         guard hex.count % 2 == 0 else { return nil }
         var result: [UInt8] = []

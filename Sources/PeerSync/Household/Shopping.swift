@@ -77,26 +77,9 @@ extension Household {
     /// An item by its position in the list (1, 2, …), its exact name (any case), or a
     /// prefix of its id (4+ characters). Ambiguity is an error naming the candidates.
     public func resolveShoppingItem(_ handle: String, in states: [ShoppingItem.State]) throws -> ShoppingItem {
-        let items = try states.flatMap { try shoppingItems($0) }
-        let trimmed = handle.trimmed
-        let listName = states == [.restock] ? "restock pool" : "shopping list"
-        if let position = Int(trimmed) {
-            let positional = try shoppingItems(states[0])
-            guard (1...max(1, positional.count)).contains(position), position <= positional.count else {
-                throw HouseholdError.invalidInput("there is no item \(position): the \(listName) has \(positional.count)")
-            }
-            return positional[position - 1]
-        }
-        let byName = items.filter { $0.name.lowercased() == trimmed.lowercased() }
-        if byName.count == 1 { return byName[0] }
-        let byID = trimmed.count >= 4 ? items.filter { $0.id.hasPrefix(trimmed.lowercased()) } : []
-        if byName.isEmpty && byID.count == 1 { return byID[0] }
-        let candidates = byName.isEmpty ? byID : byName
-        if candidates.isEmpty {
-            throw HouseholdError.invalidInput("no item \(trimmed.debugDescription) in the \(listName)")
-        }
-        throw HouseholdError.invalidInput("\(trimmed.debugDescription) matches \(candidates.count) items; use an id: "
-            + candidates.map { "\($0.id.prefix(8)) \($0.name)" }.joined(separator: ", "))
+        let lists = try states.map { try shoppingItems($0) }
+        return try Handles.resolve(handle, in: lists.flatMap { $0 }, positional: lists[0], what: "item",
+                                   list: states == [.restock] ? "restock pool" : "shopping list", name: \.name, id: \.id)
     }
 }
 

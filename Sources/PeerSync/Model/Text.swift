@@ -11,14 +11,18 @@ extension String {
 }
 
 enum Hex {
+    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
+
     /// Lower-case hexadecimal, two digits per byte.
     static func string(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
+        for byte in bytes { append(byte, to: &out) }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the two lower-case hex digits of `byte` (UTF-8) to `out`.
+    static func append(_ byte: UInt8, to out: inout [UInt8]) {
+        out.append(digits[Int(byte >> 4)])
+        out.append(digits[Int(byte & 0x0F)])
     }
 }

@@ -388,30 +388,29 @@ public final class ReplicaStore {
         static func < (lhs: Self, rhs: Self) -> Bool { (lhs.entity, lhs.rowID) < (rhs.entity, rhs.rowID) }
     }
 
-    /// Every field version of one row (empty for a row never written): from its typed
-    /// table when complete, else from `partial_row`.
+    /// Every field version of one row (empty for a row never written).
     func versions(_ entity: EntityKind, _ rowID: String) throws -> [String: StoredVersion] {
-        let typed = try rowStatement(entity, .select)
-        defer { typed.reset() }
-        try typed.bind(.text(rowID), at: 1)
-        if try typed.step() { return try Self.decodeVersions(typed, column: 0, entity: entity, rowID: rowID) }
-        let partial = try hot(.selectPartial)
-        defer { partial.reset() }
-        try partial.bind(.text(entity.rawValue), at: 1)
-        try partial.bind(.text(rowID), at: 2)
-        guard try partial.step() else { return [:] }
-        return try Self.decodeVersions(partial, column: 0, entity: entity, rowID: rowID)
+        try Self.readVersions(entity, rowID, typed: rowStatement(entity, .select), partial: hot(.selectPartial)) ?? [:]
     }
 
-    /// The same read on any connection (the delta cursor's), with statements from its cache;
-    /// nil when the row has no record.
+    /// The same read on another connection (the delta cursor's), with statements from its cache.
     static func readVersions(_ connection: Connection, _ entity: EntityKind, _ rowID: String) throws -> [String: StoredVersion]? {
-        if let row = try connection.query(rowSQL[entity]!.select, [.text(rowID)], { statement in
-            try statement.step() ? try decodeVersions(statement, column: 0, entity: entity, rowID: rowID) : nil
-        }) { return row }
-        return try connection.query(HotStatement.selectPartial.sql, [.text(entity.rawValue), .text(rowID)]) { statement in
-            try statement.step() ? try decodeVersions(statement, column: 0, entity: entity, rowID: rowID) : nil
-        }
+        try readVersions(entity, rowID, typed: connection.statement(rowSQL[entity]!.select),
+                         partial: connection.statement(HotStatement.selectPartial.sql))
+    }
+
+    /// A row's record: from its typed table when complete, else from `partial_row`; nil
+    /// when the row has none. The statements are `rowSQL[entity].select` and
+    /// `HotStatement.selectPartial`, reset; they are left reset.
+    private static func readVersions(_ entity: EntityKind, _ rowID: String,
+                                     typed: Statement, partial: Statement) throws -> [String: StoredVersion]? {
+        defer { typed.reset(); partial.reset() }
+        try typed.bind(.text(rowID), at: 1)
+        if try typed.step() { return try decodeVersions(typed, column: 0, entity: entity, rowID: rowID) }
+        try partial.bind(.text(entity.rawValue), at: 1)
+        try partial.bind(.text(rowID), at: 2)
+        guard try partial.step() else { return nil }
+        return try decodeVersions(partial, column: 0, entity: entity, rowID: rowID)
     }
 
     static func decodeVersions(_ statement: Statement, column: Int32, entity: EntityKind, rowID: String) throws -> [String: StoredVersion] {

@@ -62,6 +62,15 @@ import Testing
         #expect(try resolve("ffff") == "Eggs")
         #expect(message { _ = try resolve("3") }.contains("there is no item 3: the shopping list has 2"))
         #expect(message { _ = try resolve("9999") }.contains("there is no item 9999"))
+        // The shopping list resolves through the same rule (positions in the list, ids and
+        // names across the list and the restock pool).
+        try a.store.write(member: nil) { tx in
+            try tx.put(.shoppingItem, "88946300-0000-4000-8000-000000000000", ["name": .text("Tea"), "state": .text("active"), "listed": .integer(1)])
+            try tx.put(.shoppingItem, "ffff0000-0000-4000-8000-000000000000", ["name": .text("Jam"), "state": .text("restock"), "listed": .integer(2)])
+        }
+        #expect(message { _ = try a.checkShoppingItem("5") }.contains("there is no item 5: the shopping list has 1"))
+        #expect(try a.checkShoppingItem("889463").name == "Tea")
+        #expect(try a.restockShoppingItem("ffff").name == "Jam")
     }
 
     @Test func clearAllIsUndoneExactly() throws {
