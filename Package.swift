@@ -29,18 +29,53 @@ let package = Package(
             pkgConfig: "avahi-client",
             providers: [.apt(["libavahi-client-dev"])]
         ),
+        // One target per layer; each depends only downward (docs/ARCHITECTURE.md).
+        // Model: values and pure rules, nothing of ours below it.
+        .target(name: "PulseModel"),
+        // Store: SQLite, migrations, the replicated store (knows Model, never the network).
+        .target(name: "PulseStore", dependencies: ["PulseModel", "CSQLite"]),
+        // Identity: the machine's key pair and atomic file writes.
+        .target(name: "PulseIdentity", dependencies: [
+            "PulseModel",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // Household: the family's rules on top of the store (one implementation for the
+        // CLI and the local API).
+        .target(name: "PulseHousehold", dependencies: [
+            "PulseModel", "PulseStore", "PulseIdentity",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // Protocol: messages, codec, framing, the session state machine (a leaf over Model).
+        .target(name: "PulseProtocol", dependencies: [
+            "PulseModel",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // Transport: NIO listener and dialer, TLS 1.3 from the machine keys.
+        .target(name: "PulseTransport", dependencies: [
+            "PulseModel", "PulseProtocol", "PulseIdentity",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // Discovery: mDNS through Avahi (the only target that sees CAvahi).
+        .target(name: "PulseDiscovery", dependencies: [
+            "PulseModel", "CAvahi",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // The agent and the public face: sees every layer; the CLI imports only this.
         .target(
             name: "PeerSync",
             dependencies: [
-                "CSQLite",
-                "CAvahi",
+                "PulseModel", "PulseStore", "PulseIdentity", "PulseHousehold",
+                "PulseProtocol", "PulseTransport", "PulseDiscovery",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
@@ -56,6 +91,7 @@ let package = Package(
             name: "pulse-bench",
             dependencies: [
                 "PeerSync",
+                "PulseStore",
                 "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -63,7 +99,9 @@ let package = Package(
         .testTarget(
             name: "PeerSyncTests",
             dependencies: [
-                "PeerSync",
+                "PeerSync", "PulseModel", "PulseStore", "PulseIdentity", "PulseHousehold",
+                "PulseProtocol", "PulseTransport", "PulseDiscovery",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),

@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import PeerSync
+import PulseStore
 
 /// The floors every figure is compared with, measured in the same run.
 enum Baselines {

@@ -3,6 +3,7 @@
 import Foundation
 import Logging
 import PeerSync
+import PulseStore
 
 let quick = CommandLine.arguments.contains("--quick")
 /// `--only propagation,catch-up,writes,scale`: a subset of the figures (all by default).

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FoundationEssentials
 import PeerSync
 
 struct Conflicts: ParsableCommand {
@@ -20,19 +21,12 @@ struct Conflicts: ParsableCommand {
 
     func run() throws {
         let household = try options.openHousehold()
-        let records: [ConflictRecord]
-        do { records = try household.store.conflicts(limit: limit) } catch { throw CLIError(error) }
+        let records: [HouseholdConflict]
+        do { records = try household.conflicts(limit: limit) } catch { throw CLIError(error) }
         if json {
-            print(CanonicalJSON.array(records.map { record in
-                func side(_ s: ConflictRecord.Side) -> CanonicalJSON {
-                    .object(["value": CanonicalJSON(s.value), "hlc": .integer(s.stamp.hlc.rawValue),
-                             "replica": .string(s.stamp.origin.description),
-                             "member": s.member.map { .string($0) } ?? .null])
-                }
-                return .object(["id": .integer(record.id), "kind": .string(record.kind.rawValue),
-                                "entity": .string(record.entity.rawValue), "row": .string(record.rowID),
-                                "field": .string(record.field), "kept": side(record.kept), "lost": side(record.lost)])
-            }).rendered(), terminator: "")
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(records), as: UTF8.self))
             return
         }
         if records.isEmpty {
@@ -42,13 +36,13 @@ struct Conflicts: ParsableCommand {
         for record in records {
             let what: String
             switch record.kind {
-            case .overwritten: what = "overwritten by a newer concurrent edit"
-            case .rejected: what = "an older concurrent edit was discarded"
-            case .editOfDeleted: what = "edited while deleted elsewhere; stays deleted"
+            case "overwritten": what = "overwritten by a newer concurrent edit"
+            case "rejected": what = "an older concurrent edit was discarded"
+            default: what = "edited while deleted elsewhere; stays deleted"
             }
-            print("#\(record.id) \(record.entity.rawValue) \(record.rowID) .\(record.field): \(what)")
-            print("    kept \(record.kept.value) (by \(record.kept.member ?? "system") on \(record.kept.stamp.origin))")
-            print("    lost \(record.lost.value) (by \(record.lost.member ?? "system") on \(record.lost.stamp.origin))")
+            print("#\(record.id) \(record.entity) \(record.row) .\(record.field): \(what)")
+            print("    kept \(record.kept.value) (by \(record.kept.member ?? "system") on \(record.kept.replica))")
+            print("    lost \(record.lost.value) (by \(record.lost.member ?? "system") on \(record.lost.replica))")
         }
     }
 }

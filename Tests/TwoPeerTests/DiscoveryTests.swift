@@ -2,6 +2,9 @@ import Crypto
 import Foundation
 import Testing
 @testable import PeerSync
+@testable import PulseStore
+@testable import PulseProtocol
+@testable import PulseDiscovery
 
 /// Agents that find each other through avahi-daemon, with no static peers. Each test
 /// runs in its own network namespaces, each with its own bus and avahi-daemon.

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import PeerSync
+@testable import PulseStore
+@testable import PulseProtocol
+@testable import PulseDiscovery
 
 /// The household commands end to end, through the built binary.
 @Suite struct HouseholdCLITests {

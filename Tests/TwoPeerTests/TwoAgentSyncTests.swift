@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import PeerSync
+@testable import PulseStore
+@testable import PulseProtocol
+@testable import PulseDiscovery
 
 /// Two (or three) real `pulse-peer run` processes on loopback, each with its own home.
 @Suite(.serialized) struct TwoAgentSyncTests {

@@ -1,4 +1,6 @@
 import Testing
+@testable import PulseModel
+@testable import PulseStore
 @testable import PeerSync
 
 /// The sender's ACK window: at most `limit` BATCHes unacknowledged.

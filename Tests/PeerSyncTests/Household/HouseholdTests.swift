@@ -1,6 +1,9 @@
 import Foundation
 import Testing
-@testable import PeerSync
+@testable import PulseModel
+@testable import PulseStore
+@testable import PulseIdentity
+@testable import PulseHousehold
 
 @Suite struct HouseholdTests {
     let dir: TemporaryDirectory

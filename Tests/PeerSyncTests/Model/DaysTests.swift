@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import PeerSync
+@testable import PulseModel
 
 /// `Days` does calendar arithmetic without Foundation's calendar (the library links only
 /// FoundationEssentials); these tests hold it to Foundation's Gregorian calendar.

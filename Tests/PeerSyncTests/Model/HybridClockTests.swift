@@ -1,5 +1,5 @@
 import Testing
-@testable import PeerSync
+@testable import PulseModel
 
 @Suite struct HybridClockTests {
     @Test func packsMillisecondsAndCounter() {

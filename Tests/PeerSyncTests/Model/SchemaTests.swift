@@ -1,5 +1,6 @@
 import Testing
-@testable import PeerSync
+@testable import PulseModel
+@testable import PulseStore
 
 @Suite struct SchemaTests {
     func change(_ entity: EntityKind, _ row: String, _ fields: [String: FieldValue], seq: UInt64 = 1) -> Change {

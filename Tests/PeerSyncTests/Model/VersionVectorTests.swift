@@ -1,5 +1,5 @@
 import Testing
-@testable import PeerSync
+@testable import PulseModel
 
 @Suite struct VersionVectorTests {
     let a = ReplicaID(rawValue: 1), b = ReplicaID(rawValue: 2), c = ReplicaID(rawValue: 3)

@@ -1,6 +1,7 @@
 import Crypto
 import Testing
-@testable import PeerSync
+@testable import PulseModel
+@testable import PulseProtocol
 
 @Suite struct SessionStateMachineTests {
     let secret = SymmetricKey(size: .bits256)

@@ -2,7 +2,8 @@ import NIOCore
 import NIOEmbedded
 import NIOTestUtils
 import Testing
-@testable import PeerSync
+@testable import PulseModel
+@testable import PulseProtocol
 
 @Suite struct WireCodecTests {
     static let sampleBatch = DeltaBatch(

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
-@testable import PeerSync
+@testable import PulseModel
+@testable import PulseStore
+@testable import PulseIdentity
+@testable import PulseHousehold
 
 /// Randomized convergence: several replicas make thousands of random writes (create,
 /// edit, delete, re-add, across every entity) while batches travel between them late,

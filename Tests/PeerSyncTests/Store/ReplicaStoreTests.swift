@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import PeerSync
+@testable import PulseModel
+@testable import PulseStore
 
 @Suite struct ReplicaStoreTests {
     let dir: TemporaryDirectory

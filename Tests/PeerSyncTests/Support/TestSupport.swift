@@ -1,5 +1,8 @@
 import Foundation
-@testable import PeerSync
+@testable import PulseModel
+@testable import PulseStore
+@testable import PulseIdentity
+@testable import PulseHousehold
 
 /// A temporary directory removed when the value is released (tests keep it alive with
 /// `withExtendedLifetime` or by holding it).

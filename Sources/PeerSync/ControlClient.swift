@@ -1,0 +1,94 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import PulseHousehold
+
+/// The client side, for the CLI: a blocking request over the control socket.
+public enum AgentControl {
+    public static func socketPath(_ home: HouseholdHome) -> String {
+        home.directory.appendingPathComponent("control.sock").path
+    }
+
+    public enum Failure: Error, CustomStringConvertible {
+        case notRunning(String)
+        case failed(String)
+        public var description: String {
+            switch self {
+            case let .notRunning(home): "no agent is running for \(home) (start one with `pulse-peer run --home \(home)`)"
+            case let .failed(message): message
+            }
+        }
+    }
+
+    /// Sends one request and waits (at most `timeout` seconds) for the answer.
+    public static func request(_ request: ControlRequest, home: HouseholdHome, timeout: Int = 5) throws -> ControlResponse {
+        let fd = try send(request, home: home, timeout: timeout)
+        defer { close(fd) }
+        var received = Data()
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while !received.contains(UInt8(ascii: "\n")) {
+            let count = recv(fd, &chunk, chunk.count, 0)
+            guard count > 0 else { throw Failure.failed("the agent did not answer within \(timeout) s") }
+            received.append(contentsOf: chunk[0..<count])
+        }
+        let line = received.prefix(while: { $0 != UInt8(ascii: "\n") })
+        do {
+            return try JSONDecoder().decode(ControlResponse.self, from: line)
+        } catch {
+            throw Failure.failed("the agent's answer was not understood: \(error)")
+        }
+    }
+
+    /// Connects and sends one request line; returns the open socket.
+    private static func send(_ request: ControlRequest, home: HouseholdHome, timeout: Int) throws -> Int32 {
+        let path = socketPath(home)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure.failed("cannot create a socket") }
+        var keep = false
+        defer { if !keep { close(fd) } }
+        var tv = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard path.utf8.count < capacity else { throw Failure.failed("the home path is too long for a control socket: \(path)") }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: path.utf8)
+            raw[path.utf8.count] = 0
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else { throw Failure.notRunning(home.path) }
+        var payload = try JSONEncoder().encode(request)
+        payload.append(UInt8(ascii: "\n"))
+        let sent = payload.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard sent == payload.count else { throw Failure.failed("the agent did not take the request") }
+        keep = true
+        return fd
+    }
+
+    /// Waits (at most `timeout` seconds) until the agent's status meets `condition`.
+    public static func wait(until condition: WaitCondition, timeout: Int, home: HouseholdHome) throws -> AgentStatus {
+        let response = try request(ControlRequest(op: "wait", until: condition, timeoutMilliseconds: timeout * 1000),
+                                   home: home, timeout: timeout + 5)
+        guard response.ok, let status = response.status else { throw Failure.failed(response.error ?? "no status") }
+        return status
+    }
+
+    public static func status(home: HouseholdHome) throws -> AgentStatus {
+        let response = try request(ControlRequest(op: "status"), home: home)
+        guard response.ok, let status = response.status else { throw Failure.failed(response.error ?? "no status") }
+        return status
+    }
+
+    /// Tells a running agent that the database changed (best effort: without an agent,
+    /// peers get the change at the next connection).
+    /// The agent's answer carries nothing, so it is not awaited: the writer goes on while
+    /// the agent pushes (the request is in the socket before this returns).
+    public static func notifyChanged(home: HouseholdHome) {
+        if let fd = try? send(ControlRequest(op: "changed"), home: home, timeout: 2) { close(fd) }
+    }
+}

@@ -1,0 +1,61 @@
+import PulseHousehold
+
+/// Requests on the local control socket: one JSON object per line, answered by one
+/// JSON object per line (docs/API.md).
+public struct ControlRequest: Sendable, Codable {
+    public var op: String
+    /// For `wait`: the condition (see ``WaitCondition``) and how long to wait.
+    public var until: WaitCondition?
+    public var timeoutMilliseconds: Int?
+    /// For `call`: a household method (docs/API.md) and its parameters.
+    public var method: String?
+    public var params: [String: JSONValue]?
+
+    public init(op: String, until: WaitCondition? = nil, timeoutMilliseconds: Int? = nil,
+                method: String? = nil, params: [String: JSONValue]? = nil) {
+        self.op = op
+        self.until = until
+        self.timeoutMilliseconds = timeoutMilliseconds
+        self.method = method
+        self.params = params
+    }
+}
+
+/// What `wait` waits for, judged on the agent's status.
+public struct WaitCondition: Sendable, Codable, Equatable {
+    public enum Kind: String, Sendable, Codable {
+        /// At least `peers` peers connected, and every connected peer in sync.
+        case synced
+        /// At least `peers` peers known, none connected.
+        case disconnected
+    }
+    public var kind: Kind
+    public var peers: Int
+
+    public init(_ kind: Kind, peers: Int = 1) {
+        self.kind = kind
+        self.peers = peers
+    }
+
+    public func isMet(by status: AgentStatus) -> Bool {
+        let connected = status.peers.filter { $0.state == .connected }
+        switch kind {
+        case .synced: return connected.count >= peers && connected.allSatisfy(\.inSync)
+        case .disconnected: return status.peers.count >= peers && connected.isEmpty
+        }
+    }
+}
+
+public struct ControlResponse: Sendable, Codable {
+    public var ok: Bool
+    public var error: String?
+    public var status: AgentStatus?
+    public var result: JSONValue?
+
+    public init(ok: Bool, error: String? = nil, status: AgentStatus? = nil, result: JSONValue? = nil) {
+        self.ok = ok
+        self.error = error
+        self.status = status
+        self.result = result
+    }
+}

@@ -1,0 +1,253 @@
+import Crypto
+import FoundationEssentials
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import PulseModel
+import PulseStore
+import PulseIdentity
+import PulseHousehold
+import PulseProtocol
+import PulseTransport
+import PulseDiscovery
+
+public struct AgentOptions: Sendable {
+    public static let defaultPort = 47653
+
+    public var home: HouseholdHome
+    public var listenHost = "0.0.0.0"
+    public var port = AgentOptions.defaultPort
+    /// Added to the peers persisted in this machine's configuration.
+    public var staticPeers: [PeerAddress] = []
+    public var session = SessionOptions()
+    /// Advertise and discover peers over mDNS (Avahi).
+    public var mdns = true
+    /// Called after each batch from a peer is committed, with the changes it brought
+    /// (notifications and benchmarks hang here). Runs on the session's task: keep it short.
+    public var onApplied: (@Sendable (ApplyOutcome) -> Void)?
+
+    public init(home: HouseholdHome) { self.home = home }
+}
+
+/// What the agent reports once it listens.
+public struct AgentReady: Sendable, Codable {
+    public var event = "ready"
+    public var port: Int
+    public var machineID: String
+    public var householdID: String
+    public var controlSocket: String
+}
+
+/// The long-running agent: listens for peers, dials the configured ones (reconnecting
+/// with backoff), runs a session per connection and the control socket, until its task
+/// is cancelled or a graceful shutdown (SIGTERM/SIGINT through ServiceLifecycle) begins.
+public struct PeerAgent: Service {
+    let options: AgentOptions
+    let logger: Logger
+    let onReady: @Sendable (AgentReady) -> Void
+
+    public init(options: AgentOptions, logger: Logger, onReady: @escaping @Sendable (AgentReady) -> Void) {
+        self.options = options
+        self.logger = logger
+        self.onReady = onReady
+    }
+
+    public func run() async throws {
+        let store = try StoreService(home: options.home)
+        try await store.rememberStaticPeers(options.staticPeers)
+        let identity = await store.identity()
+        let tls = try PeerTLS(identity: identity)
+        let secret = try await store.membershipKey()
+        let engine = SyncEngine(localMachine: identity.machineID)
+        let context = Context(store: store, engine: engine, tls: tls, secret: secret,
+                              localReplica: store.replicaID, options: options.session, logger: logger,
+                              onApplied: options.onApplied)
+
+        let listener = try await PeerTransport.listen(host: options.listenHost, port: options.port, tls: tls)
+        let port = listener.channel.localAddress?.port ?? options.port
+        let socketPath = AgentControl.socketPath(options.home)
+        let control = try await ControlServer.bind(path: socketPath)
+        let peers = try await store.staticPeers()
+        logger.info("agent listening", metadata: ["port": "\(port)", "peers": "\(peers.map(\.description))"])
+        onReady(AgentReady(port: port, machineID: identity.machineID, householdID: store.householdID, controlSocket: socketPath))
+
+        do {
+            try await cancelWhenGracefulShutdown {
+                try await runAll(listener: listener, control: control, peers: peers, context: context, port: port)
+            }
+        } catch is CancellationError {
+            // A graceful shutdown (or the caller's cancellation): not a failure.
+        }
+        await engine.closeAll()
+        try? FileManager.default.removeItem(atPath: socketPath)
+        logger.info("agent stopped")
+    }
+
+    private func runAll(listener: NIOAsyncChannel<PeerChannel, Never>,
+                        control: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>,
+                        peers: [PeerAddress], context: Context, port: Int) async throws {
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { try await accept(listener, context) }
+                group.addTask {
+                    try await ControlServer.serve(control, logger: logger) { request in
+                        await handle(request, context: context, port: port)
+                    }
+                }
+                for peer in peers {
+                    group.addTask { await dial(peer, context) }
+                }
+                group.addTask { await generateRecurringTasksDaily(context) }
+                if options.mdns {
+                    group.addTask { await runDiscovery(context, port: port) }
+                } else {
+                    await context.engine.setDiscovery("off (--no-mdns)")
+                }
+            }
+    }
+
+    /// What every session needs.
+    struct Context: Sendable {
+        let store: StoreService
+        let engine: SyncEngine
+        let tls: PeerTLS
+        let secret: SymmetricKey
+        let localReplica: ReplicaID
+        let options: SessionOptions
+        let logger: Logger
+        let onApplied: (@Sendable (ApplyOutcome) -> Void)?
+
+        func session(_ connection: PeerChannel, role: MembershipProof.Role, origin: PeerOrigin) async -> String? {
+            let id = await engine.newSessionID()
+            var logger = self.logger
+            logger[metadataKey: "remote"] = "\(connection.remoteAddress)"
+            return await PeerSession(id: id, connection: connection, role: role, origin: origin,
+                                     context: self, logger: logger).run()
+        }
+    }
+
+    private func accept(_ listener: NIOAsyncChannel<PeerChannel, Never>, _ context: Context) async throws {
+        try await withThrowingDiscardingTaskGroup { group in
+            try await listener.executeThenClose { connections in
+                for try await connection in connections {
+                    group.addTask {
+                        let remote = connection.remoteAddress
+                        if let reason = await context.session(connection, role: .server, origin: .inbound) {
+                            context.logger.info("inbound session ended", metadata: ["remote": "\(remote)", "reason": "\(reason)"])
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Keeps a session with a configured peer: connect, run, and after it ends (or fails)
+    /// wait with exponential backoff (0.5 s doubling to 30 s; back to 0.5 s after a
+    /// session that lasted). While another session with that machine is live (it dialed
+    /// us), waits for that one to end instead of dialing.
+    private func dial(_ peer: PeerAddress, _ context: Context) async {
+        var backoff: Duration = .milliseconds(500)
+        while !Task.isCancelled {
+            if let machine = await context.engine.liveMachine(at: peer) {
+                await context.engine.waitUntilDisconnected(machine)
+                continue
+            }
+            await context.engine.dialing(peer)
+            let started = ContinuousClock.now
+            do {
+                let connection = try await PeerTransport.connect(host: peer.host, port: peer.port, tls: context.tls)
+                let reason = await context.session(connection, role: .client, origin: .configured(peer))
+                context.logger.info("session ended", metadata: ["peer": "\(peer)", "reason": "\(reason ?? "closed")"])
+                if ContinuousClock.now - started > .seconds(10) { backoff = .milliseconds(500) }
+            } catch {
+                await context.engine.dialFailed(peer, error: "\(error)")
+                context.logger.debug("cannot reach peer", metadata: ["peer": "\(peer)", "error": "\(error)"])
+            }
+            let jitter = Duration.milliseconds(Int.random(in: 0...250))
+            do { try await Task.sleep(for: backoff + jitter) } catch { return }
+            backoff = min(backoff * 2, .seconds(30))
+        }
+    }
+
+    /// Creates the recurring tasks of each new day: at start, then just after every local
+    /// midnight (the only timer besides keepalive).
+    private func generateRecurringTasksDaily(_ context: Context) async {
+        while !Task.isCancelled {
+            do {
+                if try await context.store.generateRecurringTasks() > 0 { await context.engine.storeChanged() }
+            } catch {
+                context.logger.warning("cannot generate recurring tasks", metadata: ["error": "\(error)"])
+            }
+            do { try await Task.sleep(for: .seconds(Days.secondsUntilNextMidnight())) } catch { return }
+        }
+    }
+
+    private func handle(_ request: ControlRequest, context: Context, port: Int) async -> ControlResponse {
+        switch request.op {
+        case "status":
+            do {
+                return ControlResponse(ok: true, status: try await status(context, port: port))
+            } catch {
+                return ControlResponse(ok: false, error: "\(error)")
+            }
+        case "changed":
+            await context.engine.storeChanged()
+            return ControlResponse(ok: true)
+        case "call":
+            guard let method = request.method else { return ControlResponse(ok: false, error: "call needs `method`") }
+            do {
+                let result = try await context.store.call(method, request.params ?? [:])
+                if !HouseholdAPI.isReadOnly(method) { await context.engine.storeChanged() }
+                return ControlResponse(ok: true, result: result)
+            } catch {
+                return ControlResponse(ok: false, error: "\(error)")
+            }
+        case "wait":
+            guard let condition = request.until else { return ControlResponse(ok: false, error: "wait needs `until`") }
+            let timeout = Duration.milliseconds(min(max(request.timeoutMilliseconds ?? 30_000, 0), 3_600_000))
+            do {
+                return try await waitFor(condition, timeout: timeout, context: context, port: port)
+            } catch {
+                return ControlResponse(ok: false, error: "\(error)")
+            }
+        default:
+            return ControlResponse(ok: false, error: "unknown op \(request.op.debugDescription) (known: status, changed, wait, call)")
+        }
+    }
+
+    /// Re-judges the status after every change of the peer table or the store, until
+    /// `condition` holds or `timeout` passes.
+    private func waitFor(_ condition: WaitCondition, timeout: Duration, context: Context, port: Int) async throws -> ControlResponse {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let seen = await context.engine.generation
+            let current = try await status(context, port: port)
+            if condition.isMet(by: current) { return ControlResponse(ok: true, status: current) }
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else {
+                return ControlResponse(ok: false, error: "timed out after \(timeout) waiting for \(condition.kind.rawValue)", status: current)
+            }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await context.engine.changed(after: seen) }
+                group.addTask { try? await Task.sleep(for: remaining) }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    private func status(_ context: Context, port: Int) async throws -> AgentStatus {
+        let store = context.store
+        let vector = try await store.versionVector()
+        let summary = try await store.summary()
+        var labels: [ReplicaID: String] = [:]
+        for replica in await context.engine.knownReplicas() {
+            if let label = try await store.label(of: replica) { labels[replica] = label }
+        }
+        let machine = AgentStatus.Machine(
+            machineID: store.machineID, replicaID: store.replicaID.description, householdID: store.householdID,
+            household: summary.household, member: summary.member, listenAddress: options.listenHost, port: port,
+            changes: vector.total, discovery: await context.engine.discoveryState)
+        return AgentStatus(machine: machine, peers: await context.engine.peerStatus(localVector: vector, labels: labels))
+    }
+}

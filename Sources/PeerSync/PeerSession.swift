@@ -1,0 +1,288 @@
+import Crypto
+import FoundationEssentials
+import Logging
+import NIOCore
+import Synchronization
+import PulseModel
+import PulseStore
+import PulseIdentity
+import PulseHousehold
+import PulseProtocol
+import PulseTransport
+import PulseDiscovery
+
+/// Timings and sizes of sessions.
+public struct SessionOptions: Sendable {
+    /// A PING is sent after this long; a peer silent for three intervals is dead.
+    public var keepalive: Duration = .seconds(15)
+    /// TLS and the membership handshake must finish within this.
+    public var handshakeTimeout: Duration = .seconds(10)
+    /// Changes per BATCH.
+    public var batchLimit = 1000
+    /// BATCHes sent and not yet acknowledged before the sender waits. Two keep the pipe
+    /// full (the peer applies one while the next travels); waiting beyond that lets
+    /// changes made meanwhile gather into the next batch, so a peer under a burst of
+    /// writes applies a few large batches (one fsync each) instead of one per write.
+    public var batchesInFlight = 2
+
+    public init() {}
+
+    var idleTimeout: Duration { keepalive * 3 }
+}
+
+/// One session with another agent, from TLS to close: the handshake (through
+/// ``SessionStateMachine``), the catch-up both ways, live pushes, keepalive.
+///
+/// Four child tasks share the connection: the reader (owns the state machine, applies
+/// batches), the sender (catch-up, then what the peer lacks after each store change),
+/// the pinger and the watchdog. The first to end ends the session; the channel is closed.
+struct PeerSession {
+    let id: Int
+    let connection: PeerChannel
+    let role: MembershipProof.Role
+    let origin: PeerOrigin
+    /// What every session of the agent shares (store, engine, TLS, secret, options).
+    let context: PeerAgent.Context
+    /// The agent's logger, with this connection's remote address.
+    let logger: Logger
+
+    private var store: StoreService { context.store }
+    private var engine: SyncEngine { context.engine }
+    private var tls: PeerTLS { context.tls }
+    private var secret: SymmetricKey { context.secret }
+    private var localReplica: ReplicaID { context.localReplica }
+    private var options: SessionOptions { context.options }
+    private var onApplied: (@Sendable (ApplyOutcome) -> Void)? { context.onApplied }
+
+    /// State the tasks share.
+    final class Shared: Sendable {
+        struct State {
+            var lastInbound = ContinuousClock.now
+            var established = false
+            /// What the peer is known to have: its VECTOR, its ACKs, the coverage of
+            /// batches it sent us, and what we have sent it.
+            var peerKnown = VersionVector()
+        }
+        let state = Mutex(State())
+    }
+
+    enum End: Error, CustomStringConvertible {
+        case closed(String)
+        case timeout(String)
+        var description: String {
+            switch self {
+            case let .closed(reason), let .timeout(reason): reason
+            }
+        }
+    }
+
+    /// Runs until the connection ends; returns why (nil: the peer hung up cleanly).
+    func run() async -> String? {
+        let shared = Shared()
+        let (signals, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (peerVectors, peerVector) = AsyncStream<VersionVector>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (acks, ack) = AsyncStream<Void>.makeStream()
+        let channel = connection.channel.channel
+        var endReason: String?
+        do {
+            try await connection.channel.executeThenClose { inbound, outbound in
+                do {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            try await read(inbound, outbound, shared: shared, signal: signal, peerVector: peerVector, ack: ack)
+                        }
+                        group.addTask {
+                            try await send(outbound, shared: shared, peerVectors: peerVectors, signals: signals, acks: acks)
+                        }
+                        group.addTask { try await watchdog(shared: shared, channel: channel) }
+                        group.addTask { try await pinger(outbound, shared: shared) }
+                        defer { group.cancelAll() }
+                        try await group.next()
+                    }
+                } catch {
+                    // The session is over now, even if closing TLS waits for the peer.
+                    await engine.unregister(id, error: "\(error)")
+                    throw error
+                }
+                await engine.unregister(id, error: nil)
+            }
+        } catch {
+            endReason = "\(error)"
+        }
+        signal.finish()
+        peerVector.finish()
+        ack.finish()
+        await engine.unregister(id, error: endReason)
+        return endReason
+    }
+
+    // MARK: Reader
+
+    private func read(_ inbound: NIOAsyncChannelInboundStream<PeerMessage>, _ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>,
+                      shared: Shared, signal: AsyncStream<Void>.Continuation,
+                      peerVector: AsyncStream<VersionVector>.Continuation,
+                      ack: AsyncStream<Void>.Continuation) async throws {
+        let peerMachine = try await connection.peerMachine.get()
+        var machine = SessionStateMachine(role: role, secret: secret, localMachine: tls.localMachine,
+                                          peerMachine: peerMachine, localReplica: localReplica)
+        let machineHex = Hex.string(peerMachine)
+        try await perform(machine.start(), outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector, ack: ack)
+        for try await message in inbound {
+            logger.trace("inbound", metadata: ["message": "\(String(describing: message).prefix(40))"])
+            shared.state.withLock { $0.lastInbound = .now }
+            if shared.state.withLock({ $0.established }) { await engine.touch(id) }
+            var actions = machine.receive(message)
+            do {
+                try await perform(actions, outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector, ack: ack)
+            } catch let error as StoreError {
+                actions = machine.fail(.rejectedBatch, "rejected a batch: \(error)")
+                try await perform(actions, outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector, ack: ack)
+            }
+        }
+    }
+
+    private func perform(_ actions: [SessionStateMachine.Action], _ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>,
+                         shared: Shared, machineHex: String, signal: AsyncStream<Void>.Continuation,
+                         peerVector: AsyncStream<VersionVector>.Continuation,
+                         ack: AsyncStream<Void>.Continuation) async throws {
+        for action in actions {
+            switch action {
+            case let .send(message):
+                try await outbound.write(message)
+            case let .established(peer):
+                let channel = connection.channel.channel
+                let registration = await engine.register(id, machine: machineHex, replica: peer, role: role, origin: origin,
+                                                         remote: connection.remoteAddress, bytes: connection.bytes,
+                                                         close: { channel.close(promise: nil) }, signal: signal)
+                if case .duplicate = registration {
+                    try? await outbound.write(.error(.duplicateSession, "already connected"))
+                    throw End.closed("duplicate session with \(machineHex.prefix(12))")
+                }
+                shared.state.withLock { $0.established = true }
+                logger.info("session established", metadata: ["peer": "\(machineHex.prefix(12))", "role": "\(role)"])
+                try await outbound.write(.vector(store.versionVector()))
+            case let .startCatchUp(vector):
+                shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(vector) }
+                await engine.peerVector(id, vector)
+                peerVector.yield(vector)
+            case let .apply(batch):
+                let outcome = try await store.apply(batch)
+                onApplied?(outcome)
+                var covered = VersionVector()
+                for claim in batch.coverage { covered[claim.origin] = max(covered[claim.origin], claim.upTo) }
+                shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(covered) }
+                try await outbound.write(.ack(outcome.versionVector))
+                await engine.peerVector(id, covered)
+                if !outcome.applied.isEmpty {
+                    await engine.storeChanged(except: id)
+                    logger.debug("applied batch", metadata: ["changes": "\(outcome.applied.count)", "conflicts": "\(outcome.conflicts)"])
+                }
+            case let .peerCaughtUp(vector):
+                await engine.peerCaughtUp(id, vector)
+            case let .peerAcknowledged(vector):
+                shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(vector) }
+                await engine.peerVector(id, vector)
+                ack.yield() // the peer answers every BATCH with one ACK, in order
+            case let .close(reason, notify):
+                if let notify { try? await outbound.write(notify) }
+                throw End.closed(reason)
+            }
+        }
+    }
+
+    // MARK: Sender
+
+    private func send(_ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, shared: Shared,
+                      peerVectors: AsyncStream<VersionVector>, signals: AsyncStream<Void>,
+                      acks: AsyncStream<Void>) async throws {
+        var vectors = peerVectors.makeAsyncIterator()
+        guard await vectors.next() != nil else { return } // the peer's VECTOR: what it has
+        var window = Window(limit: max(1, options.batchesInFlight), acks: acks.makeAsyncIterator())
+        let reader = try store.openReader()
+        let snapshot = try await sendMissing(outbound, shared: shared, reader: reader, window: &window)
+        try await outbound.write(.caughtUp(snapshot))
+        await engine.weCaughtUp(id)
+        for await _ in signals {
+            // Wait for room first: what is written meanwhile joins this snapshot.
+            guard await window.waitForRoom() else { return }
+            _ = try await sendMissing(outbound, shared: shared, reader: reader, window: &window)
+        }
+    }
+
+    /// Counts BATCHes the peer has not acknowledged yet.
+    struct Window {
+        let limit: Int
+        var acks: AsyncStream<Void>.Iterator
+        var inFlight = 0
+
+        /// Waits until fewer than `limit` batches are unacknowledged; false when the
+        /// session ended meanwhile.
+        mutating func waitForRoom() async -> Bool {
+            while inFlight >= limit {
+                guard await acks.next() != nil else { return false }
+                inFlight -= 1
+            }
+            return true
+        }
+    }
+
+    /// Streams what the peer lacks from one snapshot; returns the snapshot's vector.
+    private func sendMissing(_ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, shared: Shared,
+                             reader: DeltaReader, window: inout Window) async throws -> VersionVector {
+        let known = shared.state.withLock { $0.peerKnown }
+        let cursor = try reader.deltas(for: known, batchLimit: options.batchLimit)
+        while let batch = try cursor.next() {
+            guard await window.waitForRoom() else { throw End.closed("session ended while sending") }
+            try await outbound.write(.batch(batch))
+            window.inFlight += 1
+        }
+        let snapshot = cursor.snapshotVector
+        shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(snapshot) }
+        return snapshot
+    }
+
+    // MARK: Keepalive
+
+    /// Ends the session when the handshake takes too long or the peer falls silent.
+    /// Never writes, so a peer that stopped reading cannot block it.
+    private func watchdog(shared: Shared, channel: Channel) async throws {
+        let started = ContinuousClock.now
+        while true {
+            let (established, lastInbound) = shared.state.withLock { ($0.established, $0.lastInbound) }
+            let now = ContinuousClock.now
+            if !established {
+                let waited = now - started
+                if waited >= options.handshakeTimeout {
+                    channel.close(promise: nil) // also fails a TLS handshake still waiting
+                    throw End.timeout("no handshake within \(options.handshakeTimeout)")
+                }
+                try await Task.sleep(for: min(options.handshakeTimeout - waited, options.keepalive))
+                continue
+            }
+            let silent = now - lastInbound
+            if silent >= options.idleTimeout {
+                channel.close(promise: nil)
+                let seconds = Double(silent.components.seconds) + Double(silent.components.attoseconds) / 1e18
+                throw End.timeout("peer silent for \((seconds * 10).rounded() / 10) s")
+            }
+            try await Task.sleep(for: options.idleTimeout - silent)
+        }
+    }
+
+    /// Sends a PING when nothing came from the peer for a keepalive interval (the
+    /// peer's PONG, or any other message, keeps the session alive).
+    private func pinger(_ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, shared: Shared) async throws {
+        var token: UInt64 = 0
+        while true {
+            let (established, lastInbound) = shared.state.withLock { ($0.established, $0.lastInbound) }
+            let silent = ContinuousClock.now - lastInbound
+            if established && silent >= options.keepalive {
+                token &+= 1
+                try await outbound.write(.ping(token)) // no PING before the handshake: a protocol error
+                try await Task.sleep(for: options.keepalive)
+            } else {
+                try await Task.sleep(for: options.keepalive - min(silent, options.keepalive))
+            }
+        }
+    }
+}

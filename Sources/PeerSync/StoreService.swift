@@ -1,0 +1,73 @@
+import Crypto
+import FoundationEssentials
+import PulseModel
+import PulseStore
+import PulseIdentity
+import PulseHousehold
+import PulseProtocol
+import PulseTransport
+import PulseDiscovery
+
+/// The agent's single owner of the household database. Every store call of the agent
+/// goes through this actor, so the (non-Sendable) connection is used by one task at a
+/// time. Delta cursors are handed out as `sending` values: each session's sender owns
+/// its cursor, which reads on a connection of its own.
+actor StoreService {
+    private let household: Household
+    let householdID: String
+    let replicaID: ReplicaID
+    let machineID: String
+    let databasePath: String
+
+    init(home: HouseholdHome) throws {
+        let household = try Household.open(home)
+        self.household = household
+        householdID = household.householdID
+        replicaID = household.store.replicaID
+        machineID = household.identity.machineID
+        databasePath = household.home.databasePath
+    }
+
+    func identity() -> MachineIdentity { household.identity }
+
+    func membershipKey() throws -> SymmetricKey { try household.membershipKey() }
+
+    func versionVector() throws -> VersionVector { try household.store.versionVector() }
+
+    /// A household method of the local API (the same rules as the CLI).
+    func call(_ method: String, _ params: [String: JSONValue]) throws -> JSONValue {
+        try HouseholdAPI.call(method, params, on: household)
+    }
+
+    func generateRecurringTasks() throws -> Int { try household.generateRecurringTasks() }
+
+    func apply(_ batch: DeltaBatch) throws -> ApplyOutcome { try household.store.apply(batch) }
+
+    /// A reader of deltas on a connection of its own (one per session's sender).
+    nonisolated func openReader() throws -> DeltaReader {
+        try DeltaReader(path: databasePath)
+    }
+
+    func staticPeers() throws -> [PeerAddress] {
+        guard case let .text(list)? = try household.store.meta("static_peers") else { return [] }
+        return list.split(separator: "\n").compactMap { PeerAddress(String($0)) }
+    }
+
+    /// Adds peers to the persisted list (the household config of this machine).
+    func rememberStaticPeers(_ peers: [PeerAddress]) throws {
+        var all = try staticPeers()
+        for peer in peers where !all.contains(peer) { all.append(peer) }
+        try household.store.setMeta("static_peers", .text(all.map(\.description).joined(separator: "\n")))
+    }
+
+    func summary() throws -> (household: String, member: String?) {
+        let name = try household.store.value(.household, "profile", "name")?.textValue ?? "(not yet synced)"
+        let member = try household.memberID.flatMap { try household.store.value(.member, $0, "name")?.textValue }
+        return (name, member)
+    }
+
+    /// The label a peer's replica gave itself (its host name), once its record arrived.
+    func label(of replica: ReplicaID) throws -> String? {
+        try household.store.value(.replica, replica.description, "label")?.textValue
+    }
+}

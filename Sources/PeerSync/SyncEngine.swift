@@ -1,0 +1,258 @@
+import FoundationEssentials
+import PulseModel
+import PulseStore
+import PulseIdentity
+import PulseHousehold
+import PulseProtocol
+import PulseTransport
+import PulseDiscovery
+
+/// How a peer was found.
+enum PeerOrigin: Sendable, Hashable {
+    case configured(PeerAddress)
+    case discovered(String)
+    case inbound
+
+    var label: String {
+        switch self {
+        case .configured: "static"
+        case .discovered: "mdns"
+        case .inbound: "inbound"
+        }
+    }
+}
+
+/// The peer table and the fan-out of "the store changed" to every live session.
+/// Sessions report what they learn; `status` reads it. Holds no connection itself.
+actor SyncEngine {
+    struct SessionEntry {
+        let machine: String
+        let role: MembershipProof.Role
+        let close: @Sendable () -> Void
+        let signal: AsyncStream<Void>.Continuation
+    }
+
+    struct PeerRecord {
+        var machine: String?
+        var replica: ReplicaID?
+        var addresses: [String] = []
+        var foundBy: Set<String> = []
+        var state: AgentStatus.Peer.State = .connecting
+        var lastSeen: Int64?
+        /// The newest version vector the peer told (VECTOR, ACK, CAUGHT_UP, coverage).
+        var vector: VersionVector?
+        var peerCaughtUp = false
+        var weCaughtUp = false
+        var lastError: String?
+        var session: Int?
+        var bytes: ByteCounts?
+    }
+
+    let localMachine: String
+    private var peers: [String: PeerRecord] = [:] // "machine:<id>" or "static:<host:port>"
+    private var addressToMachine: [PeerAddress: String] = [:]
+    private var sessions: [Int: SessionEntry] = [:]
+    private var nextSession = 0
+    private var sessionEndWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+    /// Bumped whenever the peer table or the store changes; `wait` callers watch it.
+    private(set) var generation: UInt64 = 0
+    private var generationWaiters: [CheckedContinuation<Void, Never>] = []
+
+    init(localMachine: String) { self.localMachine = localMachine }
+
+    private static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    /// What discovery is doing, for `status`.
+    private(set) var discoveryState = "off"
+
+    func setDiscovery(_ state: String) {
+        discoveryState = state
+        bump()
+    }
+
+    /// mDNS found a household machine at `addresses`.
+    func discovered(machine: String, addresses: [String]) {
+        let key = "machine:\(machine)"
+        var record = peers[key] ?? PeerRecord()
+        record.machine = machine
+        record.foundBy.insert("mdns")
+        record.addresses = addresses + record.addresses.filter { !addresses.contains($0) }
+        if record.session == nil && record.state != .disconnected { record.state = .connecting }
+        peers[key] = record
+        bump()
+    }
+
+    func discoveredUnreachable(machine: String, error: String) {
+        let key = "machine:\(machine)"
+        guard var record = peers[key], record.session == nil else { return }
+        record.state = .disconnected
+        record.lastError = error
+        peers[key] = record
+        bump()
+    }
+
+    func isConnected(_ machine: String) -> Bool { peers["machine:\(machine)"]?.session != nil }
+
+    func newSessionID() -> Int {
+        nextSession += 1
+        return nextSession
+    }
+
+    // MARK: Dialing
+
+    func dialing(_ address: PeerAddress) {
+        let key = recordKey(for: address)
+        var record = peers[key] ?? PeerRecord()
+        if record.session == nil { record.state = .connecting }
+        record.foundBy.insert("static")
+        if !record.addresses.contains(address.description) { record.addresses.append(address.description) }
+        peers[key] = record
+    }
+
+    func dialFailed(_ address: PeerAddress, error: String) {
+        let key = recordKey(for: address)
+        guard var record = peers[key], record.session == nil else { return }
+        record.state = .disconnected
+        record.lastError = error
+        peers[key] = record
+        bump()
+    }
+
+    private func recordKey(for address: PeerAddress) -> String {
+        if let machine = addressToMachine[address] { return "machine:\(machine)" }
+        return "static:\(address)"
+    }
+
+    /// The machine last reached at `address`, when a session with it is live.
+    func liveMachine(at address: PeerAddress) -> String? {
+        guard let machine = addressToMachine[address], peers["machine:\(machine)"]?.session != nil else { return nil }
+        return machine
+    }
+
+    /// Returns when no session with `machine` is live.
+    func waitUntilDisconnected(_ machine: String) async {
+        guard peers["machine:\(machine)"]?.session != nil else { return }
+        await withCheckedContinuation { sessionEndWaiters[machine, default: []].append($0) }
+    }
+
+    // MARK: Sessions
+
+    enum Registration: Sendable { case accepted, duplicate }
+
+    /// A session proved membership. One session per machine pair: when two exist (both
+    /// sides dialed), both machines keep the one whose client has the smaller machine id.
+    func register(_ id: Int, machine: String, replica: ReplicaID, role: MembershipProof.Role, origin: PeerOrigin,
+                  remote: String, bytes: ByteCounts, close: @escaping @Sendable () -> Void,
+                  signal: AsyncStream<Void>.Continuation) -> Registration {
+        let key = "machine:\(machine)"
+        var record = peers[key] ?? PeerRecord()
+        if let existing = record.session, let entry = sessions[existing] {
+            let preferred: MembershipProof.Role = localMachine < machine ? .client : .server
+            if entry.role == preferred { return .duplicate }
+            entry.close()
+            sessions[existing] = nil
+        }
+        if case let .configured(address) = origin {
+            addressToMachine[address] = machine
+            if let old = peers.removeValue(forKey: "static:\(address)") {
+                record.foundBy.formUnion(old.foundBy)
+                for a in old.addresses where !record.addresses.contains(a) { record.addresses.append(a) }
+            }
+        }
+        record.machine = machine
+        record.replica = replica
+        record.foundBy.insert(origin.label)
+        // A dialed address is where the peer listens; an inbound one is an ephemeral port.
+        if role == .client && !record.addresses.contains(remote) { record.addresses.append(remote) }
+        record.state = .connected
+        record.session = id
+        record.bytes = bytes
+        record.peerCaughtUp = false
+        record.weCaughtUp = false
+        record.lastError = nil
+        record.lastSeen = Self.now()
+        peers[key] = record
+        sessions[id] = SessionEntry(machine: machine, role: role, close: close, signal: signal)
+        bump()
+        return .accepted
+    }
+
+    func unregister(_ id: Int, error: String?) {
+        guard let entry = sessions.removeValue(forKey: id) else { return }
+        entry.signal.finish()
+        let key = "machine:\(entry.machine)"
+        if var record = peers[key], record.session == id {
+            record.session = nil
+            record.state = .disconnected
+            record.lastError = error
+            peers[key] = record
+            for waiter in sessionEndWaiters.removeValue(forKey: entry.machine) ?? [] { waiter.resume() }
+        }
+        bump()
+    }
+
+    private func update(_ id: Int, _ body: (inout PeerRecord) -> Void) {
+        guard let machine = sessions[id]?.machine, var record = peers["machine:\(machine)"], record.session == id else { return }
+        body(&record)
+        record.lastSeen = Self.now()
+        peers["machine:\(machine)"] = record
+        bump()
+    }
+
+    private func bump() {
+        generation &+= 1
+        let waiters = generationWaiters
+        generationWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once something changed after `seen` (a value of `generation`).
+    func changed(after seen: UInt64) async {
+        guard generation == seen else { return }
+        await withCheckedContinuation { generationWaiters.append($0) }
+    }
+
+    func touch(_ id: Int) { update(id) { _ in } }
+
+    func peerVector(_ id: Int, _ vector: VersionVector) {
+        update(id) { $0.vector = ($0.vector ?? VersionVector()).merging(vector) }
+    }
+
+    func peerCaughtUp(_ id: Int, _ vector: VersionVector) {
+        update(id) {
+            $0.vector = ($0.vector ?? VersionVector()).merging(vector)
+            $0.peerCaughtUp = true
+        }
+    }
+
+    func weCaughtUp(_ id: Int) { update(id) { $0.weCaughtUp = true } }
+
+    /// The store changed (a local write, or a batch from session `except`): every other
+    /// live session sends what its peer lacks.
+    func storeChanged(except: Int? = nil) {
+        for (id, entry) in sessions where id != except { entry.signal.yield() }
+        bump()
+    }
+
+    func closeAll() {
+        for entry in sessions.values { entry.close() }
+    }
+
+    // MARK: Status
+
+    func peerStatus(localVector: VersionVector, labels: [ReplicaID: String]) -> [AgentStatus.Peer] {
+        peers.values.map { record in
+            let lacks = record.vector.map { $0.missing(from: localVector) }
+            let weLack = record.vector.map { localVector.missing(from: $0) }
+            let inSync = record.state == .connected && record.peerCaughtUp && record.weCaughtUp && lacks == 0 && weLack == 0
+            return AgentStatus.Peer(
+                name: record.replica.flatMap { labels[$0] }, machineID: record.machine, replicaID: record.replica?.description,
+                addresses: record.addresses, foundBy: record.foundBy.sorted(), state: record.state, lastSeen: record.lastSeen,
+                peerLacks: lacks, weLack: weLack, inSync: inSync, lastError: record.lastError,
+                sessionBytes: record.bytes?.snapshot)
+        }
+        .sorted { ($0.machineID ?? $0.addresses.first ?? "") < ($1.machineID ?? $1.addresses.first ?? "") }
+    }
+
+    func knownReplicas() -> [ReplicaID] { peers.values.compactMap(\.replica) }
+}

@@ -1,0 +1,145 @@
+import FoundationEssentials
+import PulseModel
+import PulseStore
+import PulseIdentity
+
+public struct BacklogCategory: Sendable, Codable, Equatable {
+    public let id: String
+    public let title: String
+    public let position: Int64
+    /// Deleted on some machine, but shown because it still holds items added concurrently.
+    public let keptForItems: Bool
+    public var items: [BacklogItem]
+}
+
+public struct BacklogItem: Sendable, Codable, Equatable {
+    public let id: String
+    public let title: String
+    public let category: String
+}
+
+/// Long-term projects, always inside a category.
+extension Household {
+    /// Categories in order, each with its items. A category deleted elsewhere while an
+    /// item was added to it stays visible (marked) as long as it holds live items: no item
+    /// ever vanishes silently (docs/ARCHITECTURE.md, "References").
+    public func backlog() throws -> [BacklogCategory] {
+        var items: [String: [BacklogItem]] = [:]
+        for row in try store.rows(.backlogItem, RowQuery(where: [("deleted", .bool(false))], orderedBy: ["created"])) {
+            let item = BacklogItem(id: row.id, title: row.text("title"), category: row.text("category"))
+            items[item.category, default: []].append(item)
+        }
+        var categories: [BacklogCategory] = []
+        for row in try store.rows(.backlogCategory, RowQuery(orderedBy: ["position"])) {
+            let deleted = row.bool("deleted")
+            let held = items.removeValue(forKey: row.id) ?? []
+            if deleted && held.isEmpty { continue }
+            categories.append(BacklogCategory(id: row.id, title: row.text("title"), position: row.integer("position"),
+                                              keptForItems: deleted, items: held))
+        }
+        // Items whose category has not arrived yet are kept visible too.
+        for (category, held) in items.sorted(by: { $0.key < $1.key }) {
+            categories.append(BacklogCategory(id: category, title: "(category not yet synced)", position: Int64.max,
+                                              keptForItems: true, items: held))
+        }
+        return categories
+    }
+
+    public func resolveCategory(_ handle: String) throws -> BacklogCategory {
+        try Handles.resolve(handle, in: backlog(), what: "category", list: "backlog", name: \.title, id: \.id)
+    }
+
+    @discardableResult
+    public func addCategory(_ title: String) throws -> BacklogCategory {
+        let title = try Validation.name(title, what: "category title", max: 200)
+        if try backlog().contains(where: { $0.title.lowercased() == title.lowercased() && !$0.keptForItems }) {
+            throw HouseholdError.invalidInput("there is already a category \(title.debugDescription)")
+        }
+        let id = RowIDRules.random()
+        let position = (try backlog().filter { $0.position != Int64.max }.map(\.position).max() ?? 0) + 1024
+        try store.write(member: memberID) { try $0.create(.backlogCategory, id, ["title": .text(title), "position": .integer(position), "deleted": .bool(false)]) }
+        return try resolveCategory(id)
+    }
+
+    public func renameCategory(_ handle: String, to title: String) throws -> BacklogCategory {
+        let title = try Validation.name(title, what: "category title", max: 200)
+        let category = try resolveCategory(handle)
+        try store.write(member: memberID) { try $0.put(.backlogCategory, category.id, ["title": .text(title)]) }
+        return try resolveCategory(category.id)
+    }
+
+    /// Moves a category to `position` (1 = first) by renumbering the order.
+    public func moveCategory(_ handle: String, to position: Int) throws -> [BacklogCategory] {
+        let category = try resolveCategory(handle)
+        var order = try backlog().filter { $0.position != Int64.max }
+        guard (1...max(1, order.count)).contains(position) else {
+            throw HouseholdError.invalidInput("position must be between 1 and \(order.count)")
+        }
+        order.removeAll { $0.id == category.id }
+        order.insert(category, at: position - 1)
+        try store.write(member: memberID) { tx in
+            for (index, item) in order.enumerated() where item.position != Int64(index + 1) * 1024 {
+                try tx.put(.backlogCategory, item.id, ["position": .integer(Int64(index + 1) * 1024)])
+            }
+        }
+        return try backlog()
+    }
+
+    /// Removes a category. One that holds items is refused unless `force` (then its
+    /// items go too); an empty one goes at once.
+    public func removeCategory(_ handle: String, force: Bool = false) throws -> BacklogCategory {
+        let category = try resolveCategory(handle)
+        guard category.items.isEmpty || force else {
+            throw HouseholdError.invalidInput("""
+                \(category.title.debugDescription) holds \(category.items.count) item\(category.items.count == 1 ? "" : "s"); \
+                remove them first, or pass --force to delete the category with its items
+                """)
+        }
+        try store.write(member: memberID) { tx in
+            for item in category.items { try tx.put(.backlogItem, item.id, ["deleted": .bool(true)]) }
+            try tx.put(.backlogCategory, category.id, ["deleted": .bool(true)])
+        }
+        return category
+    }
+
+    @discardableResult
+    public func addBacklogItem(_ title: String, to categoryHandle: String) throws -> BacklogItem {
+        let title = try Validation.name(title, what: "item title", max: 200)
+        let category = try resolveCategory(categoryHandle)
+        let id = RowIDRules.random()
+        try store.write(member: memberID) { tx in
+            try tx.create(.backlogItem, id, ["title": .text(title), "category": .text(category.id),
+                                          "created": .integer(try store.orderingKey()), "deleted": .bool(false)])
+        }
+        return BacklogItem(id: id, title: title, category: category.id)
+    }
+
+    public func resolveBacklogItem(_ handle: String) throws -> BacklogItem {
+        try Handles.resolve(handle, in: backlog().flatMap(\.items), what: "backlog item", list: "backlog",
+                            name: \.title, id: \.id)
+    }
+
+    public func removeBacklogItem(_ handle: String) throws -> BacklogItem {
+        let item = try resolveBacklogItem(handle)
+        try store.write(member: memberID) { try $0.put(.backlogItem, item.id, ["deleted": .bool(true)]) }
+        return item
+    }
+
+    /// What a family does with a backlog: the item becomes a task (focus rule applies),
+    /// in one transaction.
+    public func promoteBacklogItem(_ handle: String, assignee: String? = nil, due: String? = nil, force: Bool = false) throws -> HouseholdTask {
+        let item = try resolveBacklogItem(handle)
+        let assigneeID = try assignee.map { try memberID(named: $0) }
+        let dueDate = try due.map { try Validation.date($0).description }
+        let active = try activeTaskCount()
+        guard force || active < Self.focusLimit else {
+            throw HouseholdError.invalidInput("focus rule: at most \(Self.focusLimit) active tasks already; finish one first, or pass --force")
+        }
+        let id = RowIDRules.random()
+        try store.write(member: memberID) { tx in
+            try tx.create(.task, id, newTaskFields(item.title, assigneeID: assigneeID, due: dueDate, created: try store.orderingKey()))
+            try tx.put(.backlogItem, item.id, ["deleted": .bool(true)])
+        }
+        return try task(id)
+    }
+}

@@ -1,0 +1,34 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import PulseModel
+import PulseStore
+import PulseIdentity
+
+/// How people name a row on the command line or in the API: its position in the list
+/// shown (1, 2, …), its exact name (any case), or a prefix of its id (4+ characters).
+/// Ambiguity is an error that lists the candidates.
+package enum Handles {
+    /// `positional`: the list positions count in, when it is not all of `items` (the
+    /// shopping list, while names and ids also find items of the restock pool).
+    package static func resolve<T>(_ handle: String, in items: [T], positional: [T]? = nil, what: String, list: String,
+                           name: (T) -> String, id: (T) -> String) throws -> T {
+        let trimmed = handle.trimmed
+        let positional = positional ?? items
+        let position = Int(trimmed)
+        if let position, position >= 1, position <= positional.count { return positional[position - 1] }
+        let byName = items.filter { name($0).lowercased() == trimmed.lowercased() }
+        if byName.count == 1 { return byName[0] }
+        // A number beyond the list may still be an id prefix made of digits ("8894…").
+        let byID = trimmed.count >= 4 ? items.filter { id($0).hasPrefix(trimmed.lowercased()) } : []
+        if let position, byName.isEmpty, byID.isEmpty {
+            throw HouseholdError.invalidInput("there is no \(what) \(position): the \(list) has \(positional.count)")
+        }
+        if byName.isEmpty && byID.count == 1 { return byID[0] }
+        let candidates = byName.isEmpty ? byID : byName
+        if candidates.isEmpty { throw HouseholdError.invalidInput("no \(what) \(trimmed.debugDescription) in the \(list)") }
+        throw HouseholdError.invalidInput("\(trimmed.debugDescription) matches \(candidates.count) \(what)s; use an id prefix: "
+            + candidates.map { "\(id($0).prefix(8)) \(name($0))" }.joined(separator: ", "))
+    }
+}

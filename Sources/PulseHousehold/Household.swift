@@ -1,0 +1,232 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import PulseModel
+import PulseStore
+import PulseIdentity
+
+/// Errors a person can act on: each says what happened and what to do.
+public enum HouseholdError: Error, CustomStringConvertible, Equatable {
+    case alreadyExists(String)
+    case notInitialized(String)
+    case invalidInput(String)
+    case io(String)
+
+    public var description: String {
+        switch self {
+        case let .alreadyExists(path):
+            "a household already exists in \(path); nothing was changed (use another --home to create a second one)"
+        case let .notInitialized(path):
+            "no household in \(path): create one with `pulse-peer init --home \(path)`"
+        case let .invalidInput(message): message
+        case let .io(message): message
+        }
+    }
+}
+
+/// Where a household lives on this machine: `--home`, else `$PULSE_HOME`, else
+/// `$XDG_DATA_HOME/house-pulse`, else `~/.local/share/house-pulse`.
+public struct HouseholdHome: Sendable, Equatable {
+    public let directory: URL
+
+    public init(directory: URL) { self.directory = directory.standardizedFileURL }
+
+    public static func resolve(_ explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> HouseholdHome {
+        if let explicit, !explicit.isEmpty { return HouseholdHome(directory: URL(fileURLWithPath: explicit)) }
+        if let home = environment["PULSE_HOME"], !home.isEmpty { return HouseholdHome(directory: URL(fileURLWithPath: home)) }
+        if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty {
+            return HouseholdHome(directory: URL(fileURLWithPath: xdg).appendingPathComponent("house-pulse"))
+        }
+        let user = environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path
+        return HouseholdHome(directory: URL(fileURLWithPath: user).appendingPathComponent(".local/share/house-pulse"))
+    }
+
+    public var databasePath: String { directory.appendingPathComponent(ReplicaStore.fileName).path }
+    public var path: String { directory.path }
+    public var hasHousehold: Bool { FileManager.default.fileExists(atPath: databasePath) }
+}
+
+/// A household on this machine: its replicated store plus who this machine is.
+/// The household rules (shopping, tasks, …) are written on top of this type so the
+/// CLI and the agent's local API share one implementation of each.
+public final class Household {
+    public static let defaultName = "Smith Family Home"
+    public static let defaultMembers = ["Anna", "Tom"]
+
+    public let home: HouseholdHome
+    package let store: ReplicaStore
+    public let identity: MachineIdentity
+    public let householdID: String
+    /// The member this machine belongs to (writes are signed with it). Read afresh: it is
+    /// a local setting another process (`whoami --set`) may change.
+    public var memberID: String? { (try? store.meta("member_id"))?.textValue }
+
+    private init(home: HouseholdHome, store: ReplicaStore, identity: MachineIdentity) throws {
+        self.home = home
+        self.store = store
+        self.identity = identity
+        guard case let .text(id)? = try store.meta("household_id") else {
+            throw HouseholdError.notInitialized(home.path)
+        }
+        householdID = id
+    }
+
+    /// Opens the household in `home`; fails when there is none.
+    public static func open(_ home: HouseholdHome,
+                            physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock) throws -> Household {
+        guard home.hasHousehold else { throw HouseholdError.notInitialized(home.path) }
+        let identity = try MachineIdentity.load(from: home.directory.appendingPathComponent(MachineIdentity.fileName))
+        return try Household(home: home, store: ReplicaStore(path: home.databasePath, physicalClock: physicalClock), identity: identity)
+    }
+
+    /// Creates a new household in `home`: its profile, default settings and members, and
+    /// this machine's replica record, committed at once. Refuses, changing nothing, when
+    /// `home` already holds one.
+    @discardableResult
+    public static func create(_ home: HouseholdHome, name: String?, members: [String], label: String? = nil,
+                              physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock) throws -> Household {
+        let householdName = try Validation.name(name ?? defaultName, what: "household name", max: 100)
+        let memberNames = try (members.isEmpty ? defaultMembers : members).map { try Validation.name($0, what: "member name", max: 60) }
+        if let duplicate = Validation.firstDuplicate(memberNames) {
+            throw HouseholdError.invalidInput("member \(duplicate.debugDescription) is listed twice")
+        }
+        return try build(home, physicalClock: physicalClock) { store, identity in
+            let memberIDs = memberNames.map { _ in RowIDRules.random() }
+            try store.setMeta("household_id", .text(RowIDRules.random()))
+            try store.setMeta(secretKey, .text(Hex.string(newSecret())))
+            try store.setMeta("member_id", .text(memberIDs[0]))
+            try store.write(member: memberIDs[0]) { tx in
+                try tx.put(.household, "profile", ["name": .text(householdName)])
+                try tx.put(.settings, "settings", ["appearance": .text("system"), "celebrations": .bool(true), "suggestions": .bool(true)])
+                for (index, memberName) in memberNames.enumerated() {
+                    try tx.put(.member, memberIDs[index], [
+                        "name": .text(memberName),
+                        "initials": .text(MemberStyle.initials(of: memberName)),
+                        "color": .text(MemberStyle.color(at: index)),
+                        "removed": .bool(false),
+                    ])
+                }
+                try recordReplica(&tx, store: store, identity: identity, label: label)
+            }
+        }
+    }
+
+    /// Records which machine this replica (database incarnation) belongs to.
+    private static func recordReplica(_ tx: inout ReplicaStore.LocalWriter, store: ReplicaStore,
+                                      identity: MachineIdentity, label: String?) throws {
+        try tx.put(.replica, store.replicaID.description, [
+            "machine": .text(identity.machineID),
+            "label": .text(String((label ?? ProcessInfo.processInfo.hostName).prefix(100))),
+        ])
+    }
+
+    /// Builds a new household database beside its final name, fills it through `fill`,
+    /// and renames it into place: a crash leaves either no household or a whole one.
+    /// Refuses, changing nothing, when `home` already holds a household.
+    private static func build(_ home: HouseholdHome, physicalClock: @escaping @Sendable () -> Int64,
+                              fill: (ReplicaStore, MachineIdentity) throws -> Void) throws -> Household {
+        guard !home.hasHousehold else { throw HouseholdError.alreadyExists(home.path) }
+        do {
+            try FileManager.default.createDirectory(at: home.directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw HouseholdError.io("cannot create \(home.path): \(error)")
+        }
+        let identity = try MachineIdentity.loadOrCreate(in: home.directory)
+        let staging = home.databasePath + ".new"
+        for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: staging + suffix) }
+        do {
+            let store = try ReplicaStore(path: staging, physicalClock: physicalClock)
+            try fill(store, identity)
+            try store.checkpoint()
+        }
+        // The household's content is private to its owner; SQLite gives the -wal and
+        // -shm files the database file's mode.
+        chmod(staging, 0o600)
+        try FileSafety.rename(URL(fileURLWithPath: staging), to: URL(fileURLWithPath: home.databasePath))
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: staging + suffix) }
+        return try open(home, physicalClock: physicalClock)
+    }
+
+    /// Prepares `home` to hold a replica of an existing household: an empty database
+    /// that knows the household id and (optionally) this machine's member, and records
+    /// this machine's replica. It learns the rest from its peers; having nothing, it can
+    /// erase nothing (deletions travel only as explicit tombstones).
+    @discardableResult
+    public static func createReplica(_ home: HouseholdHome, householdID: String, memberID: String?, secret: [UInt8],
+                                     label: String? = nil,
+                                     physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock) throws -> Household {
+        guard secret.count == 32 else { throw HouseholdError.invalidInput("the household secret must be 32 bytes") }
+        guard RowIDRules.isValid(householdID) else { throw HouseholdError.invalidInput("invalid household id \(householdID.debugDescription)") }
+        if let memberID, !RowIDRules.isValid(memberID) { throw HouseholdError.invalidInput("invalid member id \(memberID.debugDescription)") }
+        return try build(home, physicalClock: physicalClock) { store, identity in
+            try store.setMeta("household_id", .text(householdID))
+            try store.setMeta(secretKey, .text(Hex.string(secret)))
+            if let memberID { try store.setMeta("member_id", .text(memberID)) }
+            try store.write(member: memberID) { tx in
+                try recordReplica(&tx, store: store, identity: identity, label: label)
+            }
+        }
+    }
+
+    /// The canonical export: every replicated row of the household with its fields, keys
+    /// sorted, rows sorted. Two machines that have converged print the same bytes.
+    public func canonicalExport() throws -> String {
+        Self.renderExport(try store.canonicalState(), householdID: householdID)
+    }
+
+    /// The canonical export of a replicated state.
+    public static func renderExport(_ state: [EntityKind: [String: [String: FieldValue]]], householdID: String) -> String {
+        var entities: [String: CanonicalJSON] = [:]
+        for kind in EntityKind.allCases {
+            let rows = state[kind] ?? [:]
+            entities[kind.rawValue] = .object(rows.mapValues { fields in .object(fields.mapValues(CanonicalJSON.init)) })
+        }
+        return CanonicalJSON.object([
+            "format": .string("house-pulse-export/1"),
+            "household": .string(householdID),
+            "entities": .object(entities),
+        ]).rendered()
+    }
+}
+
+/// Avatar initials and colours derived from a member's name and position.
+public enum MemberStyle {
+    public static let palette = ["#4F7CAC", "#D78C28", "#7FAD98", "#B5658C", "#7F9BAD", "#C0504D", "#8A6FB0", "#5E8C31"]
+
+    public static func initials(of name: String) -> String {
+        let words = name.split(whereSeparator: { $0 == " " || $0 == "-" })
+        let letters = words.count >= 2 ? [words[0].first, words[1].first] : [words.first?.first]
+        let result = String(letters.compactMap { $0 }).uppercased()
+        return result.isEmpty ? "?" : String(result.prefix(3))
+    }
+
+    public static func color(at index: Int) -> String { palette[index % palette.count] }
+}
+
+package enum Validation {
+    /// A trimmed, non-empty, single-line name of at most `max` characters.
+    package static func name(_ raw: String, what: String, max: Int) throws -> String {
+        let trimmed = raw.trimmed
+        guard !trimmed.isEmpty else { throw HouseholdError.invalidInput("the \(what) may not be empty") }
+        guard trimmed.count <= max else { throw HouseholdError.invalidInput("the \(what) is longer than \(max) characters") }
+        guard !trimmed.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw HouseholdError.invalidInput("the \(what) contains control characters")
+        }
+        return trimmed
+    }
+
+    /// `today`, `tomorrow`, or `YYYY-MM-DD` (a due date).
+    package static func date(_ text: String, today: IsoDate = Days.today()) throws -> IsoDate {
+        guard let date = Days.parse(text, today: today) else {
+            throw HouseholdError.invalidInput("\(text.debugDescription) is not a date: use today, tomorrow or YYYY-MM-DD")
+        }
+        return date
+    }
+
+    package static func firstDuplicate(_ names: [String]) -> String? {
+        var seen = Set<String>()
+        return names.first { !seen.insert($0.lowercased()).inserted }
+    }
+}

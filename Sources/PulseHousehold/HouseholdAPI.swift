@@ -1,0 +1,137 @@
+import FoundationEssentials
+import PulseModel
+import PulseStore
+import PulseIdentity
+
+/// A JSON value, for the local API's parameters and results.
+public enum JSONValue: Sendable, Equatable, Codable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let v = try? container.decode(Bool.self) { self = .bool(v) }
+        else if let v = try? container.decode(Double.self) { self = .number(v) }
+        else if let v = try? container.decode(String.self) { self = .string(v) }
+        else if let v = try? container.decode([JSONValue].self) { self = .array(v) }
+        else { self = .object(try container.decode([String: JSONValue].self)) }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case let .bool(v): try container.encode(v)
+        case let .number(v): try container.encode(v)
+        case let .string(v): try container.encode(v)
+        case let .array(v): try container.encode(v)
+        case let .object(v): try container.encode(v)
+        }
+    }
+
+    /// Any Encodable value as JSON.
+    package static func from<T: Encodable>(_ value: T) throws -> JSONValue {
+        try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
+    }
+}
+
+/// The household's operations for app clients (docs/API.md): each method calls the same
+/// `Household` rule the CLI calls, with the same checks and error messages.
+public enum HouseholdAPI {
+    /// Methods that only read (no change to push to peers).
+    public static func isReadOnly(_ method: String) -> Bool { method.hasSuffix(".list") || method.hasSuffix(".get") }
+
+    public static let methods = [
+        "household.get", "household.rename", "member.list", "member.add", "member.edit", "member.remove",
+        "settings.get", "settings.set", "shop.list", "shop.add", "shop.check", "shop.restock", "shop.rename",
+        "shop.clear", "shop.undo", "task.list", "task.add", "task.done", "task.reopen", "task.delete",
+        "backlog.list", "backlog.category.add", "backlog.category.rename", "backlog.category.move",
+        "backlog.category.remove", "backlog.add", "backlog.remove", "backlog.promote",
+        "recurring.list", "recurring.add", "recurring.remove",
+    ]
+
+    public static func call(_ method: String, _ params: [String: JSONValue], on household: Household) throws -> JSONValue {
+        func string(_ key: String) throws -> String {
+            guard case let .string(value)? = params[key] else { throw HouseholdError.invalidInput("\(method) needs \"\(key)\" (a string)") }
+            return value
+        }
+        func optional(_ key: String) throws -> String? {
+            switch params[key] {
+            case nil, .null?: return nil
+            case let .string(value)?: return value
+            default: throw HouseholdError.invalidInput("\"\(key)\" must be a string")
+            }
+        }
+        func flag(_ key: String) -> Bool { if case .bool(true)? = params[key] { true } else { false } }
+        let h = household
+        switch method {
+        case "household.get":
+            return try .from(HouseholdSummary(id: h.householdID, name: h.householdName(), members: h.members(), settings: h.settings()))
+        case "household.rename": return .string(try h.renameHousehold(string("name")))
+        case "member.list": return try .from(h.members())
+        case "member.add": return try .from(h.addMember(string("name"), initials: optional("initials"), color: optional("color")))
+        case "member.edit":
+            return try .from(h.editMember(string("member"), name: optional("name"), initials: optional("initials"), color: optional("color")))
+        case "member.remove": return try .from(h.removeMember(string("member")))
+        case "settings.get": return try .from(h.settings())
+        case "settings.set": return try .from(h.setSetting(string("key"), string("value")))
+        case "shop.list":
+            let pool = try optional("pool") ?? "active"
+            guard let state = ShoppingItem.State(rawValue: pool), state != .deleted else {
+                throw HouseholdError.invalidInput("\"pool\" is active or restock")
+            }
+            return try .from(h.shoppingItems(state))
+        case "shop.add":
+            guard case let .array(values)? = params["names"] else { throw HouseholdError.invalidInput("shop.add needs \"names\" (an array of strings)") }
+            let names = try values.map { value -> String in
+                guard case let .string(name) = value else { throw HouseholdError.invalidInput("\"names\" holds strings only") }
+                return name
+            }
+            return try .from(h.addShoppingItems(names))
+        case "shop.check": return try .from(h.checkShoppingItem(string("item")))
+        case "shop.restock": return try .from(h.restockShoppingItem(string("item")))
+        case "shop.rename": return try .from(h.renameShoppingItem(string("item"), to: string("name")))
+        case "shop.clear": return try .from(h.clearShoppingList())
+        case "shop.undo": return try .from(h.undoClearShoppingList())
+        case "task.list":
+            try h.generateRecurringTasks()
+            return try .from(h.tasks())
+        case "task.add":
+            return try .from(h.addTask(string("title"), assignee: optional("assignee"), due: optional("due"), force: flag("force")))
+        case "task.done": return try .from(h.completeTask(string("task")))
+        case "task.reopen": return try .from(h.reopenTask(string("task"), force: flag("force")))
+        case "task.delete": return try .from(h.deleteTask(string("task")))
+        case "backlog.list": return try .from(h.backlog())
+        case "backlog.category.add": return try .from(h.addCategory(string("title")))
+        case "backlog.category.rename": return try .from(h.renameCategory(string("category"), to: string("title")))
+        case "backlog.category.move":
+            guard case let .number(position)? = params["position"], position == position.rounded(), position >= 1 else {
+                throw HouseholdError.invalidInput("backlog.category.move needs \"position\" (1 = first)")
+            }
+            return try .from(h.moveCategory(string("category"), to: Int(position)))
+        case "backlog.category.remove": return try .from(h.removeCategory(string("category"), force: flag("force")))
+        case "backlog.add": return try .from(h.addBacklogItem(string("title"), to: string("category")))
+        case "backlog.remove": return try .from(h.removeBacklogItem(string("item")))
+        case "backlog.promote":
+            return try .from(h.promoteBacklogItem(string("item"), assignee: optional("assignee"), due: optional("due"), force: flag("force")))
+        case "recurring.list": return try .from(h.recurringTemplates())
+        case "recurring.add":
+            return try .from(h.addRecurringTemplate(string("title"), schedule: string("schedule"), assignee: optional("assignee")))
+        case "recurring.remove": return try .from(h.removeRecurringTemplate(string("template")))
+        default:
+            throw HouseholdError.invalidInput("unknown method \(method.debugDescription); methods: \(methods.joined(separator: ", "))")
+        }
+    }
+
+    package struct HouseholdSummary: Encodable {
+        package let id: String
+        package let name: String
+        package let members: [Member]
+        package let settings: HouseholdSettings
+    }
+}

@@ -1,0 +1,152 @@
+import FoundationEssentials
+import PulseModel
+import PulseStore
+import PulseIdentity
+
+public struct Member: Sendable, Codable, Equatable {
+    public let id: String
+    public let name: String
+    public let initials: String
+    public let color: String
+    public let isThisMachine: Bool
+}
+
+public struct HouseholdSettings: Sendable, Codable, Equatable {
+    public enum Appearance: String, Sendable, Codable, CaseIterable { case light, dark, system }
+    public var appearance: Appearance
+    public var celebrations: Bool
+    public var suggestions: Bool
+}
+
+/// Members, the household's name, its settings, and which member this machine is.
+///
+/// Per household (replicated): the name, members, appearance, celebrations, suggestions.
+/// Per machine (local `meta`): which member this machine belongs to, static peers, the
+/// last shopping-list clear (for undo).
+extension Household {
+    public func members() throws -> [Member] {
+        let me = try currentMemberID()
+        return try store.rows(.member, RowQuery(where: [("removed", .bool(false))], orderedBy: ["name"])).map { row in
+            Member(id: row.id, name: row.text("name"), initials: row.text("initials"), color: row.text("color"),
+                   isThisMachine: row.id == me)
+        }
+    }
+
+    /// The names of the members not removed, by id (for showing assignees).
+    func memberNames() throws -> [String: String] {
+        Dictionary(uniqueKeysWithValues: try members().map { ($0.id, $0.name) })
+    }
+
+    /// This machine's member as stored now (it may change while the household is open).
+    public func currentMemberID() throws -> String? { try store.meta("member_id")?.textValue }
+
+    public func resolveMember(_ handle: String) throws -> Member {
+        try Handles.resolve(handle, in: members(), what: "member", list: "household", name: \.name, id: \.id)
+    }
+
+    @discardableResult
+    public func addMember(_ name: String, initials: String? = nil, color: String? = nil) throws -> Member {
+        let name = try Validation.name(name, what: "member name", max: 60)
+        let existing = try members()
+        if existing.contains(where: { $0.name.lowercased() == name.lowercased() }) {
+            throw HouseholdError.invalidInput("there is already a member called \(name.debugDescription)")
+        }
+        let id = RowIDRules.random()
+        let fields = try styleFields(initials: initials ?? MemberStyle.initials(of: name),
+                                     color: color ?? MemberStyle.color(at: existing.count))
+        try store.write(member: memberID) { tx in
+            try tx.create(.member, id, fields.merging(["name": .text(name), "removed": .bool(false)]) { $1 })
+        }
+        return try resolveMember(id)
+    }
+
+    public func editMember(_ handle: String, name: String? = nil, initials: String? = nil, color: String? = nil) throws -> Member {
+        let member = try resolveMember(handle)
+        var fields = try styleFields(initials: initials, color: color)
+        if let name {
+            let name = try Validation.name(name, what: "member name", max: 60)
+            if try members().contains(where: { $0.id != member.id && $0.name.lowercased() == name.lowercased() }) {
+                throw HouseholdError.invalidInput("there is already a member called \(name.debugDescription)")
+            }
+            fields["name"] = .text(name)
+            if initials == nil { fields["initials"] = .text(MemberStyle.initials(of: name)) }
+        }
+        guard !fields.isEmpty else { throw HouseholdError.invalidInput("nothing to change: give a new name, initials or colour") }
+        try store.write(member: memberID) { try $0.put(.member, member.id, fields) }
+        return try resolveMember(member.id)
+    }
+
+    /// Removes a member. Tasks assigned to them show as unassigned (derived, so every
+    /// machine agrees even if an assignment crossed the removal); nothing else changes.
+    public func removeMember(_ handle: String) throws -> Member {
+        let member = try resolveMember(handle)
+        guard try members().count > 1 else { throw HouseholdError.invalidInput("a household keeps at least one member") }
+        try store.write(member: memberID) { try $0.put(.member, member.id, ["removed": .bool(true)]) }
+        return member
+    }
+
+    /// Says which member this machine belongs to (a local setting).
+    public func setThisMachine(member handle: String) throws -> Member {
+        let member = try resolveMember(handle)
+        try store.setMeta("member_id", .text(member.id))
+        return try resolveMember(member.id)
+    }
+
+    private func styleFields(initials: String?, color: String?) throws -> [String: FieldValue] {
+        var fields: [String: FieldValue] = [:]
+        if let initials {
+            let value = initials.trimmed.uppercased()
+            guard (1...3).contains(value.count), value.allSatisfy({ $0.isLetter || $0.isNumber }) else {
+                throw HouseholdError.invalidInput("initials are 1 to 3 letters or digits")
+            }
+            fields["initials"] = .text(value)
+        }
+        if let color {
+            let value = color.trimmed
+            guard value.count == 7, value.first == "#", UInt32(value.dropFirst(), radix: 16) != nil else {
+                throw HouseholdError.invalidInput("a colour is #RRGGBB, like #4F7CAC")
+            }
+            fields["color"] = .text(value.uppercased())
+        }
+        return fields
+    }
+
+    public func householdName() throws -> String {
+        try store.value(.household, "profile", "name")?.textValue ?? "(not yet synced)"
+    }
+
+    public func renameHousehold(_ name: String) throws -> String {
+        let name = try Validation.name(name, what: "household name", max: 100)
+        try store.write(member: memberID) { try $0.put(.household, "profile", ["name": .text(name)]) }
+        return name
+    }
+
+    public func settings() throws -> HouseholdSettings {
+        let row = try store.row(.settings, "settings")
+        return HouseholdSettings(appearance: row["appearance"]?.textValue.flatMap(HouseholdSettings.Appearance.init) ?? .system,
+                                 celebrations: row["celebrations"]?.boolValue ?? true,
+                                 suggestions: row["suggestions"]?.boolValue ?? true)
+    }
+
+    /// Sets one setting: `appearance` (light, dark, system), `celebrations` or `suggestions` (on, off).
+    public func setSetting(_ key: String, _ value: String) throws -> HouseholdSettings {
+        let field: FieldValue
+        switch key.lowercased() {
+        case "appearance":
+            guard let appearance = HouseholdSettings.Appearance(rawValue: value.lowercased()) else {
+                throw HouseholdError.invalidInput("appearance is light, dark or system")
+            }
+            field = .text(appearance.rawValue)
+        case "celebrations", "suggestions":
+            switch value.lowercased() {
+            case "on", "true", "yes", "1": field = .bool(true)
+            case "off", "false", "no", "0": field = .bool(false)
+            default: throw HouseholdError.invalidInput("\(key) is on or off")
+            }
+        default:
+            throw HouseholdError.invalidInput("unknown setting \(key.debugDescription): appearance, celebrations or suggestions")
+        }
+        try store.write(member: memberID) { try $0.put(.settings, "settings", [key.lowercased(): field]) }
+        return try settings()
+    }
+}

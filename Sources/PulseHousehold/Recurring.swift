@@ -1,0 +1,102 @@
+import FoundationEssentials
+import PulseModel
+import PulseStore
+import PulseIdentity
+
+public struct RecurringTemplate: Sendable, Codable, Equatable {
+    public let id: String
+    public let title: String
+    /// `daily`, `weekly:mon,thu`, or `monthly:15` (a day past the month's end means its last day).
+    public let schedule: String
+    public let assigneeID: String?
+    public let assignee: String?
+}
+
+/// Recurring tasks: templates, and the tasks they generate, once per period for the
+/// whole household. A generated task's id is derived from the template and the period
+/// (`rt-<template>-<date>`), and its fields are stamped with the period's start
+/// (deterministic, and earlier than any person's action): two machines generating it
+/// while disconnected end with one task, and completing or deleting it wins everywhere.
+extension Household {
+    package static let weekdays = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+
+    public static func normalizeSchedule(_ raw: String) throws -> String {
+        let text = raw.lowercased().replacing(" ", with: "")
+        if text == "daily" { return text }
+        if text.hasPrefix("weekly:") {
+            let days = text.dropFirst(7).split(separator: ",").map(String.init)
+            guard !days.isEmpty, days.allSatisfy(weekdays.contains) else {
+                throw HouseholdError.invalidInput("weekly takes weekdays: mon,tue,wed,thu,fri,sat,sun")
+            }
+            return "weekly:" + weekdays.filter(days.contains).joined(separator: ",")
+        }
+        if text.hasPrefix("monthly:"), let day = Int(text.dropFirst(8)), (1...31).contains(day) {
+            return "monthly:\(day)"
+        }
+        throw HouseholdError.invalidInput("a schedule is daily, weekly:mon,thu, or monthly:15")
+    }
+
+    /// Whether `schedule` has a period starting on `date`.
+    package static func isDue(_ schedule: String, on date: IsoDate) -> Bool {
+        if schedule == "daily" { return true }
+        if schedule.hasPrefix("weekly:") {
+            return schedule.dropFirst(7).split(separator: ",").contains { $0 == weekdays[Days.weekday(date) - 1] }
+        }
+        if schedule.hasPrefix("monthly:"), let day = Int(schedule.dropFirst(8)) {
+            return date.day == min(day, IsoDate.daysIn(year: date.year, month: date.month))
+        }
+        return false
+    }
+
+    public func recurringTemplates() throws -> [RecurringTemplate] {
+        let names = try memberNames()
+        return try store.rows(.recurringTemplate, RowQuery(where: [("deleted", .bool(false))], orderedBy: ["created"])).map { row in
+            let name = row.optionalText("assignee").flatMap { names[$0] }
+            return RecurringTemplate(id: row.id, title: row.text("title"), schedule: row.text("schedule"),
+                                     assigneeID: name == nil ? nil : row.optionalText("assignee"), assignee: name)
+        }
+    }
+
+    @discardableResult
+    public func addRecurringTemplate(_ title: String, schedule: String, assignee: String? = nil) throws -> RecurringTemplate {
+        let title = try Validation.name(title, what: "task title", max: 200)
+        let schedule = try Self.normalizeSchedule(schedule)
+        let assigneeID = try assignee.map { try memberID(named: $0) }
+        let id = RowIDRules.random()
+        try store.write(member: memberID) { tx in
+            try tx.create(.recurringTemplate, id, ["title": .text(title), "schedule": .text(schedule),
+                                                "assignee": assigneeID.map { .text($0) } ?? .null,
+                                                "created": .integer(try store.orderingKey()), "deleted": .bool(false)])
+        }
+        return try Handles.resolve(id, in: recurringTemplates(), what: "template", list: "templates", name: \.title, id: \.id)
+    }
+
+    public func removeRecurringTemplate(_ handle: String) throws -> RecurringTemplate {
+        let template = try Handles.resolve(handle, in: recurringTemplates(), what: "recurring task", list: "recurring tasks",
+                                           name: \.title, id: \.id)
+        try store.write(member: memberID) { try $0.put(.recurringTemplate, template.id, ["deleted": .bool(true)]) }
+        return template
+    }
+
+    /// Creates the tasks whose period starts on `date` (today by default) and that do not
+    /// exist yet; returns how many. Safe to run on every machine, any number of times.
+    @discardableResult
+    public func generateRecurringTasks(on date: IsoDate = Days.today()) throws -> Int {
+        let due = try recurringTemplates().filter { Self.isDue($0.schedule, on: date) }
+        guard !due.isEmpty else { return 0 }
+        let stamp = HybridTimestamp(milliseconds: Days.epochMilliseconds(date))
+        let (created, _) = try store.write(member: nil) { tx -> Int in
+            var created = 0
+            for template in due {
+                let id = "rt-\(template.id)-\(date)"
+                guard try store.row(.task, id).isEmpty else { continue }
+                try tx.putGenerated(.task, id, newTaskFields(template.title, assigneeID: template.assigneeID, due: date.description,
+                                                              created: stamp.rawValue, template: template.id, period: date.description),
+                                    at: stamp)
+                created += 1
+            }
+            return created
+        }
+        return created
+    }
+}

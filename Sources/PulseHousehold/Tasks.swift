@@ -1,0 +1,100 @@
+import FoundationEssentials
+import PulseModel
+import PulseStore
+import PulseIdentity
+
+public struct HouseholdTask: Sendable, Codable, Equatable {
+    public let id: String
+    public let title: String
+    public let done: Bool
+    /// The assignee's member id and name; nil when unassigned or the member was removed.
+    public let assigneeID: String?
+    public let assignee: String?
+    public let due: String?
+    public let created: Int64
+    public let template: String?
+    public let period: String?
+}
+
+/// The daily tasks: at most three active at once (the focus rule).
+extension Household {
+    public static let focusLimit = 3
+
+    /// Active tasks first (oldest first), then completed ones.
+    public func tasks() throws -> [HouseholdTask] {
+        let names = try memberNames()
+        return try store.rows(.task, RowQuery(where: [("deleted", .bool(false))], orderedBy: ["done", "created"])).map { row in
+            // An assignee who was removed (or has not arrived yet) shows as unassigned.
+            let name = row.optionalText("assignee").flatMap { names[$0] }
+            return HouseholdTask(id: row.id, title: row.text("title"), done: row.bool("done"),
+                                 assigneeID: name == nil ? nil : row.optionalText("assignee"), assignee: name,
+                                 due: row.optionalText("due"), created: row.integer("created"),
+                                 template: row.optionalText("template"), period: row.optionalText("period"))
+        }
+    }
+
+    public func activeTaskCount() throws -> Int { try tasks().filter { !$0.done }.count }
+
+    private func focusCheck(adding count: Int, force: Bool) throws {
+        let active = try tasks().filter { !$0.done }
+        guard force || active.count + count <= Self.focusLimit else {
+            throw HouseholdError.invalidInput("""
+                focus rule: at most \(Self.focusLimit) active tasks, and there are \(active.count) \
+                (\(active.map(\.title).joined(separator: ", "))). Finish or delete one first, or pass --force.
+                """)
+        }
+    }
+
+    @discardableResult
+    public func addTask(_ title: String, assignee: String? = nil, due: String? = nil, force: Bool = false) throws -> HouseholdTask {
+        let title = try Validation.name(title, what: "task title", max: 200)
+        let assigneeID = try assignee.map { try memberID(named: $0) }
+        let dueDate = try due.map { try Validation.date($0).description }
+        try focusCheck(adding: 1, force: force)
+        let id = RowIDRules.random()
+        try store.write(member: memberID) { tx in
+            try tx.create(.task, id, newTaskFields(title, assigneeID: assigneeID, due: dueDate, created: try store.orderingKey()))
+        }
+        return try task(id)
+    }
+
+    package func newTaskFields(_ title: String, assigneeID: String?, due: String?, created: Int64,
+                       template: String? = nil, period: String? = nil) -> [String: FieldValue] {
+        ["title": .text(title), "done": .bool(false), "assignee": assigneeID.map { .text($0) } ?? .null,
+         "due": due.map { .text($0) } ?? .null, "created": .integer(created),
+         "template": template.map { .text($0) } ?? .null, "period": period.map { .text($0) } ?? .null, "deleted": .bool(false)]
+    }
+
+    package func task(_ id: String) throws -> HouseholdTask {
+        guard let task = try tasks().first(where: { $0.id == id }) else {
+            throw HouseholdError.invalidInput("the task was deleted")
+        }
+        return task
+    }
+
+    /// A task by its position in `tasks()` (active first), title, or id prefix.
+    public func resolveTask(_ handle: String) throws -> HouseholdTask {
+        try Handles.resolve(handle, in: tasks(), what: "task", list: "task list", name: \.title, id: \.id)
+    }
+
+    public func completeTask(_ handle: String) throws -> HouseholdTask {
+        let task = try resolveTask(handle)
+        guard !task.done else { throw HouseholdError.invalidInput("\(task.title.debugDescription) is already done") }
+        try store.write(member: memberID) { try $0.put(.task, task.id, ["done": .bool(true)]) }
+        return try self.task(task.id)
+    }
+
+    public func reopenTask(_ handle: String, force: Bool = false) throws -> HouseholdTask {
+        let task = try resolveTask(handle)
+        guard task.done else { throw HouseholdError.invalidInput("\(task.title.debugDescription) is not done") }
+        try focusCheck(adding: 1, force: force)
+        try store.write(member: memberID) { try $0.put(.task, task.id, ["done": .bool(false)]) }
+        return try self.task(task.id)
+    }
+
+    public func deleteTask(_ handle: String) throws -> HouseholdTask {
+        let task = try resolveTask(handle)
+        try store.write(member: memberID) { try $0.put(.task, task.id, ["deleted": .bool(true)]) }
+        return task
+    }
+}

@@ -1,0 +1,45 @@
+import NIOCore
+import PulseModel
+
+/// Frames: a 4-byte big-endian length, then that many bytes of message (type + payload).
+/// Frames of 0 bytes or over ``WireLimits/maxFrameBytes`` are refused as soon as their
+/// length is read, before anything is buffered.
+public struct PeerFrameDecoder: ByteToMessageDecoder {
+    public typealias InboundOut = PeerMessage
+
+    public init() {}
+
+    public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        guard let length: UInt32 = buffer.getInteger(at: buffer.readerIndex) else { return .needMoreData }
+        guard length > 0, length <= WireLimits.maxFrameBytes else {
+            throw WireError("frame of \(length) bytes (at most \(WireLimits.maxFrameBytes))")
+        }
+        guard buffer.readableBytes >= 4 + Int(length) else { return .needMoreData }
+        buffer.moveReaderIndex(forwardBy: 4)
+        var payload = buffer.readSlice(length: Int(length))!
+        let message = try WireCodec.decode(&payload)
+        context.fireChannelRead(Self.wrapInboundOut(message))
+        return .continue
+    }
+
+    public mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+        while try decode(context: context, buffer: &buffer) == .continue {}
+        if buffer.readableBytes > 0 { throw WireError("connection closed in the middle of a frame") }
+        return .needMoreData
+    }
+}
+
+public struct PeerFrameEncoder: MessageToByteEncoder {
+    public typealias OutboundIn = PeerMessage
+
+    public init() {}
+
+    public func encode(data: PeerMessage, out: inout ByteBuffer) throws {
+        let start = out.writerIndex
+        out.writeInteger(UInt32(0))
+        WireCodec.encode(data, into: &out)
+        let length = out.writerIndex - start - 4
+        guard length <= WireLimits.maxFrameBytes else { throw WireError("message of \(length) bytes is too large to send") }
+        out.setInteger(UInt32(length), at: start)
+    }
+}

@@ -1,0 +1,110 @@
+import Crypto
+import PulseModel
+
+/// The protocol state of one session, as a plain value: feed it events, carry out the
+/// actions it returns. No I/O, no store: the agent's session does those.
+///
+/// Order (docs/PROTOCOL.md): the client sends HELLO; the server checks it and answers
+/// HELLO; the client checks that. Each side then sends VECTOR, streams BATCHes of what
+/// the other lacks, and sends CAUGHT_UP; afterwards BATCHes carry live changes, ACKs
+/// report the receiver's vector, PING/PONG keep the session alive.
+public struct SessionStateMachine: Sendable {
+    public enum Action: Sendable, Equatable {
+        case send(PeerMessage)
+        /// The peer proved membership: it is replica `peer`. Send our VECTOR now.
+        case established(peer: ReplicaID)
+        /// The peer told what it has: stream it what it lacks.
+        case startCatchUp(VersionVector)
+        case apply(DeltaBatch)
+        case peerCaughtUp(VersionVector)
+        case peerAcknowledged(VersionVector)
+        /// Close the session; `notify` is sent first when set.
+        case close(reason: String, notify: PeerMessage?)
+    }
+
+    package enum State: Sendable {
+        case awaitingHello
+        case established(peerVectorSeen: Bool)
+        case closed
+    }
+
+    public let role: MembershipProof.Role
+    private let secret: SymmetricKey
+    private let localMachine: [UInt8]
+    private let peerMachine: [UInt8]
+    private let localReplica: ReplicaID
+    private var state: State = .awaitingHello
+
+    /// `localMachine`/`peerMachine`: the SHA-256 of each side's certificate public key,
+    /// as TLS established them.
+    public init(role: MembershipProof.Role, secret: SymmetricKey, localMachine: [UInt8], peerMachine: [UInt8], localReplica: ReplicaID) {
+        self.role = role
+        self.secret = secret
+        self.localMachine = localMachine
+        self.peerMachine = peerMachine
+        self.localReplica = localReplica
+    }
+
+    public var isEstablished: Bool { if case .established = state { true } else { false } }
+
+    private var clientMachine: [UInt8] { role == .client ? localMachine : peerMachine }
+    private var serverMachine: [UInt8] { role == .client ? peerMachine : localMachine }
+
+    private func ownHello() -> PeerMessage {
+        .hello(.init(replica: localReplica,
+                     proof: MembershipProof.compute(secret: secret, role: role, clientMachine: clientMachine, serverMachine: serverMachine)))
+    }
+
+    /// What to do when the connection is up: the client speaks first.
+    public mutating func start() -> [Action] {
+        role == .client ? [.send(ownHello())] : []
+    }
+
+    public mutating func receive(_ message: PeerMessage) -> [Action] {
+        switch (state, message) {
+        case (.closed, _):
+            return []
+        case let (_, .error(code, reason)):
+            state = .closed
+            return [.close(reason: "peer closed the session: \(reason) (code \(code.rawValue))", notify: nil)]
+        case let (.awaitingHello, .hello(hello)):
+            guard hello.version == PeerMessage.Hello.currentVersion else {
+                return fail(.unsupportedVersion, "unsupported protocol version \(hello.version) (this agent speaks \(PeerMessage.Hello.currentVersion))")
+            }
+            let peerRole: MembershipProof.Role = role == .client ? .server : .client
+            guard MembershipProof.verify(hello.proof, secret: secret, role: peerRole,
+                                         clientMachine: clientMachine, serverMachine: serverMachine) else {
+                return fail(.notAMember, "not a member of this household")
+            }
+            guard hello.replica != localReplica else { return fail(.selfConnection, "connected to itself") }
+            state = .established(peerVectorSeen: false)
+            return (role == .server ? [.send(ownHello())] : []) + [.established(peer: hello.replica)]
+        case (.awaitingHello, _):
+            return fail(.unexpectedMessage, "expected HELLO first")
+        case (.established, .hello):
+            return fail(.unexpectedMessage, "HELLO sent twice")
+        case let (.established(seen), .vector(vector)):
+            guard !seen else { return fail(.unexpectedMessage, "VECTOR sent twice") }
+            state = .established(peerVectorSeen: true)
+            return [.startCatchUp(vector)]
+        case (.established(false), _):
+            return fail(.unexpectedMessage, "expected VECTOR after HELLO")
+        case let (.established, .batch(batch)):
+            return [.apply(batch)]
+        case let (.established, .caughtUp(vector)):
+            return [.peerCaughtUp(vector)]
+        case let (.established, .ack(vector)):
+            return [.peerAcknowledged(vector)]
+        case let (.established, .ping(token)):
+            return [.send(.pong(token))]
+        case (.established, .pong):
+            return []
+        }
+    }
+
+    /// A protocol violation or local failure: tell the peer why and close.
+    public mutating func fail(_ code: ProtocolErrorCode, _ reason: String) -> [Action] {
+        state = .closed
+        return [.close(reason: reason, notify: .error(code, reason))]
+    }
+}

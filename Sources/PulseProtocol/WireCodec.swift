@@ -1,0 +1,242 @@
+import NIOCore
+import PulseModel
+
+/// Why bytes could not be decoded into a message.
+public struct WireError: Error, Equatable, CustomStringConvertible {
+    public let description: String
+    package init(_ description: String) { self.description = description }
+}
+
+/// Encodes and decodes message payloads (the bytes after the frame's length).
+/// Integers: unsigned LEB128 varints, zigzag for signed values, fixed big-endian where
+/// the layout says so. Strings: varint byte count, then UTF-8.
+public enum WireCodec {
+    /// Entity codes on the wire (stable; new entities get new codes).
+    package static let entityCodes: [EntityKind: UInt8] = [
+        .household: 1, .settings: 2, .member: 3, .replica: 4, .shoppingItem: 5, .task: 6,
+        .backlogCategory: 7, .backlogItem: 8, .recurringTemplate: 9, .kid: 10,
+        .catalogueSelection: 11, .ledgerEntry: 12,
+    ]
+    package static let entityByCode: [UInt8: EntityKind] = Dictionary(uniqueKeysWithValues: entityCodes.map { ($1, $0) })
+
+    public static func encode(_ message: PeerMessage, into buffer: inout ByteBuffer) {
+        buffer.writeInteger(message.typeCode)
+        switch message {
+        case let .hello(hello):
+            buffer.writeInteger(hello.version)
+            buffer.writeInteger(hello.replica.rawValue)
+            buffer.writeBytes(hello.proof)
+        case let .vector(vector), let .caughtUp(vector), let .ack(vector):
+            buffer.writeVector(vector)
+        case let .batch(batch):
+            buffer.writeVarint(UInt64(batch.coverage.count))
+            for claim in batch.coverage {
+                buffer.writeInteger(claim.origin.rawValue)
+                buffer.writeVarint(claim.after)
+                buffer.writeVarint(claim.upTo)
+            }
+            buffer.writeVarint(UInt64(batch.changes.count))
+            for change in batch.changes { buffer.writeChange(change) }
+        case let .ping(token), let .pong(token):
+            buffer.writeInteger(token)
+        case let .error(code, reason):
+            buffer.writeInteger(code.rawValue)
+            buffer.writeWireString(String(decoding: reason.utf8.prefix(1024), as: UTF8.self))
+        }
+    }
+
+    /// Decodes one whole payload; bytes left over are an error.
+    public static func decode(_ buffer: inout ByteBuffer) throws(WireError) -> PeerMessage {
+        let type: UInt8 = try buffer.readFixed()
+        let message: PeerMessage
+        switch type {
+        case 1:
+            let version: UInt16 = try buffer.readFixed()
+            let replica: UInt64 = try buffer.readFixed()
+            guard let proof = buffer.readBytes(length: WireLimits.proofBytes) else { throw WireError("truncated hello") }
+            message = .hello(.init(version: version, replica: ReplicaID(rawValue: replica), proof: proof))
+        case 2: message = .vector(try buffer.readVector())
+        case 3:
+            let coverageCount = try buffer.readCount(max: WireLimits.maxCoveragePerBatch, what: "coverage claims")
+            var coverage: [Coverage] = []
+            coverage.reserveCapacity(coverageCount)
+            for _ in 0..<coverageCount {
+                let origin: UInt64 = try buffer.readFixed()
+                let after = try buffer.readVarint(), upTo = try buffer.readVarint()
+                guard origin != 0, upTo > after else { throw WireError("invalid coverage claim") }
+                coverage.append(Coverage(origin: ReplicaID(rawValue: origin), after: after, upTo: upTo))
+            }
+            let changeCount = try buffer.readCount(max: WireLimits.maxChangesPerBatch, what: "changes")
+            var changes: [Change] = []
+            changes.reserveCapacity(changeCount)
+            for _ in 0..<changeCount { changes.append(try buffer.readChange()) }
+            message = .batch(DeltaBatch(changes: changes, coverage: coverage))
+        case 4: message = .caughtUp(try buffer.readVector())
+        case 5: message = .ack(try buffer.readVector())
+        case 6: message = .ping(try buffer.readFixed())
+        case 7: message = .pong(try buffer.readFixed())
+        case 8:
+            let raw: UInt16 = try buffer.readFixed()
+            message = .error(ProtocolErrorCode(rawValue: raw) ?? .unknown, try buffer.readWireString())
+        default:
+            throw WireError("unknown message type \(type)")
+        }
+        guard buffer.readableBytes == 0 else { throw WireError("\(buffer.readableBytes) unexpected bytes after a message") }
+        return message
+    }
+}
+
+extension ByteBuffer {
+    package mutating func writeVarint(_ value: UInt64) {
+        var v = value
+        while v >= 0x80 {
+            writeInteger(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        writeInteger(UInt8(v))
+    }
+
+    package mutating func readVarint() throws(WireError) -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            guard let byte: UInt8 = readInteger() else { throw WireError("truncated integer") }
+            if shift == 63 && byte > 1 { throw WireError("integer overflows 64 bits") }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return result }
+            shift += 7
+            guard shift <= 63 else { throw WireError("integer overflows 64 bits") }
+        }
+    }
+
+    package mutating func readFixed<T: FixedWidthInteger>() throws(WireError) -> T {
+        guard let value: T = readInteger() else { throw WireError("truncated message") }
+        return value
+    }
+
+    package mutating func readCount(max: Int, what: String) throws(WireError) -> Int {
+        let count = try readVarint()
+        guard count <= UInt64(max) else { throw WireError("too many \(what): \(count) (at most \(max))") }
+        return Int(count)
+    }
+
+    package mutating func writeWireString(_ string: String) {
+        writeVarint(UInt64(string.utf8.count))
+        writeString(string)
+    }
+
+    package mutating func readWireString() throws(WireError) -> String {
+        let length = try readCount(max: WireLimits.maxStringBytes, what: "bytes in a string")
+        guard let bytes = readBytes(length: length) else { throw WireError("truncated string") }
+        guard let string = String(validating: bytes, as: UTF8.self) else { throw WireError("a string is not valid UTF-8") }
+        return string
+    }
+
+    package mutating func writeVector(_ vector: VersionVector) {
+        writeVarint(UInt64(vector.entries.count))
+        for (replica, seq) in vector.entries.sorted(by: { $0.key < $1.key }) {
+            writeInteger(replica.rawValue)
+            writeVarint(seq)
+        }
+    }
+
+    package mutating func readVector() throws(WireError) -> VersionVector {
+        let count = try readCount(max: WireLimits.maxVectorEntries, what: "version vector entries")
+        var entries: [ReplicaID: UInt64] = [:]
+        for _ in 0..<count {
+            let replica: UInt64 = try readFixed()
+            let seq = try readVarint()
+            guard replica != 0 else { throw WireError("replica id 0 in a version vector") }
+            guard entries.updateValue(seq, forKey: ReplicaID(rawValue: replica)) == nil else {
+                throw WireError("a replica appears twice in a version vector")
+            }
+        }
+        return VersionVector(entries)
+    }
+
+    package mutating func writeChange(_ change: Change) {
+        writeInteger(change.origin.rawValue)
+        writeVarint(change.seq)
+        writeVarint(UInt64(bitPattern: change.hlc.rawValue))
+        writeInteger(WireCodec.entityCodes[change.entity]!)
+        writeWireString(change.rowID)
+        if let member = change.member {
+            writeInteger(UInt8(1))
+            writeWireString(member)
+        } else {
+            writeInteger(UInt8(0))
+        }
+        writeVarint(UInt64(change.fields.count))
+        for field in change.fields {
+            writeWireString(field.field)
+            switch field.value {
+            case .null: writeInteger(UInt8(0))
+            case let .integer(v):
+                writeInteger(UInt8(1))
+                writeVarint(UInt64(bitPattern: (v << 1) ^ (v >> 63))) // zigzag
+            case let .text(s):
+                writeInteger(UInt8(2))
+                writeWireString(s)
+            }
+            if let base = field.base {
+                writeInteger(UInt8(1))
+                writeVarint(UInt64(bitPattern: base.hlc.rawValue))
+                writeInteger(base.origin.rawValue)
+            } else {
+                writeInteger(UInt8(0))
+            }
+        }
+    }
+
+    package mutating func readChange() throws(WireError) -> Change {
+        let origin: UInt64 = try readFixed()
+        guard origin != 0 else { throw WireError("replica id 0 in a change") }
+        let seq = try readVarint()
+        let hlc = try readTimestamp()
+        let code: UInt8 = try readFixed()
+        guard let entity = WireCodec.entityByCode[code] else { throw WireError("unknown entity code \(code)") }
+        let rowID = try readWireString()
+        let hasMember: UInt8 = try readFixed()
+        let member: String?
+        switch hasMember {
+        case 0: member = nil
+        case 1: member = try readWireString()
+        default: throw WireError("invalid member flag")
+        }
+        let fieldCount = try readCount(max: Limits.maxFieldsPerChange, what: "fields in a change")
+        var fields: [FieldWrite] = []
+        fields.reserveCapacity(fieldCount)
+        for _ in 0..<fieldCount {
+            let name = try readWireString()
+            let tag: UInt8 = try readFixed()
+            let value: FieldValue
+            switch tag {
+            case 0: value = .null
+            case 1:
+                let raw = try readVarint()
+                value = .integer(Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1))
+            case 2: value = .text(try readWireString())
+            default: throw WireError("unknown value tag \(tag)")
+            }
+            let hasBase: UInt8 = try readFixed()
+            var base: Stamp?
+            switch hasBase {
+            case 0: base = nil
+            case 1:
+                let baseHLC = try readTimestamp()
+                let baseOrigin: UInt64 = try readFixed()
+                base = Stamp(hlc: baseHLC, origin: ReplicaID(rawValue: baseOrigin))
+            default: throw WireError("invalid base flag")
+            }
+            fields.append(FieldWrite(field: name, value: value, base: base))
+        }
+        return Change(origin: ReplicaID(rawValue: origin), seq: seq, hlc: hlc, member: member,
+                      entity: entity, rowID: rowID, fields: fields)
+    }
+
+    private mutating func readTimestamp() throws(WireError) -> HybridTimestamp {
+        let raw = try readVarint()
+        guard raw <= UInt64(Int64.max) else { throw WireError("timestamp out of range") }
+        return HybridTimestamp(rawValue: Int64(raw))
+    }
+}

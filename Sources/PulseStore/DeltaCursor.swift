@@ -1,0 +1,124 @@
+import PulseModel
+/// A read-only connection to a household database that hands out ``DeltaCursor``s,
+/// one at a time: a session's sender keeps one for its whole life instead of opening
+/// the database for every push.
+///
+/// Threading rule: owned by one task; a cursor must be finished or released before the
+/// next one is asked for.
+public final class DeltaReader {
+    let connection: Connection
+
+    public init(path: String) throws {
+        connection = try Connection(path: path, mode: .readOnly)
+    }
+
+    /// A cursor over what a peer with `peerVector` lacks, from a snapshot taken now.
+    public func deltas(for peerVector: VersionVector, batchLimit: Int = 1000) throws -> DeltaCursor {
+        precondition(!connection.isInTransaction, "the previous cursor of this reader is still open")
+        return try DeltaCursor(connection: connection, peerVector: peerVector, batchLimit: batchLimit)
+    }
+}
+
+/// Streams what one replica holds that a peer lacks, in bounded batches, from one
+/// consistent snapshot of the database (a read transaction on a connection of its own).
+///
+/// For each replica `o` with `snapshot[o] > peer[o]`, it reads the field versions
+/// numbered above `peer[o]`, in change order, grouping the fields of one change
+/// together. Numbers that no longer appear were superseded by later writes, which the
+/// same snapshot holds, so the last batch of `o` may claim coverage up to `snapshot[o]`.
+/// Memory stays bounded by the batch size, whatever the database size.
+public final class DeltaCursor {
+    private let connection: Connection
+    private let batchLimit: Int
+    private var pending: [(origin: ReplicaID, after: UInt64, upTo: UInt64)]
+    private var finished = false
+    /// The snapshot's version vector: what the peer holds once it applied every batch.
+    public let snapshotVector: VersionVector
+
+    package convenience init(path: String, peerVector: VersionVector, batchLimit: Int) throws {
+        try self.init(connection: Connection(path: path, mode: .readOnly), peerVector: peerVector, batchLimit: batchLimit)
+    }
+
+    init(connection: Connection, peerVector: VersionVector, batchLimit: Int) throws {
+        precondition(batchLimit > 0)
+        self.connection = connection
+        self.batchLimit = batchLimit
+        try connection.execute("BEGIN DEFERRED")
+        // The first read fixes the snapshot.
+        snapshotVector = try ReplicaStore.readVersionVector(connection)
+        pending = snapshotVector.entries
+            .filter { $0.value > peerVector[$0.key] }
+            .sorted { $0.key < $1.key }
+            .map { (origin: $0.key, after: peerVector[$0.key], upTo: $0.value) }
+    }
+
+    deinit {
+        if connection.isInTransaction { try? connection.execute("COMMIT") }
+    }
+
+    /// The number of changes (by numbering) the peer lacks in all.
+    public var lagCount: UInt64 { pending.reduce(0) { $0 + ($1.upTo - $1.after) } }
+
+    /// The next batch, or nil when the peer has been given everything.
+    public func next() throws -> DeltaBatch? {
+        guard !finished else { return nil }
+        var batch = DeltaBatch()
+        while let range = pending.first, batch.changes.count < batchLimit {
+            let (changes, exhausted) = try read(origin: range.origin, after: range.after, upTo: range.upTo,
+                                                limit: batchLimit - batch.changes.count)
+            batch.changes += changes
+            if !exhausted, let last = changes.last {
+                // The batch is full before this replica's changes end.
+                batch.coverage.append(Coverage(origin: range.origin, after: range.after, upTo: last.seq))
+                pending[0].after = last.seq
+                break
+            }
+            batch.coverage.append(Coverage(origin: range.origin, after: range.after, upTo: range.upTo))
+            pending.removeFirst()
+        }
+        if pending.isEmpty {
+            finished = true
+            if connection.isInTransaction { try connection.execute("COMMIT") }
+        }
+        return batch.isEmpty ? nil : batch
+    }
+
+    /// Up to `limit` changes of `origin` numbered in `(after, upTo]`, each complete, and
+    /// whether they are all there are. A change is the fields of its row that still
+    /// carry its number.
+    private func read(origin: ReplicaID, after: UInt64, upTo: UInt64, limit: Int) throws -> ([Change], Bool) {
+        try connection.query("""
+            SELECT seq, entity, row_id FROM change_index
+            WHERE origin = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq LIMIT ?4
+            """, [.integer(origin.storage), .integer(Int64(after)), .integer(Int64(upTo)), .integer(Int64(limit) + 1)]) { statement in
+            var changes: [Change] = []
+            while try statement.step() {
+                if changes.count == limit { return (changes, false) }
+                let seq = UInt64(statement.int(0))
+                let rowID = statement.text(2)
+                guard let entity = EntityKind(rawValue: statement.text(1)) else {
+                    throw StoreError.corruptIndex("change \(origin)#\(seq) names an unknown entity \(statement.text(1).debugDescription)")
+                }
+                guard let row = try ReplicaStore.readVersions(connection, entity, rowID) else {
+                    throw StoreError.corruptIndex("change \(origin)#\(seq) is indexed on \(entity.rawValue) \(rowID), which does not exist")
+                }
+                var fields: [FieldWrite] = []
+                var stamp: (hlc: HybridTimestamp, member: String?)?
+                for name in row.keys.sorted() {
+                    let version = row[name]!
+                    guard version.stamp.origin == origin, version.seq == seq else { continue }
+                    fields.append(FieldWrite(field: name, value: version.value, base: version.base))
+                    stamp = (version.stamp.hlc, version.member)
+                }
+                // Every indexed change still holds a field of its row (saveRow keeps it so);
+                // skipping one would claim coverage of a change never sent.
+                guard let stamp else {
+                    throw StoreError.corruptIndex("change \(origin)#\(seq) is indexed on \(entity.rawValue) \(rowID), which holds no field of it")
+                }
+                changes.append(Change(origin: origin, seq: seq, hlc: stamp.hlc, member: stamp.member,
+                                      entity: entity, rowID: rowID, fields: fields))
+            }
+            return (changes, true)
+        }
+    }
+}

@@ -1,0 +1,270 @@
+import PulseModel
+/// Numbered schema migrations, applied in order inside one transaction each;
+/// `PRAGMA user_version` records the last one applied.
+///
+/// The tables:
+/// - one typed table per entity (`shopping_item`, `task`, …) holds each complete row: its
+///   columns, which queries read, and in `versions` the replicated state of the row (for
+///   each field the winning value, its stamp and change number: ``RowVersions``). The
+///   CHECK and NOT NULL constraints repeat the rules of `EntityKind.schema`, so a value the
+///   Swift validation missed is still refused by SQLite ("trust SQLite more than yourself").
+/// - `partial_row` holds the versions of rows whose fields have not all arrived yet (a
+///   change of another machine can come before the change that created its row); such a
+///   row moves to its typed table with the change that completes it.
+/// - `change_index` finds the row of a change by `(origin, seq)` for deltas.
+///
+/// History: migration 1 kept one row per field (`field_version`); migration 2 folded them
+/// into one `row_version` record per row; migration 3 moved each complete row's record
+/// into its typed row, so that a new row is one B-tree insert (plus its index entries)
+/// instead of two.
+package enum Migrations {
+    /// One step: SQL, then (for data that SQL cannot reshape) Swift code, in the same
+    /// transaction.
+    package struct Step: Sendable {
+        package let sql: String
+        var code: (@Sendable (Connection) throws -> Void)?
+    }
+
+    package static let all: [Step] = [
+        Step(sql: migration1), Step(sql: migration2, code: foldFieldVersions), Step(sql: migration3, code: moveVersionsIntoRows),
+    ]
+
+    package static var latest: Int { all.count }
+
+    static func migrate(_ connection: Connection) throws {
+        let current = Int(try connection.scalarInt("PRAGMA user_version") ?? 0)
+        guard current <= latest else {
+            throw StoreError.newerSchema(found: current, supported: latest)
+        }
+        for (index, step) in all.enumerated() where index + 1 > current {
+            try connection.transaction {
+                try connection.execute(step.sql)
+                try step.code?(connection)
+                try connection.execute("PRAGMA user_version = \(index + 1)")
+            }
+        }
+    }
+
+    static let migration2 = """
+    CREATE TABLE row_version (
+        entity TEXT NOT NULL,
+        row_id TEXT NOT NULL CHECK (length(row_id) BETWEEN 1 AND 128),
+        versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1),
+        PRIMARY KEY (entity, row_id)
+    ) WITHOUT ROWID;
+
+    CREATE TABLE change_index (
+        origin INTEGER NOT NULL CHECK (origin <> 0),
+        seq INTEGER NOT NULL CHECK (seq > 0),
+        entity TEXT NOT NULL,
+        row_id TEXT NOT NULL,
+        PRIMARY KEY (origin, seq)
+    ) WITHOUT ROWID;
+
+    INSERT INTO change_index (origin, seq, entity, row_id)
+        SELECT DISTINCT origin, seq, entity, row_id FROM field_version;
+    """
+
+    /// Migration 3, in SQL: every typed table gains `versions`. The default (two zero bytes)
+    /// only lets existing rows take the column; `moveVersionsIntoRows` fills every one of
+    /// them, and a new row always carries its record (a record is never this short).
+    package static var migration3: String {
+        EntityKind.allCases.map { entity in
+            "ALTER TABLE \(entity.rawValue) ADD COLUMN versions BLOB NOT NULL DEFAULT x'0000' "
+                + "CHECK (typeof(versions) = 'blob' AND length(versions) > 1);"
+        }.joined(separator: "\n")
+    }
+
+    /// Migration 3: the record of each row in a typed table moves into it; what stays in
+    /// `row_version` (rows not complete yet) becomes `partial_row`.
+    static func moveVersionsIntoRows(_ connection: Connection) throws {
+        for entity in EntityKind.allCases {
+            let table = entity.rawValue
+            try connection.execute("""
+                UPDATE \(table) SET versions = coalesce((SELECT r.versions FROM row_version AS r
+                                                        WHERE r.entity = '\(table)' AND r.row_id = \(table).id), x'0000');
+                DELETE FROM row_version WHERE entity = '\(table)' AND row_id IN (SELECT id FROM \(table));
+                """)
+            // A typed row is only ever projected from its record; one without is damage.
+            if let orphan = try connection.query("SELECT id FROM \(table) WHERE versions = x'0000' LIMIT 1", [], { try $0.step() ? $0.text(0) : nil }) {
+                throw StoreError.corruptRow(entity, rowID: orphan, reason: "the row has no versions record to migrate")
+            }
+        }
+        try connection.execute("ALTER TABLE row_version RENAME TO partial_row")
+    }
+
+    /// Migration 2: one `row_version` record per row of `field_version`, which goes.
+    static func foldFieldVersions(_ connection: Connection) throws {
+        let insert = try connection.statement("INSERT INTO row_version (entity, row_id, versions) VALUES (?1, ?2, ?3)")
+        func flush(_ key: (String, String)?, _ fields: [String: StoredVersion]) throws {
+            guard let key, !fields.isEmpty else { return }
+            insert.reset()
+            try insert.bind(.text(key.0), at: 1)
+            try insert.bind(.text(key.1), at: 2)
+            try insert.bind(blob: RowVersions.encode(fields), at: 3)
+            while try insert.step() {}
+        }
+        try connection.query("""
+            SELECT entity, row_id, field, value, hlc, origin, seq, base_hlc, base_origin, member
+            FROM field_version ORDER BY entity, row_id
+            """) { statement in
+            var key: (String, String)?
+            var fields: [String: StoredVersion] = [:]
+            while try statement.step() {
+                let rowKey = (statement.text(0), statement.text(1))
+                if key == nil || key! != rowKey {
+                    try flush(key, fields)
+                    key = rowKey
+                    fields = [:]
+                }
+                let base = statement.optionalInt(7).map {
+                    Stamp(hlc: HybridTimestamp(rawValue: $0), origin: ReplicaID(storage: statement.int(8)))
+                }
+                fields[statement.text(2)] = StoredVersion(
+                    value: statement.value(3),
+                    stamp: Stamp(hlc: HybridTimestamp(rawValue: statement.int(4)), origin: ReplicaID(storage: statement.int(5))),
+                    seq: UInt64(statement.int(6)), base: base, member: statement.optionalText(9))
+            }
+            try flush(key, fields)
+        }
+        insert.reset()
+        try connection.execute("DROP TABLE field_version")
+    }
+
+    static let migration1 = """
+    CREATE TABLE meta (
+        key TEXT PRIMARY KEY NOT NULL,
+        value NOT NULL
+    ) WITHOUT ROWID;
+
+    CREATE TABLE version_vector (
+        origin INTEGER PRIMARY KEY NOT NULL CHECK (origin <> 0),
+        seq INTEGER NOT NULL CHECK (seq > 0)
+    );
+
+    CREATE TABLE field_version (
+        entity TEXT NOT NULL,
+        row_id TEXT NOT NULL CHECK (length(row_id) BETWEEN 1 AND 128),
+        field TEXT NOT NULL,
+        value,
+        hlc INTEGER NOT NULL CHECK (hlc >= 0),
+        origin INTEGER NOT NULL CHECK (origin <> 0),
+        seq INTEGER NOT NULL CHECK (seq > 0),
+        base_hlc INTEGER,
+        base_origin INTEGER,
+        member TEXT,
+        CHECK ((base_hlc IS NULL) = (base_origin IS NULL)),
+        PRIMARY KEY (entity, row_id, field)
+    ) WITHOUT ROWID;
+    CREATE INDEX field_version_by_origin ON field_version (origin, seq);
+
+    CREATE TABLE conflict (
+        id INTEGER PRIMARY KEY,
+        logged_hlc INTEGER NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('overwritten', 'rejected', 'edit_of_deleted')),
+        entity TEXT NOT NULL,
+        row_id TEXT NOT NULL,
+        field TEXT NOT NULL,
+        kept_value, kept_hlc INTEGER NOT NULL, kept_origin INTEGER NOT NULL, kept_member TEXT,
+        lost_value, lost_hlc INTEGER NOT NULL, lost_origin INTEGER NOT NULL, lost_member TEXT
+    );
+
+    CREATE TABLE household (
+        id TEXT PRIMARY KEY NOT NULL CHECK (id = 'profile'),
+        name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 100)
+    ) WITHOUT ROWID;
+
+    CREATE TABLE settings (
+        id TEXT PRIMARY KEY NOT NULL CHECK (id = 'settings'),
+        appearance TEXT NOT NULL CHECK (appearance IN ('light', 'dark', 'system')),
+        celebrations INTEGER NOT NULL CHECK (celebrations IN (0, 1)),
+        suggestions INTEGER NOT NULL CHECK (suggestions IN (0, 1))
+    ) WITHOUT ROWID;
+
+    CREATE TABLE member (
+        id TEXT PRIMARY KEY NOT NULL,
+        name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 60),
+        initials TEXT NOT NULL CHECK (length(initials) BETWEEN 1 AND 3),
+        color TEXT NOT NULL CHECK (length(color) BETWEEN 1 AND 7),
+        removed INTEGER NOT NULL CHECK (removed IN (0, 1))
+    ) WITHOUT ROWID;
+
+    CREATE TABLE replica (
+        id TEXT PRIMARY KEY NOT NULL,
+        machine TEXT NOT NULL CHECK (length(machine) BETWEEN 1 AND 64),
+        label TEXT NOT NULL CHECK (length(label) <= 100)
+    ) WITHOUT ROWID;
+
+    CREATE TABLE shopping_item (
+        id TEXT PRIMARY KEY NOT NULL,
+        name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
+        state TEXT NOT NULL CHECK (state IN ('active', 'restock', 'deleted')),
+        listed INTEGER NOT NULL CHECK (listed >= 0)
+    ) WITHOUT ROWID;
+    CREATE INDEX shopping_item_by_state ON shopping_item (state, listed);
+
+    CREATE TABLE task (
+        id TEXT PRIMARY KEY NOT NULL,
+        title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+        done INTEGER NOT NULL CHECK (done IN (0, 1)),
+        assignee TEXT,
+        due TEXT CHECK (due IS NULL OR due GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]'),
+        created INTEGER NOT NULL CHECK (created >= 0),
+        template TEXT,
+        period TEXT CHECK (period IS NULL OR length(period) BETWEEN 1 AND 16),
+        deleted INTEGER NOT NULL CHECK (deleted IN (0, 1))
+    ) WITHOUT ROWID;
+
+    CREATE TABLE backlog_category (
+        id TEXT PRIMARY KEY NOT NULL,
+        title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+        position INTEGER NOT NULL,
+        deleted INTEGER NOT NULL CHECK (deleted IN (0, 1))
+    ) WITHOUT ROWID;
+
+    CREATE TABLE backlog_item (
+        id TEXT PRIMARY KEY NOT NULL,
+        title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+        category TEXT NOT NULL,
+        created INTEGER NOT NULL CHECK (created >= 0),
+        deleted INTEGER NOT NULL CHECK (deleted IN (0, 1))
+    ) WITHOUT ROWID;
+    CREATE INDEX backlog_item_by_category ON backlog_item (category);
+
+    CREATE TABLE recurring_template (
+        id TEXT PRIMARY KEY NOT NULL,
+        title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+        schedule TEXT NOT NULL CHECK (length(schedule) BETWEEN 1 AND 64),
+        assignee TEXT,
+        created INTEGER NOT NULL CHECK (created >= 0),
+        deleted INTEGER NOT NULL CHECK (deleted IN (0, 1))
+    ) WITHOUT ROWID;
+
+    CREATE TABLE kid (
+        id TEXT PRIMARY KEY NOT NULL,
+        name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 60),
+        removed INTEGER NOT NULL CHECK (removed IN (0, 1))
+    ) WITHOUT ROWID;
+
+    CREATE TABLE catalogue_selection (
+        id TEXT PRIMARY KEY NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('rule', 'chore', 'reward')),
+        title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+        peanuts INTEGER NOT NULL CHECK (peanuts BETWEEN 1 AND 20),
+        category TEXT NOT NULL CHECK (category IN ('security', 'respect', 'fun')),
+        selected INTEGER NOT NULL CHECK (selected IN (0, 1))
+    ) WITHOUT ROWID;
+
+    CREATE TABLE ledger_entry (
+        id TEXT PRIMARY KEY NOT NULL,
+        kid TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('earn', 'spend')),
+        peanuts INTEGER NOT NULL CHECK (peanuts BETWEEN 1 AND 1000),
+        selection TEXT,
+        title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+        created INTEGER NOT NULL CHECK (created >= 0),
+        hidden INTEGER NOT NULL CHECK (hidden IN (0, 1))
+    ) WITHOUT ROWID;
+    CREATE INDEX ledger_entry_by_kid ON ledger_entry (kid);
+    """
+}

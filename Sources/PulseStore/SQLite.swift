@@ -1,0 +1,206 @@
+import CSQLite
+import PulseModel
+
+/// An error reported by SQLite, with the statement that caused it.
+public struct SQLiteError: Error, CustomStringConvertible {
+    public let code: Int32
+    public let message: String
+    public let sql: String?
+
+    public var description: String {
+        var text = "SQLite error \(code): \(message)"
+        if let sql { text += " (in: \(sql.prefix(120)))" }
+        return text
+    }
+
+    /// A constraint of the schema refused the write.
+    public var isConstraint: Bool { code & 0xFF == SQLITE_CONSTRAINT }
+}
+
+/// One SQLite connection. Owns the `sqlite3*` handle and the prepared statements
+/// made from it; both are finalized/closed in `deinit`.
+///
+/// Threading rule: a `Connection` is used by one thread at a time. It is not
+/// `Sendable`; whoever owns it (the store, and above it one actor) serializes access.
+final class Connection {
+    let handle: OpaquePointer
+    let path: String
+    private var cache: [String: Statement] = [:]
+
+    enum Mode { case readWrite, readOnly }
+
+    init(path: String, mode: Mode = .readWrite) throws {
+        var db: OpaquePointer?
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        flags |= mode == .readWrite ? (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) : SQLITE_OPEN_READONLY
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            if let db { sqlite3_close_v2(db) }
+            throw SQLiteError(code: rc, message: "\(message): \(path)", sql: nil)
+        }
+        self.handle = db
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+        // Wait for a writer of another process (the CLI while the agent writes) instead of failing.
+        sqlite3_busy_timeout(db, 5_000)
+    }
+
+    deinit {
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    func execute(_ sql: String) throws {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if rc != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(errorMessage)
+            throw SQLiteError(code: rc, message: message, sql: sql)
+        }
+    }
+
+    /// A prepared statement, cached by its text for the life of the connection.
+    func statement(_ sql: String) throws -> Statement {
+        if let cached = cache[sql] {
+            cached.reset()
+            return cached
+        }
+        let statement = try Statement(connection: self, sql: sql)
+        cache[sql] = statement
+        return statement
+    }
+
+    func error(_ rc: Int32, sql: String?) -> SQLiteError {
+        SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+
+    var changes: Int { Int(sqlite3_changes(handle)) }
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    func transaction<T>(immediate: Bool = true, _ body: () throws -> T) throws -> T {
+        try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if isInTransaction { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Binds `values` to a cached statement, lets `body` step through it, and resets it
+    /// afterwards: a statement left mid-way would hold a read transaction open (a stale
+    /// snapshot, and a WAL that cannot be checkpointed).
+    func query<T>(_ sql: String, _ values: [FieldValue] = [], _ body: (Statement) throws -> T) throws -> T {
+        let statement = try self.statement(sql)
+        defer { statement.reset() }
+        try statement.bind(values)
+        return try body(statement)
+    }
+
+    func scalarInt(_ sql: String, _ values: [FieldValue] = []) throws -> Int64? {
+        try query(sql, values) { try $0.step() ? $0.int(0) : nil }
+    }
+}
+
+/// A prepared statement. Bind, then `step()` until it returns false.
+final class Statement {
+    private let handle: OpaquePointer
+    private unowned let connection: Connection
+    let sql: String
+
+    init(connection: Connection, sql: String) throws {
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard rc == SQLITE_OK, let statement else { throw connection.error(rc, sql: sql) }
+        self.handle = statement
+        self.connection = connection
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    func bind(_ values: [FieldValue]) throws {
+        for (index, value) in values.enumerated() { try bind(value, at: Int32(index + 1)) }
+    }
+
+    func bind(_ value: FieldValue, at index: Int32) throws {
+        let rc: Int32
+        switch value {
+        case .null: rc = sqlite3_bind_null(handle, index)
+        case let .integer(v): rc = sqlite3_bind_int64(handle, index, v)
+        case let .text(v): rc = sqlite3_bind_text(handle, index, v, -1, csqlite_transient())
+        }
+        guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
+    }
+
+    func bind(blob bytes: [UInt8], at index: Int32) throws {
+        let rc = bytes.withUnsafeBytes {
+            sqlite3_bind_blob(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), csqlite_transient())
+        }
+        guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
+    }
+
+    func bind(_ value: Int64, at index: Int32) throws {
+        let rc = sqlite3_bind_int64(handle, index, value)
+        guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
+    }
+
+    /// Steps once: true when a row is available, false when done.
+    @discardableResult
+    func step() throws -> Bool {
+        let rc = sqlite3_step(handle)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = connection.error(rc, sql: sql)
+            sqlite3_reset(handle)
+            throw error
+        }
+    }
+
+    /// Runs a statement that returns no rows.
+    func run(_ values: [FieldValue] = []) throws {
+        try bind(values)
+        while try step() {}
+        sqlite3_reset(handle)
+    }
+
+    func int(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+
+    func optionalInt(_ column: Int32) -> Int64? { isNull(column) ? nil : int(column) }
+
+    func text(_ column: Int32) -> String {
+        guard let pointer = sqlite3_column_text(handle, column) else { return "" }
+        return String(cString: pointer)
+    }
+
+    func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+
+    /// Lends the bytes of a BLOB column to `body` (valid only during the call).
+    func withBlob<T>(_ column: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        let pointer = sqlite3_column_blob(handle, column)
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return try body(UnsafeRawBufferPointer(start: count == 0 ? nil : pointer, count: count))
+    }
+
+    func value(_ column: Int32) -> FieldValue {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_NULL: .null
+        case SQLITE_INTEGER: .integer(sqlite3_column_int64(handle, column))
+        default: .text(text(column))
+        }
+    }
+}

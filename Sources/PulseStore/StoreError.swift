@@ -1,0 +1,44 @@
+import PulseModel
+/// Errors of the replicated store. Each says what was refused and why; a refused
+/// write or batch changes nothing.
+public enum StoreError: Error, CustomStringConvertible {
+    case newerSchema(found: Int, supported: Int)
+    case invalidChange(ChangeValidationError, origin: ReplicaID, seq: UInt64)
+    case clock(ClockError, origin: ReplicaID, seq: UInt64)
+    case immutableField(EntityKind, rowID: String, field: String)
+    case foreignOwnChange(seq: UInt64)
+    case constraint(EntityKind, rowID: String, SQLiteError)
+    case notReplicaDatabase(path: String)
+    case corruptRow(EntityKind, rowID: String, reason: String)
+    case corruptIndex(String)
+    case sqlite(SQLiteError)
+
+    /// What a person can do about a damaged database.
+    package static let recovery = "Keep the file for inspection, and `pulse-peer join` the household again in a fresh home: "
+        + "a peer sends a whole copy."
+
+    public var description: String {
+        switch self {
+        case let .newerSchema(found, supported):
+            "the database has schema version \(found), newer than this pulse-peer understands (\(supported)); upgrade pulse-peer"
+        case let .invalidChange(error, origin, seq):
+            "rejected change \(origin)#\(seq): \(error)"
+        case let .clock(error, origin, seq):
+            "rejected change \(origin)#\(seq): \(error)"
+        case let .immutableField(entity, rowID, field):
+            "\(entity.rawValue) \(rowID): \(field) is set once and cannot change"
+        case let .foreignOwnChange(seq):
+            "a peer sent change #\(seq) in this replica's own name, which this replica never made"
+        case let .constraint(entity, rowID, error):
+            "\(entity.rawValue) \(rowID) breaks a rule of the database: \(error.message)"
+        case let .notReplicaDatabase(path):
+            "\(path) is not a pulse-peer database"
+        case let .corruptRow(entity, rowID, reason):
+            "\(entity.rawValue) \(rowID): the stored versions are unreadable (\(reason)); the database was damaged or edited by hand. \(Self.recovery)"
+        case let .corruptIndex(reason):
+            "the change index disagrees with the rows (\(reason)); the database was damaged or edited by hand. \(Self.recovery)"
+        case let .sqlite(error):
+            error.description
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import PulseModel
+
+/// One complete row of a typed table, as the household layer reads it: its id and the
+/// current value of every field (the typed columns, which the table's constraints hold).
+public struct StoredRow: Sendable, Equatable {
+    public let id: String
+    public let fields: [String: FieldValue]
+
+    public init(id: String, fields: [String: FieldValue]) {
+        self.id = id
+        self.fields = fields
+    }
+
+    public subscript(_ field: String) -> FieldValue { fields[field] ?? .null }
+    public func text(_ field: String) -> String { self[field].textValue ?? "" }
+    public func optionalText(_ field: String) -> String? { self[field].textValue }
+    public func integer(_ field: String) -> Int64 { self[field].integerValue ?? 0 }
+    public func bool(_ field: String) -> Bool { self[field].boolValue ?? false }
+}
+
+/// What `ReplicaStore.rows` selects: fields equal to values, and the order.
+public struct RowQuery: Sendable {
+    public var filter: [(field: String, value: FieldValue)]
+    public var order: [String]
+
+    /// Rows whose fields equal the given values, ordered by `order` (ascending, SQLite's
+    /// binary collation), then by id.
+    public init(where filter: [(field: String, value: FieldValue)] = [], orderedBy order: [String] = []) {
+        self.filter = filter
+        self.order = order
+    }
+}
+
+/// Typed reads for the household layer: the rules never see SQL, and the store never
+/// states a household rule.
+extension ReplicaStore {
+    /// The complete rows of `entity` selected by `query`. Field names come from the
+    /// schema (anything else is a programming error and traps), values are bound.
+    public func rows(_ entity: EntityKind, _ query: RowQuery = RowQuery()) throws -> [StoredRow] {
+        let names = entity.schema.fieldNames
+        for name in query.filter.map(\.field) + query.order {
+            precondition(names.contains(name), "\(entity.rawValue) has no field \(name)")
+        }
+        var sql = "SELECT id, \(names.joined(separator: ", ")) FROM \(entity.rawValue)"
+        if !query.filter.isEmpty {
+            sql += " WHERE " + query.filter.enumerated().map { "\($1.field) = ?\($0 + 1)" }.joined(separator: " AND ")
+        }
+        sql += " ORDER BY " + (query.order + ["id"]).joined(separator: ", ")
+        return try connection.query(sql, query.filter.map(\.value)) { statement in
+            var rows: [StoredRow] = []
+            while try statement.step() {
+                var fields: [String: FieldValue] = [:]
+                for (index, name) in names.enumerated() { fields[name] = statement.value(Int32(index + 1)) }
+                rows.append(StoredRow(id: statement.text(0), fields: fields))
+            }
+            return rows
+        }
+    }
+
+    /// A key after every key handed out so far and after the clock's last timestamp, in
+    /// the clock's units, from this store's clock (creation and listing order).
+    public func orderingKey() throws -> Int64 {
+        max(HybridTimestamp(milliseconds: physicalClock()).rawValue, try lastTimestamp().rawValue + 1)
+    }
+
+    /// Moves the write-ahead log into the database file and empties it (before a new
+    /// database is renamed into place).
+    public func checkpoint() throws {
+        try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+}

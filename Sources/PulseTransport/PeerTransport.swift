@@ -1,0 +1,79 @@
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PulseModel
+import PulseProtocol
+import PulseIdentity
+
+/// One TCP+TLS connection to another agent, carrying framed ``PeerMessage``s.
+public struct PeerChannel: Sendable {
+    public let channel: NIOAsyncChannel<PeerMessage, PeerMessage>
+    /// The peer's machine id (SHA-256 of its certificate key), once TLS has seen it.
+    public let peerMachine: EventLoopFuture<[UInt8]>
+    public let bytes: ByteCounts
+
+    public var remoteAddress: String {
+        channel.channel.remoteAddress.map(PeerTransport.describe) ?? "unknown"
+    }
+}
+
+/// Listening and dialing. Knows the protocol's framing, never the store.
+public enum PeerTransport {
+    /// Binds `host:port` (port 0: any free port) and yields one ``PeerChannel`` per
+    /// accepted connection.
+    public static func listen(host: String, port: Int, tls: PeerTLS,
+                              group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws
+        -> NIOAsyncChannel<PeerChannel, Never> {
+        try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 64)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .bind(host: host, port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let machine = channel.eventLoop.makePromise(of: [UInt8].self)
+                    let handler = NIOSSLServerHandler(context: tls.serverContext,
+                                                      customVerificationCallback: PeerTLS.recordingPeer(into: machine))
+                    let counts = ByteCounts()
+                    try channel.pipeline.syncOperations.addHandler(ByteCountingHandler(counts, wire: true))
+                    try channel.pipeline.syncOperations.addHandler(handler)
+                    return try wrap(channel, machine: machine, counts: counts)
+                }
+            }
+    }
+
+    /// Connects to `host:port`, failing after `timeout`.
+    public static func connect(host: String, port: Int, tls: PeerTLS, timeout: TimeAmount = .seconds(5),
+                               group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> PeerChannel {
+        try await ClientBootstrap(group: group)
+            .connectTimeout(timeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connect(host: host, port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let machine = channel.eventLoop.makePromise(of: [UInt8].self)
+                    let handler = try NIOSSLClientHandler(context: tls.clientContext, serverHostname: nil,
+                                                          customVerificationCallback: PeerTLS.recordingPeer(into: machine))
+                    let counts = ByteCounts()
+                    try channel.pipeline.syncOperations.addHandler(ByteCountingHandler(counts, wire: true))
+                    try channel.pipeline.syncOperations.addHandler(handler)
+                    return try wrap(channel, machine: machine, counts: counts)
+                }
+            }
+    }
+
+    private static func wrap(_ channel: Channel, machine: EventLoopPromise<[UInt8]>, counts: ByteCounts) throws -> PeerChannel {
+        // A connection that dies before TLS saw a certificate must not leave the promise open.
+        channel.closeFuture.whenComplete { _ in machine.fail(TransportError.closedBeforeHandshake) }
+        try channel.pipeline.syncOperations.addHandler(ByteCountingHandler(counts, wire: false))
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(PeerFrameDecoder()))
+        try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(PeerFrameEncoder()))
+        let async = try NIOAsyncChannel<PeerMessage, PeerMessage>(wrappingChannelSynchronously: channel)
+        return PeerChannel(channel: async, peerMachine: machine.futureResult, bytes: counts)
+    }
+
+    package static func describe(_ address: SocketAddress) -> String {
+        switch address {
+        case let .v6(v6): "[\(address.ipAddress ?? "?")]:\(v6.address.sin6_port.bigEndian)"
+        default: "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
+        }
+    }
+}
