@@ -88,24 +88,14 @@ public enum WireCodec {
 
 extension ByteBuffer {
     package mutating func writeVarint(_ value: UInt64) {
-        var v = value
-        while v >= 0x80 {
-            writeInteger(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
-        }
-        writeInteger(UInt8(v))
+        Varint.encode(value) { writeInteger($0) }
     }
 
     package mutating func readVarint() throws(WireError) -> UInt64 {
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
-        while true {
-            guard let byte: UInt8 = readInteger() else { throw WireError("truncated integer") }
-            if shift == 63 && byte > 1 { throw WireError("integer overflows 64 bits") }
-            result |= UInt64(byte & 0x7F) << shift
-            if byte & 0x80 == 0 { return result }
-            shift += 7
-            guard shift <= 63 else { throw WireError("integer overflows 64 bits") }
+        do {
+            return try Varint.decode { readInteger(as: UInt8.self) }
+        } catch {
+            throw WireError(error.description)
         }
     }
 

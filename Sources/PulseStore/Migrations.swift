@@ -96,7 +96,7 @@ package enum Migrations {
     /// Migration 2: one `row_version` record per row of `field_version`, which goes.
     static func foldFieldVersions(_ connection: Connection) throws {
         let insert = try connection.statement("INSERT INTO row_version (entity, row_id, versions) VALUES (?1, ?2, ?3)")
-        func flush(_ key: (String, String)?, _ fields: [String: StoredVersion]) throws {
+        func flush(_ key: (String, String)?, _ fields: [String: FieldVersion]) throws {
             guard let key, !fields.isEmpty else { return }
             insert.reset()
             try insert.bind(.text(key.0), at: 1)
@@ -109,7 +109,7 @@ package enum Migrations {
             FROM field_version ORDER BY entity, row_id
             """) { statement in
             var key: (String, String)?
-            var fields: [String: StoredVersion] = [:]
+            var fields: [String: FieldVersion] = [:]
             while try statement.step() {
                 let rowKey = (statement.text(0), statement.text(1))
                 if key == nil || key! != rowKey {
@@ -120,7 +120,7 @@ package enum Migrations {
                 let base = statement.optionalInt(7).map {
                     Stamp(hlc: HybridTimestamp(rawValue: $0), origin: ReplicaID(storage: statement.int(8)))
                 }
-                fields[statement.text(2)] = StoredVersion(
+                fields[statement.text(2)] = FieldVersion(
                     value: statement.value(3),
                     stamp: Stamp(hlc: HybridTimestamp(rawValue: statement.int(4)), origin: ReplicaID(storage: statement.int(5))),
                     seq: UInt64(statement.int(6)), base: base, member: statement.optionalText(9))

@@ -3,21 +3,8 @@ import PulseModel
 
 /// A record of the conflict log: a merge kept one value of a field and dropped another.
 public struct ConflictRecord: Sendable, Hashable {
-    public enum Kind: String, Sendable {
-        /// A remote write replaced a value its author had not seen.
-        case overwritten
-        /// A remote write lost against a newer value its author had not seen.
-        case rejected
-        /// A remote edit reached a row deleted concurrently: the row stays deleted, the
-        /// edit is kept in it (visible again if the row is restored).
-        case editOfDeleted = "edit_of_deleted"
-    }
-
-    public struct Side: Sendable, Hashable {
-        public let value: FieldValue
-        public let stamp: Stamp
-        public let member: String?
-    }
+    public typealias Kind = ConflictKind
+    public typealias Side = ConflictSide
 
     public let id: Int64
     public let kind: Kind
@@ -230,7 +217,7 @@ public final class ReplicaStore {
                 throw StoreError.invalidChange(error, origin: change.origin, seq: change.seq)
             }
             for write in writes {
-                row[write.field] = StoredVersion(value: write.value, stamp: change.stamp, seq: change.seq, base: write.base, member: member)
+                row[write.field] = FieldVersion(value: write.value, stamp: change.stamp, seq: change.seq, base: write.base, member: member)
             }
             try store.saveRow(entity, rowID, before: before, after: row, fresh: fresh)
             seq += 1
@@ -305,79 +292,31 @@ public final class ReplicaStore {
         }
     }
 
-    /// Merges the fields of one change; true when at least one field took its value.
-    ///
-    /// Conflicts are logged, never resolved silently:
-    /// - the same field written on two replicas that had not seen each other's write
-    ///   (the incoming write's `base` is not the value it replaces, or the other way
-    ///   round): the LWW winner stays, the loser goes to the log;
-    /// - an edit and a deletion of the same row that did not see each other: the row
-    ///   stays deleted (deletion wins), the edit is kept in the row and logged. An edit
-    ///   whose timestamp is later than the deletion's cannot have happened before it,
-    ///   and the household layer never edits a deleted row, so the two were concurrent.
-    private func merge(_ change: Change, into row: inout [String: StoredVersion], _ outcome: inout ApplyOutcome) throws -> Bool {
-        let schema = change.entity.schema
-        let incoming = change.stamp
-        var changedAny = false
-        for write in change.fields {
-            let existing = row[write.field]
-            if let spec = schema.field(write.field), spec.immutable, let existing, existing.value != write.value {
-                throw StoreError.invalidChange(.badValue(change.entity, field: write.field, reason: "is set once and cannot change"),
-                                               origin: change.origin, seq: change.seq)
-            }
-            let stored = StoredVersion(value: write.value, stamp: incoming, seq: change.seq, base: write.base, member: change.member)
-            guard let existing else {
-                row[write.field] = stored
-                changedAny = true
-                continue
-            }
-            if existing.stamp == incoming { continue } // already have it
-            let incomingSide = ConflictRecord.Side(value: write.value, stamp: incoming, member: change.member)
-            let existingSide = ConflictRecord.Side(value: existing.value, stamp: existing.stamp, member: existing.member)
-            if incoming > existing.stamp {
-                row[write.field] = stored
-                changedAny = true
-                if write.base != existing.stamp && write.value != existing.value {
-                    try logConflict(.overwritten, change.entity, change.rowID, write.field, kept: incomingSide, lost: existingSide)
-                    outcome.conflicts += 1
-                }
-            } else if existing.base != incoming && write.value != existing.value {
-                try logConflict(.rejected, change.entity, change.rowID, write.field, kept: existingSide, lost: incomingSide)
-                outcome.conflicts += 1
-            }
+    /// Merges one change into a row by the pure rule (``RowMerge``) and logs the conflicts
+    /// it reports; true when at least one field took the change's value.
+    private func merge(_ change: Change, into row: inout [String: FieldVersion], _ outcome: inout ApplyOutcome) throws -> Bool {
+        let merged: RowMerge.Merged
+        do {
+            merged = try RowMerge.merge(change, into: &row)
+        } catch {
+            throw StoreError.invalidChange(.badValue(change.entity, field: error.field, reason: "is set once and cannot change"),
+                                           origin: change.origin, seq: change.seq)
         }
-        if changedAny, let mark = schema.tombstone {
-            outcome.conflicts += try logEditsVersusDeletion(change, row, tombstone: mark)
+        for conflict in merged.conflicts {
+            try logConflict(conflict.kind, change.entity, change.rowID, conflict.field, kept: conflict.kept, lost: conflict.lost)
         }
-        return changedAny
-    }
-
-    /// After a change to a row with a tombstone: logs every edit of the row that a
-    /// deletion did not see (in either arrival order).
-    private func logEditsVersusDeletion(_ change: Change, _ row: [String: StoredVersion],
-                                        tombstone mark: (field: String, value: FieldValue)) throws -> Int {
-        guard let deletion = row[mark.field], deletion.value == mark.value else { return 0 }
-        let deletionSide = ConflictRecord.Side(value: deletion.value, stamp: deletion.stamp, member: deletion.member)
-        var logged = 0
-        let deletionArrived = deletion.stamp == change.stamp
-        for field in change.entity.schema.fieldNames where field != mark.field {
-            guard let edit = row[field], edit.stamp > deletion.stamp, edit.stamp.origin != deletion.stamp.origin,
-                  deletionArrived || edit.stamp == change.stamp else { continue }
-            try logConflict(.editOfDeleted, change.entity, change.rowID, field, kept: deletionSide,
-                            lost: ConflictRecord.Side(value: edit.value, stamp: edit.stamp, member: edit.member))
-            logged += 1
-        }
-        return logged
+        outcome.conflicts += merged.conflicts.count
+        return merged.changed
     }
 
     // MARK: - Row versions
 
     /// A row during `apply`: as read, as merged so far.
     package struct TouchedRow {
-        package let original: [String: StoredVersion]
-        package var current: [String: StoredVersion]
+        package let original: [String: FieldVersion]
+        package var current: [String: FieldVersion]
         package var changed = false
-        package init(_ versions: [String: StoredVersion]) {
+        package init(_ versions: [String: FieldVersion]) {
             original = versions
             current = versions
         }
@@ -390,12 +329,12 @@ public final class ReplicaStore {
     }
 
     /// Every field version of one row (empty for a row never written).
-    package func versions(_ entity: EntityKind, _ rowID: String) throws -> [String: StoredVersion] {
+    package func versions(_ entity: EntityKind, _ rowID: String) throws -> [String: FieldVersion] {
         try Self.readVersions(entity, rowID, typed: rowStatement(entity, .select), partial: hot(.selectPartial)) ?? [:]
     }
 
     /// The same read on another connection (the delta cursor's), with statements from its cache.
-    static func readVersions(_ connection: Connection, _ entity: EntityKind, _ rowID: String) throws -> [String: StoredVersion]? {
+    static func readVersions(_ connection: Connection, _ entity: EntityKind, _ rowID: String) throws -> [String: FieldVersion]? {
         try readVersions(entity, rowID, typed: connection.statement(rowSQL[entity]!.select),
                          partial: connection.statement(HotStatement.selectPartial.sql))
     }
@@ -404,7 +343,7 @@ public final class ReplicaStore {
     /// when the row has none. The statements are `rowSQL[entity].select` and
     /// `HotStatement.selectPartial`, reset; they are left reset.
     private static func readVersions(_ entity: EntityKind, _ rowID: String,
-                                     typed: Statement, partial: Statement) throws -> [String: StoredVersion]? {
+                                     typed: Statement, partial: Statement) throws -> [String: FieldVersion]? {
         defer { typed.reset(); partial.reset() }
         try typed.bind(.text(rowID), at: 1)
         if try typed.step() { return try decodeVersions(typed, column: 0, entity: entity, rowID: rowID) }
@@ -414,7 +353,7 @@ public final class ReplicaStore {
         return try decodeVersions(partial, column: 0, entity: entity, rowID: rowID)
     }
 
-    static func decodeVersions(_ statement: Statement, column: Int32, entity: EntityKind, rowID: String) throws -> [String: StoredVersion] {
+    static func decodeVersions(_ statement: Statement, column: Int32, entity: EntityKind, rowID: String) throws -> [String: FieldVersion] {
         do {
             return try statement.withBlob(column) { try RowVersions.decode($0) }
         } catch let error as RowVersions.DecodingError {
@@ -429,7 +368,7 @@ public final class ReplicaStore {
     /// field of: a change whose every field was superseded leaves the index (the later
     /// change that superseded it carries the values now).
     /// `fresh`: the row must not exist yet (an insert, which fails if it does).
-    package func saveRow(_ entity: EntityKind, _ rowID: String, before: [String: StoredVersion], after: [String: StoredVersion],
+    package func saveRow(_ entity: EntityKind, _ rowID: String, before: [String: FieldVersion], after: [String: FieldVersion],
                  fresh: Bool = false) throws {
         let record = RowVersions.encode(after)
         let names = entity.schema.fieldNames
@@ -468,7 +407,7 @@ public final class ReplicaStore {
     }
 
     /// The typed columns of a row in schema order, or nil while a field is missing.
-    package static func columns(_ names: [String], _ row: [String: StoredVersion]) -> [FieldValue]? {
+    package static func columns(_ names: [String], _ row: [String: FieldVersion]) -> [FieldValue]? {
         guard row.count >= names.count else { return nil }
         var values: [FieldValue] = []
         values.reserveCapacity(names.count)

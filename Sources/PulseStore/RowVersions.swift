@@ -1,23 +1,4 @@
 import PulseModel
-/// The winning version of one field: its value, the stamp and number of the change that
-/// wrote it, the stamp its author had seen (`base`), and the member who wrote it.
-package struct StoredVersion: Equatable {
-    package let value: FieldValue
-    package let stamp: Stamp
-    package let seq: UInt64
-    package let base: Stamp?
-    package let member: String?
-
-    /// The change this version came from.
-    package var changeRef: ChangeRef { ChangeRef(origin: stamp.origin, seq: seq) }
-}
-
-/// A change by its number: `origin`'s `seq`-th change.
-package struct ChangeRef: Hashable {
-    package let origin: ReplicaID
-    package let seq: UInt64
-}
-
 /// The field versions of one row, as one `versions` value (of its typed row, or of
 /// `partial_row` while fields are missing): every field of a row in one record, written
 /// with the row itself. The changes a row's fields come from are listed once (a new row
@@ -43,7 +24,7 @@ package enum RowVersions {
         package let member: String?
     }
 
-    package static func encode(_ fields: [String: StoredVersion]) -> [UInt8] {
+    package static func encode(_ fields: [String: FieldVersion]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(64 + fields.count * 24)
         out.append(format)
@@ -60,19 +41,19 @@ package enum RowVersions {
                 origins.append(origin)
             }
         }
-        appendVarint(UInt64(origins.count), to: &out)
+        Varint.append(UInt64(origins.count), to: &out)
         for origin in origins {
             appendFixed(UInt64(bitPattern: origin.stamp.hlc.rawValue), to: &out)
             appendFixed(UInt64(bitPattern: origin.stamp.origin.storage), to: &out)
-            appendVarint(origin.seq, to: &out)
+            Varint.append(origin.seq, to: &out)
             out.append(origin.member == nil ? 0 : 1)
             if let member = origin.member { appendText(member, to: &out) }
         }
-        appendVarint(UInt64(names.count), to: &out)
+        Varint.append(UInt64(names.count), to: &out)
         for (name, index) in zip(names, indexes) {
             let version = fields[name]!
             appendText(name, to: &out)
-            appendVarint(UInt64(index), to: &out)
+            Varint.append(UInt64(index), to: &out)
             switch version.value {
             case .null: out.append(0)
             case let .integer(value): out.append(1); appendFixed(UInt64(bitPattern: value), to: &out)
@@ -87,7 +68,7 @@ package enum RowVersions {
         return out
     }
 
-    package static func decode(_ bytes: UnsafeRawBufferPointer) throws -> [String: StoredVersion] {
+    package static func decode(_ bytes: UnsafeRawBufferPointer) throws -> [String: FieldVersion] {
         var reader = Reader(bytes: bytes)
         guard try reader.byte() == format else { throw DecodingError(reason: "unknown format") }
         let originCount = try reader.varint()
@@ -104,7 +85,7 @@ package enum RowVersions {
         }
         let count = try reader.varint()
         guard count <= 256 else { throw DecodingError(reason: "\(count) fields") }
-        var fields: [String: StoredVersion] = [:]
+        var fields: [String: FieldVersion] = [:]
         fields.reserveCapacity(Int(count))
         for _ in 0..<count {
             let name = try reader.text()
@@ -125,19 +106,10 @@ package enum RowVersions {
                 base = Stamp(hlc: HybridTimestamp(rawValue: Int64(bitPattern: try reader.fixed())),
                              origin: ReplicaID(storage: Int64(bitPattern: try reader.fixed())))
             }
-            fields[name] = StoredVersion(value: value, stamp: origin.stamp, seq: origin.seq, base: base, member: origin.member)
+            fields[name] = FieldVersion(value: value, stamp: origin.stamp, seq: origin.seq, base: base, member: origin.member)
         }
         guard reader.offset == bytes.count else { throw DecodingError(reason: "trailing bytes") }
         return fields
-    }
-
-    private static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            out.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        out.append(UInt8(value))
     }
 
     private static func appendFixed(_ value: UInt64, to out: inout [UInt8]) {
@@ -147,7 +119,7 @@ package enum RowVersions {
     private static func appendText(_ text: String, to out: inout [UInt8]) {
         var text = text
         text.withUTF8 { utf8 in
-            appendVarint(UInt64(utf8.count), to: &out)
+            Varint.append(UInt64(utf8.count), to: &out)
             out.append(contentsOf: utf8)
         }
     }
@@ -170,15 +142,17 @@ package enum RowVersions {
             return UInt64(littleEndian: value)
         }
 
-        package mutating func varint() throws -> UInt64 {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                let byte = try self.byte()
-                guard shift < 64 else { throw DecodingError(reason: "varint too long") }
-                value |= UInt64(byte & 0x7F) << shift
-                if byte & 0x80 == 0 { return value }
-                shift += 7
+        mutating func varint() throws -> UInt64 {
+            do {
+                return try Varint.decode {
+                    guard offset < bytes.count else { return nil }
+                    defer { offset += 1 }
+                    return bytes[offset]
+                }
+            } catch .truncated {
+                throw DecodingError(reason: "truncated")
+            } catch {
+                throw DecodingError(reason: "varint too long")
             }
         }
 

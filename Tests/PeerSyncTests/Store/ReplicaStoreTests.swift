@@ -97,10 +97,10 @@ import Testing
 
     @Test func rowVersionsRoundTripAndRefuseDamage() throws {
         let stamp = Stamp(hlc: HybridTimestamp(rawValue: 1 << 40), origin: ReplicaID(rawValue: 0xFFFF_FFFF_FFFF_FFFE))
-        let fields: [String: StoredVersion] = [
-            "name": StoredVersion(value: .text("Crème brûlée 🍮"), stamp: stamp, seq: 300, base: nil, member: "anna"),
-            "listed": StoredVersion(value: .integer(-5), stamp: stamp, seq: 1 << 40, base: stamp, member: nil),
-            "due": StoredVersion(value: .null, stamp: stamp, seq: 1, base: nil, member: ""),
+        let fields: [String: FieldVersion] = [
+            "name": FieldVersion(value: .text("Crème brûlée 🍮"), stamp: stamp, seq: 300, base: nil, member: "anna"),
+            "listed": FieldVersion(value: .integer(-5), stamp: stamp, seq: 1 << 40, base: stamp, member: nil),
+            "due": FieldVersion(value: .null, stamp: stamp, seq: 1, base: nil, member: ""),
         ]
         let bytes = RowVersions.encode(fields)
         #expect(try bytes.withUnsafeBytes { try RowVersions.decode($0) } == fields)

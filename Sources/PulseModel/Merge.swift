@@ -1,0 +1,172 @@
+/// The winning version of one field: its value, the stamp and number of the change that
+/// wrote it, the stamp its author had seen (`base`), and the member who wrote it.
+public struct FieldVersion: Sendable, Equatable {
+    public let value: FieldValue
+    public let stamp: Stamp
+    public let seq: UInt64
+    public let base: Stamp?
+    public let member: String?
+
+    public init(value: FieldValue, stamp: Stamp, seq: UInt64, base: Stamp?, member: String?) {
+        self.value = value
+        self.stamp = stamp
+        self.seq = seq
+        self.base = base
+        self.member = member
+    }
+
+    /// The change this version came from.
+    public var changeRef: ChangeRef { ChangeRef(origin: stamp.origin, seq: seq) }
+}
+
+/// A change by its number: `origin`'s `seq`-th change.
+public struct ChangeRef: Sendable, Hashable {
+    public let origin: ReplicaID
+    public let seq: UInt64
+
+    public init(origin: ReplicaID, seq: UInt64) {
+        self.origin = origin
+        self.seq = seq
+    }
+}
+
+/// What a merge dropped, and why.
+public enum ConflictKind: String, Sendable, Hashable {
+    /// A remote write replaced a value its author had not seen.
+    case overwritten
+    /// A remote write lost against a newer value its author had not seen.
+    case rejected
+    /// A remote edit reached a row deleted concurrently: the row stays deleted, the
+    /// edit is kept in it (visible again if the row is restored).
+    case editOfDeleted = "edit_of_deleted"
+}
+
+/// One side of a conflict: a value, who wrote it and when.
+public struct ConflictSide: Sendable, Hashable {
+    public let value: FieldValue
+    public let stamp: Stamp
+    public let member: String?
+
+    public init(value: FieldValue, stamp: Stamp, member: String?) {
+        self.value = value
+        self.stamp = stamp
+        self.member = member
+    }
+
+    init(_ version: FieldVersion) {
+        self.init(value: version.value, stamp: version.stamp, member: version.member)
+    }
+}
+
+/// A conflict the merge of one change into one row found: the field, the kept and the
+/// lost side. The store adds the row and logs it.
+public struct MergeConflict: Sendable, Hashable {
+    public let kind: ConflictKind
+    public let field: String
+    public let kept: ConflictSide
+    public let lost: ConflictSide
+
+    public init(kind: ConflictKind, field: String, kept: ConflictSide, lost: ConflictSide) {
+        self.kind = kind
+        self.field = field
+        self.kept = kept
+        self.lost = lost
+    }
+}
+
+/// A change that cannot be merged: it rewrites a field that is set once.
+public enum MergeError: Error, Equatable, CustomStringConvertible {
+    case immutableField(String)
+
+    public var description: String {
+        switch self {
+        case let .immutableField(field): "\(field) is set once and cannot change"
+        }
+    }
+
+    /// The field the change could not merge.
+    public var field: String {
+        switch self {
+        case let .immutableField(field): field
+        }
+    }
+}
+
+/// The merge rule of a row, as a pure function: a row's field versions and one change
+/// in, the new versions and the conflicts out. No I/O: the store reads the row, calls
+/// this, and writes what it returns.
+///
+/// - Per field, last writer wins by ``Stamp`` (hybrid timestamp, then replica id): every
+///   replica picks the same winner in any order of arrival, and applying a change twice
+///   changes nothing.
+/// - Conflicts are reported, never resolved silently: the same field written on two
+///   replicas that had not seen each other's write (the incoming write's `base` is not
+///   the value it replaces, or the other way round) — the winner stays, the loser is
+///   reported (`overwritten` when the incoming write won, `rejected` when it lost).
+/// - Edit versus delete: the row stays deleted (deletion wins); an edit the deletion did
+///   not see stays in the row and is reported as `editOfDeleted`, in either arrival
+///   order. An edit stamped after the deletion cannot have happened before it, and the
+///   household layer never edits a deleted row, so such an edit was concurrent.
+/// - A field that is set once (`immutable` in the schema) may arrive again only with the
+///   same value.
+public enum RowMerge {
+    public struct Merged: Sendable, Equatable {
+        /// At least one field took the change's value.
+        public var changed: Bool
+        public var conflicts: [MergeConflict]
+    }
+
+    /// Merges `change` into `row` (in place, so the store's copy is not duplicated).
+    /// Throws, leaving `row` unchanged, when the change rewrites a set-once field.
+    public static func merge(_ change: Change, into row: inout [String: FieldVersion]) throws(MergeError) -> Merged {
+        let schema = change.entity.schema
+        let incoming = change.stamp
+        // Refused before anything changes: a failed merge leaves the row as it was.
+        for write in change.fields {
+            if let spec = schema.field(write.field), spec.immutable, let existing = row[write.field], existing.value != write.value {
+                throw .immutableField(write.field)
+            }
+        }
+        var merged = Merged(changed: false, conflicts: [])
+        for write in change.fields {
+            let existing = row[write.field]
+            let version = FieldVersion(value: write.value, stamp: incoming, seq: change.seq, base: write.base, member: change.member)
+            guard let existing else {
+                row[write.field] = version
+                merged.changed = true
+                continue
+            }
+            if existing.stamp == incoming { continue } // already have it
+            if incoming > existing.stamp {
+                row[write.field] = version
+                merged.changed = true
+                if write.base != existing.stamp && write.value != existing.value {
+                    merged.conflicts.append(MergeConflict(kind: .overwritten, field: write.field,
+                                                          kept: ConflictSide(version), lost: ConflictSide(existing)))
+                }
+            } else if existing.base != incoming && write.value != existing.value {
+                merged.conflicts.append(MergeConflict(kind: .rejected, field: write.field,
+                                                      kept: ConflictSide(existing), lost: ConflictSide(version)))
+            }
+        }
+        if merged.changed, let mark = schema.tombstone {
+            merged.conflicts += editsVersusDeletion(change, row, tombstone: mark)
+        }
+        return merged
+    }
+
+    /// After a change to a row with a tombstone: every edit of the row that a deletion
+    /// did not see (in either arrival order).
+    static func editsVersusDeletion(_ change: Change, _ row: [String: FieldVersion],
+                                    tombstone mark: (field: String, value: FieldValue)) -> [MergeConflict] {
+        guard let deletion = row[mark.field], deletion.value == mark.value else { return [] }
+        let deletionArrived = deletion.stamp == change.stamp
+        var conflicts: [MergeConflict] = []
+        for field in change.entity.schema.fieldNames where field != mark.field {
+            guard let edit = row[field], edit.stamp > deletion.stamp, edit.stamp.origin != deletion.stamp.origin,
+                  deletionArrived || edit.stamp == change.stamp else { continue }
+            conflicts.append(MergeConflict(kind: .editOfDeleted, field: field, kept: ConflictSide(deletion), lost: ConflictSide(edit)))
+        }
+        return conflicts
+    }
+}

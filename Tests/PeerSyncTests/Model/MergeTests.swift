@@ -1,0 +1,147 @@
+import Testing
+@testable import PulseModel
+
+/// The merge rule without SQLite: a row's versions and a change in, the new versions and
+/// the conflicts out (the way swift-nio tests its state machines: inputs → outputs).
+@Suite struct MergeTests {
+    static let a = ReplicaID(rawValue: 0xA), b = ReplicaID(rawValue: 0xB)
+
+    static func stamp(_ ms: Int64, _ origin: ReplicaID) -> Stamp { Stamp(hlc: HybridTimestamp(milliseconds: ms), origin: origin) }
+
+    /// A change of task `r1` by `origin` at `ms`; each field is `(name, value, base)`.
+    static func change(_ origin: ReplicaID, _ ms: Int64, seq: UInt64 = 1, _ fields: [(String, FieldValue, Stamp?)]) -> Change {
+        Change(origin: origin, seq: seq, hlc: HybridTimestamp(milliseconds: ms), member: nil, entity: .task, rowID: "r1",
+               fields: fields.map { FieldWrite(field: $0.0, value: $0.1, base: $0.2) })
+    }
+
+    /// Applies the changes in order to an empty row; returns the values and every conflict.
+    static func run(_ changes: [Change]) throws -> (values: [String: FieldValue], conflicts: [MergeConflict], changed: [Bool]) {
+        var row: [String: FieldVersion] = [:]
+        var conflicts: [MergeConflict] = []
+        var changed: [Bool] = []
+        for change in changes {
+            let merged = try RowMerge.merge(change, into: &row)
+            conflicts += merged.conflicts
+            changed.append(merged.changed)
+        }
+        return (row.mapValues(\.value), conflicts, changed)
+    }
+
+    struct Case: CustomTestStringConvertible, Sendable {
+        let name: String
+        let changes: [Change]
+        let values: [String: FieldValue]
+        /// `kind field kept-value lost-value` of each conflict, in order.
+        let conflicts: [String]
+        var testDescription: String { name }
+    }
+
+    static let created = stamp(100, a)
+    static let cases: [Case] = [
+        Case(name: "a new row takes every field",
+             changes: [change(a, 100, [("title", .text("Dishes"), nil), ("done", .bool(false), nil)])],
+             values: ["title": .text("Dishes"), "done": .bool(false)], conflicts: []),
+        Case(name: "a later edit that saw the value replaces it silently",
+             changes: [change(a, 100, [("title", .text("Dishes"), nil)]),
+                       change(b, 200, [("title", .text("Wash dishes"), created)])],
+             values: ["title": .text("Wash dishes")], conflicts: []),
+        Case(name: "concurrent edits of the same field: the later wins, the earlier is logged as overwritten",
+             changes: [change(a, 100, [("title", .text("Dishes"), nil)]),
+                       change(a, 200, seq: 2, [("title", .text("Oat"), created)]),
+                       change(b, 300, [("title", .text("Whole"), created)])],
+             values: ["title": .text("Whole")], conflicts: ["overwritten title Whole Oat"]),
+        Case(name: "the same two edits arriving in the other order: same winner, the loser logged as rejected",
+             changes: [change(a, 100, [("title", .text("Dishes"), nil)]),
+                       change(b, 300, [("title", .text("Whole"), created)]),
+                       change(a, 200, seq: 2, [("title", .text("Oat"), created)])],
+             values: ["title": .text("Whole")], conflicts: ["rejected title Whole Oat"]),
+        Case(name: "concurrent edits of different fields both survive",
+             changes: [change(a, 100, [("title", .text("Dishes"), nil), ("done", .bool(false), nil)]),
+                       change(a, 200, seq: 2, [("title", .text("Plates"), created)]),
+                       change(b, 150, [("done", .bool(true), created)])],
+             values: ["title": .text("Plates"), "done": .bool(true)], conflicts: []),
+        Case(name: "a tie in the clock is broken by the larger replica id",
+             changes: [change(b, 500, [("title", .text("From B"), nil)]),
+                       change(a, 500, [("title", .text("From A"), nil)])],
+             values: ["title": .text("From B")], conflicts: ["rejected title From B From A"]),
+        Case(name: "the tie broken the same way in the other order",
+             changes: [change(a, 500, [("title", .text("From A"), nil)]),
+                       change(b, 500, [("title", .text("From B"), nil)])],
+             values: ["title": .text("From B")], conflicts: ["overwritten title From B From A"]),
+        Case(name: "equal concurrent values are no conflict",
+             changes: [change(a, 100, [("title", .text("Same"), nil)]),
+                       change(b, 200, [("title", .text("Same"), nil)])],
+             values: ["title": .text("Same")], conflicts: []),
+        Case(name: "edit after a concurrent delete: the row stays deleted, the edit is kept and logged",
+             changes: [change(a, 100, [("title", .text("Dishes"), nil), ("deleted", .bool(false), nil)]),
+                       change(a, 200, seq: 2, [("deleted", .bool(true), created)]),
+                       change(b, 300, [("title", .text("Plates"), created)])],
+             values: ["title": .text("Plates"), "deleted": .bool(true)], conflicts: ["edit_of_deleted title 1 Plates"]),
+        Case(name: "delete arriving after the concurrent edit: the same outcome and the same log",
+             changes: [change(a, 100, [("title", .text("Dishes"), nil), ("deleted", .bool(false), nil)]),
+                       change(b, 300, [("title", .text("Plates"), created)]),
+                       change(a, 200, seq: 2, [("deleted", .bool(true), created)])],
+             values: ["title": .text("Plates"), "deleted": .bool(true)], conflicts: ["edit_of_deleted title 1 Plates"]),
+        Case(name: "an edit stamped before the deletion is simply older: no conflict",
+             changes: [change(a, 100, [("title", .text("Dishes"), nil), ("deleted", .bool(false), nil)]),
+                       change(b, 150, [("title", .text("Plates"), created)]),
+                       change(a, 200, seq: 2, [("deleted", .bool(true), created)])],
+             values: ["title": .text("Plates"), "deleted": .bool(true)], conflicts: []),
+        Case(name: "a set-once field arriving again with the same value changes nothing",
+             changes: [change(a, 100, [("created", .integer(7), nil)]),
+                       change(b, 200, [("created", .integer(7), nil)])],
+             values: ["created": .integer(7)], conflicts: []),
+    ]
+
+    @Test(arguments: cases)
+    func mergeRule(_ c: Case) throws {
+        let result = try Self.run(c.changes)
+        #expect(result.values == c.values)
+        let described = result.conflicts.map { conflict in
+            func text(_ v: FieldValue) -> String { v.textValue ?? v.integerValue.map(String.init) ?? "null" }
+            return "\(conflict.kind.rawValue) \(conflict.field) \(text(conflict.kept.value)) \(text(conflict.lost.value))"
+        }
+        #expect(described == c.conflicts)
+    }
+
+    /// Every order of arrival gives the same row (the merge is commutative).
+    @Test(arguments: cases)
+    func everyOrderConverges(_ c: Case) throws {
+        let expected = try Self.run(c.changes).values
+        func permutations(_ items: [Change]) -> [[Change]] {
+            guard items.count > 1 else { return [items] }
+            return items.indices.flatMap { i in
+                var rest = items
+                let first = rest.remove(at: i)
+                return permutations(rest).map { [first] + $0 }
+            }
+        }
+        for order in permutations(c.changes) {
+            #expect(try Self.run(order).values == expected)
+        }
+    }
+
+    @Test func applyingAChangeTwiceChangesNothing() throws {
+        let edit = Self.change(Self.a, 100, [("title", .text("Dishes"), nil)])
+        let result = try Self.run([edit, edit])
+        #expect(result.changed == [true, false])
+        #expect(result.conflicts.isEmpty)
+    }
+
+    @Test func aSetOnceFieldCannotChange() throws {
+        var row: [String: FieldVersion] = [:]
+        _ = try RowMerge.merge(Self.change(Self.a, 100, [("created", .integer(7), nil)]), into: &row)
+        let before = row
+        #expect(throws: MergeError.immutableField("created")) {
+            try RowMerge.merge(Self.change(Self.b, 200, [("created", .integer(8), nil)]), into: &row)
+        }
+        #expect(row == before)
+    }
+
+    @Test func anOlderWriteNeverReplacesANewerOne() throws {
+        let result = try Self.run([Self.change(Self.b, 300, [("done", .bool(true), nil)]),
+                                   Self.change(Self.a, 100, [("done", .bool(false), nil)])])
+        #expect(result.values["done"] == .bool(true))
+        #expect(result.changed == [true, false])
+    }
+}
