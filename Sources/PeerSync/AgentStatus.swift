@@ -19,10 +19,14 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         public var changes: UInt64
         /// mDNS: what Avahi is doing, or why it is unavailable, or "off".
         public var discovery: String
+        /// Changes from peers this agent applied since it started (each changed something here).
+        public var appliedChanges: UInt64
+        /// Local API clients waiting (`status --wait`) right now.
+        public var pendingWaits: Int
     }
 
     public struct Peer: Sendable, Codable, Equatable {
-        public enum State: String, Sendable, Codable { case connecting, handshaking, connected, disconnected }
+        public enum State: String, Sendable, Codable { case connecting, connected, disconnected }
         public var name: String?
         public var machineID: String?
         public var replicaID: String?

@@ -205,11 +205,15 @@ public struct PeerAgent: Service {
         case "wait":
             guard let condition = request.until else { return ControlResponse(ok: false, error: "wait needs `until`") }
             let timeout = Duration.milliseconds(min(max(request.timeoutMilliseconds ?? 30_000, 0), 3_600_000))
+            await context.engine.adjustPendingWaits(1)
+            let response: ControlResponse
             do {
-                return try await waitFor(condition, timeout: timeout, context: context, port: port)
+                response = try await waitFor(condition, timeout: timeout, context: context, port: port)
             } catch {
-                return ControlResponse(ok: false, error: "\(error)")
+                response = ControlResponse(ok: false, error: "\(error)")
             }
+            await context.engine.adjustPendingWaits(-1)
+            return response
         default:
             return ControlResponse(ok: false, error: "unknown op \(request.op.debugDescription) (known: status, changed, wait, call)")
         }
@@ -224,9 +228,11 @@ public struct PeerAgent: Service {
             let current = try await status(context, port: port)
             if condition.isMet(by: current) { return ControlResponse(ok: true, status: current) }
             let remaining = deadline - ContinuousClock.now
+            if Task.isCancelled { return ControlResponse(ok: false, error: "the agent is stopping", status: current) }
             guard remaining > .zero else {
                 return ControlResponse(ok: false, error: "timed out after \(timeout) waiting for \(condition.kind.rawValue)", status: current)
             }
+            // Both children end on cancellation, so the group never outlives the wait.
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await context.engine.changed(after: seen) }
                 group.addTask { try? await Task.sleep(for: remaining) }
@@ -247,7 +253,8 @@ public struct PeerAgent: Service {
         let machine = AgentStatus.Machine(
             machineID: store.machineID, replicaID: store.replicaID.description, householdID: store.householdID,
             household: summary.household, member: summary.member, listenAddress: options.listenHost, port: port,
-            changes: vector.total, discovery: await context.engine.discoveryState)
+            changes: vector.total, discovery: await context.engine.discoveryState,
+            appliedChanges: await context.engine.appliedChanges, pendingWaits: await context.engine.pendingWaits)
         return AgentStatus(machine: machine, peers: await context.engine.peerStatus(localVector: vector, labels: labels))
     }
 }

@@ -174,6 +174,7 @@ struct PeerSession {
                 try await outbound.write(.ack(outcome.versionVector))
                 await engine.peerVector(id, covered)
                 if !outcome.applied.isEmpty {
+                    await engine.applied(outcome.applied.count)
                     await engine.storeChanged(except: id)
                     logger.debug("applied batch", metadata: ["changes": "\(outcome.applied.count)", "conflicts": "\(outcome.conflicts)"])
                 }

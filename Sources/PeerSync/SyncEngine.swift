@@ -53,14 +53,29 @@ actor SyncEngine {
     private var addressToMachine: [PeerAddress: String] = [:]
     private var sessions: [Int: SessionEntry] = [:]
     private var nextSession = 0
-    private var sessionEndWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+    /// Dialers waiting for the session with a machine to end.
+    private var sessionEndWaiters: [String: Waiters] = [:]
     /// Bumped whenever the peer table or the store changes; `wait` callers watch it.
     private(set) var generation: UInt64 = 0
-    private var generationWaiters: [CheckedContinuation<Void, Never>] = []
+    private let generationWaiters = Waiters()
 
     init(localMachine: String) { self.localMachine = localMachine }
 
     private static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    /// Changes from peers applied since the agent started, and `wait` requests pending.
+    private(set) var appliedChanges: UInt64 = 0
+    private(set) var pendingWaits = 0
+
+    func applied(_ count: Int) {
+        appliedChanges += UInt64(count)
+        bump()
+    }
+
+    func adjustPendingWaits(_ delta: Int) {
+        pendingWaits += delta
+        bump()
+    }
 
     /// What discovery is doing, for `status`.
     private(set) var discoveryState = "off"
@@ -129,10 +144,13 @@ actor SyncEngine {
         return machine
     }
 
-    /// Returns when no session with `machine` is live.
+    /// Returns when no session with `machine` is live, or when the task is cancelled.
     func waitUntilDisconnected(_ machine: String) async {
-        guard peers["machine:\(machine)"]?.session != nil else { return }
-        await withCheckedContinuation { sessionEndWaiters[machine, default: []].append($0) }
+        while peers["machine:\(machine)"]?.session != nil, !Task.isCancelled {
+            let waiters = sessionEndWaiters[machine] ?? Waiters()
+            sessionEndWaiters[machine] = waiters
+            await waiters.wait(waiters.register())
+        }
     }
 
     // MARK: Sessions
@@ -186,7 +204,7 @@ actor SyncEngine {
             record.state = .disconnected
             record.lastError = error
             peers[key] = record
-            for waiter in sessionEndWaiters.removeValue(forKey: entry.machine) ?? [] { waiter.resume() }
+            sessionEndWaiters.removeValue(forKey: entry.machine)?.resumeAll()
         }
         bump()
     }
@@ -201,15 +219,14 @@ actor SyncEngine {
 
     private func bump() {
         generation &+= 1
-        let waiters = generationWaiters
-        generationWaiters.removeAll()
-        for waiter in waiters { waiter.resume() }
+        generationWaiters.resumeAll()
     }
 
-    /// Returns once something changed after `seen` (a value of `generation`).
+    /// Returns once something changed after `seen` (a value of `generation`), or when the
+    /// task is cancelled.
     func changed(after seen: UInt64) async {
         guard generation == seen else { return }
-        await withCheckedContinuation { generationWaiters.append($0) }
+        await generationWaiters.wait(generationWaiters.register())
     }
 
     func touch(_ id: Int) { update(id) { _ in } }

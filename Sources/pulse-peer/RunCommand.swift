@@ -69,8 +69,13 @@ struct Run: AsyncParsableCommand {
                 _ = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
             }
         }
-        let group = ServiceGroup(configuration: .init(
-            services: [.init(service: agent)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        var configuration = ServiceGroupConfiguration(
+            services: [.init(service: agent)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // Shutdown is bounded: what is still running 5 s after SIGTERM is cancelled, and a
+        // cancellation that takes 3 s more ends the process (far inside systemd's 90 s).
+        configuration.maximumGracefulShutdownDuration = .seconds(5)
+        configuration.maximumCancellationDuration = .seconds(3)
+        let group = ServiceGroup(configuration: configuration)
         do {
             try await group.run()
         } catch {

@@ -132,6 +132,12 @@ struct Home {
         return items.compactMap { $0["name"] as? String }
     }
 
+    /// The changes from peers the running agent applied since it started (`status --json`).
+    func appliedChanges() throws -> Int {
+        let status = try JSONSerialization.jsonObject(with: Data(try run(["status", "--json"]).stdout.utf8)) as? [String: Any]
+        return (status?["machine"] as? [String: Any])?["appliedChanges"] as? Int ?? 0
+    }
+
     /// Blocks until the running agent reports `condition` (event-driven, in the agent).
     @discardableResult
     func waitUntil(_ condition: String, peers: Int = 1, timeout: Int = 60) throws -> [String: Any] {
