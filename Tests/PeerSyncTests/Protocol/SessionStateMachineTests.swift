@@ -23,6 +23,12 @@ import Testing
         actions.contains { if case .close = $0 { true } else { false } }
     }
 
+    /// Closed with ERROR `notAMember`, nothing else sent.
+    func refusedAsStranger(_ actions: [SessionStateMachine.Action]) -> Bool {
+        guard closes(actions), sent(actions).count == 1, case .error(.notAMember, _) = sent(actions)[0] else { return false }
+        return true
+    }
+
     @Test func membersCompleteTheHandshake() throws {
         var (client, server) = pair()
         #expect(server.start().isEmpty) // the server waits for the client
@@ -54,11 +60,15 @@ import Testing
                                          localReplica: ReplicaID(rawValue: 1))
         var server = SessionStateMachine(role: .server, secret: secret, localMachine: serverMachine,
                                          peerMachine: Array(repeating: 9, count: 32), localReplica: ReplicaID(rawValue: 2))
-        #expect(closes(server.receive(sent(client.start())[0])))
-        // A client's proof reflected back as the server's is refused too.
+        #expect(refusedAsStranger(server.receive(sent(client.start())[0])))
+        // A client's proof reflected back as the server's is refused too, by the role in the
+        // proof: the reflected HELLO carries another replica id, so the self-connection
+        // guard does not decide it.
         var (c2, _) = pair()
-        let own = sent(c2.start())[0]
-        #expect(closes(c2.receive(own)))
+        guard case var .hello(reflected) = sent(c2.start())[0] else { Issue.record("no hello"); return }
+        reflected.replica = ReplicaID(rawValue: 3)
+        #expect(refusedAsStranger(c2.receive(.hello(reflected))))
+        #expect(!c2.isEstablished)
     }
 
     @Test func protocolViolationsCloseTheSession() {
