@@ -109,7 +109,10 @@ let package = Package(
         ),
         .testTarget(
             name: "TwoPeerTests",
-            dependencies: ["PeerSync", "pulse-peer"]
+            dependencies: [
+                "PeerSync", "PulseStore", "PulseProtocol", "PulseDiscovery", "pulse-peer",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -87,6 +87,7 @@ public struct PeerAgent: Service {
     private func runAll(listener: NIOAsyncChannel<PeerChannel, Never>,
                         control: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>,
                         peers: [PeerAddress], context: Context, port: Int) async throws {
+            let directory = PeerDirectory()
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { try await accept(listener, context) }
                 group.addTask {
@@ -95,11 +96,13 @@ public struct PeerAgent: Service {
                     }
                 }
                 for peer in peers {
-                    group.addTask { await dial(peer, context) }
+                    if let key = await directory.addStatic(peer) {
+                        group.addTask { await keepSession(key, directory, context) }
+                    }
                 }
                 group.addTask { await generateRecurringTasksDaily(context) }
                 if options.mdns {
-                    group.addTask { await runDiscovery(context, port: port) }
+                    group.addTask { await runDiscovery(context, port: port, directory: directory) }
                 } else {
                     await context.engine.setDiscovery("off (--no-mdns)")
                 }
@@ -138,34 +141,6 @@ public struct PeerAgent: Service {
                     }
                 }
             }
-        }
-    }
-
-    /// Keeps a session with a configured peer: connect, run, and after it ends (or fails)
-    /// wait with exponential backoff (0.5 s doubling to 30 s; back to 0.5 s after a
-    /// session that lasted). While another session with that machine is live (it dialed
-    /// us), waits for that one to end instead of dialing.
-    private func dial(_ peer: PeerAddress, _ context: Context) async {
-        var backoff: Duration = .milliseconds(500)
-        while !Task.isCancelled {
-            if let machine = await context.engine.liveMachine(at: peer) {
-                await context.engine.waitUntilDisconnected(machine)
-                continue
-            }
-            await context.engine.dialing(peer)
-            let started = ContinuousClock.now
-            do {
-                let connection = try await PeerTransport.connect(host: peer.host, port: peer.port, tls: context.tls)
-                let reason = await context.session(connection, role: .client, origin: .configured(peer))
-                context.logger.info("session ended", metadata: ["peer": "\(peer)", "reason": "\(reason ?? "closed")"])
-                if ContinuousClock.now - started > .seconds(10) { backoff = .milliseconds(500) }
-            } catch {
-                await context.engine.dialFailed(peer, error: "\(error)")
-                context.logger.debug("cannot reach peer", metadata: ["peer": "\(peer)", "error": "\(error)"])
-            }
-            let jitter = Duration.milliseconds(Int.random(in: 0...250))
-            do { try await Task.sleep(for: backoff + jitter) } catch { return }
-            backoff = min(backoff * 2, .seconds(30))
         }
     }
 

@@ -115,6 +115,28 @@ actor SyncEngine {
 
     // MARK: Dialing
 
+    /// The machine a directory entry leads to, when a session with it is live.
+    func connectedMachine(_ entry: PeerDirectory.Entry) -> String? {
+        if let machine = entry.machine { return isConnected(machine) ? machine : nil }
+        return entry.candidates.lazy.compactMap { self.liveMachine(at: $0) }.first
+    }
+
+    /// A dial loop is about to try `entry`'s addresses.
+    func dialing(_ entry: PeerDirectory.Entry) {
+        // A discovered machine's record exists already (mDNS made it).
+        guard entry.source == .configured else { return }
+        for address in entry.candidates { dialing(address) }
+    }
+
+    /// None of `entry`'s addresses answered.
+    func dialFailed(_ entry: PeerDirectory.Entry, error: String) {
+        if let machine = entry.machine {
+            discoveredUnreachable(machine: machine, error: error)
+        } else {
+            for address in entry.candidates { dialFailed(address, error: error) }
+        }
+    }
+
     func dialing(_ address: PeerAddress) {
         let key = recordKey(for: address)
         var record = peers[key] ?? PeerRecord()

@@ -3,19 +3,36 @@ import PeerSync
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the whole household canonically (sorted keys and rows).",
-        discussion: "Two machines that have converged print byte-identical output."
+        abstract: "Show what this machine holds of the household; --json prints all of it canonically.",
+        discussion: """
+        Without --json: a summary for people (the household, its members, how many items, tasks and projects).
+        With --json: every replicated row with its fields, keys and rows sorted; two machines that have
+        converged print byte-identical output (compare them with diff).
+        """
     )
 
     @OptionGroup var options: HomeOptions
 
-    @Flag(name: .long, help: "JSON output (the only export format; accepted for scripts that ask for it).")
+    @Flag(name: .long, help: "Print the whole household as canonical JSON.")
     var json = false
 
     func run() throws {
         let household = try options.openHousehold()
         do {
-            print(try household.canonicalExport(), terminator: "")
+            if json {
+                print(try household.canonicalExport(), terminator: "")
+                return
+            }
+            let tasks = try household.tasks()
+            let backlog = try household.backlog()
+            print(try household.householdName())
+            print("  members: \(try household.members().map(\.name).joined(separator: ", "))")
+            print("  shopping: \(try household.shoppingItems(.active).count) on the list, "
+                + "\(try household.shoppingItems(.restock).count) in the restock pool")
+            print("  tasks: \(tasks.filter { !$0.done }.count) active, \(tasks.filter(\.done).count) done, "
+                + "\(try household.recurringTemplates().count) recurring")
+            print("  backlog: \(backlog.count) categories, \(backlog.reduce(0) { $0 + $1.items.count }) items")
+            print("Everything, canonically: pulse-peer export --json")
         } catch {
             throw CLIError(error)
         }

@@ -27,20 +27,25 @@ import Testing
         let created = try PulsePeer.run(["init", "--household", "The Kowalskis", "--member", "Ola", "--member", "Jan"],
                                         environment: ["PULSE_HOME": home])
         #expect(created.status == 0, "\(created.stderr)")
-        let export = try PulsePeer.run(["export", "--home", home])
+        let export = try PulsePeer.run(["export", "--json", "--home", home])
         #expect(export.stdout.contains("\"The Kowalskis\""))
         #expect(export.stdout.contains("\"Ola\"") && export.stdout.contains("\"Jan\""))
         #expect(!export.stdout.contains("\"Anna\""))
+        // Without --json: a summary for people.
+        let summary = try PulsePeer.run(["export", "--home", home]).stdout
+        #expect(summary.hasPrefix("The Kowalskis\n"), "\(summary)")
+        #expect(summary.contains("members: Jan, Ola"))
+        #expect(summary.contains("shopping: 0 on the list, 0 in the restock pool"))
     }
 
     @Test func aSecondInitRefusesAndChangesNothing() throws {
         let home = scratch.home("c")
         #expect(try PulsePeer.run(["init", "--home", home]).status == 0)
-        let before = try PulsePeer.run(["export", "--home", home]).stdout
+        let before = try PulsePeer.run(["export", "--json", "--home", home]).stdout
         let again = try PulsePeer.run(["init", "--home", home, "--household", "Other"])
         #expect(again.status != 0)
         #expect(again.stderr.contains("already exists"))
-        #expect(try PulsePeer.run(["export", "--home", home]).stdout == before)
+        #expect(try PulsePeer.run(["export", "--json", "--home", home]).stdout == before)
     }
 
     @Test func badInputGetsAClearErrorAndCreatesNothing() throws {
