@@ -80,12 +80,26 @@ extension Household {
 
     /// Creates the tasks whose period starts on `date` (today by default) and that do not
     /// exist yet; returns how many. Safe to run on every machine, any number of times.
+    /// Writes only when a task is missing (a read otherwise). `onlyIfIdle`: while another
+    /// process holds the write lock, make nothing and return 0 at once (a listing never
+    /// waits for a writer; the agent and the next listing make them).
     @discardableResult
-    public func generateRecurringTasks(on date: IsoDate = Days.today()) throws -> Int {
-        let due = try recurringTemplates().filter { Self.isDue($0.schedule, on: date) }
+    public func generateRecurringTasks(on date: IsoDate = Days.today(), onlyIfIdle: Bool = false) throws -> Int {
+        let due = try recurringTemplates().filter { template in
+            guard Self.isDue(template.schedule, on: date) else { return false }
+            return try store.row(.task, "rt-\(template.id)-\(date)").isEmpty
+        }
         guard !due.isEmpty else { return 0 }
+        do {
+            return try writeRecurringTasks(due, on: date, waitForWriters: !onlyIfIdle)
+        } catch StoreError.busy where onlyIfIdle {
+            return 0
+        }
+    }
+
+    private func writeRecurringTasks(_ due: [RecurringTemplate], on date: IsoDate, waitForWriters: Bool) throws -> Int {
         let stamp = HybridTimestamp(milliseconds: Days.epochMilliseconds(date))
-        let (created, _) = try store.write(member: nil) { tx -> Int in
+        let (created, _) = try store.write(member: nil, waitForWriters: waitForWriters) { tx -> Int in
             var created = 0
             for template in due {
                 let id = "rt-\(template.id)-\(date)"

@@ -31,6 +31,13 @@ package enum Migrations {
 
     package static var latest: Int { all.count }
 
+    /// Whether the database is at the latest schema (a read: no lock is taken).
+    static func isCurrent(_ connection: Connection) throws -> Bool {
+        let current = Int(try connection.scalarInt("PRAGMA user_version") ?? 0)
+        guard current <= latest else { throw StoreError.newerSchema(found: current, supported: latest) }
+        return current == latest
+    }
+
     static func migrate(_ connection: Connection) throws {
         let current = Int(try connection.scalarInt("PRAGMA user_version") ?? 0)
         guard current <= latest else {

@@ -1,4 +1,7 @@
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import PulseModel
 
 /// A record of the conflict log: a merge kept one value of a field and dropped another.
@@ -65,7 +68,10 @@ public final class ReplicaStore {
             // WAL: readers never block the writer. synchronous=FULL: a commit is on disk
             // (the WAL is fsynced) before it returns, so an acknowledged write survives
             // power loss, not only a crash of the process.
-            try connection.execute("PRAGMA journal_mode = WAL")
+            // Set once, when the database is made; asking takes no lock.
+            if try connection.query("PRAGMA journal_mode", [], { try $0.step() ? $0.text(0) : "" }) != "wal" {
+                try connection.execute("PRAGMA journal_mode = WAL")
+            }
             try connection.execute("PRAGMA synchronous = FULL")
             try connection.execute("PRAGMA trusted_schema = OFF")
             // A batch of 1000 changes dirties pages of four B-trees (versions, change
@@ -73,6 +79,13 @@ public final class ReplicaStore {
             // cache a batch spills pages mid-transaction and re-reads them. The cache
             // grows only as used: an idle agent does not hold it.
             try connection.execute("PRAGMA cache_size = -\(Self.cacheKibibytes)")
+            // Opening to read takes no write lock (WAL readers never wait for a writer):
+            // only a database that needs a migration or has no replica id yet is written.
+            if try Migrations.isCurrent(connection),
+               let stored = try connection.scalarInt("SELECT value FROM meta WHERE key = 'replica_id'") {
+                self.replicaID = ReplicaID(storage: stored)
+                return
+            }
             try Migrations.migrate(connection)
             self.replicaID = try connection.transaction {
                 if let stored = try connection.scalarInt("SELECT value FROM meta WHERE key = 'replica_id'") {
@@ -85,6 +98,23 @@ public final class ReplicaStore {
             }
         } catch let error as SQLiteError where error.code & 0xFF == 26 /* SQLITE_NOTADB */ {
             throw StoreError.notReplicaDatabase(path: path)
+        }
+    }
+
+    /// Runs `body`, turning the SQLite errors a person can act on into words: another
+    /// process holding the write lock, a full disk.
+    func inWords<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as SQLiteError {
+            let primary = error.code & 0xFF
+            if primary == 5 /* SQLITE_BUSY */ {
+                throw StoreError.busy(path: path, holder: LockHolder.describe(database: path))
+            }
+            if primary == 13 /* SQLITE_FULL */ || (primary == 10 /* SQLITE_IOERR */ && connection.systemErrno == ENOSPC) {
+                throw StoreError.diskFull(directory: String(path.prefix(upTo: path.lastIndex(of: "/") ?? path.endIndex)))
+            }
+            throw error
         }
     }
 
@@ -115,8 +145,8 @@ public final class ReplicaStore {
 
     /// Local, unreplicated settings of this database (household id, this machine's member…).
     public func setMeta(_ key: String, _ value: FieldValue) throws {
-        try connection.statement("INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
-            .run([.text(key), value])
+        try inWords { try connection.statement("INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+            .run([.text(key), value]) }
     }
 
     /// The current value of one field, or nil when the field was never written.
@@ -135,8 +165,13 @@ public final class ReplicaStore {
     /// becomes one change, numbered and stamped; nothing is visible to others, and
     /// nothing is reported done, before the commit is on disk.
     @discardableResult
-    public func write<T>(member: String?, _ body: (inout LocalWriter) throws -> T) throws -> (T, [Change]) {
-        try connection.transaction {
+    /// `waitForWriters: false`: fail at once (``StoreError/busy(path:holder:)``) when another
+    /// process holds the write lock, instead of waiting for it.
+    public func write<T>(member: String?, waitForWriters: Bool = true,
+                         _ body: (inout LocalWriter) throws -> T) throws -> (T, [Change]) {
+        if !waitForWriters { connection.setBusyTimeout(0) }
+        defer { if !waitForWriters { connection.setBusyTimeout(Connection.busyTimeoutMilliseconds) } }
+        return try inWords { try connection.transaction {
             var writer = LocalWriter(store: self, member: member,
                                      clock: HybridClock(last: try lastTimestamp(), maxDriftMilliseconds: maxDriftMilliseconds),
                                      seq: try versionVector()[replicaID])
@@ -146,7 +181,7 @@ public final class ReplicaStore {
                 try saveVersion(replicaID, writer.seq)
             }
             return (result, writer.changes)
-        }
+        } }
     }
 
     /// The handle through which a local transaction writes rows.
@@ -244,7 +279,7 @@ public final class ReplicaStore {
                 throw StoreError.clock(error, origin: change.origin, seq: change.seq)
             }
         }
-        return try connection.transaction {
+        return try inWords { try connection.transaction {
             var outcome = ApplyOutcome()
             var clock = HybridClock(last: try lastTimestamp(), maxDriftMilliseconds: maxDriftMilliseconds)
             var vv = try versionVector()
@@ -289,7 +324,7 @@ public final class ReplicaStore {
             if !outcome.applied.isEmpty || advanced { try saveClock(clock.last) }
             outcome.versionVector = vv
             return outcome
-        }
+        } }
     }
 
     /// Merges one change into a row by the pure rule (``RowMerge``) and logs the conflicts

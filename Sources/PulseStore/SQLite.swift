@@ -29,6 +29,14 @@ final class Connection {
 
     enum Mode { case readWrite, readOnly }
 
+    /// How long a writer waits for another process's write transaction.
+    static let busyTimeoutMilliseconds: Int32 = 5_000
+
+    func setBusyTimeout(_ milliseconds: Int32) { sqlite3_busy_timeout(handle, milliseconds) }
+
+    /// The OS error behind the last failed call (ENOSPC behind an I/O error, say).
+    var systemErrno: Int32 { sqlite3_system_errno(handle) }
+
     init(path: String, mode: Mode = .readWrite) throws {
         var db: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
@@ -43,7 +51,7 @@ final class Connection {
         self.path = path
         sqlite3_extended_result_codes(db, 1)
         // Wait for a writer of another process (the CLI while the agent writes) instead of failing.
-        sqlite3_busy_timeout(db, 5_000)
+        sqlite3_busy_timeout(db, Self.busyTimeoutMilliseconds)
     }
 
     deinit {

@@ -12,6 +12,18 @@ public enum StoreError: Error, CustomStringConvertible {
     case corruptRow(EntityKind, rowID: String, reason: String)
     case corruptIndex(String)
     case sqlite(SQLiteError)
+    /// Another process held the write lock for longer than the busy timeout.
+    case busy(path: String, holder: String?)
+    /// The disk holding the database is full; the transaction was rolled back.
+    case diskFull(directory: String)
+
+    /// Whether the condition passes by itself (a full disk, a busy lock): retry later.
+    public var isTransient: Bool {
+        switch self {
+        case .busy, .diskFull: true
+        default: false
+        }
+    }
 
     /// What a person can do about a damaged database.
     package static let recovery = "Keep the file for inspection, and `pulse-peer join` the household again in a fresh home: "
@@ -39,6 +51,11 @@ public enum StoreError: Error, CustomStringConvertible {
             "the change index disagrees with the rows (\(reason)); the database was damaged or edited by hand. \(Self.recovery)"
         case let .sqlite(error):
             error.description
+        case let .busy(path, holder):
+            "the household database \(path) is busy: \(holder ?? "another program") has held its write lock for more than "
+                + "\(Connection.busyTimeoutMilliseconds / 1000) s. Wait for it to finish (or stop it), then retry; nothing was changed"
+        case let .diskFull(directory):
+            "the disk holding \(directory) is full: free some space there and retry; nothing was changed"
         }
     }
 }

@@ -32,9 +32,15 @@ struct TaskCommand: ParsableCommand {
         @OptionGroup var options: HomeOptions
         @Flag(help: "Print JSON.") var json = false
         func run() throws {
-            let tasks = try options.write { household -> [HouseholdTask] in
-                try household.generateRecurringTasks()
-                return try household.tasks()
+            let household = try options.openHousehold()
+            let tasks: [HouseholdTask]
+            do {
+                // Today's recurring tasks are made here when missing, unless another process
+                // is writing: a listing never waits for a writer (the agent makes them too).
+                if try household.generateRecurringTasks(onlyIfIdle: true) > 0 { AgentControl.notifyChanged(home: options.resolved) }
+                tasks = try household.tasks()
+            } catch {
+                throw CLIError(error)
             }
             if json { try Output.json(tasks) } else { TaskCommand.show(tasks) }
         }
