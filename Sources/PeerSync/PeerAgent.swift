@@ -101,6 +101,7 @@ public struct PeerAgent: Service {
                     }
                 }
                 group.addTask { await generateRecurringTasksDaily(context) }
+                group.addTask { try await watchDatabase(context) }
                 if options.mdns {
                     group.addTask { await runDiscovery(context, port: port, directory: directory) }
                 } else {
@@ -140,6 +141,21 @@ public struct PeerAgent: Service {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// Stops the agent (the error ends `run()`) when the database file is deleted, replaced
+    /// or truncated under it: its connection would go on reading and writing a file that
+    /// is no longer the household's. One `stat` and a 100-byte read per second.
+    private func watchDatabase(_ context: Context) async throws {
+        while true {
+            try await Task.sleep(for: .seconds(1))
+            do {
+                try context.store.file.checkUnchanged()
+            } catch {
+                context.logger.critical("database gone", metadata: ["error": "\(error)"])
+                throw error
             }
         }
     }

@@ -18,6 +18,8 @@ actor StoreService {
     let replicaID: ReplicaID
     let machineID: String
     let databasePath: String
+    /// The database file opened (checked by the agent's watch).
+    nonisolated let file: DatabaseFile
 
     init(home: HouseholdHome) throws {
         let household = try Household.open(home)
@@ -26,6 +28,7 @@ actor StoreService {
         replicaID = household.store.replicaID
         machineID = household.identity.machineID
         databasePath = household.home.databasePath
+        file = household.store.file
     }
 
     func identity() -> MachineIdentity { household.identity }

@@ -39,6 +39,8 @@ public struct ApplyOutcome: Sendable {
 public final class ReplicaStore {
     public let path: String
     public let replicaID: ReplicaID
+    /// The file this store has open (the agent checks it is still the one at `path`).
+    public let file: DatabaseFile
     let connection: Connection
     let physicalClock: @Sendable () -> Int64
     public let maxDriftMilliseconds: Int64
@@ -62,8 +64,12 @@ public final class ReplicaStore {
         self.path = path
         self.physicalClock = physicalClock
         self.maxDriftMilliseconds = maxDriftMilliseconds
+        // A damaged file is refused before SQLite reads it (and so before anything is
+        // synced from it).
+        if FileManager.default.fileExists(atPath: path) { _ = try DatabaseFile.check(path) }
         let connection = try Connection(path: path)
         self.connection = connection
+        self.file = try DatabaseFile.check(path)
         do {
             // WAL: readers never block the writer. synchronous=FULL: a commit is on disk
             // (the WAL is fsynced) before it returns, so an acknowledged write survives

@@ -30,4 +30,50 @@ import Testing
         try home.run(["shop", "add", "Eggs"])
         #expect(try home.shoppingNames() == ["Milk", "Eggs"])
     }
+
+    @Test func aDatabaseDeletedUnderARunningAgentStopsItAndNothingMoreIsSent() throws {
+        let homes = try scratch.household("a", "b")
+        let (a, b) = (homes[0], homes[1])
+        try b.run(["shop", "add", "Milk"])
+        let agentA = try AgentProcess(home: a.path)
+        let agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
+        try a.waitUntil("synced")
+        let exportA = try a.export()
+        let appliedByA = try a.appliedChanges()
+        try FileManager.default.removeItem(atPath: b.path + "/household.sqlite")
+        // The agent notices within its one-second watch and exits non-zero, saying why.
+        agentB.process.waitUntilExit()
+        #expect(agentB.process.terminationStatus != 0)
+        #expect(agentB.log.contains("was deleted (or moved) while in use"), "\(agentB.log)")
+        try a.waitUntil("disconnected")
+        #expect(try a.appliedChanges() == appliedByA)
+        #expect(try a.export() == exportA)
+        // The CLI refuses the home until it is set up again.
+        #expect(try PulsePeer.run(["shop", "list", "--home", b.path]).status != 0)
+        agentA.stop()
+    }
+
+    @Test func aTruncatedDatabaseIsRefusedAtStartAndNeverSyncedFrom() throws {
+        let homes = try scratch.household("a", "b")
+        let (a, b) = (homes[0], homes[1])
+        try b.run(["shop", "add"], stdin: (1...3000).map { "Thing \($0)" }.joined(separator: "\n"))
+        let path = b.path + "/household.sqlite"
+        do {
+            let connection = try Connection(path: path)
+            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        #expect(truncate(path, off_t(size / 3)) == 0)
+        let agentA = try AgentProcess(home: a.path)
+        let run = try PulsePeer.run(["run", "--home", b.path, "--port", "0", "--listen", "127.0.0.1", "--no-mdns",
+                                     "--peer", agentA.address], timeout: 20)
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("is damaged") && run.stderr.contains("truncated"), "\(run.stderr)")
+        #expect(run.stderr.contains("pulse-peer join"))
+        let list = try PulsePeer.run(["shop", "list", "--home", b.path])
+        #expect(list.status != 0 && list.stderr.contains("is damaged"))
+        #expect(try a.appliedChanges() == 0)
+        #expect(try a.shoppingNames().isEmpty)
+        agentA.stop()
+    }
 }
