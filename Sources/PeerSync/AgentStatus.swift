@@ -23,6 +23,8 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         public var appliedChanges: UInt64
         /// Local API clients waiting (`status --wait`) right now.
         public var pendingWaits: Int
+        /// What needs a person's attention on this machine (a full disk, a wrong clock…).
+        public var warnings: [String]
     }
 
     public struct Peer: Sendable, Codable, Equatable {

@@ -245,7 +245,8 @@ public struct PeerAgent: Service {
             machineID: store.machineID, replicaID: store.replicaID.description, householdID: store.householdID,
             household: summary.household, member: summary.member, listenAddress: options.listenHost, port: port,
             changes: vector.total, discovery: await context.engine.discoveryState,
-            appliedChanges: await context.engine.appliedChanges, pendingWaits: await context.engine.pendingWaits)
+            appliedChanges: await context.engine.appliedChanges, pendingWaits: await context.engine.pendingWaits,
+            warnings: await context.engine.warnings)
         return AgentStatus(machine: machine, peers: await context.engine.peerStatus(localVector: vector, labels: labels))
     }
 }

@@ -166,7 +166,7 @@ struct PeerSession {
                 await engine.peerVector(id, vector)
                 peerVector.yield(vector)
             case let .apply(batch):
-                let outcome = try await store.apply(batch)
+                let outcome = try await applyPatiently(batch, shared: shared)
                 onApplied?(outcome)
                 var covered = VersionVector()
                 for claim in batch.coverage { covered[claim.origin] = max(covered[claim.origin], claim.upTo) }
@@ -187,6 +187,36 @@ struct PeerSession {
             case let .close(reason, notify):
                 if let notify { try? await outbound.write(notify) }
                 throw End.closed(reason)
+            }
+        }
+    }
+
+    /// Applies a batch. While the store refuses it for a reason that passes by itself (the
+    /// disk is full, another process holds the write lock), waits and tries again with
+    /// backoff (0.25 s doubling to 10 s): nothing is acknowledged meanwhile (the peer keeps
+    /// the changes and its window stops it), the session stays, the problem is logged once
+    /// and shown in `status`, and the catch-up resumes by itself once the store takes writes.
+    private func applyPatiently(_ batch: DeltaBatch, shared: Shared) async throws -> ApplyOutcome {
+        var delay: Duration = .milliseconds(250)
+        var reported = false
+        while true {
+            do {
+                let outcome = try await store.apply(batch)
+                if reported {
+                    logger.notice("the store takes writes again; catching up")
+                    await engine.setStoreProblem(nil)
+                }
+                return outcome
+            } catch let error as StoreError where error.isTransient {
+                if !reported {
+                    logger.warning("cannot store changes from the peer; retrying", metadata: ["error": "\(error)"])
+                    await engine.setStoreProblem("\(error)")
+                    reported = true
+                }
+                // Waiting by choice: the reader is not reading, so the peer is not silent.
+                shared.state.withLock { $0.lastInbound = .now }
+                try await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(10))
             }
         }
     }

@@ -67,6 +67,14 @@ actor SyncEngine {
     private(set) var appliedChanges: UInt64 = 0
     private(set) var pendingWaits = 0
 
+    /// Why the store refuses writes right now (a full disk…), for `status`.
+    private(set) var storeProblem: String?
+
+    func setStoreProblem(_ problem: String?) {
+        storeProblem = problem
+        bump()
+    }
+
     func applied(_ count: Int) {
         appliedChanges += UInt64(count)
         bump()
@@ -294,4 +302,7 @@ actor SyncEngine {
     }
 
     func knownReplicas() -> [ReplicaID] { peers.values.compactMap(\.replica) }
+
+    /// What needs a person's attention, for `status`.
+    var warnings: [String] { [storeProblem].compactMap { $0 } }
 }

@@ -2,15 +2,22 @@ import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
-/// The database file as the operating system sees it: which file it is (device and inode)
-/// and whether it is whole (SQLite's header, and at least as many bytes as the header says
-/// it has pages). Cheap — one `stat` and one 100-byte read — so the agent checks it every
-/// second, and every open checks it before SQLite reads anything.
-public struct DatabaseFile: Sendable, Equatable {
+/// The database file as the operating system sees it: which file it is (device and inode),
+/// whether it is whole, and whether it is still there.
+///
+/// POSIX rule this type keeps: a process that has a SQLite connection to a file must never
+/// open and close another descriptor of that file — the close drops every POSIX lock the
+/// process holds on it, SQLite's too, and another process may then checkpoint and delete the
+/// WAL under the open connection. So the header is read only before this process opens the
+/// file with SQLite (``checkBeforeOpening(_:)``), and the watch uses `stat` alone.
+public final class DatabaseFile: Sendable {
     public let path: String
-    let device: UInt64
-    let inode: UInt64
+    private let device: UInt64
+    private let inode: UInt64
+    /// The largest size seen: the file never shrinks (no VACUUM; checkpoints only grow it).
+    private let largestSize: Mutex<Int64>
 
     /// What is wrong with the file, in words.
     public enum Problem: Error, Equatable, CustomStringConvertible {
@@ -37,37 +44,55 @@ public struct DatabaseFile: Sendable, Equatable {
         }
     }
 
-    /// The file at `path` now, after checking it is whole.
-    public static func check(_ path: String) throws(Problem) -> DatabaseFile {
+    private init(path: String, info: stat) {
+        self.path = path
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        largestSize = Mutex(Int64(info.st_size))
+    }
+
+    /// Checks that an existing file is whole — SQLite's header, and at least as many bytes as
+    /// the header says it has pages — before this process opens it with SQLite. A missing
+    /// file passes (SQLite creates it).
+    static func checkBeforeOpening(_ path: String) throws(Problem) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .missing(path) }
+        guard fd >= 0 else { return }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .missing(path) }
+        guard fstat(fd, &info) == 0, info.st_size > 0 else { return }
         var header = [UInt8](repeating: 0, count: 100)
         let read = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 100, 0) }
-        if info.st_size == 0 {
-            // A database SQLite has just created and not yet written: nothing to check.
-            return DatabaseFile(path: path, device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
-        }
         guard read == 100, header.starts(with: Array("SQLite format 3\0".utf8)) else {
             throw .damaged(path, reason: "its header is not SQLite's")
         }
         let rawPageSize = Int(header[16]) << 8 | Int(header[17])
         let pageSize = rawPageSize == 1 ? 65_536 : rawPageSize
         let pages = Int(header[28]) << 24 | Int(header[29]) << 16 | Int(header[30]) << 8 | Int(header[31])
-        let counter = header[24..<28], validFor = header[92..<96]
         guard pageSize >= 512, pageSize.nonzeroBitCount == 1 else { throw .damaged(path, reason: "its page size is invalid") }
         // The page count is trustworthy only when written with the current change counter.
-        if counter.elementsEqual(validFor), Int(info.st_size) < pages * pageSize {
+        if header[24..<28].elementsEqual(header[92..<96]), Int(info.st_size) < pages * pageSize {
             throw .damaged(path, reason: "it is \(info.st_size) bytes, shorter than its \(pages) pages of \(pageSize) bytes: truncated")
         }
-        return DatabaseFile(path: path, device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
-    /// Throws when the file at `path` is no longer this file, or is no longer whole.
+    /// The file now at `path` (after SQLite opened or created it), by `stat`.
+    static func current(_ path: String) throws(Problem) -> DatabaseFile {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw .missing(path) }
+        return DatabaseFile(path: path, info: info)
+    }
+
+    /// Throws when the file at `path` is gone, is another file, or got shorter.
     public func checkUnchanged() throws(Problem) {
-        let now = try Self.check(path)
-        guard now.device == device, now.inode == inode else { throw .replaced(path) }
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw .missing(path) }
+        guard UInt64(info.st_dev) == device, UInt64(info.st_ino) == inode else { throw .replaced(path) }
+        let size = Int64(info.st_size)
+        let shrunk = largestSize.withLock { largest -> Bool in
+            if size < largest { return true }
+            largest = size
+            return false
+        }
+        if shrunk { throw .damaged(path, reason: "it got shorter while in use (\(size) bytes): truncated") }
     }
 }

@@ -5,22 +5,29 @@ import Glibc
 
 /// Who holds a database's write lock, in words a person can act on. In WAL mode SQLite's
 /// write lock is a POSIX record lock on byte 120 of the `-shm` file (the unix VFS's
-/// `UNIX_SHM_BASE` plus `WAL_WRITE_LOCK` = 0); `F_GETLK` names the process holding it.
+/// `UNIX_SHM_BASE` plus `WAL_WRITE_LOCK` = 0). It is read from `/proc/locks`, never by
+/// opening the file: closing any descriptor of a file drops every POSIX lock this process
+/// holds on it, SQLite's included (which would let another process delete the WAL under us).
 enum LockHolder {
-    static let writeLockOffset: off_t = 120
+    static let writeLockOffset = 120
 
-    /// "process 1234 (pulse-peer run --home …)", or nil when nobody holds it (or it cannot be told).
+    /// "process 1234 (pulse-peer run --home …)", or nil when it cannot be told.
     static func describe(database path: String) -> String? {
-        let fd = open(path + "-shm", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var lock = flock()
-        lock.l_type = Int16(F_WRLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        lock.l_start = writeLockOffset
-        lock.l_len = 1
-        guard fcntl(fd, F_GETLK, &lock) == 0, lock.l_type != Int16(F_UNLCK), lock.l_pid > 0 else { return nil }
-        return "process \(lock.l_pid)" + (commandLine(of: lock.l_pid).map { " (\($0))" } ?? "")
+        var info = stat()
+        guard stat(path + "-shm", &info) == 0,
+              let locks = FileManager.default.contents(atPath: "/proc/locks") else { return nil }
+        let inode = String(info.st_ino)
+        for line in String(decoding: locks, as: UTF8.self).split(separator: "\n") {
+            // "1: POSIX  ADVISORY  WRITE 29560 fe:00:16228507 120 120"
+            let fields = line.split(separator: " ")
+            guard fields.count >= 8, fields[1] == "POSIX", fields[3] == "WRITE",
+                  fields[5].split(separator: ":").last.map(String.init) == inode,
+                  let start = Int(fields[6]), let end = Int(fields[7]) ?? (fields[7] == "EOF" ? Int.max : nil),
+                  (start...end).contains(writeLockOffset),
+                  let pid = pid_t(fields[4]), pid != getpid() else { continue }
+            return "process \(pid)" + (commandLine(of: pid).map { " (\($0))" } ?? "")
+        }
+        return nil
     }
 
     /// The command line of `pid`, shortened, from /proc.

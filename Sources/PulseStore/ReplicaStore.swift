@@ -66,10 +66,10 @@ public final class ReplicaStore {
         self.maxDriftMilliseconds = maxDriftMilliseconds
         // A damaged file is refused before SQLite reads it (and so before anything is
         // synced from it).
-        if FileManager.default.fileExists(atPath: path) { _ = try DatabaseFile.check(path) }
+        if !Connection.isOpen(path) { try DatabaseFile.checkBeforeOpening(path) }
         let connection = try Connection(path: path)
         self.connection = connection
-        self.file = try DatabaseFile.check(path)
+        self.file = try DatabaseFile.current(path)
         do {
             // WAL: readers never block the writer. synchronous=FULL: a commit is on disk
             // (the WAL is fsynced) before it returns, so an acknowledged write survives

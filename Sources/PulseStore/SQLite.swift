@@ -1,4 +1,5 @@
 import CSQLite
+import Synchronization
 import PulseModel
 
 /// An error reported by SQLite, with the statement that caused it.
@@ -49,6 +50,7 @@ final class Connection {
         }
         self.handle = db
         self.path = path
+        Self.openPaths.withLock { $0[path, default: 0] += 1 }
         sqlite3_extended_result_codes(db, 1)
         // Wait for a writer of another process (the CLI while the agent writes) instead of failing.
         sqlite3_busy_timeout(db, Self.busyTimeoutMilliseconds)
@@ -57,7 +59,17 @@ final class Connection {
     deinit {
         cache.removeAll()
         sqlite3_close_v2(handle)
+        Self.openPaths.withLock { paths in
+            paths[path, default: 1] -= 1
+            if paths[path] == 0 { paths[path] = nil }
+        }
     }
+
+    /// Paths this process has connections to, and how many (see ``DatabaseFile``: no
+    /// other descriptor of such a file may be opened and closed here).
+    private static let openPaths = Mutex<[String: Int]>([:])
+
+    static func isOpen(_ path: String) -> Bool { openPaths.withLock { $0[path] != nil } }
 
     func execute(_ sql: String) throws {
         var errorMessage: UnsafeMutablePointer<CChar>?

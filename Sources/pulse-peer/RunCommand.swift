@@ -130,6 +130,7 @@ struct Status: ParsableCommand {
         print("This machine  \(m.machineID.prefix(12))  \(m.household)\(m.member.map { "  member \($0)" } ?? "")")
         print("  listening on \(m.listenAddress):\(m.port), \(m.changes) changes")
         print("  discovery: \(m.discovery)")
+        for warning in m.warnings { print("  warning: \(warning)") }
         print(status.peers.isEmpty ? "No peers yet." : "Peers (\(status.peers.count)):")
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         for peer in status.peers {

@@ -76,4 +76,80 @@ import Testing
         #expect(try a.shoppingNames().isEmpty)
         agentA.stop()
     }
+
+    @Test(.enabled(if: SmallDisk.canMount, "mounting a tmpfs needs root (CAP_SYS_ADMIN)"))
+    func aFullDiskHoldsTheCatchUpWithoutAckAndItResumesWhenSpaceReturns() throws {
+        let a = Home(path: scratch.home("a"))
+        try a.run(["init"])
+        try a.run(["shop", "add"], stdin: (1...4000).map { "Thing number \($0) with a longer name" }.joined(separator: "\n"))
+        let disk = try SmallDisk(at: scratch.home("disk"), megabytes: 8)
+        let b = Home(path: disk.path + "/home")
+        try b.run(["join", try a.run(["invite"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)])
+        try disk.fill(leaving: 256 * 1024)
+
+        let agentA = try AgentProcess(home: a.path)
+        let agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
+        // B says the disk is full (polled from its status), and stays up.
+        let deadline = Date().addingTimeInterval(60)
+        func warnings() -> [String] {
+            let status = try? JSONSerialization.jsonObject(with: Data(b.run(["status", "--json"]).stdout.utf8)) as? [String: Any]
+            return (status?["machine"] as? [String: Any])?["warnings"] as? [String] ?? []
+        }
+        while Date() < deadline, warnings().isEmpty {}
+        #expect(warnings().first?.contains("is full: free some space") == true, "\(warnings())")
+        #expect(agentB.process.isRunning)
+        // Nothing was acknowledged that B did not store: A still counts what B lacks.
+        let seenByA = (try a.waitUntil("synced", timeout: 1, orFail: false)["peers"] as? [[String: Any]])?.first ?? [:]
+        #expect(seenByA["inSync"] as? Bool == false)
+        #expect((seenByA["peerLacks"] as? Int ?? 0) > 0)
+        let stored = try b.shoppingNames().count
+        #expect(stored < 4000)
+
+        disk.free()
+        try a.waitUntil("synced", timeout: 120)
+        try b.waitUntil("synced", timeout: 120)
+        #expect(try b.shoppingNames().count == 4000)
+        #expect(try a.export() == b.export())
+        #expect(warnings().isEmpty)
+        #expect(agentB.stop() == 0)
+        agentA.stop()
+    }
+}
+
+/// A tmpfs of a few megabytes, mounted for one test (root only), and a file that fills it.
+final class SmallDisk {
+    let path: String
+    private var filler: String { path + "/filler" }
+
+    static let canMount: Bool = {
+        guard getuid() == 0 else { return false }
+        let probe = FileManager.default.temporaryDirectory.appendingPathComponent("tmpfs-probe-\(getpid())").path
+        try? FileManager.default.createDirectory(atPath: probe, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: probe) }
+        guard mount("tmpfs", probe, "tmpfs", 0, "size=1m") == 0 else { return false }
+        umount(probe)
+        return true
+    }()
+
+    init(at path: String, megabytes: Int) throws {
+        self.path = path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        guard mount("tmpfs", path, "tmpfs", 0, "size=\(megabytes)m,mode=0700") == 0 else {
+            throw AgentProcess.Failure(description: "cannot mount a tmpfs on \(path): errno \(errno)")
+        }
+    }
+
+    /// Writes a file that leaves `bytes` free.
+    func fill(leaving bytes: Int) throws {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { throw AgentProcess.Failure(description: "statvfs \(path)") }
+        let free = Int(info.f_bavail) * Int(info.f_frsize)
+        guard FileManager.default.createFile(atPath: filler, contents: Data(count: max(0, free - bytes))) else {
+            throw AgentProcess.Failure(description: "cannot fill \(path)")
+        }
+    }
+
+    func free() { try? FileManager.default.removeItem(atPath: filler) }
+
+    deinit { umount2(path, Int32(MNT_DETACH)) }
 }

@@ -139,9 +139,12 @@ struct Home {
     }
 
     /// Blocks until the running agent reports `condition` (event-driven, in the agent).
+    /// `orFail: false`: return the status reached at the timeout instead of failing.
     @discardableResult
-    func waitUntil(_ condition: String, peers: Int = 1, timeout: Int = 60) throws -> [String: Any] {
-        let result = try run(["status", "--json", "--wait", condition, "--peers", String(peers), "--timeout", String(timeout)])
+    func waitUntil(_ condition: String, peers: Int = 1, timeout: Int = 60, orFail: Bool = true) throws -> [String: Any] {
+        let args = ["status", "--json", "--wait", condition, "--peers", String(peers), "--timeout", String(timeout)]
+        let result = orFail ? try run(args) : try PulsePeer.run(args + ["--home", path])
+        if !orFail && result.status != 0 { return try JSONSerialization.jsonObject(with: Data(run(["status", "--json"]).stdout.utf8)) as? [String: Any] ?? [:] }
         return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] ?? [:]
     }
 }
