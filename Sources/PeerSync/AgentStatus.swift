@@ -48,8 +48,43 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         /// Bytes of the current (or last) session: on the wire (TLS, handshake included)
         /// and as protocol frames.
         public var sessionBytes: ByteCounts.Snapshot?
+        /// The peer's wall clock minus this machine's at the last handshake, in milliseconds.
+        public var clockOffsetMilliseconds: Int64?
     }
 
     public var machine: Machine
     public var peers: [Peer]
+
+    /// A difference of clocks worth telling a person about.
+    public static let clockWarningMilliseconds: Int64 = 60_000
+
+    /// "15 min 0 s", "2 h 3 min", "40 s".
+    public static func describe(milliseconds: Int64) -> String {
+        let seconds = abs(milliseconds) / 1000
+        if seconds >= 3600 { return "\(seconds / 3600) h \(seconds % 3600 / 60) min" }
+        if seconds >= 60 { return "\(seconds / 60) min \(seconds % 60) s" }
+        return "\(seconds) s"
+    }
+
+    /// What the peers' clocks say about this machine's, in words (empty when they agree
+    /// within a minute). With two or more peers that all differ the same way, the odd one
+    /// out is this machine; with one, either may be wrong, and both statuses say so.
+    public static func clockWarnings(_ peers: [Peer]) -> [String] {
+        let measured = peers.filter { $0.state == .connected }.compactMap { peer in
+            peer.clockOffsetMilliseconds.map { (name: peer.name ?? String((peer.machineID ?? "?").prefix(12)), offset: $0) }
+        }
+        let off = measured.filter { abs($0.offset) >= clockWarningMilliseconds }
+        guard !off.isEmpty else { return [] }
+        let held = "changes stamped more than 10 min ahead of a machine's clock wait there until its clock catches up"
+        if measured.count >= 2, off.count == measured.count,
+           off.allSatisfy({ ($0.offset > 0) == (off[0].offset > 0) }) {
+            let typical = off.map(\.offset).sorted()[off.count / 2]
+            return ["this machine's clock looks \(describe(milliseconds: typical)) \(typical > 0 ? "behind" : "ahead") "
+                + "(all \(measured.count) peers agree): set it right (timedatectl set-ntp true); \(held)"]
+        }
+        return off.map { peer in
+            "\(peer.name)'s clock is \(describe(milliseconds: peer.offset)) \(peer.offset > 0 ? "ahead of" : "behind") "
+                + "this machine's: one of the two is wrong (set it right, e.g. timedatectl set-ntp true); \(held)"
+        }
+    }
 }

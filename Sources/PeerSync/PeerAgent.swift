@@ -102,6 +102,7 @@ public struct PeerAgent: Service {
                 }
                 group.addTask { await generateRecurringTasksDaily(context) }
                 group.addTask { try await watchDatabase(context) }
+                group.addTask { await releaseHeldChanges(context) }
                 if options.mdns {
                     group.addTask { await runDiscovery(context, port: port, directory: directory) }
                 } else {
@@ -157,6 +158,23 @@ public struct PeerAgent: Service {
                 context.logger.critical("database gone", metadata: ["error": "\(error)"])
                 throw error
             }
+        }
+    }
+
+    /// Merges the changes held for being stamped too far ahead of this clock once it has
+    /// caught up with them (checked every 5 s; a query on an empty table when none is held).
+    private func releaseHeldChanges(_ context: Context) async {
+        while !Task.isCancelled {
+            do {
+                if let outcome = try await context.store.releaseHeldChanges(), !outcome.applied.isEmpty {
+                    context.logger.notice("merged changes held for a clock ahead", metadata: ["changes": "\(outcome.applied.count)"])
+                    await context.engine.applied(outcome.applied.count)
+                    await context.engine.storeChanged()
+                }
+            } catch {
+                context.logger.warning("cannot merge held changes", metadata: ["error": "\(error)"])
+            }
+            do { try await Task.sleep(for: .seconds(5)) } catch { return }
         }
     }
 
@@ -247,6 +265,14 @@ public struct PeerAgent: Service {
             changes: vector.total, discovery: await context.engine.discoveryState,
             appliedChanges: await context.engine.appliedChanges, pendingWaits: await context.engine.pendingWaits,
             warnings: await context.engine.warnings)
-        return AgentStatus(machine: machine, peers: await context.engine.peerStatus(localVector: vector, labels: labels))
+        var status = AgentStatus(machine: machine, peers: await context.engine.peerStatus(localVector: vector, labels: labels))
+        status.machine.warnings += AgentStatus.clockWarnings(status.peers)
+        let held = try await store.heldChanges()
+        if held.count > 0 {
+            status.machine.warnings.append("\(held.count) change\(held.count == 1 ? " is" : "s are") held: stamped up to "
+                + "\(AgentStatus.describe(milliseconds: held.aheadMilliseconds)) ahead of this machine's clock by a machine whose "
+                + "clock is ahead; they are merged once this clock is within 10 min of them")
+        }
+        return status
     }
 }

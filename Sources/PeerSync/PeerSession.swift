@@ -59,6 +59,10 @@ struct PeerSession {
         struct State {
             var lastInbound = ContinuousClock.now
             var established = false
+            /// The peer's wall clock minus ours at HELLO, in milliseconds (protocol 2).
+            var clockOffset: Int64?
+            /// Held changes were logged once for this session.
+            var reportedHeld = false
             /// What the peer is known to have: its VECTOR, its ACKs, the coverage of
             /// batches it sent us, and what we have sent it.
             var peerKnown = VersionVector()
@@ -149,6 +153,14 @@ struct PeerSession {
             switch action {
             case let .send(message):
                 try await outbound.write(message)
+            case let .peerClock(clock):
+                let offset = clock - ReplicaStore.systemClock()
+                shared.state.withLock { $0.clockOffset = offset }
+                if abs(offset) >= AgentStatus.clockWarningMilliseconds {
+                    logger.warning("the peer's clock differs from this machine's",
+                                   metadata: ["offset": "\(AgentStatus.describe(milliseconds: offset))",
+                                              "peer": "\(machineHex.prefix(12))"])
+                }
             case let .established(peer):
                 let channel = connection.channel.channel
                 let registration = await engine.register(id, machine: machineHex, replica: peer, role: role, origin: origin,
@@ -158,7 +170,11 @@ struct PeerSession {
                     try? await outbound.write(.error(.duplicateSession, "already connected"))
                     throw End.closed("duplicate session with \(machineHex.prefix(12))")
                 }
-                shared.state.withLock { $0.established = true }
+                let offset = shared.state.withLock { state in
+                    state.established = true
+                    return state.clockOffset
+                }
+                if let offset { await engine.peerClock(id, offset: offset) }
                 logger.info("session established", metadata: ["peer": "\(machineHex.prefix(12))", "role": "\(role)"])
                 try await outbound.write(.vector(store.versionVector()))
             case let .startCatchUp(vector):
@@ -168,6 +184,13 @@ struct PeerSession {
             case let .apply(batch):
                 let outcome = try await applyPatiently(batch, shared: shared)
                 onApplied?(outcome)
+                if let ahead = outcome.held.map({ $0.hlc.milliseconds - ReplicaStore.systemClock() }).max(),
+                   !shared.state.withLock({ $0.reportedHeld }) {
+                    shared.state.withLock { $0.reportedHeld = true }
+                    logger.warning("holding changes stamped too far ahead of this machine's clock until it catches up",
+                                   metadata: ["changes": "\(outcome.held.count)",
+                                              "ahead": "\(AgentStatus.describe(milliseconds: ahead))"])
+                }
                 var covered = VersionVector()
                 for claim in batch.coverage { covered[claim.origin] = max(covered[claim.origin], claim.upTo) }
                 shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(covered) }

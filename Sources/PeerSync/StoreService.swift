@@ -46,6 +46,10 @@ actor StoreService {
 
     func apply(_ batch: DeltaBatch) throws -> ApplyOutcome { try household.store.apply(batch) }
 
+    func releaseHeldChanges() throws -> ApplyOutcome? { try household.store.releaseHeldChanges() }
+
+    func heldChanges() throws -> (count: Int, aheadMilliseconds: Int64) { try household.store.heldChanges() }
+
     /// A reader of deltas on a connection of its own (one per session's sender).
     nonisolated func openReader() throws -> DeltaReader {
         try DeltaReader(path: databasePath)

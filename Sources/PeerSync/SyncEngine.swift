@@ -46,6 +46,8 @@ actor SyncEngine {
         var lastError: String?
         var session: Int?
         var bytes: ByteCounts?
+        /// The peer's wall clock minus ours at the last HELLO, in milliseconds.
+        var clockOffset: Int64?
     }
 
     let localMachine: String
@@ -274,6 +276,8 @@ actor SyncEngine {
 
     func weCaughtUp(_ id: Int) { update(id) { $0.weCaughtUp = true } }
 
+    func peerClock(_ id: Int, offset: Int64) { update(id) { $0.clockOffset = offset } }
+
     /// The store changed (a local write, or a batch from session `except`): every other
     /// live session sends what its peer lacks.
     func storeChanged(except: Int? = nil) {
@@ -296,7 +300,7 @@ actor SyncEngine {
                 name: record.replica.flatMap { labels[$0] }, machineID: record.machine, replicaID: record.replica?.description,
                 addresses: record.addresses, foundBy: record.foundBy.sorted(), state: record.state, lastSeen: record.lastSeen,
                 peerLacks: lacks, weLack: weLack, inSync: inSync, lastError: record.lastError,
-                sessionBytes: record.bytes?.snapshot)
+                sessionBytes: record.bytes?.snapshot, clockOffsetMilliseconds: record.clockOffset)
         }
         .sorted { ($0.machineID ?? $0.addresses.first ?? "") < ($1.machineID ?? $1.addresses.first ?? "") }
     }

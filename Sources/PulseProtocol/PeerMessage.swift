@@ -18,16 +18,22 @@ public enum PeerMessage: Sendable, Hashable {
     case error(ProtocolErrorCode, String)
 
     public struct Hello: Sendable, Hashable {
-        public static let currentVersion: UInt16 = 1
+        /// The version this agent sends. Version 2 adds the sender's wall clock.
+        public static let currentVersion: UInt16 = 2
+        /// The versions this agent accepts (it answers in the client's).
+        public static let supportedVersions: ClosedRange<UInt16> = 1...2
         public var version: UInt16
         public var replica: ReplicaID
         /// HMAC-SHA256 membership proof (``MembershipProof``), 32 bytes.
         public var proof: [UInt8]
+        /// Version 2: the sender's wall clock when it sent HELLO, Unix milliseconds.
+        public var clock: Int64?
 
-        public init(version: UInt16 = Hello.currentVersion, replica: ReplicaID, proof: [UInt8]) {
+        public init(version: UInt16 = Hello.currentVersion, replica: ReplicaID, proof: [UInt8], clock: Int64? = nil) {
             self.version = version
             self.replica = replica
             self.proof = proof
+            self.clock = version >= 2 ? clock ?? 0 : nil
         }
     }
 

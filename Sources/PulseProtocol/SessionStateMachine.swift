@@ -1,4 +1,5 @@
 import Crypto
+import FoundationEssentials
 import PulseModel
 
 /// The protocol state of one session, as a plain value: feed it events, carry out the
@@ -13,6 +14,9 @@ public struct SessionStateMachine: Sendable {
         case send(PeerMessage)
         /// The peer proved membership: it is replica `peer`. Send our VECTOR now.
         case established(peer: ReplicaID)
+        /// The peer's wall clock when it sent HELLO (version 2), Unix milliseconds; comes
+        /// right before `established`.
+        case peerClock(Int64)
         /// The peer told what it has: stream it what it lacks.
         case startCatchUp(VersionVector)
         case apply(DeltaBatch)
@@ -33,11 +37,17 @@ public struct SessionStateMachine: Sendable {
     private let localMachine: [UInt8]
     private let peerMachine: [UInt8]
     private let localReplica: ReplicaID
+    private let wallClock: @Sendable () -> Int64
     private var state: State = .awaitingHello
+    /// The version of this session's HELLOs: the client's, which the server answers in.
+    private var version = PeerMessage.Hello.currentVersion
 
     /// `localMachine`/`peerMachine`: the SHA-256 of each side's certificate public key,
     /// as TLS established them.
-    public init(role: MembershipProof.Role, secret: SymmetricKey, localMachine: [UInt8], peerMachine: [UInt8], localReplica: ReplicaID) {
+    /// `wallClock`: Unix milliseconds, sent in HELLO so that peers can compare clocks.
+    public init(role: MembershipProof.Role, secret: SymmetricKey, localMachine: [UInt8], peerMachine: [UInt8], localReplica: ReplicaID,
+                wallClock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
+        self.wallClock = wallClock
         self.role = role
         self.secret = secret
         self.localMachine = localMachine
@@ -51,8 +61,9 @@ public struct SessionStateMachine: Sendable {
     private var serverMachine: [UInt8] { role == .client ? peerMachine : localMachine }
 
     private func ownHello() -> PeerMessage {
-        .hello(.init(replica: localReplica,
-                     proof: MembershipProof.compute(secret: secret, role: role, clientMachine: clientMachine, serverMachine: serverMachine)))
+        .hello(.init(version: version, replica: localReplica,
+                     proof: MembershipProof.compute(secret: secret, role: role, clientMachine: clientMachine, serverMachine: serverMachine),
+                     clock: wallClock()))
     }
 
     /// What to do when the connection is up: the client speaks first.
@@ -68,9 +79,13 @@ public struct SessionStateMachine: Sendable {
             state = .closed
             return [.close(reason: "peer closed the session: \(reason) (code \(code.rawValue))", notify: nil)]
         case let (.awaitingHello, .hello(hello)):
-            guard hello.version == PeerMessage.Hello.currentVersion else {
-                return fail(.unsupportedVersion, "unsupported protocol version \(hello.version) (this agent speaks \(PeerMessage.Hello.currentVersion))")
+            let supported = PeerMessage.Hello.supportedVersions
+            // The server answers in the client's version; the client expects its own back.
+            guard supported.contains(hello.version), role == .server || hello.version == version else {
+                return fail(.unsupportedVersion, "unsupported protocol version \(hello.version) "
+                    + "(this agent speaks \(supported.lowerBound)–\(supported.upperBound))")
             }
+            if role == .server { version = hello.version }
             let peerRole: MembershipProof.Role = role == .client ? .server : .client
             guard MembershipProof.verify(hello.proof, secret: secret, role: peerRole,
                                          clientMachine: clientMachine, serverMachine: serverMachine) else {
@@ -78,7 +93,8 @@ public struct SessionStateMachine: Sendable {
             }
             guard hello.replica != localReplica else { return fail(.selfConnection, "connected to itself") }
             state = .established(peerVectorSeen: false)
-            return (role == .server ? [.send(ownHello())] : []) + [.established(peer: hello.replica)]
+            return (role == .server ? [.send(ownHello())] : []) + (hello.clock.map { [.peerClock($0)] } ?? [])
+                + [.established(peer: hello.replica)]
         case (.awaitingHello, _):
             return fail(.unexpectedMessage, "expected HELLO first")
         case (.established, .hello):

@@ -26,6 +26,7 @@ public enum WireCodec {
             buffer.writeInteger(hello.version)
             buffer.writeInteger(hello.replica.rawValue)
             buffer.writeBytes(hello.proof)
+            if hello.version >= 2 { buffer.writeInteger(UInt64(bitPattern: hello.clock ?? 0)) }
         case let .vector(vector), let .caughtUp(vector), let .ack(vector):
             buffer.writeVector(vector)
         case let .batch(batch):
@@ -54,7 +55,15 @@ public enum WireCodec {
             let version: UInt16 = try buffer.readFixed()
             let replica: UInt64 = try buffer.readFixed()
             guard let proof = buffer.readBytes(length: WireLimits.proofBytes) else { throw WireError("truncated hello") }
-            message = .hello(.init(version: version, replica: ReplicaID(rawValue: replica), proof: proof))
+            var clock: Int64?
+            if version == 2 {
+                clock = Int64(bitPattern: try buffer.readFixed() as UInt64)
+            } else if version > 2 {
+                // A later version's layout is unknown: keep what is common, so the state
+                // machine can answer ERROR 2 (unsupported version) instead of "malformed".
+                buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+            }
+            message = .hello(.init(version: version, replica: ReplicaID(rawValue: replica), proof: proof, clock: clock))
         case 2: message = .vector(try buffer.readVector())
         case 3:
             let coverageCount = try buffer.readCount(max: WireLimits.maxCoveragePerBatch, what: "coverage claims")

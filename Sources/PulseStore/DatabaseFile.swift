@@ -63,7 +63,7 @@ public final class DatabaseFile: Sendable {
         var header = [UInt8](repeating: 0, count: 100)
         let read = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 100, 0) }
         guard read == 100, header.starts(with: Array("SQLite format 3\0".utf8)) else {
-            throw .damaged(path, reason: "its header is not SQLite's")
+            throw .damaged(path, reason: "its header is not SQLite's: not a pulse-peer database")
         }
         let rawPageSize = Int(header[16]) << 8 | Int(header[17])
         let pageSize = rawPageSize == 1 ? 65_536 : rawPageSize

@@ -27,6 +27,7 @@ package enum Migrations {
 
     package static let all: [Step] = [
         Step(sql: migration1), Step(sql: migration2, code: foldFieldVersions), Step(sql: migration3, code: moveVersionsIntoRows),
+        Step(sql: migration4),
     ]
 
     package static var latest: Int { all.count }
@@ -75,6 +76,18 @@ package enum Migrations {
     /// Migration 3, in SQL: every typed table gains `versions`. The default (two zero bytes)
     /// only lets existing rows take the column; `moveVersionsIntoRows` fills every one of
     /// them, and a new row always carries its record (a record is never this short).
+    /// Changes stamped too far ahead of this machine's clock, kept until it catches up
+    /// (``ReplicaStore/releaseHeldChanges()``).
+    static let migration4 = """
+    CREATE TABLE held_change (
+        origin INTEGER NOT NULL CHECK (origin <> 0),
+        seq INTEGER NOT NULL CHECK (seq > 0),
+        hlc INTEGER NOT NULL,
+        change BLOB NOT NULL,
+        PRIMARY KEY (origin, seq)
+    ) WITHOUT ROWID;
+    """
+
     package static var migration3: String {
         EntityKind.allCases.map { entity in
             "ALTER TABLE \(entity.rawValue) ADD COLUMN versions BLOB NOT NULL DEFAULT x'0000' "

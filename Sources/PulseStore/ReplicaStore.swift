@@ -25,6 +25,8 @@ public struct ApplyOutcome: Sendable {
     /// Changes already known (or entirely superseded here).
     public var ignored = 0
     public var conflicts = 0
+    /// Changes stamped too far ahead of this clock, kept to be merged later (``HeldChange``).
+    public var held: [Change] = []
     /// The version vector after the batch.
     public var versionVector = VersionVector()
 }
@@ -274,15 +276,20 @@ public final class ReplicaStore {
     /// per-field last-writer-wins by ``Stamp``.
     @discardableResult
     public func apply(_ batch: DeltaBatch) throws -> ApplyOutcome {
-        // Validate everything before touching the database.
+        // Validate everything before touching the database; set aside what is stamped too
+        // far ahead of this clock (held, not merged: see HeldChanges.swift).
         let now = physicalClock()
         let checker = HybridClock(maxDriftMilliseconds: maxDriftMilliseconds)
+        var mergeNow: [Change] = [], holdBack: [Change] = []
+        mergeNow.reserveCapacity(batch.changes.count)
         for change in batch.changes {
             do { try change.entity.schema.validate(change) } catch {
                 throw StoreError.invalidChange(error, origin: change.origin, seq: change.seq)
             }
-            do { try checker.check(remote: change.hlc, physicalMilliseconds: now) } catch {
-                throw StoreError.clock(error, origin: change.origin, seq: change.seq)
+            if (try? checker.check(remote: change.hlc, physicalMilliseconds: now)) == nil {
+                holdBack.append(change)
+            } else {
+                mergeNow.append(change)
             }
         }
         return try inWords { try connection.transaction {
@@ -292,8 +299,16 @@ public final class ReplicaStore {
             // Each row touched by the batch is read once, merged in memory, and written and
             // projected once at the end, in key order.
             var rows: [RowKey: TouchedRow] = [:]
-            rows.reserveCapacity(batch.changes.count)
-            for change in batch.changes {
+            rows.reserveCapacity(mergeNow.count)
+            for change in holdBack {
+                if change.origin == replicaID && change.seq > vv[replicaID] {
+                    throw StoreError.foreignOwnChange(seq: change.seq)
+                }
+                try hold(change)
+            }
+            outcome.held = holdBack
+            let holding = holdBack.isEmpty ? try heldOrigins() : try heldOrigins().union(holdBack.map(\.origin))
+            for change in mergeNow {
                 if change.origin == replicaID && change.seq > vv[replicaID] {
                     throw StoreError.foreignOwnChange(seq: change.seq)
                 }
@@ -319,7 +334,8 @@ public final class ReplicaStore {
                     continue
                 }
                 let current = vv[claim.origin]
-                if claim.after <= current && claim.upTo > current {
+                // Nothing of an origin is claimed while some of its changes are held.
+                if claim.after <= current && claim.upTo > current && !holding.contains(claim.origin) {
                     advanced = true
                     vv[claim.origin] = claim.upTo
                     try saveVersion(claim.origin, claim.upTo)
@@ -327,7 +343,7 @@ public final class ReplicaStore {
             }
             // A batch that changed nothing (a duplicate relayed by another peer) writes
             // nothing, so its commit costs no fsync.
-            if !outcome.applied.isEmpty || advanced { try saveClock(clock.last) }
+            if !outcome.applied.isEmpty || advanced || !holdBack.isEmpty { try saveClock(clock.last) }
             outcome.versionVector = vv
             return outcome
         } }

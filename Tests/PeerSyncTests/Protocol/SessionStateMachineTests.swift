@@ -36,8 +36,9 @@ import Testing
         #expect(hello.count == 1)
         let serverActions = server.receive(hello[0])
         #expect(serverActions.contains(.established(peer: ReplicaID(rawValue: 1))))
+        #expect(serverActions.contains { if case .peerClock = $0 { true } else { false } }) // version 2 carries the clock
         let reply = try #require(sent(serverActions).first)
-        #expect(client.receive(reply) == [.established(peer: ReplicaID(rawValue: 2))])
+        #expect(client.receive(reply).last == .established(peer: ReplicaID(rawValue: 2)))
         #expect(client.isEstablished && server.isEstablished)
         // Then VECTOR, batches, acks, keepalive.
         #expect(server.receive(.vector(VersionVector())) == [.startCatchUp(VersionVector())])
@@ -103,5 +104,28 @@ import Testing
         let actions = server.receive(.error(.shuttingDown, "bye"))
         #expect(closes(actions) && sent(actions).isEmpty)
         #expect(server.receive(.ping(1)).isEmpty)
+    }
+
+    @Test func helloCarriesTheWallClockAndAVersionOneClientIsAnsweredInVersionOne() throws {
+        let client = SessionStateMachine(role: .client, secret: secret, localMachine: clientMachine, peerMachine: serverMachine,
+                                         localReplica: ReplicaID(rawValue: 1), wallClock: { 1_000_000 })
+        var server = SessionStateMachine(role: .server, secret: secret, localMachine: serverMachine, peerMachine: clientMachine,
+                                         localReplica: ReplicaID(rawValue: 2), wallClock: { 2_000_000 })
+        var c = client
+        guard case var .hello(hello) = sent(c.start())[0] else { Issue.record("no hello"); return }
+        #expect(hello.version == 2 && hello.clock == 1_000_000)
+        let actions = server.receive(.hello(hello))
+        #expect(actions.contains(.peerClock(1_000_000)))
+        guard case let .hello(answer)? = sent(actions).first else { Issue.record("no answer"); return }
+        #expect(answer.version == 2 && answer.clock == 2_000_000)
+        // A version-1 client (no clock) is answered in version 1.
+        var server1 = SessionStateMachine(role: .server, secret: secret, localMachine: serverMachine, peerMachine: clientMachine,
+                                          localReplica: ReplicaID(rawValue: 2))
+        hello = PeerMessage.Hello(version: 1, replica: hello.replica, proof: hello.proof)
+        let old = server1.receive(.hello(hello))
+        guard case let .hello(answer1)? = sent(old).first else { Issue.record("no answer"); return }
+        #expect(answer1.version == 1 && answer1.clock == nil)
+        #expect(old.last == .established(peer: ReplicaID(rawValue: 1)))
+        #expect(!old.contains { if case .peerClock = $0 { true } else { false } })
     }
 }
