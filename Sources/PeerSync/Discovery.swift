@@ -36,7 +36,7 @@ extension PeerAgent {
                     context.logger.info("discovery", metadata: ["state": "\(state)"])
                 case let .found(service):
                     guard let machine = service.txt["id"], machine != engine.localMachine else { continue }
-                    guard service.txt["v"] == String(PeerMessage.Hello.currentVersion),
+                    guard let version = service.txt["v"].flatMap({ UInt16($0) }), PeerMessage.Hello.supportedVersions.contains(version),
                           HouseholdTag.matches(service.txt, secret: context.secret) else {
                         if ignored.insert(service.name).inserted {
                             context.logger.info("ignoring a service of another household (or a spoofed one)",

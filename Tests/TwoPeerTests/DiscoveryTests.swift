@@ -54,7 +54,7 @@ struct DiscoveryTests {
             if let eq = item.firstIndex(of: "=") { txt[String(item[..<eq])] = String(item[item.index(after: eq)...]) }
         }
         let household = try Household.open(HouseholdHome(directory: URL(fileURLWithPath: a.path)))
-        #expect(txt["v"] == "1")
+        #expect(txt["v"] == String(PeerMessage.Hello.currentVersion))
         #expect(txt["id"] == household.identity.machineID)
         #expect(txt["n"]?.count == 16 && txt["tag"]?.count == 32)
         #expect(HouseholdTag.matches(txt, secret: try household.membershipKey()))
