@@ -16,6 +16,7 @@
 static const AvahiIfIndex cavahi_if_unspec = AVAHI_IF_UNSPEC;
 static const AvahiProtocol cavahi_proto_unspec = AVAHI_PROTO_UNSPEC;
 static const AvahiProtocol cavahi_proto_inet = AVAHI_PROTO_INET;
+static const AvahiProtocol cavahi_proto_inet6 = AVAHI_PROTO_INET6;
 static const int cavahi_err_collision = AVAHI_ERR_COLLISION;
 static const AvahiLookupResultFlags cavahi_result_own = AVAHI_LOOKUP_RESULT_OUR_OWN;
 static const AvahiLookupResultFlags cavahi_result_local = AVAHI_LOOKUP_RESULT_LOCAL;
