@@ -1,10 +1,4 @@
-import PulseModel
-import PulseStore
-import PulseIdentity
-import PulseHousehold
-import PulseProtocol
 import PulseTransport
-import PulseDiscovery
 /// What `pulse-peer status` shows: this machine and each peer. Plain Codable values,
 /// the same for the CLI's human output and `--json`.
 public struct AgentStatus: Sendable, Codable, Equatable {

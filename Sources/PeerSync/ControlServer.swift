@@ -5,13 +5,8 @@ import Glibc
 import Logging
 import NIOCore
 import NIOPosix
-import PulseModel
-import PulseStore
-import PulseIdentity
-import PulseHousehold
 import PulseProtocol
-import PulseTransport
-import PulseDiscovery
+import PulseModel
 
 /// Splits a byte stream into lines of at most `maxLength` bytes.
 struct LineDecoder: ByteToMessageDecoder {

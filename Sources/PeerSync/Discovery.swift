@@ -1,12 +1,8 @@
 import FoundationEssentials
 import Logging
-import PulseModel
-import PulseStore
-import PulseIdentity
-import PulseHousehold
-import PulseProtocol
-import PulseTransport
 import PulseDiscovery
+import PulseProtocol
+import PulseModel
 
 extension PeerAgent {
     /// The mDNS address provider: publishes this agent and records the household machines

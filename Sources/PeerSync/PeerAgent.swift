@@ -4,13 +4,11 @@ import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
-import PulseModel
 import PulseStore
-import PulseIdentity
-import PulseHousehold
 import PulseProtocol
 import PulseTransport
-import PulseDiscovery
+import PulseModel
+import PulseHousehold
 
 public struct AgentOptions: Sendable {
     public static let defaultPort = 47653
@@ -148,7 +146,7 @@ public struct PeerAgent: Service {
 
     /// Stops the agent (the error ends `run()`) when the database file is deleted, replaced
     /// or truncated under it: its connection would go on reading and writing a file that
-    /// is no longer the household's. One `stat` and a 100-byte read per second.
+    /// is no longer the household's. One `stat` per second (never an open: see DatabaseFile).
     private func watchDatabase(_ context: Context) async throws {
         while true {
             try await Task.sleep(for: .seconds(1))

@@ -3,13 +3,10 @@ import FoundationEssentials
 import Logging
 import NIOCore
 import Synchronization
-import PulseModel
 import PulseStore
-import PulseIdentity
-import PulseHousehold
 import PulseProtocol
 import PulseTransport
-import PulseDiscovery
+import PulseModel
 
 /// Timings and sizes of sessions.
 public struct SessionOptions: Sendable {

@@ -1,12 +1,9 @@
 import Crypto
 import FoundationEssentials
-import PulseModel
 import PulseStore
 import PulseIdentity
+import PulseModel
 import PulseHousehold
-import PulseProtocol
-import PulseTransport
-import PulseDiscovery
 
 /// The agent's single owner of the household database. Every store call of the agent
 /// goes through this actor, so the (non-Sendable) connection is used by one task at a

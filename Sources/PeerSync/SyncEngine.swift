@@ -1,11 +1,7 @@
 import FoundationEssentials
-import PulseModel
-import PulseStore
-import PulseIdentity
-import PulseHousehold
-import PulseProtocol
 import PulseTransport
-import PulseDiscovery
+import PulseProtocol
+import PulseModel
 
 /// How a peer was found.
 enum PeerOrigin: Sendable, Hashable {

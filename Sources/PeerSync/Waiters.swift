@@ -60,6 +60,6 @@ final class Waiters: Sendable {
         if case let .waiting(continuation)? = entry { continuation.resume() }
     }
 
-    /// Waiters registered and not yet resumed (tests).
+    /// Waiters registered and not yet resumed.
     var count: Int { state.withLock { $0.entries.count } }
 }

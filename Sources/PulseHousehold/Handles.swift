@@ -3,8 +3,6 @@ import FoundationEssentials
 import Glibc
 #endif
 import PulseModel
-import PulseStore
-import PulseIdentity
 
 /// How people name a row on the command line or in the API: its position in the list
 /// shown (1, 2, …), its exact name (any case), or a prefix of its id (4+ characters).

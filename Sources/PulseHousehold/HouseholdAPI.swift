@@ -1,7 +1,5 @@
 import FoundationEssentials
 import PulseModel
-import PulseStore
-import PulseIdentity
 
 /// A JSON value, for the local API's parameters and results.
 public enum JSONValue: Sendable, Equatable, Codable {

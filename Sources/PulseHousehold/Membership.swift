@@ -2,7 +2,6 @@ import Crypto
 import FoundationEssentials
 import PulseModel
 import PulseStore
-import PulseIdentity
 
 /// The household secret (32 random bytes, created by `init`, kept in the database's
 /// local `meta`) proves membership in the sync handshake, and the invitation code

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import PulseModel
 import PulseStore
-import PulseIdentity
 
 public struct RecurringTemplate: Sendable, Codable, Equatable {
     public let id: String

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import PulseModel
 import PulseStore
-import PulseIdentity
 
 public struct ShoppingItem: Sendable, Codable, Equatable {
     public enum State: String, Sendable, Codable { case active, restock, deleted }

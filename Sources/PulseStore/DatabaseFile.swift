@@ -38,7 +38,7 @@ public final class DatabaseFile: Sendable {
         }
 
         static func recovery(_ path: String) -> String {
-            "Stopped, so that nothing is written to or synced from a file that is not the household's. Put the file back, "
+            "Nothing more is written to it or synced from it. Put the file back, "
                 + "or move it aside (`mv \(path) \(path).damaged`, with its -wal and -shm files) and run "
                 + "`pulse-peer join CODE` in the same home with a code from another machine: it sends a whole copy."
         }

@@ -343,7 +343,7 @@ public final class ReplicaStore {
             }
             // A batch that changed nothing (a duplicate relayed by another peer) writes
             // nothing, so its commit costs no fsync.
-            if !outcome.applied.isEmpty || advanced || !holdBack.isEmpty { try saveClock(clock.last) }
+            if !outcome.applied.isEmpty || advanced { try saveClock(clock.last) }
             outcome.versionVector = vv
             return outcome
         } }

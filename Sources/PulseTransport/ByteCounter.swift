@@ -1,8 +1,6 @@
 import NIOCore
 import Synchronization
 import PulseModel
-import PulseProtocol
-import PulseIdentity
 
 /// Bytes a session moved, counted at two depths: on the socket (TLS records, the
 /// handshake included) and as protocol frames (what the sync exchange itself costs).

@@ -3,7 +3,6 @@ import NIOPosix
 import NIOSSL
 import PulseModel
 import PulseProtocol
-import PulseIdentity
 
 /// One TCP+TLS connection to another agent, carrying framed ``PeerMessage``s.
 public struct PeerChannel: Sendable {
