@@ -10,8 +10,11 @@ import PulseModel
 /// batch applies at once, so one wrong clock delays only its own machine's changes.
 ///
 /// While a change of an origin is held, coverage claims for that origin do not advance the
-/// version vector: the sender offers those changes again at the next session (they are
-/// ignored as already held), and status counts them as not yet incorporated.
+/// version vector (status counts those changes as not yet incorporated, and they are not
+/// relayed to third machines); the claims are kept in `held_coverage`, and when the last
+/// held change of the origin is merged the vector advances to them, in the same
+/// transaction — so the household sees the changes at once, without waiting for another
+/// session. A claim lost to a crash only means the sender offers the range again.
 struct HeldChange: Codable {
     struct Field: Codable {
         var name: String
@@ -91,15 +94,40 @@ extension ReplicaStore {
         }
         guard !due.isEmpty else { return nil }
         // Merged first, forgotten after: a crash in between merges them again, which is idempotent.
-        let outcome = try apply(DeltaBatch(changes: due))
-        try inWords {
+        var outcome = try apply(DeltaBatch(changes: due))
+        outcome.versionVector = try inWords {
             try connection.transaction {
                 for change in due {
                     try connection.statement("DELETE FROM held_change WHERE origin = ?1 AND seq = ?2")
                         .run([.integer(change.origin.storage), .integer(Int64(change.seq))])
                 }
+                // An origin with nothing held any more takes the coverage claimed meanwhile.
+                let stillHeld = try heldOrigins()
+                var vv = try versionVector()
+                for origin in Set(due.map(\.origin)).subtracting(stillHeld) {
+                    let claimed = try heldCoverage(origin)
+                    if claimed > vv[origin] {
+                        vv[origin] = claimed
+                        try saveVersion(origin, claimed)
+                    }
+                    try connection.statement("DELETE FROM held_coverage WHERE origin = ?1").run([.integer(origin.storage)])
+                }
+                return vv
             }
         }
         return outcome
+    }
+
+    /// How far coverage of `origin` was claimed while some of its changes were held (0: none).
+    func heldCoverage(_ origin: ReplicaID) throws -> UInt64 {
+        try connection.query("SELECT up_to FROM held_coverage WHERE origin = ?1", [.integer(origin.storage)]) { statement in
+            try statement.step() ? UInt64(statement.int(0)) : 0
+        }
+    }
+
+    func saveHeldCoverage(_ origin: ReplicaID, _ upTo: UInt64) throws {
+        try connection.statement(
+            "INSERT INTO held_coverage (origin, up_to) VALUES (?1, ?2) ON CONFLICT(origin) DO UPDATE SET up_to = excluded.up_to")
+            .run([.integer(origin.storage), .integer(Int64(upTo))])
     }
 }

@@ -27,7 +27,7 @@ package enum Migrations {
 
     package static let all: [Step] = [
         Step(sql: migration1), Step(sql: migration2, code: foldFieldVersions), Step(sql: migration3, code: moveVersionsIntoRows),
-        Step(sql: migration4),
+        Step(sql: migration4), Step(sql: migration5),
     ]
 
     package static var latest: Int { all.count }
@@ -73,10 +73,7 @@ package enum Migrations {
         SELECT DISTINCT origin, seq, entity, row_id FROM field_version;
     """
 
-    /// Migration 3, in SQL: every typed table gains `versions`. The default (two zero bytes)
-    /// only lets existing rows take the column; `moveVersionsIntoRows` fills every one of
-    /// them, and a new row always carries its record (a record is never this short).
-    /// Changes stamped too far ahead of this machine's clock, kept until it catches up
+    /// Migration 4: changes stamped too far ahead of this machine's clock, kept until it catches up
     /// (``ReplicaStore/releaseHeldChanges()``).
     static let migration4 = """
     CREATE TABLE held_change (
@@ -88,6 +85,19 @@ package enum Migrations {
     ) WITHOUT ROWID;
     """
 
+    /// Migration 5: coverage claimed for an origin while some of its changes were held
+    /// (``ReplicaStore/releaseHeldChanges()`` advances the version vector to it once the
+    /// last of them is merged).
+    static let migration5 = """
+    CREATE TABLE held_coverage (
+        origin INTEGER PRIMARY KEY CHECK (origin <> 0),
+        up_to INTEGER NOT NULL CHECK (up_to > 0)
+    );
+    """
+
+    /// Migration 3, in SQL: every typed table gains `versions`. The default (two zero bytes)
+    /// only lets existing rows take the column; `moveVersionsIntoRows` fills every one of
+    /// them, and a new row always carries its record (a record is never this short).
     package static var migration3: String {
         EntityKind.allCases.map { entity in
             "ALTER TABLE \(entity.rawValue) ADD COLUMN versions BLOB NOT NULL DEFAULT x'0000' "

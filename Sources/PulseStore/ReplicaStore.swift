@@ -334,8 +334,12 @@ public final class ReplicaStore {
                     continue
                 }
                 let current = vv[claim.origin]
-                // Nothing of an origin is claimed while some of its changes are held.
-                if claim.after <= current && claim.upTo > current && !holding.contains(claim.origin) {
+                if holding.contains(claim.origin) {
+                    // Nothing of an origin is claimed while some of its changes are held:
+                    // the claim waits in `held_coverage` until the last of them is merged.
+                    let reach = max(current, try heldCoverage(claim.origin))
+                    if claim.after <= reach && claim.upTo > reach { try saveHeldCoverage(claim.origin, claim.upTo) }
+                } else if claim.after <= current && claim.upTo > current {
                     advanced = true
                     vv[claim.origin] = claim.upTo
                     try saveVersion(claim.origin, claim.upTo)
@@ -534,7 +538,7 @@ public final class ReplicaStore {
         return statement
     }
 
-    private func saveVersion(_ origin: ReplicaID, _ seq: UInt64) throws {
+    func saveVersion(_ origin: ReplicaID, _ seq: UInt64) throws {
         try connection.statement("INSERT INTO version_vector (origin, seq) VALUES (?1, ?2) ON CONFLICT(origin) DO UPDATE SET seq = excluded.seq")
             .run([.integer(origin.storage), .integer(Int64(seq))])
     }

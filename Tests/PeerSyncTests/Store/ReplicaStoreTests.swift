@@ -491,9 +491,37 @@ import Testing
         #expect(released.applied == [future])
         #expect(try b.value(.shoppingItem, "f", "name") == .text("From the future"))
         #expect(try b.heldChanges().count == 0)
-        // Now the origin's coverage advances again.
-        _ = try b.apply(DeltaBatch(coverage: [Coverage(origin: skewed, after: 0, upTo: 1)]))
+        // The coverage claimed while it was held is taken at once: no other session needed,
+        // and a third machine gets the change from b.
+        #expect(released.versionVector[skewed] == 1)
         #expect(try b.versionVector()[skewed] == 1)
+        let c = try makeStore(dir, "c", clock: clock, id: 0xD)
+        try b.sync(to: c)
+        #expect(try c.value(.shoppingItem, "f", "name") == .text("From the future"))
+        #expect(try c.versionVector()[skewed] == 1)
+    }
+
+    /// Coverage claimed in several batches while an origin is held chains up, and a claim
+    /// that leaves a gap is not taken.
+    @Test func coverageClaimedWhileHeldChainsAndWaitsForTheLastHeldChange() throws {
+        let b = try makeStore(dir, "b", clock: clock, id: 0xB)
+        let skewed = ReplicaID(rawValue: 0xC)
+        func change(_ seq: UInt64, aheadMinutes: Int64) -> Change {
+            Change(origin: skewed, seq: seq, hlc: HybridTimestamp(milliseconds: clock.now + aheadMinutes * 60_000),
+                   member: nil, entity: .shoppingItem, rowID: "r\(seq)",
+                   fields: shoppingItem("Item \(seq)").map { FieldWrite(field: $0.key, value: $0.value) })
+        }
+        try b.apply(DeltaBatch(changes: [change(1, aheadMinutes: 12), change(2, aheadMinutes: 0)],
+                               coverage: [Coverage(origin: skewed, after: 0, upTo: 2)]))
+        try b.apply(DeltaBatch(changes: [change(3, aheadMinutes: 14)], coverage: [Coverage(origin: skewed, after: 2, upTo: 3)]))
+        try b.apply(DeltaBatch(changes: [change(9, aheadMinutes: 0)], coverage: [Coverage(origin: skewed, after: 5, upTo: 9)]))
+        #expect(try b.versionVector()[skewed] == 0)
+        clock.advance(2 * 60_000 + 1) // seq 1 is due, seq 3 still held
+        #expect(try b.releaseHeldChanges()?.applied.map(\.seq) == [1])
+        #expect(try b.versionVector()[skewed] == 0)
+        clock.advance(2 * 60_000)
+        #expect(try b.releaseHeldChanges()?.applied.map(\.seq) == [3])
+        #expect(try b.versionVector()[skewed] == 3) // not 9: 4…5 never arrived
     }
 
     /// Held changes are durable: they survive a restart of the store.
