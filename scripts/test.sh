@@ -3,7 +3,7 @@
 # missing (scripts/setup.sh), builds, and runs every test (unit and multi-process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --tests
 export PATH="/opt/swift/usr/bin:$PATH"
 
 log=$(mktemp)

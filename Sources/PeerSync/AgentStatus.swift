@@ -56,20 +56,22 @@ public struct AgentStatus: Sendable, Codable, Equatable {
     public static func describe(milliseconds: Int64) -> String {
         let seconds = abs(milliseconds) / 1000
         if seconds >= 3600 { return "\(seconds / 3600) h \(seconds % 3600 / 60) min" }
-        if seconds >= 60 { return "\(seconds / 60) min \(seconds % 60) s" }
+        if seconds >= 60 { return "\(seconds / 60) min" + (seconds % 60 == 0 ? "" : " \(seconds % 60) s") }
         return "\(seconds) s"
     }
 
     /// What the peers' clocks say about this machine's, in words (empty when they agree
     /// within a minute). With two or more peers that all differ the same way, the odd one
     /// out is this machine; with one, either may be wrong, and both statuses say so.
-    public static func clockWarnings(_ peers: [Peer]) -> [String] {
+    public static func clockWarnings(_ peers: [Peer],
+                                     maxAheadMilliseconds: Int64 = HybridClock.defaultMaxDriftMilliseconds) -> [String] {
         let measured = peers.filter { $0.state == .connected }.compactMap { peer in
             peer.clockOffsetMilliseconds.map { (name: peer.name ?? String((peer.machineID ?? "?").prefix(12)), offset: $0) }
         }
         let off = measured.filter { abs($0.offset) >= clockWarningMilliseconds }
         guard !off.isEmpty else { return [] }
-        let held = "changes stamped more than 10 min ahead of a machine's clock wait there until its clock catches up"
+        let held = "changes stamped more than \(describe(milliseconds: maxAheadMilliseconds)) ahead of a machine's clock "
+            + "wait there until its clock catches up"
         if measured.count >= 2, off.count == measured.count,
            off.allSatisfy({ ($0.offset > 0) == (off[0].offset > 0) }) {
             let typical = off.map(\.offset).sorted()[off.count / 2]

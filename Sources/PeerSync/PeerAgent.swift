@@ -21,6 +21,9 @@ public struct AgentOptions: Sendable {
     public var session = SessionOptions()
     /// Advertise and discover peers over mDNS (Avahi).
     public var mdns = true
+    /// How far ahead of this clock a peer's change may be stamped and still be merged at
+    /// once; later ones are held until this clock catches up (default 10 min).
+    public var maxClockAheadMilliseconds = HybridClock.defaultMaxDriftMilliseconds
     /// Called after each batch from a peer is committed, with the changes it brought
     /// (notifications and benchmarks hang here). Runs on the session's task: keep it short.
     public var onApplied: (@Sendable (ApplyOutcome) -> Void)?
@@ -52,7 +55,7 @@ public struct PeerAgent: Service {
     }
 
     public func run() async throws {
-        let store = try StoreService(home: options.home)
+        let store = try StoreService(home: options.home, maxClockAheadMilliseconds: options.maxClockAheadMilliseconds)
         try await store.rememberStaticPeers(options.staticPeers)
         let identity = await store.identity()
         let tls = try PeerTLS(identity: identity)
@@ -264,12 +267,13 @@ public struct PeerAgent: Service {
             appliedChanges: await context.engine.appliedChanges, pendingWaits: await context.engine.pendingWaits,
             warnings: await context.engine.warnings)
         var status = AgentStatus(machine: machine, peers: await context.engine.peerStatus(localVector: vector, labels: labels))
-        status.machine.warnings += AgentStatus.clockWarnings(status.peers)
+        let bound = options.maxClockAheadMilliseconds
+        status.machine.warnings += AgentStatus.clockWarnings(status.peers, maxAheadMilliseconds: bound)
         let held = try await store.heldChanges()
         if held.count > 0 {
             status.machine.warnings.append("\(held.count) change\(held.count == 1 ? " is" : "s are") held: stamped up to "
                 + "\(AgentStatus.describe(milliseconds: held.aheadMilliseconds)) ahead of this machine's clock by a machine whose "
-                + "clock is ahead; they are merged once this clock is within 10 min of them")
+                + "clock is ahead; they are merged once this clock is within \(AgentStatus.describe(milliseconds: bound)) of them")
         }
         return status
     }

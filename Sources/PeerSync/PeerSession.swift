@@ -250,13 +250,20 @@ struct PeerSession {
         guard await vectors.next() != nil else { return } // the peer's VECTOR: what it has
         var window = Window(limit: max(1, options.batchesInFlight), acks: acks.makeAsyncIterator())
         let reader = try store.openReader()
-        let snapshot = try await sendMissing(outbound, shared: shared, reader: reader, window: &window)
-        try await outbound.write(.caughtUp(snapshot))
+        var told = try await sendMissing(outbound, shared: shared, reader: reader, window: &window).snapshot
+        try await outbound.write(.caughtUp(told))
         await engine.weCaughtUp(id)
         for await _ in signals {
             // Wait for room first: what is written meanwhile joins this snapshot.
             guard await window.waitForRoom() else { return }
-            _ = try await sendMissing(outbound, shared: shared, reader: reader, window: &window)
+            let sent = try await sendMissing(outbound, shared: shared, reader: reader, window: &window)
+            told = told.merging(sent.covered)
+            // Our vector advanced by changes the peer already has (held changes merged
+            // late): no BATCH tells it, so CAUGHT_UP again (docs/PROTOCOL.md, Live).
+            if told.missing(from: sent.snapshot) > 0 {
+                try await outbound.write(.caughtUp(sent.snapshot))
+                told = sent.snapshot
+            }
         }
     }
 
@@ -277,19 +284,22 @@ struct PeerSession {
         }
     }
 
-    /// Streams what the peer lacks from one snapshot; returns the snapshot's vector.
+    /// Streams what the peer lacks from one snapshot; returns the snapshot's vector and
+    /// what the batches' coverage told the peer about it.
     private func sendMissing(_ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, shared: Shared,
-                             reader: DeltaReader, window: inout Window) async throws -> VersionVector {
+                             reader: DeltaReader, window: inout Window) async throws -> (snapshot: VersionVector, covered: VersionVector) {
         let known = shared.state.withLock { $0.peerKnown }
         let cursor = try reader.deltas(for: known, batchLimit: options.batchLimit)
+        var covered = VersionVector()
         while let batch = try cursor.next() {
             guard await window.waitForRoom() else { throw End.closed("session ended while sending") }
             try await outbound.write(.batch(batch))
             window.inFlight += 1
+            for claim in batch.coverage { covered[claim.origin] = max(covered[claim.origin], claim.upTo) }
         }
         let snapshot = cursor.snapshotVector
         shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(snapshot) }
-        return snapshot
+        return (snapshot, covered)
     }
 
     // MARK: Keepalive

@@ -18,8 +18,8 @@ actor StoreService {
     /// The database file opened (checked by the agent's watch).
     nonisolated let file: DatabaseFile
 
-    init(home: HouseholdHome) throws {
-        let household = try Household.open(home)
+    init(home: HouseholdHome, maxClockAheadMilliseconds: Int64) throws {
+        let household = try Household.open(home, maxClockAheadMilliseconds: maxClockAheadMilliseconds)
         self.household = household
         householdID = household.householdID
         replicaID = household.store.replicaID

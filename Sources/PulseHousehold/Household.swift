@@ -73,11 +73,15 @@ public final class Household {
     }
 
     /// Opens the household in `home`; fails when there is none.
+    /// `maxClockAheadMilliseconds`: how far ahead of this clock a peer's change may be
+    /// stamped before it is held (see ``ReplicaStore/releaseHeldChanges()``).
     public static func open(_ home: HouseholdHome,
-                            physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock) throws -> Household {
+                            physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock,
+                            maxClockAheadMilliseconds: Int64 = HybridClock.defaultMaxDriftMilliseconds) throws -> Household {
         guard home.hasHousehold else { throw HouseholdError.notInitialized(home.path) }
         let identity = try MachineIdentity.load(from: home.directory.appendingPathComponent(MachineIdentity.fileName))
-        return try Household(home: home, store: ReplicaStore(path: home.databasePath, physicalClock: physicalClock), identity: identity)
+        let store = try ReplicaStore(path: home.databasePath, physicalClock: physicalClock, maxDriftMilliseconds: maxClockAheadMilliseconds)
+        return try Household(home: home, store: store, identity: identity)
     }
 
     /// Creates a new household in `home`: its profile, default settings and members, and

@@ -35,12 +35,19 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Seconds between keepalive pings; a peer silent for three is disconnected.")
     var keepalive = 15
 
+    @Option(help: ArgumentHelp("Seconds a peer's change may be stamped ahead of this clock and still merge at once.",
+                               discussion: "Later ones are kept and merged when this clock catches up (docs/ARCHITECTURE.md)."))
+    var maxClockAhead = Int(HybridClock.defaultMaxDriftMilliseconds / 1000)
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel = "info"
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard (1...3600).contains(keepalive) else { throw ValidationError("--keepalive must be between 1 and 3600 seconds") }
+        guard (1...86_400).contains(maxClockAhead) else {
+            throw ValidationError("--max-clock-ahead must be between 1 and 86400 seconds")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         for peer in peers where PeerAddress(peer) == nil {
             throw ValidationError("--peer \(peer.debugDescription) is not HOST:PORT")
@@ -61,6 +68,7 @@ struct Run: AsyncParsableCommand {
         agentOptions.staticPeers = peers.compactMap(PeerAddress.init)
         agentOptions.session.keepalive = .seconds(keepalive)
         agentOptions.mdns = !noMdns
+        agentOptions.maxClockAheadMilliseconds = Int64(maxClockAhead) * 1000
         guard options.resolved.hasHousehold else { throw CLIError(HouseholdError.notInitialized(options.resolved.path)) }
         let agent = PeerAgent(options: agentOptions, logger: logger) { ready in
             if let line = try? JSONEncoder().encode(ready) {

@@ -77,6 +77,48 @@ import Testing
         agentA.stop()
     }
 
+    /// B's clock is 15 minutes ahead (libfaketime, for B's agent and B's CLI alike). A merges
+    /// at once what is stamped up to 14 min 45 s ahead of it (`--max-clock-ahead 885`, so
+    /// the test waits seconds, not the 5 minutes the default 10-minute bound would take):
+    /// A's change reaches B at once; B's waits, held on A, and merges by the rule when A's
+    /// clock is within the bound; both statuses name the clock.
+    @Test(.enabled(if: FakeTime.available, "needs libfaketime (apt install faketime)"))
+    func aClockFifteenMinutesAheadDelaysOnlyItsOwnChanges() throws {
+        let homes = try scratch.household("a", "b")
+        let a = homes[0]
+        var b = homes[1]
+        b.wrapper = FakeTime.offset("+15m")
+        let agentA = try AgentProcess(home: a.path, ["--max-clock-ahead", "885"])
+        let agentB = try AgentProcess(home: b.path, ["--peer", agentA.address], wrapper: b.wrapper)
+        try a.waitUntil("synced")
+        try b.waitUntil("synced")
+
+        try b.run(["shop", "add", "FromSkewedB"])
+        try a.run(["shop", "add", "FromA"])
+        let written = Date()
+        // The healthy machine's change arrives at once, the skewed one's is held on A.
+        #expect(try eventually(timeout: 5) { try b.shoppingNames().contains("FromA") })
+        #expect(eventually(timeout: 5) { a.warnings().contains { $0.contains("1 change is held") } }, "\(a.warnings())")
+        #expect(try a.shoppingNames() == ["FromA"])
+        // Measured at HELLO, so within a second of 15 min ("15 min" or "14 min 59 s").
+        func namesTheClock(_ warning: String, _ direction: String) -> Bool {
+            (warning.contains("clock is 15 min") || warning.contains("clock is 14 min 59 s")) && warning.contains(direction)
+        }
+        #expect(a.warnings().contains { namesTheClock($0, "ahead of this machine's") }, "\(a.warnings())")
+        #expect(b.warnings().contains { namesTheClock($0, "behind this machine's") }, "\(b.warnings())")
+        // Then by the rule: merged once A's clock is within 14 min 45 s of the stamp (about 15 s
+        // after it was made, checked every 5 s), and A's vector covers it — sync reaches `synced`.
+        try a.waitUntil("synced", timeout: 60)
+        #expect(Date().timeIntervalSince(written) > 10, "merged before the clock caught up")
+        #expect(try a.shoppingNames().sorted() == ["FromA", "FromSkewedB"])
+        try b.waitUntil("synced", timeout: 30)
+        #expect(try a.export() == b.export())
+        #expect(!a.warnings().contains { $0.contains("held") })
+        #expect(agentB.stop() == 0)
+        #expect(agentA.stop() == 0)
+        FakeTime.removeLeftovers()
+    }
+
     @Test(.enabled(if: SmallDisk.canMount, "mounting a tmpfs needs root (CAP_SYS_ADMIN)"))
     func aFullDiskHoldsTheCatchUpWithoutAckAndItResumesWhenSpaceReturns() throws {
         let a = Home(path: scratch.home("a"))
@@ -90,13 +132,8 @@ import Testing
         let agentA = try AgentProcess(home: a.path)
         let agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
         // B says the disk is full (polled from its status), and stays up.
-        let deadline = Date().addingTimeInterval(60)
-        func warnings() -> [String] {
-            let status = try? JSONSerialization.jsonObject(with: Data(b.run(["status", "--json"]).stdout.utf8)) as? [String: Any]
-            return (status?["machine"] as? [String: Any])?["warnings"] as? [String] ?? []
-        }
-        while Date() < deadline, warnings().isEmpty {}
-        #expect(warnings().first?.contains("is full: free some space") == true, "\(warnings())")
+        #expect(eventually(timeout: 60) { !b.warnings().isEmpty })
+        #expect(b.warnings().first?.contains("is full: free some space") == true, "\(b.warnings())")
         #expect(agentB.process.isRunning)
         // Nothing was acknowledged that B did not store: A still counts what B lacks.
         let seenByA = (try a.waitUntil("synced", timeout: 1, orFail: false)["peers"] as? [[String: Any]])?.first ?? [:]
@@ -110,7 +147,7 @@ import Testing
         try b.waitUntil("synced", timeout: 120)
         #expect(try b.shoppingNames().count == 4000)
         #expect(try a.export() == b.export())
-        #expect(warnings().isEmpty)
+        #expect(b.warnings().isEmpty)
         #expect(agentB.stop() == 0)
         agentA.stop()
     }

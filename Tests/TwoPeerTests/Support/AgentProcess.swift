@@ -18,15 +18,16 @@ final class AgentProcess: @unchecked Sendable {
     /// network namespace when one is given (else with mDNS off: tests never touch the
     /// machine's own Avahi).
     init(home: String, _ args: [String] = [], on host: TestHost? = nil, listen: String = "127.0.0.1",
-         timeout: TimeInterval = 30) throws {
+         wrapper: [String] = [], timeout: TimeInterval = 30) throws {
         self.home = home
         let run = ["run", "--home", home, "--port", "0", "--listen", listen] + (host == nil ? ["--no-mdns"] : []) + args
+        let command = wrapper + [PulsePeer.executable.path] + run
         if let host {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = host.wrap([PulsePeer.executable.path] + run)
+            process.arguments = host.wrap(command)
         } else {
-            process.executableURL = PulsePeer.executable
-            process.arguments = run
+            process.executableURL = URL(fileURLWithPath: command[0])
+            process.arguments = Array(command.dropFirst())
         }
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "PULSE_HOME")
@@ -114,10 +115,12 @@ final class AgentProcess: @unchecked Sendable {
 /// Helpers over the CLI for one home.
 struct Home {
     let path: String
+    /// A command every command runs under (e.g. ``FakeTime/offset(_:)``).
+    var wrapper: [String] = []
 
     @discardableResult
     func run(_ args: [String], stdin: String? = nil) throws -> PulsePeer.Result {
-        let result = try PulsePeer.run(args + ["--home", path], stdin: stdin)
+        let result = try PulsePeer.run(args + ["--home", path], stdin: stdin, wrapper: wrapper)
         if result.status != 0 {
             throw AgentProcess.Failure(description: "pulse-peer \(args.joined(separator: " ")) failed: \(result.stderr)")
         }
@@ -143,7 +146,7 @@ struct Home {
     @discardableResult
     func waitUntil(_ condition: String, peers: Int = 1, timeout: Int = 60, orFail: Bool = true) throws -> [String: Any] {
         let args = ["status", "--json", "--wait", condition, "--peers", String(peers), "--timeout", String(timeout)]
-        let result = orFail ? try run(args) : try PulsePeer.run(args + ["--home", path])
+        let result = orFail ? try run(args) : try PulsePeer.run(args + ["--home", path], wrapper: wrapper)
         if !orFail && result.status != 0 { return try JSONSerialization.jsonObject(with: Data(run(["status", "--json"]).stdout.utf8)) as? [String: Any] ?? [:] }
         return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] ?? [:]
     }
@@ -157,5 +160,55 @@ extension Scratch {
         let code = try homes[0].run(["invite"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         for home in homes.dropFirst() { try home.run(["join", code]) }
         return homes
+    }
+}
+
+/// libfaketime (Debian's `faketime`): a process whose clock is wrong by a fixed offset
+/// (wall clock and monotonic alike), with the process's own pid (signals reach it).
+///
+/// Measured here: a Swift binary started with `LD_PRELOAD` set lost its arguments (the
+/// library's start-up `setenv` moves the environment), and the `faketime` command forks,
+/// so killing it orphans the program. Preloading a shell that `exec`s the program avoids
+/// both: the shell does the start-up, the program inherits it under the same pid.
+enum FakeTime {
+    static let library = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+    static var available: Bool { FileManager.default.fileExists(atPath: library) }
+
+    /// The wrapper of a process whose clock runs `offset` ahead ("+15m") or behind ("-1h").
+    static func offset(_ offset: String) -> [String] {
+        ["/usr/bin/env", "LD_PRELOAD=\(library)", "FAKETIME=\(offset)", "/bin/sh", "-c", "exec \"$@\"", "sh"]
+    }
+
+    /// Removes the shared-memory files libfaketime leaves in /dev/shm for processes gone.
+    static func removeLeftovers() {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm")) ?? []
+        for name in names where name.hasPrefix("faketime_shm_") || name.hasPrefix("sem.faketime_sem_") {
+            guard let pid = Int32(name.split(separator: "_").last ?? ""), kill(pid, 0) != 0 else { continue }
+            try? FileManager.default.removeItem(atPath: "/dev/shm/" + name)
+        }
+    }
+}
+
+/// Re-checks `condition` (a query of real processes: the CLI, a status) every 100 ms until
+/// it holds or `timeout` seconds pass; true when it held. For conditions no agent can wait
+/// on for us (`Home.waitUntil` is the event-driven wait for sync states).
+func eventually(timeout: TimeInterval, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while true {
+        if try condition() { return true }
+        if Date() >= deadline { return false }
+        Thread.sleep(forTimeInterval: 0.1)
+    }
+}
+
+extension Home {
+    /// `status --json`, parsed.
+    func status() throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(run(["status", "--json"]).stdout.utf8)) as? [String: Any] ?? [:]
+    }
+
+    /// The machine's warnings in `status --json` (empty when no agent answers).
+    func warnings() -> [String] {
+        ((try? status())?["machine"] as? [String: Any])?["warnings"] as? [String] ?? []
     }
 }

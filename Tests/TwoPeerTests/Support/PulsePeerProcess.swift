@@ -15,11 +15,13 @@ struct PulsePeer {
 
     /// Runs `pulse-peer args` to completion (killed after `timeout` seconds).
     @discardableResult
-    static func run(_ args: [String], stdin: String? = nil, environment: [String: String] = [:],
+    /// `wrapper`: a command to run it under (`faketime -f +15m`).
+    static func run(_ args: [String], stdin: String? = nil, environment: [String: String] = [:], wrapper: [String] = [],
                     timeout: TimeInterval = 60) throws -> Result {
         let process = Process()
-        process.executableURL = executable
-        process.arguments = args
+        let command = wrapper + [executable.path] + args
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "PULSE_HOME")
         for (key, value) in environment { env[key] = value }
