@@ -121,6 +121,41 @@ final class TestHost: @unchecked Sendable {
         try shell(["ip", "-n", b.name, "link", "set", right, "up"])
     }
 
+    // MARK: A LAN of several hosts, and its faults
+
+    /// This host's interface on a ``LAN``.
+    static let lanInterface = "lan0"
+
+    /// Takes this host off the LAN (its cable pulled: the interface goes down, nothing is
+    /// sent or received, and nobody is told).
+    func cut() throws { try Self.shell(["ip", "-n", name, "link", "set", Self.lanInterface, "down"]) }
+
+    /// Puts this host back on the LAN.
+    func heal() throws { try Self.shell(["ip", "-n", name, "link", "set", Self.lanInterface, "up"]) }
+
+    /// Makes this host's LAN link lossy (both directions) and, where the kernel has netem,
+    /// slow; returns what was applied. Without netem (some container kernels lack the
+    /// module), loss comes from an nftables rule that drops packets at random.
+    @discardableResult
+    func degrade(lossPercent: Int, delayMilliseconds: Int) throws -> String {
+        let netem = ["tc", "-n", name, "qdisc", "replace", "dev", Self.lanInterface, "root", "netem",
+                     "delay", "\(delayMilliseconds)ms", "loss", "\(lossPercent)%"]
+        if (try? Self.shell(netem)) != nil { return "netem: \(lossPercent)% loss, \(delayMilliseconds) ms delay" }
+        try run(["nft", "add", "table", "inet", "lossy"])
+        for hook in ["input", "output"] {
+            try run(["nft", "add chain inet lossy \(hook) { type filter hook \(hook) priority 0; }"])
+            try run(["nft", "add", "rule", "inet", "lossy", hook, hook == "input" ? "iifname" : "oifname", Self.lanInterface,
+                     "numgen", "random", "mod", "100", "<", "\(lossPercent)", "drop"])
+        }
+        return "nftables: \(lossPercent)% loss each way (no netem here: no delay)"
+    }
+
+    /// Undoes ``degrade(lossPercent:delayMilliseconds:)``.
+    func restore() throws {
+        _ = try? Self.shell(["tc", "-n", name, "qdisc", "del", "dev", Self.lanInterface, "root"])
+        _ = try? run(["nft", "delete", "table", "inet", "lossy"])
+    }
+
     @discardableResult
     static func shell(_ command: [String]) throws -> String {
         let process = Process()
@@ -191,4 +226,33 @@ final class SpawnedProcess: @unchecked Sendable {
     }
 
     deinit { terminate() }
+}
+
+/// A switch: a namespace holding a bridge, with one veth to each host (`lan0` there,
+/// 10.77.`subnet`.N/24 with N = 1, 2, …). Removed with its namespace.
+final class LAN: @unchecked Sendable {
+    let name: String
+    private(set) var addresses: [String] = []
+
+    init(_ hosts: [TestHost], subnet: Int) throws {
+        name = "hpsw\(UInt32.random(in: 0...0xFFFFF))"
+        try TestHost.shell(["ip", "netns", "add", name])
+        try TestHost.shell(["ip", "-n", name, "link", "add", "br0", "type", "bridge"])
+        try TestHost.shell(["ip", "-n", name, "link", "set", "br0", "up"])
+        for (index, host) in hosts.enumerated() {
+            let tag = "\(name.suffix(5))\(index)"
+            try TestHost.shell(["ip", "link", "add", "h\(tag)", "type", "veth", "peer", "name", "s\(tag)"])
+            try TestHost.shell(["ip", "link", "set", "h\(tag)", "netns", host.name])
+            try TestHost.shell(["ip", "link", "set", "s\(tag)", "netns", name])
+            try TestHost.shell(["ip", "-n", host.name, "link", "set", "h\(tag)", "name", TestHost.lanInterface])
+            try TestHost.shell(["ip", "-n", name, "link", "set", "s\(tag)", "master", "br0"])
+            try TestHost.shell(["ip", "-n", name, "link", "set", "s\(tag)", "up"])
+            let address = "10.77.\(subnet).\(index + 1)"
+            try TestHost.shell(["ip", "-n", host.name, "addr", "add", "\(address)/24", "dev", TestHost.lanInterface])
+            try TestHost.shell(["ip", "-n", host.name, "link", "set", TestHost.lanInterface, "up"])
+            addresses.append(address)
+        }
+    }
+
+    deinit { _ = try? TestHost.shell(["ip", "netns", "del", name]) }
 }
