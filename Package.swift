@@ -41,10 +41,12 @@ let package = Package(
         ]),
         // Household: the family's rules on top of the store (one implementation for the
         // CLI and the local API).
+        // CryptoExtras: scrypt for the kids' PIN (docs/ARCHITECTURE.md, dependencies).
         .target(name: "PulseHousehold", dependencies: [
             "PulseModel", "PulseStore", "PulseIdentity",
             .product(name: "Crypto", package: "swift-crypto"),
-        ]),
+            .product(name: "CryptoExtras", package: "swift-crypto"),
+        ], resources: [.embedInCode("Resources/catalogue.json")]),
         // Protocol: messages, codec, framing, the session state machine (a leaf over Model).
         .target(name: "PulseProtocol", dependencies: [
             "PulseModel",

@@ -10,7 +10,7 @@ struct PulsePeer: AsyncParsableCommand {
         subcommands: [Init.self, Invite.self, Join.self, Run.self, Status.self,
                       Shop.self, TaskCommand.self, BacklogCommand.self, RecurringCommand.self,
                       MemberCommand.self, HouseholdCommand.self, Whoami.self, SettingsCommand.self,
-                      Export.self, Conflicts.self]
+                      KidsCommand.self, Export.self, Conflicts.self]
     )
 }
 
@@ -32,6 +32,7 @@ struct HomeOptions: ParsableArguments {
 struct CLIError: Error, CustomStringConvertible {
     let description: String
     init(_ error: Error) { description = String(describing: error) }
+    init(message: String) { description = message }
 }
 
 extension HomeOptions {

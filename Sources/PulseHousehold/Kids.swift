@@ -1,0 +1,301 @@
+import FoundationEssentials
+import PulseModel
+import PulseStore
+
+public struct Kid: Sendable, Codable, Equatable {
+    public let id: String
+    public let name: String
+    /// Derived from the ledger (``Ledger/resolve(_:)``), never stored.
+    public let balance: Int
+}
+
+/// One entry of a kid's ledger, with what the ledger rule made of it.
+public struct LedgerLine: Sendable, Codable, Equatable {
+    public let id: String
+    public let kid: String
+    /// `earn` or `spend`.
+    public let kind: String
+    public let peanuts: Int
+    /// The catalogue item, nil for an adult's adjustment.
+    public let item: String?
+    public let title: String
+    /// The ordering stamp (hybrid timestamp) and the day an earn was marked.
+    public let created: Int64
+    public let day: String?
+    /// `counted`, `declined-overspend` (a redemption the balance did not cover once every
+    /// machine's entries were merged: nothing was taken) or `declined-repeat` (already paid
+    /// for that item that day, on another machine).
+    public let outcome: String
+    /// Removed from the basket by the kid (no refund).
+    public let hidden: Bool
+    /// The balance after this entry.
+    public let balanceAfter: Int
+}
+
+/// The kids' ledger (Mindful Home): kids, the catalogue selection, peanuts earned and
+/// spent. Kid actions (done, redeem, basket) need no PIN; adult actions do (KidsPIN.swift).
+extension Household {
+    // MARK: Reads
+
+    public func kids() throws -> [Kid] {
+        let rows = try store.rows(.kid, RowQuery(where: [("removed", .bool(false))], orderedBy: ["name"]))
+        return try rows.map { row in
+            Kid(id: row.id, name: row.text("name"), balance: try Ledger.resolve(ledgerEntries(kid: row.id).map(\.entry)).balance)
+        }
+    }
+
+    /// The catalogue (built-in or `HOME/catalogue.json`) with this household's selection,
+    /// and the family's own items. A selected item shows the title and peanuts it was
+    /// selected with (replicated), whatever this machine's catalogue file says.
+    public func catalogue() throws -> [CatalogueItem] {
+        let catalogue = try Catalogue.load(home: home)
+        let rows = Dictionary(uniqueKeysWithValues: try store.rows(.catalogueSelection, RowQuery(orderedBy: ["title"])).map { ($0.id, $0) })
+        var items = catalogue.items.map { item -> CatalogueItem in
+            guard let row = rows[item.id], row.bool("selected") else { return item }
+            return CatalogueItem(id: item.id, kind: item.kind, category: row.text("category"), title: row.text("title"),
+                                 peanuts: Int(row.integer("peanuts")), selected: true, own: false)
+        }
+        let builtIn = Set(items.map(\.id))
+        for row in rows.values.sorted(by: { $0.text("title") < $1.text("title") }) where !builtIn.contains(row.id) {
+            guard let kind = CatalogueItem.Kind(rawValue: row.text("kind")) else { continue }
+            // A selected item of another machine's catalogue file counts as the family's own.
+            guard row.bool("selected") || row.id.hasPrefix("own-") else { continue }
+            items.append(CatalogueItem(id: row.id, kind: kind, category: row.text("category"), title: row.text("title"),
+                                       peanuts: Int(row.integer("peanuts")), selected: row.bool("selected"), own: true))
+        }
+        let kindOrder: [CatalogueItem.Kind: Int] = [.rule: 0, .chore: 1, .reward: 2]
+        let categoryOrder = ["security": 0, "respect": 1, "fun": 2]
+        return items.enumerated().sorted { l, r in
+            (kindOrder[l.element.kind]!, categoryOrder[l.element.category] ?? 3, l.offset)
+                < (kindOrder[r.element.kind]!, categoryOrder[r.element.category] ?? 3, r.offset)
+        }.map(\.element)
+    }
+
+    /// What the kids see: the selected items.
+    public func selectedItems(_ kind: CatalogueItem.Kind? = nil) throws -> [CatalogueItem] {
+        try catalogue().filter { $0.selected && (kind == nil || $0.kind == kind) }
+    }
+
+    /// A kid's entries in the order the ledger rule takes them, with their outcomes.
+    public func ledger(kid handle: String) throws -> [LedgerLine] {
+        try ledgerLines(kid: resolveKid(handle))
+    }
+
+    /// A kid's basket: the rewards redeemed and not declined, not removed, newest first.
+    public func basket(kid handle: String) throws -> [LedgerLine] {
+        try ledger(kid: handle).filter { $0.kind == "spend" && $0.item != nil && $0.outcome == "counted" && !$0.hidden }.reversed()
+    }
+
+    /// Entries the ledger rule declined, for every kid (shown in `conflicts`).
+    public func declinedLedgerEntries() throws -> [LedgerLine] {
+        try kids().flatMap { try ledgerLines(kid: $0) }.filter { $0.outcome != "counted" }
+    }
+
+    // MARK: Kid actions (no PIN)
+
+    /// A kid kept a rule or did a chore today: peanuts earned, once per kid, item and day.
+    @discardableResult
+    public func markDone(kid kidHandle: String, item itemHandle: String, today: IsoDate = Days.today()) throws -> LedgerLine {
+        let kid = try resolveKid(kidHandle)
+        let item = try resolveSelected(itemHandle, kinds: [.rule, .chore])
+        let day = today.description
+        if try ledgerLines(kid: kid).contains(where: { $0.item == item.id && $0.day == day && $0.outcome == "counted" }) {
+            throw HouseholdError.invalidInput("\(kid.name) already earned \(item.peanuts) peanut\(item.peanuts == 1 ? "" : "s") for \"\(item.title)\" today")
+        }
+        let id = Ledger.earnID(day: day, random: RowIDRules.random())
+        try writeEntry(id, kid: kid, kind: .earn, peanuts: item.peanuts, item: item.id, title: item.title)
+        return try line(id, of: kid)
+    }
+
+    /// A kid spends peanuts on a selected reward; refused when the balance does not cover it.
+    @discardableResult
+    public func redeem(kid kidHandle: String, reward rewardHandle: String) throws -> LedgerLine {
+        let kid = try resolveKid(kidHandle)
+        let reward = try resolveSelected(rewardHandle, kinds: [.reward])
+        guard kid.balance >= reward.peanuts else {
+            throw HouseholdError.invalidInput("\(kid.name) has \(kid.balance) peanut\(kid.balance == 1 ? "" : "s"); "
+                + "\"\(reward.title)\" costs \(reward.peanuts)")
+        }
+        let id = RowIDRules.random()
+        try writeEntry(id, kid: kid, kind: .spend, peanuts: reward.peanuts, item: reward.id, title: reward.title)
+        return try line(id, of: kid)
+    }
+
+    /// Removes a reward from the kid's basket (hidden, no refund).
+    @discardableResult
+    public func removeFromBasket(kid kidHandle: String, entry handle: String) throws -> LedgerLine {
+        let basket = try basket(kid: kidHandle)
+        let entry = try Handles.resolve(handle, in: basket, what: "reward", list: "basket", name: \.title, id: \.id)
+        try store.write(member: memberID) { try $0.put(.ledgerEntry, entry.id, ["hidden": .bool(true)]) }
+        return entry
+    }
+
+    // MARK: Adult actions (PIN)
+
+    @discardableResult
+    public func addKid(_ name: String, pin: String?) throws -> Kid {
+        let clean = try Validation.name(name, what: "kid's name", max: 60)
+        guard try !kids().contains(where: { $0.name.lowercased() == clean.lowercased() }) else {
+            throw HouseholdError.invalidInput("there is already a kid called \(clean)")
+        }
+        try requireAdult(pin)
+        let id = RowIDRules.random()
+        try store.write(member: memberID) { try $0.create(.kid, id, ["name": .text(clean), "removed": .bool(false)]) }
+        return Kid(id: id, name: clean, balance: 0)
+    }
+
+    @discardableResult
+    public func renameKid(_ handle: String, to name: String, pin: String?) throws -> Kid {
+        let kid = try resolveKid(handle)
+        let clean = try Validation.name(name, what: "kid's name", max: 60)
+        try requireAdult(pin)
+        try store.write(member: memberID) { try $0.put(.kid, kid.id, ["name": .text(clean)]) }
+        return Kid(id: kid.id, name: clean, balance: kid.balance)
+    }
+
+    /// Removes a kid from the lists; their ledger is kept (a removal is a tombstone).
+    @discardableResult
+    public func removeKid(_ handle: String, pin: String?) throws -> Kid {
+        let kid = try resolveKid(handle)
+        try requireAdult(pin)
+        try store.write(member: memberID) { try $0.put(.kid, kid.id, ["removed": .bool(true)]) }
+        return kid
+    }
+
+    /// Selects catalogue items (or own items deselected earlier): the kids see them.
+    @discardableResult
+    public func selectCatalogueItems(_ handles: [String], pin: String?) throws -> [CatalogueItem] {
+        try setSelected(handles, true, pin: pin)
+    }
+
+    @discardableResult
+    public func deselectCatalogueItems(_ handles: [String], pin: String?) throws -> [CatalogueItem] {
+        try setSelected(handles, false, pin: pin)
+    }
+
+    /// Adds the family's own rule, chore or reward (selected at once).
+    @discardableResult
+    public func addOwnCatalogueItem(kind: String, title: String, peanuts: Int, category: String, pin: String?) throws -> CatalogueItem {
+        guard let kind = CatalogueItem.Kind(rawValue: kind.lowercased()) else {
+            throw HouseholdError.invalidInput("unknown kind \(kind.debugDescription): use rule, chore or reward")
+        }
+        let clean = try Validation.name(title, what: "title", max: 200)
+        guard Catalogue.peanutRange.contains(peanuts) else { throw HouseholdError.invalidInput("peanuts must be 1–20, not \(peanuts)") }
+        guard Catalogue.categories[category.lowercased()] != nil else {
+            throw HouseholdError.invalidInput("unknown category \(category.debugDescription): use security, respect or fun")
+        }
+        try requireAdult(pin)
+        let item = CatalogueItem(id: "own-" + RowIDRules.random(), kind: kind, category: category.lowercased(), title: clean,
+                                 peanuts: peanuts, selected: true, own: true)
+        try store.write(member: memberID) { try $0.create(.catalogueSelection, item.id, selectionFields(item)) }
+        return item
+    }
+
+    /// An adult's correction: `peanuts` > 0 adds, < 0 takes away (never below zero: a
+    /// take-away the balance does not cover is declined like an overspend).
+    @discardableResult
+    public func adjustKid(_ handle: String, peanuts: Int, reason: String, pin: String?) throws -> LedgerLine {
+        let kid = try resolveKid(handle)
+        guard peanuts != 0, abs(peanuts) <= 1000 else { throw HouseholdError.invalidInput("an adjustment is 1–1000 peanuts, + or -") }
+        let why = try Validation.name(reason, what: "reason", max: 180)
+        if peanuts < 0 && kid.balance < -peanuts {
+            throw HouseholdError.invalidInput("\(kid.name) has \(kid.balance) peanuts: cannot take \(-peanuts)")
+        }
+        try requireAdult(pin)
+        let id = RowIDRules.random()
+        try writeEntry(id, kid: kid, kind: peanuts > 0 ? .earn : .spend, peanuts: abs(peanuts), item: nil, title: "Adjustment: \(why)")
+        return try line(id, of: kid)
+    }
+
+    // MARK: Helpers
+
+    public func resolveKid(_ handle: String) throws -> Kid {
+        try Handles.resolve(handle, in: kids(), what: "kid", list: "kids' list", name: \.name, id: \.id)
+    }
+
+    private func resolveSelected(_ handle: String, kinds: Set<CatalogueItem.Kind>) throws -> CatalogueItem {
+        let items = try selectedItems().filter { kinds.contains($0.kind) }
+        let what = kinds == [.reward] ? "reward" : "rule or chore"
+        return try Handles.resolve(handle, in: items, what: what, list: "selected \(what)s", name: \.title, id: \.id)
+    }
+
+    private func setSelected(_ handles: [String], _ selected: Bool, pin: String?) throws -> [CatalogueItem] {
+        guard !handles.isEmpty else { throw HouseholdError.invalidInput("name at least one item (number, title or id)") }
+        let all = try catalogue()
+        var chosen: [CatalogueItem] = []
+        for handle in handles {
+            let item = try Handles.resolve(handle, in: all, what: "catalogue item", list: "catalogue", name: \.title, id: \.id)
+            guard item.selected != selected else {
+                throw HouseholdError.invalidInput("\"\(item.title)\" is \(selected ? "already" : "not") selected")
+            }
+            if !chosen.contains(where: { $0.id == item.id }) { chosen.append(item) }
+        }
+        try requireAdult(pin)
+        try store.write(member: memberID) { tx in
+            for var item in chosen {
+                item.selected = selected
+                if try store.row(.catalogueSelection, item.id).isEmpty {
+                    try tx.create(.catalogueSelection, item.id, selectionFields(item))
+                } else {
+                    try tx.put(.catalogueSelection, item.id, ["selected": .bool(selected)])
+                }
+            }
+        }
+        return chosen.map { var item = $0; item.selected = selected; return item }
+    }
+
+    private func selectionFields(_ item: CatalogueItem) -> [String: FieldValue] {
+        ["kind": .text(item.kind.rawValue), "title": .text(item.title), "peanuts": .integer(Int64(item.peanuts)),
+         "category": .text(item.category), "selected": .bool(item.selected)]
+    }
+
+    private func writeEntry(_ id: String, kid: Kid, kind: Ledger.Entry.Kind, peanuts: Int, item: String?, title: String) throws {
+        let created = try store.orderingKey()
+        try store.write(member: memberID) { tx in
+            try tx.create(.ledgerEntry, id, [
+                "kid": .text(kid.id), "kind": .text(kind.rawValue), "peanuts": .integer(Int64(peanuts)),
+                "selection": item.map { .text($0) } ?? .null, "title": .text(title), "created": .integer(created),
+                "hidden": .bool(false),
+            ])
+        }
+    }
+
+    private func line(_ id: String, of kid: Kid) throws -> LedgerLine {
+        guard let line = try ledgerLines(kid: kid).first(where: { $0.id == id }) else {
+            throw HouseholdError.io("the ledger entry \(id) was written but cannot be read back")
+        }
+        return line
+    }
+
+    private struct StoredEntry {
+        let entry: Ledger.Entry
+        let title: String
+        let hidden: Bool
+    }
+
+    private func ledgerEntries(kid: String) throws -> [StoredEntry] {
+        try store.rows(.ledgerEntry, RowQuery(where: [("kid", .text(kid))], orderedBy: ["created"])).compactMap { row in
+            guard let kind = Ledger.Entry.Kind(rawValue: row.text("kind")) else { return nil }
+            let item = row.optionalText("selection")
+            return StoredEntry(entry: Ledger.Entry(id: row.id, kind: kind, peanuts: Int(row.integer("peanuts")), item: item,
+                                                   day: kind == .earn && item != nil ? Ledger.day(fromID: row.id) : nil,
+                                                   created: row.integer("created")),
+                               title: row.text("title"), hidden: row.bool("hidden"))
+        }
+    }
+
+    private func ledgerLines(kid: Kid) throws -> [LedgerLine] {
+        let stored = try ledgerEntries(kid: kid.id)
+        let byID = Dictionary(uniqueKeysWithValues: stored.map { ($0.entry.id, $0) })
+        let resolution = Ledger.resolve(stored.map(\.entry))
+        var balance = 0
+        return resolution.order.compactMap { id in
+            guard let s = byID[id] else { return nil }
+            let outcome = resolution.outcomes[id] ?? .counted
+            if outcome == .counted { balance += s.entry.kind == .earn ? s.entry.peanuts : -s.entry.peanuts }
+            return LedgerLine(id: id, kid: kid.id, kind: s.entry.kind.rawValue, peanuts: s.entry.peanuts, item: s.entry.item,
+                              title: s.title, created: s.entry.created, day: s.entry.day, outcome: outcome.rawValue,
+                              hidden: s.hidden, balanceAfter: balance)
+        }
+    }
+}

@@ -1,0 +1,332 @@
+import ArgumentParser
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import PeerSync
+
+/// The kids' ledger (Mindful Home): kids earn peanuts for keeping rules and doing chores,
+/// and spend them on rewards; adults pick what the kids see, behind a 4-digit PIN.
+struct KidsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kids",
+        abstract: "The kids' ledger: rules, chores and rewards from a catalogue; peanuts earned and spent.",
+        discussion: """
+        Kid actions: done, redeem, basket, history. Adult actions (PIN): add, rename, remove, select, deselect, own, adjust.
+        The PIN is asked on the terminal (not echoed), or read from standard input with --pin-stdin.
+        """,
+        subcommands: [List.self, Add.self, Rename.self, Remove.self, CatalogueList.self, Select.self, Deselect.self, Own.self,
+                      Done.self, Redeem.self, Basket.self, History.self, Adjust.self, PIN.self],
+        defaultSubcommand: List.self
+    )
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The kids with their balances, what they can do (numbered for `done`) and the rewards (for `redeem`).")
+        @OptionGroup var options: HomeOptions
+        @Flag(help: "Print JSON.") var json = false
+
+        struct Listing: Encodable {
+            let kids: [Kid]
+            let todo: [CatalogueItem]
+            let rewards: [CatalogueItem]
+        }
+
+        func run() throws {
+            let listing = try options.read { h in
+                Listing(kids: try h.kids(), todo: try h.selectedItems().filter { $0.kind != .reward }, rewards: try h.selectedItems(.reward))
+            }
+            if json { return try Output.json(listing) }
+            if listing.kids.isEmpty { print("No kids yet: an adult adds one with `pulse-peer kids add NAME`.") }
+            else {
+                print("Kids (\(listing.kids.count))")
+                for (index, kid) in listing.kids.enumerated() {
+                    print("\(String(index + 1).leftPadded(3))  \(kid.name)  \(peanutCount(kid.balance))")
+                }
+            }
+            print(listing.todo.isEmpty ? "\nNo rules or chores selected: an adult picks some with `pulse-peer kids select`."
+                                       : "\nRules and chores (`kids done KID N`)")
+            for (index, item) in listing.todo.enumerated() { print(itemLine(index + 1, item)) }
+            print(listing.rewards.isEmpty ? "\nNo rewards selected." : "\nRewards (`kids redeem KID N`)")
+            for (index, item) in listing.rewards.enumerated() { print(itemLine(index + 1, item)) }
+        }
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a kid (adult).")
+        @OptionGroup var options: HomeOptions
+        @OptionGroup var pin: PINOptions
+        @Argument(help: "The kid's name.") var name: String
+        @Flag(help: "Print JSON.") var json = false
+        func run() throws {
+            let kid = try options.write { try $0.addKid(name, pin: try pin.read(for: $0)) }
+            if json { return try Output.json(kid) }
+            print("Added \(kid.name)")
+        }
+    }
+
+    struct Rename: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Rename a kid (adult).")
+        @OptionGroup var options: HomeOptions
+        @OptionGroup var pin: PINOptions
+        @Argument(help: "The kid (number, name or id prefix).") var kid: String
+        @Argument(help: "The new name.") var newName: String
+        @Flag(help: "Print JSON.") var json = false
+        func run() throws {
+            let renamed = try options.write { try $0.renameKid(kid, to: newName, pin: try pin.read(for: $0)) }
+            if json { return try Output.json(renamed) }
+            print("Renamed to \(renamed.name)")
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a kid from the lists (adult); their history is kept.")
+        @OptionGroup var options: HomeOptions
+        @OptionGroup var pin: PINOptions
+        @Argument(help: "The kid (number, name or id prefix).") var kid: String
+        @Flag(help: "Print JSON.") var json = false
+        func run() throws {
+            let removed = try options.write { try $0.removeKid(kid, pin: try pin.read(for: $0)) }
+            if json { return try Output.json(removed) }
+            print("Removed \(removed.name)")
+        }
+    }
+
+    struct CatalogueList: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "catalogue", abstract: "The catalogue: rules, chores and rewards by category; ● marks what is selected.")
+        @OptionGroup var options: HomeOptions
+        @Option(help: "Only this kind: rule, chore or reward.") var kind: CatalogueItem.Kind?
+        @Flag(help: "Only the selected items.") var selected = false
+        @Flag(help: "Print JSON.") var json = false
+        func run() throws {
+            let all = try options.read { try $0.catalogue() }
+            let shown = all.enumerated().filter { (kind == nil || $0.element.kind == kind) && (!selected || $0.element.selected) }
+            if json { return try Output.json(shown.map(\.element)) }
+            var heading = ""
+            for (index, item) in shown {
+                let title = "\(item.kind.rawValue.capitalized)s — \(Catalogue.categories[item.category] ?? item.category)"
+                if title != heading {
+                    print("\(heading.isEmpty ? "" : "\n")\(title)")
+                    heading = title
+                }
+                print("\(String(index + 1).leftPadded(3)) \(item.selected ? "●" : "○") \(item.title)  \(peanutCount(item.peanuts))"
+                      + (item.own ? "  (own)" : ""))
+            }
+            if shown.isEmpty { print("Nothing to show.") }
+        }
+    }
+
+    struct Select: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Select catalogue items (adult): the kids see them.")
+        @OptionGroup var options: HomeOptions
+        @OptionGroup var pin: PINOptions
+        @Argument(help: "Items: numbers from `kids catalogue`, titles or ids.") var items: [String] = []
+        @Flag(help: "Print JSON.") var json = false
+        func run() throws {
+            let chosen = try options.write { try $0.selectCatalogueItems(items, pin: try pin.read(for: $0)) }
+            if json { return try Output.json(chosen) }
+            for item in chosen { print("Selected \(item.title)") }
+        }
+    }
+
+    struct Deselect: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Deselect catalogue items (adult): the kids no longer see them.")
+        @OptionGroup var options: HomeOptions
+        @OptionGroup var pin: PINOptions
+        @Argument(help: "Items: numbers from `kids catalogue`, titles or ids.") var items: [String] = []
+        @Flag(help: "Print JSON.") var json = false
+        func run() throws {
+            let chosen = try options.write { try $0.deselectCatalogueItems(items, pin: try pin.read(for: $0)) }
+            if json { return try Output.json(chosen) }
+            for item in chosen { print("Deselected \(item.title)") }
+        }
+    }
+
+    struct Own: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add the family's own rule, chore or reward (adult); selected at once.")
+        @OptionGroup var options: HomeOptions
+        @OptionGroup var pin: PINOptions
+        @Option(help: "rule, chore or reward.") var kind: String
+        @Option(help: "security, respect or fun.") var category: String
+        @Option(help: "Peanuts, 1–20.") var peanuts = 1
+        @Argument(help: "The title.") var title: String
+        @Flag(help: "Print JSON.") var json = false
+        func run() throws {
+            let item = try options.write {
+                try $0.addOwnCatalogueItem(kind: kind, title: title, peanuts: peanuts, category: category, pin: try pin.read(for: $0))
+            }
+            if json { return try Output.json(item) }
+            print("Added \(item.title) (\(item.kind.rawValue), \(peanutCount(item.peanuts)))")
+        }
+    }
+
+    struct Done: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A kid kept a rule or did a chore: peanuts earned (once per kid, item and day).")
+        @OptionGroup var options: HomeOptions
+        @Argument(help: "The kid (number, name or id prefix).") var kid: String
+        @Argument(help: "The rule or chore (number from `kids`, title or id).") var item: String
+        @Flag(help: "Print JSON.") var json = false
+        func run() throws {
+            let line = try options.write { try $0.markDone(kid: kid, item: item) }
+            if json { return try Output.json(line) }
+            print("Great job! +\(peanutCount(line.peanuts)) for \(line.title) — balance \(line.balanceAfter)")
+        }
+    }
+
+    struct Redeem: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "A kid spends peanuts on a reward (the balance must cover it).")
+        @OptionGroup var options: HomeOptions
+        @Argument(help: "The kid (number, name or id prefix).") var kid: String
+        @Argument(help: "The reward (number from `kids`, title or id).") var reward: String
+        @Flag(help: "Print JSON.") var json = false
+        func run() throws {
+            let line = try options.write { try $0.redeem(kid: kid, reward: reward) }
+            if json { return try Output.json(line) }
+            print("Enjoy your reward! \(line.title) is in the basket — balance \(line.balanceAfter)")
+        }
+    }
+
+    struct Basket: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "A kid's basket of redeemed rewards; --remove hides one (no refund).")
+        @OptionGroup var options: HomeOptions
+        @Argument(help: "The kid (number, name or id prefix).") var kid: String
+        @Option(help: "Remove this reward from the basket (number, title or id); no refund.") var remove: String?
+        @Flag(help: "Print JSON.") var json = false
+        func run() throws {
+            if let remove {
+                let removed = try options.write { try $0.removeFromBasket(kid: kid, entry: remove) }
+                if json { return try Output.json(removed) }
+                return print("Removed \(removed.title) from the basket")
+            }
+            let basket = try options.read { try $0.basket(kid: kid) }
+            if json { return try Output.json(basket) }
+            print(basket.isEmpty ? "The basket is empty." : "Basket (\(basket.count))")
+            for (index, line) in basket.enumerated() { print("\(String(index + 1).leftPadded(3))  \(line.title)  \(peanutCount(line.peanuts))") }
+        }
+    }
+
+    struct History: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "A kid's ledger, oldest first, with what was declined and why.")
+        @OptionGroup var options: HomeOptions
+        @Argument(help: "The kid (number, name or id prefix).") var kid: String
+        @Flag(help: "Print JSON.") var json = false
+        func run() throws {
+            let lines = try options.read { try $0.ledger(kid: kid) }
+            if json { return try Output.json(lines) }
+            if lines.isEmpty { return print("No peanuts earned or spent yet.") }
+            for line in lines {
+                let sign = line.kind == "earn" ? "+" : "-"
+                var text = "\(sign)\(line.peanuts)".leftPadded(5) + "  \(line.title)"
+                if let day = line.day { text += "  (\(day))" }
+                switch line.outcome {
+                case "declined-overspend": text += "  — declined: not enough peanuts once all machines' redemptions were counted; nothing taken"
+                case "declined-repeat": text += "  — not paid: already earned for this that day (marked on two machines)"
+                default: break
+                }
+                if line.hidden { text += "  (removed from basket)" }
+                print(text + "  → \(line.balanceAfter)")
+            }
+        }
+    }
+
+    struct Adjust: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Correct a kid's balance (adult): --add N or --take N, with a reason.")
+        @OptionGroup var options: HomeOptions
+        @OptionGroup var pin: PINOptions
+        @Argument(help: "The kid (number, name or id prefix).") var kid: String
+        @Option(help: "Peanuts to add.") var add: Int?
+        @Option(help: "Peanuts to take away (never below zero).") var take: Int?
+        @Option(help: "Why (shown in the history).") var reason: String
+        @Flag(help: "Print JSON.") var json = false
+        func validate() throws {
+            guard (add == nil) != (take == nil) else { throw ValidationError("give exactly one of --add N and --take N") }
+            guard (1...1000).contains(add ?? take ?? 0) else { throw ValidationError("an adjustment is 1–1000 peanuts") }
+        }
+        func run() throws {
+            let amount = add ?? -(take ?? 0)
+            let line = try options.write { try $0.adjustKid(kid, peanuts: amount, reason: reason, pin: try pin.read(for: $0)) }
+            if json { return try Output.json(line) }
+            print("\(line.title): \(amount > 0 ? "+" : "")\(amount) — balance \(line.balanceAfter)")
+        }
+    }
+
+    struct PIN: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "pin", abstract: "The adults' 4-digit PIN on this machine: set it once, change it with the current one.",
+            subcommands: [Set.self, Change.self])
+
+        struct Set: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Set the PIN (first time only).")
+            @OptionGroup var options: HomeOptions
+            @Flag(help: "Read the new PIN from standard input (one line) instead of a prompt.") var pinStdin = false
+            func run() throws {
+                let household = try options.openHousehold()
+                let new = try PINOptions.readSecret("New PIN (4 digits): ", fromStdin: pinStdin)
+                if !pinStdin, try PINOptions.readSecret("Again: ", fromStdin: false) != new { throw CLIError(message: "the PINs differ; nothing was changed") }
+                do { try household.setKidsPIN(new) } catch { throw CLIError(error) }
+                print("PIN set on this machine")
+            }
+        }
+
+        struct Change: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Change the PIN (the current one first).")
+            @OptionGroup var options: HomeOptions
+            @Flag(help: "Read the current and the new PIN from standard input (two lines).") var pinStdin = false
+            func run() throws {
+                let household = try options.openHousehold()
+                let current = try PINOptions.readSecret("Current PIN: ", fromStdin: pinStdin)
+                let new = try PINOptions.readSecret("New PIN (4 digits): ", fromStdin: pinStdin)
+                do { try household.changeKidsPIN(current: current, new: new) } catch { throw CLIError(error) }
+                print("PIN changed on this machine")
+            }
+        }
+    }
+}
+
+/// How an adult action gets the PIN: a prompt on the terminal (not echoed), or a line of
+/// standard input with `--pin-stdin`; never an argument (`ps` would show it).
+struct PINOptions: ParsableArguments {
+    @Flag(help: "Read the adults' PIN from standard input (one line) instead of a prompt.") var pinStdin = false
+
+    /// The PIN, or nil when none is set on this machine (the household says how to set one).
+    func read(for household: Household) throws -> String? {
+        guard household.hasKidsPIN else { return nil }
+        return try Self.readSecret("PIN: ", fromStdin: pinStdin)
+    }
+
+    static func readSecret(_ prompt: String, fromStdin: Bool) throws -> String {
+        if fromStdin {
+            guard let line = readLine() else { throw CLIError(message: "--pin-stdin: nothing on standard input") }
+            return line.filter { !$0.isWhitespace }
+        }
+        guard isatty(STDIN_FILENO) == 1 else {
+            throw CLIError(message: "this needs the adults' PIN: run it on a terminal, or give the PIN on standard input with --pin-stdin")
+        }
+        var original = termios()
+        tcgetattr(STDIN_FILENO, &original)
+        var silent = original
+        silent.c_lflag &= ~tcflag_t(ECHO)
+        writeToStderr(prompt)
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent)
+        defer {
+            tcsetattr(STDIN_FILENO, TCSAFLUSH, &original)
+            writeToStderr("\n")
+        }
+        return (readLine() ?? "").filter { !$0.isWhitespace }
+    }
+}
+
+extension CatalogueItem.Kind: ExpressibleByArgument {}
+
+private func peanutCount(_ count: Int) -> String { "\(count) peanut\(count == 1 ? "" : "s")" }
+
+private func itemLine(_ number: Int, _ item: CatalogueItem) -> String {
+    "\(String(number).leftPadded(3))  \(item.title)  \(peanutCount(item.peanuts))"
+}
+
+private func writeToStderr(_ text: String) {
+    var bytes = Array(text.utf8)
+    _ = write(STDERR_FILENO, &bytes, bytes.count)
+}
