@@ -51,6 +51,9 @@ public enum HouseholdAPI {
         "backlog.list", "backlog.category.add", "backlog.category.rename", "backlog.category.move",
         "backlog.category.remove", "backlog.add", "backlog.remove", "backlog.promote",
         "recurring.list", "recurring.add", "recurring.remove",
+        "kids.list", "kids.catalogue.list", "kids.history.list", "kids.basket.list", "kids.done", "kids.redeem",
+        "kids.basket.remove", "kids.add", "kids.rename", "kids.remove", "kids.select", "kids.deselect", "kids.own",
+        "kids.adjust", "kids.pin.set", "kids.pin.change",
     ]
 
     public static func call(_ method: String, _ params: [String: JSONValue], on household: Household) throws -> JSONValue {
@@ -66,6 +69,19 @@ public enum HouseholdAPI {
             }
         }
         func flag(_ key: String) -> Bool { if case .bool(true)? = params[key] { true } else { false } }
+        func integer(_ key: String) throws -> Int {
+            guard case let .number(value)? = params[key], value == value.rounded(), abs(value) <= 1_000_000 else {
+                throw HouseholdError.invalidInput("\(method) needs \"\(key)\" (a whole number)")
+            }
+            return Int(value)
+        }
+        func strings(_ key: String) throws -> [String] {
+            guard case let .array(values)? = params[key] else { throw HouseholdError.invalidInput("\(method) needs \"\(key)\" (an array of strings)") }
+            return try values.map { value -> String in
+                guard case let .string(text) = value else { throw HouseholdError.invalidInput("\"\(key)\" holds strings only") }
+                return text
+            }
+        }
         let h = household
         switch method {
         case "household.get":
@@ -121,6 +137,29 @@ public enum HouseholdAPI {
         case "recurring.add":
             return try .from(h.addRecurringTemplate(string("title"), schedule: string("schedule"), assignee: optional("assignee")))
         case "recurring.remove": return try .from(h.removeRecurringTemplate(string("template")))
+        case "kids.list": return try .from(h.kids())
+        case "kids.catalogue.list": return try .from(h.catalogue())
+        case "kids.history.list": return try .from(h.ledger(kid: string("kid")))
+        case "kids.basket.list": return try .from(h.basket(kid: string("kid")))
+        case "kids.done": return try .from(h.markDone(kid: string("kid"), item: string("item")))
+        case "kids.redeem": return try .from(h.redeem(kid: string("kid"), reward: string("reward")))
+        case "kids.basket.remove": return try .from(h.removeFromBasket(kid: string("kid"), entry: string("entry")))
+        case "kids.add": return try .from(h.addKid(string("name"), pin: optional("pin")))
+        case "kids.rename": return try .from(h.renameKid(string("kid"), to: string("name"), pin: optional("pin")))
+        case "kids.remove": return try .from(h.removeKid(string("kid"), pin: optional("pin")))
+        case "kids.select": return try .from(h.selectCatalogueItems(strings("items"), pin: optional("pin")))
+        case "kids.deselect": return try .from(h.deselectCatalogueItems(strings("items"), pin: optional("pin")))
+        case "kids.own":
+            return try .from(h.addOwnCatalogueItem(kind: string("kind"), title: string("title"), peanuts: integer("peanuts"),
+                                                   category: string("category"), pin: optional("pin")))
+        case "kids.adjust":
+            return try .from(h.adjustKid(string("kid"), peanuts: integer("peanuts"), reason: string("reason"), pin: optional("pin")))
+        case "kids.pin.set":
+            try h.setKidsPIN(string("pin"))
+            return .bool(true)
+        case "kids.pin.change":
+            try h.changeKidsPIN(current: string("pin"), new: string("new"))
+            return .bool(true)
         default:
             throw HouseholdError.invalidInput("unknown method \(method.debugDescription); methods: \(methods.joined(separator: ", "))")
         }

@@ -29,8 +29,20 @@ struct Conflicts: ParsableCommand {
             print(String(decoding: try encoder.encode(records), as: UTF8.self))
             return
         }
+        let declined: [LedgerLine]
+        do { declined = try household.declinedLedgerEntries() } catch { throw CLIError(error) }
+        let kids = Dictionary((try? household.kids())?.map { ($0.id, $0.name) } ?? [], uniquingKeysWith: { a, _ in a })
+        if !declined.isEmpty {
+            print("Kids' ledger: declined once every machine's entries were merged (`kids history KID` shows them too)")
+            for line in declined {
+                let why = line.outcome == "declined-repeat" ? "already paid for that day on another machine"
+                                                           : "not enough peanuts for it; nothing was taken"
+                print("  \(kids[line.kid] ?? line.kid): \(line.kind == "earn" ? "+" : "-")\(line.peanuts) \(line.title) — \(why)")
+            }
+            if !records.isEmpty { print("") }
+        }
         if records.isEmpty {
-            print("No conflicts: no merge has overwritten anything.")
+            if declined.isEmpty { print("No conflicts: no merge has overwritten anything.") }
             return
         }
         for record in records {
