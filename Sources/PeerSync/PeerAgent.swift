@@ -71,6 +71,11 @@ public struct PeerAgent: Service {
         let control = try await ControlServer.bind(path: socketPath)
         let peers = try await store.staticPeers()
         logger.info("agent listening", metadata: ["port": "\(port)", "peers": "\(peers.map(\.description))"])
+        // The kids' catalogue is checked at start (sync does not need it: a bad file is
+        // reported here and in status, and the kids commands refuse it, naming it).
+        do { _ = try Catalogue.load(home: options.home) } catch {
+            logger.error("the kids' catalogue cannot be used", metadata: ["error": "\(error)"])
+        }
         onReady(AgentReady(port: port, machineID: identity.machineID, householdID: store.householdID, controlSocket: socketPath))
 
         do {
@@ -269,6 +274,7 @@ public struct PeerAgent: Service {
         var status = AgentStatus(machine: machine, peers: await context.engine.peerStatus(localVector: vector, labels: labels))
         let bound = options.maxClockAheadMilliseconds
         status.machine.warnings += AgentStatus.clockWarnings(status.peers, maxAheadMilliseconds: bound)
+        do { _ = try Catalogue.load(home: options.home) } catch { status.machine.warnings.append("\(error)") }
         let held = try await store.heldChanges()
         if held.count > 0 {
             status.machine.warnings.append("\(held.count) change\(held.count == 1 ? " is" : "s are") held: stamped up to "

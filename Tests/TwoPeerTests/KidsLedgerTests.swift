@@ -101,5 +101,13 @@ import Testing
             #expect(!result.stderr.contains("Error(") && !result.stderr.contains("HouseholdError"), "\(args): \(result.stderr)")
         }
         #expect(try a.export() == before)
+        // A family catalogue file that is not valid: named, with the problem, at every read.
+        let file = a.path + "/catalogue.json"
+        try Data("{\"version\": 1, \"categories\": [{\"id\": \"fun\", \"items\": [{\"id\": \"x\"}]}]}".utf8)
+            .write(to: URL(fileURLWithPath: file))
+        let refused = try PulsePeer.run(["kids", "catalogue", "--home", a.path])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains(file) && refused.stderr.contains("missing \"kind\""), "\(refused.stderr)")
+        #expect(try a.export() == before)
     }
 }
