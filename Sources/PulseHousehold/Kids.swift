@@ -38,9 +38,8 @@ extension Household {
     // MARK: Reads
 
     public func kids() throws -> [Kid] {
-        let rows = try store.rows(.kid, RowQuery(where: [("removed", .bool(false))], orderedBy: ["name"]))
-        return try rows.map { row in
-            Kid(id: row.id, name: row.text("name"), balance: try Ledger.resolve(ledgerEntries(kid: row.id).map(\.entry)).balance)
+        try store.rows(.kid, RowQuery(where: [("removed", .bool(false))], orderedBy: ["name"])).map { row in
+            Kid(id: row.id, name: row.text("name"), balance: try ledgerLines(kid: row.id).last?.balanceAfter ?? 0)
         }
     }
 
@@ -78,7 +77,7 @@ extension Household {
 
     /// A kid's entries in the order the ledger rule takes them, with their outcomes.
     public func ledger(kid handle: String) throws -> [LedgerLine] {
-        try ledgerLines(kid: resolveKid(handle))
+        try ledgerLines(kid: resolveKid(handle).id)
     }
 
     /// A kid's basket: the rewards redeemed and not declined, not removed, newest first.
@@ -88,7 +87,8 @@ extension Household {
 
     /// Entries the ledger rule declined, for every kid (shown in `conflicts`).
     public func declinedLedgerEntries() throws -> [LedgerLine] {
-        try kids().flatMap { try ledgerLines(kid: $0) }.filter { $0.outcome != "counted" }
+        try store.rows(.kid, RowQuery(where: [("removed", .bool(false))], orderedBy: ["name"]))
+            .flatMap { try ledgerLines(kid: $0.id) }.filter { $0.outcome != "counted" }
     }
 
     // MARK: Kid actions (no PIN)
@@ -99,7 +99,7 @@ extension Household {
         let kid = try resolveKid(kidHandle)
         let item = try resolveSelected(itemHandle, kinds: [.rule, .chore])
         let day = today.description
-        if try ledgerLines(kid: kid).contains(where: { $0.item == item.id && $0.day == day && $0.outcome == "counted" }) {
+        if try ledgerLines(kid: kid.id).contains(where: { $0.item == item.id && $0.day == day && $0.outcome == "counted" }) {
             throw HouseholdError.invalidInput("\(kid.name) already earned \(item.peanuts) peanut\(item.peanuts == 1 ? "" : "s") for \"\(item.title)\" today")
         }
         let id = Ledger.earnID(day: day, random: RowIDRules.random())
@@ -261,7 +261,7 @@ extension Household {
     }
 
     private func line(_ id: String, of kid: Kid) throws -> LedgerLine {
-        guard let line = try ledgerLines(kid: kid).first(where: { $0.id == id }) else {
+        guard let line = try ledgerLines(kid: kid.id).first(where: { $0.id == id }) else {
             throw HouseholdError.io("the ledger entry \(id) was written but cannot be read back")
         }
         return line
@@ -284,8 +284,8 @@ extension Household {
         }
     }
 
-    private func ledgerLines(kid: Kid) throws -> [LedgerLine] {
-        let stored = try ledgerEntries(kid: kid.id)
+    private func ledgerLines(kid: String) throws -> [LedgerLine] {
+        let stored = try ledgerEntries(kid: kid)
         let byID = Dictionary(uniqueKeysWithValues: stored.map { ($0.entry.id, $0) })
         let resolution = Ledger.resolve(stored.map(\.entry))
         var balance = 0
@@ -293,7 +293,7 @@ extension Household {
             guard let s = byID[id] else { return nil }
             let outcome = resolution.outcomes[id] ?? .counted
             if outcome == .counted { balance += s.entry.kind == .earn ? s.entry.peanuts : -s.entry.peanuts }
-            return LedgerLine(id: id, kid: kid.id, kind: s.entry.kind.rawValue, peanuts: s.entry.peanuts, item: s.entry.item,
+            return LedgerLine(id: id, kid: kid, kind: s.entry.kind.rawValue, peanuts: s.entry.peanuts, item: s.entry.item,
                               title: s.title, created: s.entry.created, day: s.entry.day, outcome: outcome.rawValue,
                               hidden: s.hidden, balanceAfter: balance)
         }
