@@ -19,6 +19,26 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         public var pendingWaits: Int
         /// What needs a person's attention on this machine (a full disk, a wrong clock…).
         public var warnings: [String]
+        /// The last sessions refused either way, newest first (at most 5).
+        public var refusals: [Refusal] = []
+        /// The open pairing invitation: until when (Unix ms) and attempts left (never the code).
+        public var invitationExpires: Int64?
+        public var invitationAttemptsLeft: Int?
+    }
+
+    /// A session refused: by the peer (`byPeer`), or by this machine.
+    public struct Refusal: Sendable, Codable, Equatable {
+        public var machineID: String
+        public var remote: String
+        public var reason: String
+        public var byPeer: Bool
+        /// Unix milliseconds.
+        public var at: Int64
+
+        /// "refused by 3fa2c1d0e9b2 (10.0.0.2:47653): this machine was removed from the household".
+        public var text: String {
+            (byPeer ? "refused by " : "refused ") + "\(machineID.prefix(12)) (\(remote)): \(reason)"
+        }
     }
 
     public struct Peer: Sendable, Codable, Equatable {

@@ -10,9 +10,14 @@ public struct ControlRequest: Sendable, Codable {
     /// For `call`: a household method (docs/API.md) and its parameters.
     public var method: String?
     public var params: [String: JSONValue]?
+    /// For `invite`: the member the new machine belongs to, and how long the code lives.
+    public var member: String?
+    public var minutes: Int?
 
     public init(op: String, until: WaitCondition? = nil, timeoutMilliseconds: Int? = nil,
-                method: String? = nil, params: [String: JSONValue]? = nil) {
+                method: String? = nil, params: [String: JSONValue]? = nil, member: String? = nil, minutes: Int? = nil) {
+        self.member = member
+        self.minutes = minutes
         self.op = op
         self.until = until
         self.timeoutMilliseconds = timeoutMilliseconds

@@ -1,3 +1,4 @@
+import Crypto
 import FoundationEssentials
 import Logging
 import PulseDiscovery
@@ -9,11 +10,19 @@ extension PeerAgent {
     /// it finds in `directory`, starting the dial loop of each new one, until cancelled.
     func runDiscovery(_ context: Context, port: Int, directory: PeerDirectory) async {
         let engine = context.engine
-        let summary = try? await context.store.summary()
+        // The service name carries the host's name only (already public on the LAN), never a
+        // member's or the household's name (docs/SECURITY.md, "What the LAN learns").
         let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"
-        let name = String("\(summary?.member ?? "House Pulse") on \(host)".utf8.prefix(63)) ?? "House Pulse"
+        let name = String("House Pulse on \(host)".utf8.prefix(63)) ?? "House Pulse"
+        let key: SymmetricKey
+        do {
+            key = try await context.store.discoveryKeys()[0]
+        } catch {
+            await engine.setDiscovery("unavailable: \(error)")
+            return
+        }
         let advertisement = Advertisement(name: name, port: port, txt: HouseholdTag.txtRecords(
-            version: Int(PeerMessage.Hello.currentVersion), secret: context.secret, machineID: engine.localMachine, nonce: HouseholdTag.newNonce()))
+            version: Int(PeerMessage.Hello.currentVersion), key: key, machineID: engine.localMachine, nonce: HouseholdTag.newNonce()))
         let discovery: AvahiDiscovery
         do {
             discovery = try AvahiDiscovery(advertisement: advertisement)
@@ -31,9 +40,12 @@ extension PeerAgent {
                     await engine.setDiscovery(state)
                     context.logger.info("discovery", metadata: ["state": "\(state)"])
                 case let .found(service):
-                    guard let machine = service.txt["id"], machine != engine.localMachine else { continue }
+                    // Checked against the machines trusted now and every key known now: a
+                    // machine admitted or a key made since is picked up at its next announcement.
+                    let keys = (try? await context.store.discoveryKeys()) ?? []
+                    let machines = (try? await context.store.trustedMachines()) ?? []
                     guard let version = service.txt["v"].flatMap({ UInt16($0) }), PeerMessage.Hello.supportedVersions.contains(version),
-                          HouseholdTag.matches(service.txt, secret: context.secret) else {
+                          let machine = HouseholdTag.machine(publishing: service.txt, keys: keys, machines: machines) else {
                         if ignored.insert(service.name).inserted {
                             context.logger.info("ignoring a service of another household (or a spoofed one)",
                                                 metadata: ["service": "\(service.name)"])

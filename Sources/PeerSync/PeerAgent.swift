@@ -24,6 +24,8 @@ public struct AgentOptions: Sendable {
     /// How far ahead of this clock a peer's change may be stamped and still be merged at
     /// once; later ones are held until this clock catches up (default 10 min).
     public var maxClockAheadMilliseconds = HybridClock.defaultMaxDriftMilliseconds
+    /// Bounds on connections waiting for their handshake (docs/SECURITY.md).
+    public var admission = AdmissionControl()
     /// Called after each batch from a peer is committed, with the changes it brought
     /// (notifications and benchmarks hang here). Runs on the session's task: keep it short.
     public var onApplied: (@Sendable (ApplyOutcome) -> Void)?
@@ -63,9 +65,10 @@ public struct PeerAgent: Service {
         let engine = SyncEngine(localMachine: identity.machineID)
         let context = Context(store: store, engine: engine, tls: tls, secret: secret,
                               localReplica: store.replicaID, options: options.session, logger: logger,
-                              onApplied: options.onApplied)
+                              onApplied: options.onApplied, invitations: InvitationBook())
 
-        let listener = try await PeerTransport.listen(host: options.listenHost, port: options.port, tls: tls)
+        let listener = try await PeerTransport.listen(host: options.listenHost, port: options.port, tls: tls,
+                                                      admission: options.admission)
         let port = listener.channel.localAddress?.port ?? options.port
         let socketPath = AgentControl.socketPath(options.home)
         let control = try await ControlServer.bind(path: socketPath)
@@ -127,6 +130,8 @@ public struct PeerAgent: Service {
         let options: SessionOptions
         let logger: Logger
         let onApplied: (@Sendable (ApplyOutcome) -> Void)?
+        /// The open pairing invitation.
+        let invitations: InvitationBook
 
         func session(_ connection: PeerChannel, role: MembershipProof.Role, origin: PeerOrigin) async -> String? {
             let id = await engine.newSessionID()
@@ -229,8 +234,22 @@ public struct PeerAgent: Service {
             }
             await context.engine.adjustPendingWaits(-1)
             return response
+        case "invite":
+            do {
+                let minutes = request.minutes ?? 10
+                guard (1...60).contains(minutes) else { return ControlResponse(ok: false, error: "--minutes must be 1…60") }
+                let member = try await context.store.memberID(named: request.member)
+                let invitation = context.invitations.open(memberID: member, lifetime: Int64(minutes) * 60_000)
+                context.logger.notice("pairing invitation opened", metadata: ["minutes": "\(minutes)"])
+                return ControlResponse(ok: true, result: .object([
+                    "code": .string(PairingCode.display(invitation.code)), "expires": .number(Double(invitation.expires)),
+                    "attempts": .number(Double(invitation.attemptsLeft)),
+                ]))
+            } catch {
+                return ControlResponse(ok: false, error: "\(error)")
+            }
         default:
-            return ControlResponse(ok: false, error: "unknown op \(request.op.debugDescription) (known: status, changed, wait, call)")
+            return ControlResponse(ok: false, error: "unknown op \(request.op.debugDescription) (known: status, changed, wait, call, invite)")
         }
     }
 
@@ -270,7 +289,9 @@ public struct PeerAgent: Service {
             household: summary.household, member: summary.member, listenAddress: options.listenHost, port: port,
             changes: vector.total, discovery: await context.engine.discoveryState,
             appliedChanges: await context.engine.appliedChanges, pendingWaits: await context.engine.pendingWaits,
-            warnings: await context.engine.warnings)
+            warnings: await context.engine.warnings, refusals: await context.engine.refusals,
+            invitationExpires: context.invitations.current()?.expires,
+            invitationAttemptsLeft: context.invitations.current()?.attemptsLeft)
         var status = AgentStatus(machine: machine, peers: await context.engine.peerStatus(localVector: vector, labels: labels))
         let bound = options.maxClockAheadMilliseconds
         status.machine.warnings += AgentStatus.clockWarnings(status.peers, maxAheadMilliseconds: bound)

@@ -63,6 +63,14 @@ struct PeerSession {
             /// What the peer is known to have: its VECTOR, its ACKs, the coverage of
             /// batches it sent us, and what we have sent it.
             var peerKnown = VersionVector()
+            /// A pairing in progress (server): what the joiner must confirm, and for whom.
+            var pairing: PendingPairing?
+        }
+        struct PendingPairing {
+            let expectedConfirmation: [UInt8]
+            let name: String
+            let memberID: String?
+            let code: String
         }
         let state = Mutex(State())
     }
@@ -86,7 +94,8 @@ struct PeerSession {
         let channel = connection.channel.channel
         var endReason: String?
         do {
-            try await connection.channel.executeThenClose { inbound, outbound in
+            try await connection.channel.executeThenClose { inbound, writer in
+                let outbound = Outbox(writer)
                 do {
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         group.addTask {
@@ -95,7 +104,7 @@ struct PeerSession {
                         group.addTask {
                             try await send(outbound, shared: shared, peerVectors: peerVectors, signals: signals, acks: acks)
                         }
-                        group.addTask { try await watchdog(shared: shared, channel: channel) }
+                        group.addTask { try await watchdog(shared: shared, channel: channel, outbound: outbound) }
                         group.addTask { try await pinger(outbound, shared: shared) }
                         defer { group.cancelAll() }
                         try await group.next()
@@ -119,16 +128,32 @@ struct PeerSession {
 
     // MARK: Reader
 
-    private func read(_ inbound: NIOAsyncChannelInboundStream<PeerMessage>, _ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>,
+    private func read(_ inbound: NIOAsyncChannelInboundStream<PeerMessage>, _ outbound: Outbox,
                       shared: Shared, signal: AsyncStream<Void>.Continuation,
                       peerVector: AsyncStream<VersionVector>.Continuation,
                       ack: AsyncStream<Void>.Continuation) async throws {
         let peerMachine = try await connection.peerMachine.get()
-        var machine = SessionStateMachine(role: role, secret: secret, localMachine: tls.localMachine,
-                                          peerMachine: peerMachine, localReplica: localReplica)
         let machineHex = Hex.string(peerMachine)
+        var machine = SessionStateMachine(role: role, secret: secret, localMachine: tls.localMachine,
+                                          peerMachine: peerMachine, localReplica: localReplica,
+                                          peerStanding: try await store.standing(of: machineHex))
         try await perform(machine.start(), outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector, ack: ack)
-        for try await message in inbound {
+        var messages = inbound.makeAsyncIterator()
+        while true {
+            let next: PeerMessage?
+            do {
+                next = try await messages.next()
+            } catch let error as WireError {
+                // Bytes that are not a valid message (or a frame too large): say so and close.
+                try await perform(machine.fail(error.code, "\(error)"), outbound, shared: shared, machineHex: machineHex,
+                                  signal: signal, peerVector: peerVector, ack: ack)
+                return
+            }
+            guard let message = next else { return }
+            if case let .error(.notAMember, reason) = message {
+                await engine.refused(machine: machineHex, remote: connection.remoteAddress, reason: reason, byPeer: true)
+                logger.warning("refused by the peer", metadata: ["machine": "\(machineHex.prefix(12))", "reason": "\(reason)"])
+            }
             logger.trace("inbound", metadata: ["message": "\(String(describing: message).prefix(40))"])
             shared.state.withLock { $0.lastInbound = .now }
             if shared.state.withLock({ $0.established }) { await engine.touch(id) }
@@ -142,7 +167,7 @@ struct PeerSession {
         }
     }
 
-    private func perform(_ actions: [SessionStateMachine.Action], _ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>,
+    private func perform(_ actions: [SessionStateMachine.Action], _ outbound: Outbox,
                          shared: Shared, machineHex: String, signal: AsyncStream<Void>.Continuation,
                          peerVector: AsyncStream<VersionVector>.Continuation,
                          ack: AsyncStream<Void>.Continuation) async throws {
@@ -159,6 +184,7 @@ struct PeerSession {
                                               "peer": "\(machineHex.prefix(12))"])
                 }
             case let .established(peer):
+                connection.authenticated()
                 let channel = connection.channel.channel
                 let registration = await engine.register(id, machine: machineHex, replica: peer, role: role, origin: origin,
                                                          remote: connection.remoteAddress, bytes: connection.bytes,
@@ -206,7 +232,15 @@ struct PeerSession {
                 ack.yield() // the peer answers every BATCH with one ACK, in order
             case let .close(reason, notify):
                 if let notify { try? await outbound.write(notify) }
+                if case let .error(code, text)? = notify, code == .notAMember {
+                    await engine.refused(machine: machineHex, remote: connection.remoteAddress, reason: text, byPeer: false)
+                    logger.notice("refused a machine", metadata: ["machine": "\(machineHex.prefix(12))", "reason": "\(text)"])
+                }
                 throw End.closed(reason)
+            case let .pairingStarted(start):
+                try await startPairing(start, outbound, shared: shared, peerMachine: Hex.bytes(machineHex) ?? [], machineHex: machineHex)
+            case let .pairingConfirmed(confirmation):
+                try await finishPairing(confirmation, outbound, shared: shared, machineHex: machineHex)
             }
         }
     }
@@ -241,13 +275,74 @@ struct PeerSession {
         }
     }
 
+    // MARK: Pairing (server side; docs/PROTOCOL.md §9)
+
+    /// A machine asks to pair: one attempt of the open invitation is spent now; answer with
+    /// our SPAKE2 message and key confirmation.
+    private func startPairing(_ start: PeerMessage.PairStart, _ outbound: Outbox, shared: Shared,
+                              peerMachine: [UInt8], machineHex: String) async throws {
+        let invitation: PairingInvitation
+        switch context.invitations.beginAttempt() {
+        case let .failure(refusal):
+            let reason = "\(refusal)"
+            try? await outbound.write(.error(.notAMember, reason))
+            await engine.refused(machine: machineHex, remote: connection.remoteAddress, reason: "pairing: \(reason)", byPeer: false)
+            logger.notice("refused a pairing attempt", metadata: ["machine": "\(machineHex.prefix(12))", "reason": "\(reason)"])
+            throw End.closed(reason)
+        case let .success(open):
+            invitation = open
+        }
+        guard let exchange = Spake2(role: .bob, myName: tls.localMachine, theirName: peerMachine),
+              let reply = exchange.message(password: PairingCode.password(invitation.code)),
+              let key = exchange.key(peerMessage: start.message) else {
+            try? await outbound.write(.error(.malformed, "invalid pairing message"))
+            throw End.closed("invalid pairing message")
+        }
+        func confirmation(_ role: MembershipProof.Role) -> [UInt8] {
+            PairingConfirmation.expected(key: key, role: role, clientMachine: peerMachine, serverMachine: tls.localMachine,
+                                         clientMessage: start.message, serverMessage: reply)
+        }
+        let name = String(start.name.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.map(Character.init)).trimmed
+        shared.state.withLock {
+            $0.pairing = .init(expectedConfirmation: confirmation(.client), name: String((name.isEmpty ? "unnamed" : name).prefix(100)),
+                               memberID: invitation.memberID, code: invitation.code)
+        }
+        try await outbound.write(.pairReply(message: reply, confirmation: confirmation(.server)))
+    }
+
+    /// The joiner's confirmation: right, the invitation is spent and the machine admitted
+    /// (durably, before the welcome is sent); wrong, the code was wrong.
+    private func finishPairing(_ confirmation: [UInt8], _ outbound: Outbox, shared: Shared, machineHex: String) async throws {
+        guard let pending = shared.state.withLock({ $0.pairing }) else { throw End.closed("no pairing in progress") }
+        guard PairingConfirmation.matches(confirmation, pending.expectedConfirmation) else {
+            let reason = "wrong pairing code"
+            try? await outbound.write(.error(.notAMember, reason))
+            await engine.refused(machine: machineHex, remote: connection.remoteAddress, reason: "pairing: \(reason)", byPeer: false)
+            logger.notice("refused a pairing attempt", metadata: ["machine": "\(machineHex.prefix(12))", "reason": "\(reason)"])
+            throw End.closed(reason)
+        }
+        context.invitations.succeed(code: pending.code)
+        let welcome: PeerMessage.PairWelcome
+        do {
+            welcome = try await store.admitPaired(machine: machineHex, name: pending.name, memberID: pending.memberID)
+        } catch {
+            let reason = "\(error)"
+            try? await outbound.write(.error(.notAMember, reason))
+            throw End.closed(reason)
+        }
+        try await outbound.write(.pairWelcome(welcome))
+        logger.notice("paired a new machine", metadata: ["machine": "\(machineHex.prefix(12))", "name": "\(pending.name)"])
+        await engine.storeChanged()
+    }
+
     // MARK: Sender
 
-    private func send(_ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, shared: Shared,
+    private func send(_ outbound: Outbox, shared: Shared,
                       peerVectors: AsyncStream<VersionVector>, signals: AsyncStream<Void>,
                       acks: AsyncStream<Void>) async throws {
         var vectors = peerVectors.makeAsyncIterator()
         guard await vectors.next() != nil else { return } // the peer's VECTOR: what it has
+        let peerMachineHex = Hex.string(try await connection.peerMachine.get())
         var window = Window(limit: max(1, options.batchesInFlight), acks: acks.makeAsyncIterator())
         let reader = try store.openReader()
         var told = try await sendMissing(outbound, shared: shared, reader: reader, window: &window).snapshot
@@ -256,6 +351,16 @@ struct PeerSession {
         for await _ in signals {
             // Wait for room first: what is written meanwhile joins this snapshot.
             guard await window.waitForRoom() else { return }
+            // A machine removed meanwhile gets nothing more (not the removal, not the new
+            // advertisement key): checked before every send, after every store change.
+            let standing = try await store.standing(of: peerMachineHex)
+            if standing != .member {
+                let reason = standing == .removed ? "this machine was removed from the household"
+                    : "this machine is not on the household's list of machines"
+                try? await outbound.write(.error(.notAMember, reason))
+                await engine.refused(machine: peerMachineHex, remote: connection.remoteAddress, reason: reason, byPeer: false)
+                throw End.closed(reason)
+            }
             let sent = try await sendMissing(outbound, shared: shared, reader: reader, window: &window)
             told = told.merging(sent.covered)
             // Our vector advanced by changes the peer already has (held changes merged
@@ -286,7 +391,7 @@ struct PeerSession {
 
     /// Streams what the peer lacks from one snapshot; returns the snapshot's vector and
     /// what the batches' coverage told the peer about it.
-    private func sendMissing(_ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, shared: Shared,
+    private func sendMissing(_ outbound: Outbox, shared: Shared,
                              reader: DeltaReader, window: inout Window) async throws -> (snapshot: VersionVector, covered: VersionVector) {
         let known = shared.state.withLock { $0.peerKnown }
         let cursor = try reader.deltas(for: known, batchLimit: options.batchLimit)
@@ -306,7 +411,7 @@ struct PeerSession {
 
     /// Ends the session when the handshake takes too long or the peer falls silent.
     /// Never writes, so a peer that stopped reading cannot block it.
-    private func watchdog(shared: Shared, channel: Channel) async throws {
+    private func watchdog(shared: Shared, channel: Channel, outbound: Outbox) async throws {
         let started = ContinuousClock.now
         while true {
             let (established, lastInbound) = shared.state.withLock { ($0.established, $0.lastInbound) }
@@ -314,6 +419,7 @@ struct PeerSession {
             if !established {
                 let waited = now - started
                 if waited >= options.handshakeTimeout {
+                    await outbound.finish(with: .error(.timeout, "no handshake within \(options.handshakeTimeout)"), on: channel)
                     channel.close(promise: nil) // also fails a TLS handshake still waiting
                     throw End.timeout("no handshake within \(options.handshakeTimeout)")
                 }
@@ -322,9 +428,11 @@ struct PeerSession {
             }
             let silent = now - lastInbound
             if silent >= options.idleTimeout {
-                channel.close(promise: nil)
                 let seconds = Double(silent.components.seconds) + Double(silent.components.attoseconds) / 1e18
-                throw End.timeout("peer silent for \((seconds * 10).rounded() / 10) s")
+                let reason = "peer silent for \((seconds * 10).rounded() / 10) s"
+                await outbound.finish(with: .error(.timeout, reason), on: channel)
+                channel.close(promise: nil)
+                throw End.timeout(reason)
             }
             try await Task.sleep(for: options.idleTimeout - silent)
         }
@@ -332,7 +440,7 @@ struct PeerSession {
 
     /// Sends a PING when nothing came from the peer for a keepalive interval (the
     /// peer's PONG, or any other message, keeps the session alive).
-    private func pinger(_ outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, shared: Shared) async throws {
+    private func pinger(_ outbound: Outbox, shared: Shared) async throws {
         var token: UInt64 = 0
         while true {
             let (established, lastInbound) = shared.state.withLock { ($0.established, $0.lastInbound) }
@@ -345,5 +453,28 @@ struct PeerSession {
                 try await Task.sleep(for: options.keepalive - min(silent, options.keepalive))
             }
         }
+    }
+}
+
+/// The session's writes, in order. After the first ERROR nothing more is sent (docs/PROTOCOL.md
+/// §5.8): a write after it fails, and the other tasks end.
+actor Outbox {
+    private let writer: NIOAsyncChannelOutboundWriter<PeerMessage>
+    private var finished = false
+
+    init(_ writer: NIOAsyncChannelOutboundWriter<PeerMessage>) { self.writer = writer }
+
+    func write(_ message: PeerMessage) async throws {
+        guard !finished else { throw PeerSession.End.closed("the session is closing") }
+        if case .error = message { finished = true }
+        try await writer.write(message)
+    }
+
+    /// Ends the session with `message` without waiting for the writer (a peer that stopped
+    /// reading cannot block it): written straight to the channel, then nothing more.
+    func finish(with message: PeerMessage, on channel: Channel) {
+        guard !finished else { return }
+        finished = true
+        channel.writeAndFlush(message, promise: nil)
     }
 }

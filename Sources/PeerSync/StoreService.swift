@@ -4,6 +4,7 @@ import PulseStore
 import PulseIdentity
 import PulseModel
 import PulseHousehold
+import PulseProtocol
 
 /// The agent's single owner of the household database. Every store call of the agent
 /// goes through this actor, so the (non-Sendable) connection is used by one task at a
@@ -68,6 +69,49 @@ actor StoreService {
         let name = try household.store.value(.household, "profile", "name")?.textValue ?? "(not yet synced)"
         let member = try household.memberID.flatMap { try household.store.value(.member, $0, "name")?.textValue }
         return (name, member)
+    }
+
+    /// What the household's data says of `machine` (hex id), for the handshake.
+    func standing(of machine: String) throws -> SessionStateMachine.PeerStanding {
+        switch try household.trust(of: machine) {
+        case .member: .member
+        case .removed: .removed
+        case .unknown: .unknown
+        }
+    }
+
+    /// The household's machines (for `devices` and to recognise advertisements).
+    func machines() throws -> [MachineRecord] { try household.machines() }
+
+    /// The machines that may sync (recognised in advertisements): members, and the machine
+    /// that admitted this one until the household's list has arrived.
+    func trustedMachines() throws -> [String] {
+        var ids = try household.machines().filter { !$0.isRemoved && !$0.isThisMachine }.map(\.id)
+        if let introducer = try household.store.meta(Household.introducedByKey)?.textValue, !ids.contains(introducer),
+           try household.trust(of: introducer) == .member {
+            ids.append(introducer)
+        }
+        return ids
+    }
+
+    func discoveryKeys() throws -> [SymmetricKey] { try household.discoveryKeys() }
+
+    /// Admits a machine that proved the pairing code, durably, and returns what it needs.
+    func admitPaired(machine: String, name: String, memberID: String?) throws -> PeerMessage.PairWelcome {
+        try household.admit(machine: machine, name: name, memberID: memberID)
+        let summary = try summary()
+        let names = try household.machines()
+        return PeerMessage.PairWelcome(
+            householdID: household.householdID, householdName: summary.household,
+            secret: try household.membershipKey().withUnsafeBytes { Array($0) },
+            discoveryKey: try household.discoveryKeys()[0].withUnsafeBytes { Array($0) },
+            memberID: memberID, inviterName: names.first(where: \.isThisMachine)?.name ?? "a machine of the household")
+    }
+
+    /// The member id called `name` (for an invitation), or this machine's member.
+    func memberID(named name: String?) throws -> String? {
+        guard let name else { return household.memberID }
+        return try household.memberID(named: name)
     }
 
     /// The label a peer's replica gave itself (its host name), once its record arrived.

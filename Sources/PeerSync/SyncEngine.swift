@@ -185,16 +185,20 @@ actor SyncEngine {
 
     enum Registration: Sendable { case accepted, duplicate }
 
-    /// A session proved membership. One session per machine pair: when two exist (both
-    /// sides dialed), both machines keep the one whose client has the smaller machine id.
+    /// A session proved membership. One session per machine pair: when two exist because
+    /// both sides dialed, both machines keep the one whose client has the smaller machine
+    /// id; when the same side dialed again, its old connection is dead on its side (half-open
+    /// here, waiting for the silence timeout), so the new session replaces it.
     func register(_ id: Int, machine: String, replica: ReplicaID, role: MembershipProof.Role, origin: PeerOrigin,
                   remote: String, bytes: ByteCounts, close: @escaping @Sendable () -> Void,
                   signal: AsyncStream<Void>.Continuation) -> Registration {
         let key = "machine:\(machine)"
         var record = peers[key] ?? PeerRecord()
         if let existing = record.session, let entry = sessions[existing] {
-            let preferred: MembershipProof.Role = localMachine < machine ? .client : .server
-            if entry.role == preferred { return .duplicate }
+            if entry.role != role {
+                let preferred: MembershipProof.Role = localMachine < machine ? .client : .server
+                if entry.role == preferred { return .duplicate }
+            }
             entry.close()
             sessions[existing] = nil
         }
@@ -305,4 +309,16 @@ actor SyncEngine {
 
     /// What needs a person's attention, for `status`.
     var warnings: [String] { [storeProblem].compactMap { $0 } }
+
+    /// The last refusals either way (newest first), for `status`.
+    private(set) var refusals: [AgentStatus.Refusal] = []
+
+    /// A session ended in a refusal: `byPeer`, the peer refused this machine; otherwise this
+    /// machine refused the peer.
+    func refused(machine: String, remote: String, reason: String, byPeer: Bool) {
+        refusals.removeAll { $0.machineID == machine && $0.byPeer == byPeer }
+        refusals.insert(AgentStatus.Refusal(machineID: machine, remote: remote, reason: reason, byPeer: byPeer, at: Self.now()), at: 0)
+        if refusals.count > 5 { refusals.removeLast(refusals.count - 5) }
+        bump()
+    }
 }

@@ -20,7 +20,8 @@ package final class AvahiDiscovery: @unchecked Sendable {
     package let events: AsyncStream<DiscoveryEvent>
     private let continuation: AsyncStream<DiscoveryEvent>.Continuation
     private let poll: OpaquePointer
-    private var advertisement: Advertisement
+    /// nil: browse only (`pulse-peer join` looking for the inviting machine).
+    private var advertisement: Advertisement?
     private var state = CState()
 
     /// The C handles and what they found; poll thread (or poll lock) only.
@@ -42,7 +43,7 @@ package final class AvahiDiscovery: @unchecked Sendable {
         package let name: String
     }
 
-    package init(advertisement: Advertisement) throws {
+    package init(advertisement: Advertisement?) throws {
         guard let poll = avahi_threaded_poll_new() else { throw DiscoveryError("cannot create the Avahi poll loop") }
         self.poll = poll
         self.advertisement = advertisement
@@ -96,7 +97,7 @@ package final class AvahiDiscovery: @unchecked Sendable {
     private func clientChanged(_ client: OpaquePointer?, _ clientState: AvahiClientState) {
         switch clientState {
         case AVAHI_CLIENT_S_RUNNING:
-            continuation.yield(.availability(available: true, detail: "publishing as \"\(advertisement.name)\""))
+            continuation.yield(.availability(available: true, detail: advertisement.map { "publishing as \"\($0.name)\"" } ?? "browsing"))
             publish(client)
             browse(client)
         case AVAHI_CLIENT_S_COLLISION, AVAHI_CLIENT_S_REGISTERING:
@@ -140,6 +141,7 @@ package final class AvahiDiscovery: @unchecked Sendable {
     // MARK: Publishing
 
     private func publish(_ client: OpaquePointer?) {
+        guard let advertisement else { return }
         if state.group == nil {
             state.group = avahi_entry_group_new(client, { group, groupState, userdata in
                 AvahiDiscovery.from(userdata).groupChanged(group, groupState)
@@ -170,7 +172,7 @@ package final class AvahiDiscovery: @unchecked Sendable {
             avahi_entry_group_reset(group)
             publish(avahi_entry_group_get_client(group))
         case AVAHI_ENTRY_GROUP_ESTABLISHED:
-            continuation.yield(.availability(available: true, detail: "published as \"\(advertisement.name)\""))
+            continuation.yield(.availability(available: true, detail: "published as \"\(advertisement?.name ?? "")\""))
         case AVAHI_ENTRY_GROUP_FAILURE:
             let reason = String(cString: avahi_strerror(avahi_client_errno(avahi_entry_group_get_client(group))))
             continuation.yield(.availability(available: false, detail: "publishing failed (\(reason))"))
@@ -180,8 +182,8 @@ package final class AvahiDiscovery: @unchecked Sendable {
     }
 
     private func rename() {
-        guard let alternative = avahi_alternative_service_name(advertisement.name) else { return }
-        advertisement.name = String(cString: alternative)
+        guard let name = advertisement?.name, let alternative = avahi_alternative_service_name(name) else { return }
+        advertisement?.name = String(cString: alternative)
         avahi_free(alternative)
     }
 

@@ -38,30 +38,38 @@ public struct Advertisement: Sendable, Equatable {
     }
 }
 
-/// The TXT records: `v` (protocol version), `id` (machine id), `n` (a nonce drawn at each
-/// start) and `tag`, a keyed hash that only the household can check:
-/// `hex(HMAC-SHA256(secret, "house-pulse/1 mdns" ‖ 0 ‖ id ‖ 0 ‖ n)[0..<16])`.
-/// Each machine's tag differs and changes at each start, so a stranger can neither tell
-/// which machines form a household nor link a tag across households or restarts.
+/// The TXT records: `v` (protocol version), `n` (a nonce drawn at each start) and `tag`, a
+/// keyed hash that only the household's machines can check:
+/// `hex(HMAC-SHA256(key, "house-pulse/3 mdns" ‖ 0 ‖ machine id ‖ 0 ‖ n)[0..<16])`, with the
+/// household's current advertisement key. The machine id is not published: a machine of
+/// the household finds it by checking the tag against each machine it trusts and each key
+/// it knows (a handful of HMACs). So a stranger can neither tell which machines form a
+/// household nor link an advertisement across households or restarts, and a removed
+/// machine, which never learns the key made at its removal, recognises nothing.
 public enum HouseholdTag {
-    public static func compute(secret: SymmetricKey, machineID: String, nonce: String) -> String {
-        var hmac = HMAC<SHA256>(key: secret)
-        hmac.update(data: Array("house-pulse/1 mdns".utf8) + [0] + Array(machineID.utf8) + [0] + Array(nonce.utf8))
+    public static func compute(key: SymmetricKey, machineID: String, nonce: String) -> String {
+        var hmac = HMAC<SHA256>(key: key)
+        hmac.update(data: Array("house-pulse/3 mdns".utf8) + [0] + Array(machineID.utf8) + [0] + Array(nonce.utf8))
         return Hex.string(Array(hmac.finalize()).prefix(16))
     }
 
     /// `version`: the protocol version the agent speaks (discovery only carries it).
-    public static func txtRecords(version: Int, secret: SymmetricKey, machineID: String, nonce: String) -> [String] {
-        ["v=\(version)", "id=\(machineID)", "n=\(nonce)",
-         "tag=\(compute(secret: secret, machineID: machineID, nonce: nonce))"]
+    public static func txtRecords(version: Int, key: SymmetricKey, machineID: String, nonce: String) -> [String] {
+        ["v=\(version)", "n=\(nonce)", "tag=\(compute(key: key, machineID: machineID, nonce: nonce))"]
     }
 
-    /// Whether an advertisement belongs to this household (constant-time comparison).
-    public static func matches(_ txt: [String: String], secret: SymmetricKey) -> Bool {
-        guard let id = txt["id"], let nonce = txt["n"], let tag = txt["tag"], tag.count == 32 else { return false }
-        let expected = Array(compute(secret: secret, machineID: id, nonce: nonce).utf8)
+    /// The machine (among `machines`) that published `txt` with one of `keys`, or nil:
+    /// another household's, a stranger's, or a machine not trusted here.
+    public static func machine(publishing txt: [String: String], keys: [SymmetricKey], machines: [String]) -> String? {
+        guard let nonce = txt["n"], nonce.utf8.count <= 64, let tag = txt["tag"], tag.count == 32 else { return nil }
         let given = Array(tag.lowercased().utf8)
-        return expected.count == given.count && zip(expected, given).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+        for key in keys {
+            for machine in machines {
+                let expected = Array(compute(key: key, machineID: machine, nonce: nonce).utf8)
+                if expected.count == given.count && zip(expected, given).reduce(0, { $0 | ($1.0 ^ $1.1) }) == 0 { return machine }
+            }
+        }
+        return nil
     }
 
     public static func newNonce() -> String {

@@ -1,3 +1,4 @@
+import Crypto
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -80,6 +81,13 @@ public final class Household {
                             maxClockAheadMilliseconds: Int64 = HybridClock.defaultMaxDriftMilliseconds) throws -> Household {
         guard home.hasHousehold else { throw HouseholdError.notInitialized(home.path) }
         let identity = try MachineIdentity.load(from: home.directory.appendingPathComponent(MachineIdentity.fileName))
+        // The database holds the household's secrets (the HELLO key, advertisement keys):
+        // owner-only, like identity.pem, or nothing opens it.
+        for path in [home.databasePath, home.databasePath + "-wal"] {
+            if let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int, mode & 0o077 != 0 {
+                throw IdentityError.unsafePermissions(path, mode: mode)
+            }
+        }
         let store = try ReplicaStore(path: home.databasePath, physicalClock: physicalClock, maxDriftMilliseconds: maxClockAheadMilliseconds)
         return try Household(home: home, store: store, identity: identity)
     }
@@ -112,8 +120,22 @@ public final class Household {
                     ])
                 }
                 try recordReplica(&tx, store: store, identity: identity, label: label)
+                // The founding machine is the household's first machine, and the first key
+                // of its advertisements (docs/SECURITY.md).
+                let now = try store.orderingKey()
+                try tx.put(.machine, identity.machineID, [
+                    "name": .text(machineName(label)), "member": .text(memberIDs[0]),
+                    "added_by": .text(identity.machineID), "added": .integer(now),
+                ])
+                try tx.create(.discoveryKey, RowIDRules.random(), ["key": .text(newDiscoveryKey()), "created": .integer(now)])
             }
         }
+    }
+
+    /// The name a machine gives itself: `label`, or its host name.
+    package static func machineName(_ label: String?) -> String {
+        let name = String((label ?? ProcessInfo.processInfo.hostName).trimmed.prefix(100))
+        return name.isEmpty ? "unnamed" : name
     }
 
     /// Records which machine this replica (database incarnation) belongs to.
@@ -159,7 +181,7 @@ public final class Household {
     /// erase nothing (deletions travel only as explicit tombstones).
     @discardableResult
     public static func createReplica(_ home: HouseholdHome, householdID: String, memberID: String?, secret: [UInt8],
-                                     label: String? = nil,
+                                     label: String? = nil, introducedBy: String? = nil, discoveryKey: [UInt8]? = nil,
                                      physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock) throws -> Household {
         guard secret.count == 32 else { throw HouseholdError.invalidInput("the household secret must be 32 bytes") }
         guard RowIDRules.isValid(householdID) else { throw HouseholdError.invalidInput("invalid household id \(householdID.debugDescription)") }
@@ -168,6 +190,8 @@ public final class Household {
             try store.setMeta("household_id", .text(householdID))
             try store.setMeta(secretKey, .text(Hex.string(secret)))
             if let memberID { try store.setMeta("member_id", .text(memberID)) }
+            if let introducedBy { try store.setMeta(introducedByKey, .text(introducedBy)) }
+            if let discoveryKey, discoveryKey.count == 32 { try store.setMeta(introducedKeyKey, .text(Hex.string(discoveryKey))) }
             try store.write(member: memberID) { tx in
                 try recordReplica(&tx, store: store, identity: identity, label: label)
             }
@@ -185,7 +209,14 @@ public final class Household {
         var entities: [String: CanonicalJSON] = [:]
         for kind in EntityKind.allCases {
             let rows = state[kind] ?? [:]
-            entities[kind.rawValue] = .object(rows.mapValues { fields in .object(fields.mapValues(CanonicalJSON.init)) })
+            entities[kind.rawValue] = .object(rows.mapValues { fields in
+                var fields = fields
+                // An advertisement key is a secret: the export shows its fingerprint only.
+                if kind == .discoveryKey, let key = fields["key"]?.textValue {
+                    fields["key"] = .text("sha256:" + Hex.string(SHA256.hash(data: Array(key.utf8)).prefix(8)))
+                }
+                return .object(fields.mapValues(CanonicalJSON.init))
+            })
         }
         return CanonicalJSON.object([
             "format": .string("house-pulse-export/1"),

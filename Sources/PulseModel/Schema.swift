@@ -13,6 +13,14 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
     case kid
     case catalogueSelection = "catalogue_selection"
     case ledgerEntry = "ledger_entry"
+    /// A machine admitted to the household (row id: its machine id).
+    case machine
+    /// A machine shut out for good (row id: its machine id). Append-only and set-once, so a
+    /// removal can be neither undone nor overwritten (docs/SECURITY.md).
+    case machineRemoval = "machine_removal"
+    /// A key for recognising the household's mDNS advertisements; a new one is made at
+    /// each removal (the newest is used, older ones still recognise stale machines).
+    case discoveryKey = "discovery_key"
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 }
@@ -172,6 +180,20 @@ extension EntityKind {
                 FieldSpec("title", .text(max: 200), immutable: true),
                 FieldSpec("created", .timestamp, immutable: true),
                 FieldSpec("hidden", .bool),
+            ], tombstone: nil, singletonRowID: nil),
+            EntitySchema(kind: .machine, fields: [
+                FieldSpec("name", .text(max: 100)),
+                FieldSpec("member", .reference(.member), nullable: true),
+                FieldSpec("added_by", .text(max: 64)),
+                FieldSpec("added", .timestamp),
+            ], tombstone: nil, singletonRowID: nil),
+            EntitySchema(kind: .machineRemoval, fields: [
+                FieldSpec("removed_by", .text(max: 64), immutable: true),
+                FieldSpec("removed", .timestamp, immutable: true),
+            ], tombstone: nil, singletonRowID: nil),
+            EntitySchema(kind: .discoveryKey, fields: [
+                FieldSpec("key", .text(max: 64), immutable: true),
+                FieldSpec("created", .timestamp, immutable: true),
             ], tombstone: nil, singletonRowID: nil),
         ]
         return Dictionary(uniqueKeysWithValues: list.map { ($0.kind, $0) })

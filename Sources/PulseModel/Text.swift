@@ -20,6 +20,29 @@ package enum Hex {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// The bytes of an even-length hex string (either case); nil for anything else.
+    package static func bytes(_ hex: String) -> [UInt8]? {
+        let utf8 = Array(hex.utf8)
+        guard utf8.count % 2 == 0 else { return nil }
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 0x30...0x39: c - 0x30
+            case 0x41...0x46: c - 0x41 + 10
+            case 0x61...0x66: c - 0x61 + 10
+            default: nil
+            }
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(utf8.count / 2)
+        var index = 0
+        while index < utf8.count {
+            guard let high = nibble(utf8[index]), let low = nibble(utf8[index + 1]) else { return nil }
+            out.append(high << 4 | low)
+            index += 2
+        }
+        return out
+    }
+
     /// Appends the two lower-case hex digits of `byte` (UTF-8) to `out`.
     package static func append(_ byte: UInt8, to out: inout [UInt8]) {
         out.append(digits[Int(byte >> 4)])

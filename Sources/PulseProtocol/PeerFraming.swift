@@ -1,18 +1,37 @@
 import NIOCore
+import Synchronization
 import PulseModel
 
+/// The largest frame a connection accepts right now: ``WireLimits/maxUnauthenticatedFrameBytes``
+/// until the session says the peer is authenticated, then ``WireLimits/maxFrameBytes``.
+/// Shared by the connection's decoder (event loop) and its session (a task).
+public final class FrameLimit: Sendable {
+    private let bytes: Atomic<Int>
+
+    public init(authenticated: Bool = false) {
+        bytes = Atomic(authenticated ? WireLimits.maxFrameBytes : WireLimits.maxUnauthenticatedFrameBytes)
+    }
+
+    public var current: Int { bytes.load(ordering: .relaxed) }
+
+    /// The peer proved itself: full-size frames from now on.
+    public func authenticated() { bytes.store(WireLimits.maxFrameBytes, ordering: .relaxed) }
+}
+
 /// Frames: a 4-byte big-endian length, then that many bytes of message (type + payload).
-/// Frames of 0 bytes or over ``WireLimits/maxFrameBytes`` are refused as soon as their
+/// Frames of 0 bytes or over the connection's ``FrameLimit`` are refused as soon as their
 /// length is read, before anything is buffered.
 public struct PeerFrameDecoder: ByteToMessageDecoder {
     public typealias InboundOut = PeerMessage
+    private let limit: FrameLimit
 
-    public init() {}
+    public init(limit: FrameLimit = FrameLimit(authenticated: true)) { self.limit = limit }
 
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         guard let length: UInt32 = buffer.getInteger(at: buffer.readerIndex) else { return .needMoreData }
-        guard length > 0, length <= WireLimits.maxFrameBytes else {
-            throw WireError("frame of \(length) bytes (at most \(WireLimits.maxFrameBytes))")
+        let maximum = limit.current
+        guard length > 0, length <= maximum else {
+            throw WireError("frame of \(length) bytes (at most \(maximum)\(maximum < WireLimits.maxFrameBytes ? " before the handshake" : ""))")
         }
         guard buffer.readableBytes >= 4 + Int(length) else { return .needMoreData }
         buffer.moveReaderIndex(forwardBy: 4)

@@ -16,12 +16,60 @@ public enum PeerMessage: Sendable, Hashable {
     case pong(UInt64)
     /// The sender is closing the session, and why.
     case error(ProtocolErrorCode, String)
+    /// Pairing (docs/PROTOCOL.md §9), instead of HELLO: the joining machine's SPAKE2 message.
+    case pairStart(PairStart)
+    /// The inviting machine's SPAKE2 message and its key confirmation.
+    case pairReply(message: [UInt8], confirmation: [UInt8])
+    /// The joining machine's key confirmation.
+    case pairConfirm([UInt8])
+    /// What the joined machine needs to become a replica of the household.
+    case pairWelcome(PairWelcome)
+
+    public struct PairStart: Sendable, Hashable {
+        public static let currentVersion: UInt16 = 1
+        public var version: UInt16
+        /// SPAKE2 message, 32 bytes.
+        public var message: [UInt8]
+        /// The joining machine's name (its host name), ≤ 100 characters.
+        public var name: String
+
+        public init(version: UInt16 = PairStart.currentVersion, message: [UInt8], name: String) {
+            self.version = version
+            self.message = message
+            self.name = name
+        }
+    }
+
+    public struct PairWelcome: Sendable, Hashable {
+        public var householdID: String
+        public var householdName: String
+        /// The household secret (32 bytes): the HELLO proof's key.
+        public var secret: [UInt8]
+        /// The current key of the household's advertisements (32 bytes).
+        public var discoveryKey: [UInt8]
+        /// The member the joined machine belongs to, if the inviter named one.
+        public var memberID: String?
+        /// The inviting machine's name.
+        public var inviterName: String
+
+        public init(householdID: String, householdName: String, secret: [UInt8], discoveryKey: [UInt8], memberID: String?,
+                    inviterName: String) {
+            self.householdID = householdID
+            self.householdName = householdName
+            self.secret = secret
+            self.discoveryKey = discoveryKey
+            self.memberID = memberID
+            self.inviterName = inviterName
+        }
+    }
 
     public struct Hello: Sendable, Hashable {
-        /// The version this agent sends. Version 2 adds the sender's wall clock.
-        public static let currentVersion: UInt16 = 2
-        /// The versions this agent accepts (it answers in the client's).
-        public static let supportedVersions: ClosedRange<UInt16> = 1...2
+        /// The version this agent sends. Version 2 adds the sender's wall clock; version 3
+        /// (same HELLO) adds per-machine trust: the machine entities and pairing.
+        public static let currentVersion: UInt16 = 3
+        /// The versions this agent accepts (it answers in the client's). Earlier versions
+        /// know no per-machine trust: a peer still speaking them must upgrade.
+        public static let supportedVersions: ClosedRange<UInt16> = 3...3
         public var version: UInt16
         public var replica: ReplicaID
         /// HMAC-SHA256 membership proof (``MembershipProof``), 32 bytes.
@@ -47,6 +95,10 @@ public enum PeerMessage: Sendable, Hashable {
         case .ping: 6
         case .pong: 7
         case .error: 8
+        case .pairStart: 10
+        case .pairReply: 11
+        case .pairConfirm: 12
+        case .pairWelcome: 13
         }
     }
 }
@@ -72,4 +124,10 @@ public enum WireLimits {
     public static let maxCoveragePerBatch = 4096
     public static let maxVectorEntries = 4096
     public static let proofBytes = 32
+    /// Before a HELLO (or a pairing message) has been accepted, a frame may be no larger
+    /// than this: a stranger cannot make us buffer more (docs/SECURITY.md).
+    public static let maxUnauthenticatedFrameBytes = 512
+    public static let spakeMessageBytes = 32
+    public static let confirmationBytes = 32
+    public static let maxMachineNameBytes = 400
 }

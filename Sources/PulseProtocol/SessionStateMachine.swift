@@ -24,10 +24,24 @@ public struct SessionStateMachine: Sendable {
         case peerAcknowledged(VersionVector)
         /// Close the session; `notify` is sent first when set.
         case close(reason: String, notify: PeerMessage?)
+        /// A machine asks to pair (server only): check the invitation, answer with
+        /// PAIR_REPLY (docs/PROTOCOL.md §9).
+        case pairingStarted(PeerMessage.PairStart)
+        /// The joining machine's key confirmation: check it, then welcome or refuse.
+        case pairingConfirmed([UInt8])
+    }
+
+    /// What this machine's household data says of the peer's machine id (from TLS),
+    /// judged when the connection is up.
+    public enum PeerStanding: Sendable, Equatable {
+        case member
+        case removed
+        case unknown
     }
 
     package enum State: Sendable {
         case awaitingHello
+        case pairing(confirmed: Bool)
         case established(peerVectorSeen: Bool)
         case closed
     }
@@ -37,6 +51,7 @@ public struct SessionStateMachine: Sendable {
     private let localMachine: [UInt8]
     private let peerMachine: [UInt8]
     private let localReplica: ReplicaID
+    private let peerStanding: PeerStanding
     private let wallClock: @Sendable () -> Int64
     private var state: State = .awaitingHello
     /// The version of this session's HELLOs: the client's, which the server answers in.
@@ -45,9 +60,13 @@ public struct SessionStateMachine: Sendable {
     /// `localMachine`/`peerMachine`: the SHA-256 of each side's certificate public key,
     /// as TLS established them.
     /// `wallClock`: Unix milliseconds, sent in HELLO so that peers can compare clocks.
+    /// `peerStanding`: whether the household lists the peer's machine (checked with the
+    /// proof, before any household data is sent).
     public init(role: MembershipProof.Role, secret: SymmetricKey, localMachine: [UInt8], peerMachine: [UInt8], localReplica: ReplicaID,
+                peerStanding: PeerStanding = .member,
                 wallClock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
         self.wallClock = wallClock
+        self.peerStanding = peerStanding
         self.role = role
         self.secret = secret
         self.localMachine = localMachine
@@ -91,10 +110,28 @@ public struct SessionStateMachine: Sendable {
                                          clientMachine: clientMachine, serverMachine: serverMachine) else {
                 return fail(.notAMember, "not a member of this household")
             }
+            switch peerStanding {
+            case .member: break
+            case .removed: return fail(.notAMember, "this machine was removed from the household")
+            case .unknown:
+                return fail(.notAMember, "this machine is not on the household's list of machines (pair it: "
+                    + "`pulse-peer invite` on a machine of the household, `pulse-peer join CODE` on this one)")
+            }
             guard hello.replica != localReplica else { return fail(.selfConnection, "connected to itself") }
             state = .established(peerVectorSeen: false)
             return (role == .server ? [.send(ownHello())] : []) + (hello.clock.map { [.peerClock($0)] } ?? [])
                 + [.established(peer: hello.replica)]
+        case let (.awaitingHello, .pairStart(start)) where role == .server:
+            guard start.version == PeerMessage.PairStart.currentVersion else {
+                return fail(.unsupportedVersion, "unsupported pairing version \(start.version) (this agent speaks 1)")
+            }
+            state = .pairing(confirmed: false)
+            return [.pairingStarted(start)]
+        case let (.pairing(false), .pairConfirm(confirmation)):
+            state = .pairing(confirmed: true)
+            return [.pairingConfirmed(confirmation)]
+        case (.pairing, _):
+            return fail(.unexpectedMessage, "unexpected message while pairing")
         case (.awaitingHello, _):
             return fail(.unexpectedMessage, "expected HELLO first")
         case (.established, .hello):
@@ -115,6 +152,8 @@ public struct SessionStateMachine: Sendable {
             return [.send(.pong(token))]
         case (.established, .pong):
             return []
+        case (.established, .pairStart), (.established, .pairReply), (.established, .pairConfirm), (.established, .pairWelcome):
+            return fail(.unexpectedMessage, "a pairing message in a sync session")
         }
     }
 

@@ -4,7 +4,13 @@ import PulseModel
 /// Why bytes could not be decoded into a message.
 public struct WireError: Error, Equatable, CustomStringConvertible {
     public let description: String
-    package init(_ description: String) { self.description = description }
+    /// The ERROR code a receiver answers with: 1 (malformed), or 5 (rejected batch) for
+    /// a well-formed batch whose content this receiver refuses (an unknown entity).
+    public let code: ProtocolErrorCode
+    package init(_ description: String, code: ProtocolErrorCode = .malformed) {
+        self.description = description
+        self.code = code
+    }
 }
 
 /// Encodes and decodes message payloads (the bytes after the frame's length).
@@ -15,7 +21,7 @@ public enum WireCodec {
     package static let entityCodes: [EntityKind: UInt8] = [
         .household: 1, .settings: 2, .member: 3, .replica: 4, .shoppingItem: 5, .task: 6,
         .backlogCategory: 7, .backlogItem: 8, .recurringTemplate: 9, .kid: 10,
-        .catalogueSelection: 11, .ledgerEntry: 12,
+        .catalogueSelection: 11, .ledgerEntry: 12, .machine: 13, .machineRemoval: 14, .discoveryKey: 15,
     ]
     package static let entityByCode: [UInt8: EntityKind] = Dictionary(uniqueKeysWithValues: entityCodes.map { ($1, $0) })
 
@@ -43,6 +49,27 @@ public enum WireCodec {
         case let .error(code, reason):
             buffer.writeInteger(code.rawValue)
             buffer.writeWireString(String(decoding: reason.utf8.prefix(1024), as: UTF8.self))
+        case let .pairStart(start):
+            buffer.writeInteger(start.version)
+            buffer.writeBytes(start.message)
+            buffer.writeWireString(start.name)
+        case let .pairReply(message, confirmation):
+            buffer.writeBytes(message)
+            buffer.writeBytes(confirmation)
+        case let .pairConfirm(confirmation):
+            buffer.writeBytes(confirmation)
+        case let .pairWelcome(welcome):
+            buffer.writeWireString(welcome.householdID)
+            buffer.writeWireString(welcome.householdName)
+            buffer.writeBytes(welcome.secret)
+            buffer.writeBytes(welcome.discoveryKey)
+            if let member = welcome.memberID {
+                buffer.writeInteger(UInt8(1))
+                buffer.writeWireString(member)
+            } else {
+                buffer.writeInteger(UInt8(0))
+            }
+            buffer.writeWireString(welcome.inviterName)
         }
     }
 
@@ -56,14 +83,15 @@ public enum WireCodec {
             let replica: UInt64 = try buffer.readFixed()
             guard let proof = buffer.readBytes(length: WireLimits.proofBytes) else { throw WireError("truncated hello") }
             var clock: Int64?
-            if version == 2 {
+            if version == 2 || version == 3 {
                 clock = Int64(bitPattern: try buffer.readFixed() as UInt64)
-            } else if version > 2 {
+            } else if version > 3 {
                 // A later version's layout is unknown: keep what is common, so the state
                 // machine can answer ERROR 2 (unsupported version) instead of "malformed".
                 buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
             }
             message = .hello(.init(version: version, replica: ReplicaID(rawValue: replica), proof: proof, clock: clock))
+            if replica == 0 { throw WireError("a HELLO's replica id is 0") }
         case 2: message = .vector(try buffer.readVector())
         case 3:
             let coverageCount = try buffer.readCount(max: WireLimits.maxCoveragePerBatch, what: "coverage claims")
@@ -87,6 +115,26 @@ public enum WireCodec {
         case 8:
             let raw: UInt16 = try buffer.readFixed()
             message = .error(ProtocolErrorCode(rawValue: raw) ?? .unknown, try buffer.readWireString())
+        case 10:
+            let version: UInt16 = try buffer.readFixed()
+            let spake = try buffer.readExactly(WireLimits.spakeMessageBytes, what: "pairing message")
+            let name = try buffer.readWireString()
+            guard name.utf8.count <= WireLimits.maxMachineNameBytes else { throw WireError("a machine name is too long") }
+            message = .pairStart(.init(version: version, message: spake, name: name))
+        case 11:
+            let spake = try buffer.readExactly(WireLimits.spakeMessageBytes, what: "pairing message")
+            message = .pairReply(message: spake, confirmation: try buffer.readExactly(WireLimits.confirmationBytes, what: "confirmation"))
+        case 12:
+            message = .pairConfirm(try buffer.readExactly(WireLimits.confirmationBytes, what: "confirmation"))
+        case 13:
+            let household = try buffer.readWireString(), name = try buffer.readWireString()
+            let secret = try buffer.readExactly(32, what: "household secret")
+            let key = try buffer.readExactly(32, what: "discovery key")
+            let flag: UInt8 = try buffer.readFixed()
+            guard flag <= 1 else { throw WireError("invalid member flag \(flag)") }
+            let member = flag == 1 ? try buffer.readWireString() : nil
+            message = .pairWelcome(.init(householdID: household, householdName: name, secret: secret, discoveryKey: key,
+                                         memberID: member, inviterName: try buffer.readWireString()))
         default:
             throw WireError("unknown message type \(type)")
         }
@@ -111,6 +159,11 @@ extension ByteBuffer {
     package mutating func readFixed<T: FixedWidthInteger>() throws(WireError) -> T {
         guard let value: T = readInteger() else { throw WireError("truncated message") }
         return value
+    }
+
+    package mutating func readExactly(_ count: Int, what: String) throws(WireError) -> [UInt8] {
+        guard let bytes = readBytes(length: count) else { throw WireError("truncated \(what)") }
+        return bytes
     }
 
     package mutating func readCount(max: Int, what: String) throws(WireError) -> Int {
@@ -193,7 +246,7 @@ extension ByteBuffer {
         let seq = try readVarint()
         let hlc = try readTimestamp()
         let code: UInt8 = try readFixed()
-        guard let entity = WireCodec.entityByCode[code] else { throw WireError("unknown entity code \(code)") }
+        guard let entity = WireCodec.entityByCode[code] else { throw WireError("unknown entity code \(code)", code: .rejectedBatch) }
         let rowID = try readWireString()
         let hasMember: UInt8 = try readFixed()
         let member: String?

@@ -27,7 +27,7 @@ package enum Migrations {
 
     package static let all: [Step] = [
         Step(sql: migration1), Step(sql: migration2, code: foldFieldVersions), Step(sql: migration3, code: moveVersionsIntoRows),
-        Step(sql: migration4), Step(sql: migration5),
+        Step(sql: migration4), Step(sql: migration5), Step(sql: migration6),
     ]
 
     package static var latest: Int { all.count }
@@ -95,11 +95,14 @@ package enum Migrations {
     );
     """
 
+    /// The entities whose tables migration 1 creates (later ones are born with `versions`).
+    static let entitiesOfMigration1 = EntityKind.allCases.filter { ![.machine, .machineRemoval, .discoveryKey].contains($0) }
+
     /// Migration 3, in SQL: every typed table gains `versions`. The default (two zero bytes)
     /// only lets existing rows take the column; `moveVersionsIntoRows` fills every one of
     /// them, and a new row always carries its record (a record is never this short).
     package static var migration3: String {
-        EntityKind.allCases.map { entity in
+        entitiesOfMigration1.map { entity in
             "ALTER TABLE \(entity.rawValue) ADD COLUMN versions BLOB NOT NULL DEFAULT x'0000' "
                 + "CHECK (typeof(versions) = 'blob' AND length(versions) > 1);"
         }.joined(separator: "\n")
@@ -108,7 +111,7 @@ package enum Migrations {
     /// Migration 3: the record of each row in a typed table moves into it; what stays in
     /// `row_version` (rows not complete yet) becomes `partial_row`.
     static func moveVersionsIntoRows(_ connection: Connection) throws {
-        for entity in EntityKind.allCases {
+        for entity in entitiesOfMigration1 {
             let table = entity.rawValue
             try connection.execute("""
                 UPDATE \(table) SET versions = coalesce((SELECT r.versions FROM row_version AS r
@@ -160,6 +163,33 @@ package enum Migrations {
         insert.reset()
         try connection.execute("DROP TABLE field_version")
     }
+
+    /// Per-machine trust (docs/SECURITY.md): the machines admitted, the ones removed, and
+    /// the keys that recognise the household's advertisements.
+    static let migration6 = """
+    CREATE TABLE machine (
+        id TEXT PRIMARY KEY NOT NULL,
+        name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 100),
+        member TEXT,
+        added_by TEXT NOT NULL CHECK (length(added_by) BETWEEN 1 AND 64),
+        added INTEGER NOT NULL CHECK (added >= 0),
+        versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+    ) WITHOUT ROWID;
+
+    CREATE TABLE machine_removal (
+        id TEXT PRIMARY KEY NOT NULL,
+        removed_by TEXT NOT NULL CHECK (length(removed_by) BETWEEN 1 AND 64),
+        removed INTEGER NOT NULL CHECK (removed >= 0),
+        versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+    ) WITHOUT ROWID;
+
+    CREATE TABLE discovery_key (
+        id TEXT PRIMARY KEY NOT NULL,
+        key TEXT NOT NULL CHECK (length(key) = 64),
+        created INTEGER NOT NULL CHECK (created >= 0),
+        versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+    ) WITHOUT ROWID;
+    """
 
     static let migration1 = """
     CREATE TABLE meta (

@@ -69,11 +69,13 @@ public struct PeerTLS: Sendable {
 public enum TransportError: Error, CustomStringConvertible {
     case noPeerCertificate
     case closedBeforeHandshake
+    case tooManyUnauthenticated
 
     public var description: String {
         switch self {
         case .noPeerCertificate: "the peer showed no usable certificate"
         case .closedBeforeHandshake: "the connection closed during the TLS handshake"
+        case .tooManyUnauthenticated: "too many connections waiting for their handshake"
         }
     }
 }

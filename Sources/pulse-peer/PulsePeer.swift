@@ -7,7 +7,7 @@ struct PulsePeer: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pulse-peer",
         abstract: "House Pulse peer: a household kept in step between family computers, with no server.",
-        subcommands: [Init.self, Invite.self, Join.self, Run.self, Status.self,
+        subcommands: [Init.self, Invite.self, Join.self, Devices.self, Run.self, Status.self,
                       Shop.self, TaskCommand.self, BacklogCommand.self, RecurringCommand.self,
                       MemberCommand.self, HouseholdCommand.self, Whoami.self, SettingsCommand.self,
                       KidsCommand.self, Export.self, Conflicts.self]

@@ -139,6 +139,11 @@ struct Status: ParsableCommand {
         print("  listening on \(m.listenAddress):\(m.port), \(m.changes) changes")
         print("  discovery: \(m.discovery)")
         for warning in m.warnings { print("  warning: \(warning)") }
+        for refusal in m.refusals { print("  \(refusal.text) (\(Ago.describe(refusal.at / 1000 * 1000)))") }
+        if let expires = m.invitationExpires {
+            print("  a pairing invitation is open for \(max(0, expires / 1000 - Int64(Date().timeIntervalSince1970)) / 60 + 1) min more, "
+                + "\(m.invitationAttemptsLeft ?? 0) attempt(s) left")
+        }
         print(status.peers.isEmpty ? "No peers yet." : "Peers (\(status.peers.count)):")
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         for peer in status.peers {

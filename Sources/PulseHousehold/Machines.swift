@@ -1,0 +1,157 @@
+import Crypto
+import FoundationEssentials
+import PulseModel
+import PulseStore
+
+/// A machine of the household, as `pulse-peer devices` lists it.
+public struct MachineRecord: Sendable, Codable, Equatable {
+    public var id: String
+    public var name: String
+    /// The member it belongs to (name), when known.
+    public var member: String?
+    /// The machine that admitted it (nil: it founded the household, or joined before
+    /// per-machine trust and is known from its replica record).
+    public var addedBy: String?
+    /// When it was admitted, Unix milliseconds.
+    public var added: Int64?
+    /// When and by which machine it was removed; nil while it is a member.
+    public var removedBy: String?
+    public var removed: Int64?
+    public var isThisMachine: Bool
+
+    public var isRemoved: Bool { removed != nil }
+}
+
+/// Whether a machine may sync with this household (checked at every handshake).
+public enum MachineTrust: Sendable, Equatable {
+    case member
+    /// Removed from the household: refused for good.
+    case removed
+    /// Not on the household's list.
+    case unknown
+}
+
+/// The household's machines and the keys of its advertisements: replicated data, so every
+/// machine enforces what any machine decided (docs/SECURITY.md, "Per-machine trust").
+///
+/// A machine is a member when the household's data lists it (a `machine` row, written when
+/// it pairs, or — for machines that joined before per-machine trust — a `replica` row
+/// naming it) and no `machine_removal` row names it. A removal is append-only and set-once:
+/// no later write, from any machine, can take it back.
+extension Household {
+    /// Local (never replicated) meta keys of a machine that joined by pairing: the machine
+    /// that admitted it (trusted before the household's list arrives), and the
+    /// advertisement key it was given.
+    package static let introducedByKey = "introduced_by"
+    package static let introducedKeyKey = "introduced_discovery_key"
+
+    /// Every machine the household knows, members first (this machine first), then removed ones.
+    public func machines() throws -> [MachineRecord] {
+        let memberNames = Dictionary(try store.rows(.member).map { ($0.id, $0.text("name")) }, uniquingKeysWith: { a, _ in a })
+        var records: [String: MachineRecord] = [:]
+        for row in try store.rows(.replica) {
+            let id = row.text("machine")
+            guard records[id] == nil else { continue }
+            records[id] = MachineRecord(id: id, name: row.text("label").isEmpty ? "unnamed" : row.text("label"),
+                                        isThisMachine: id == identity.machineID)
+        }
+        for row in try store.rows(.machine) {
+            var record = records[row.id] ?? MachineRecord(id: row.id, name: row.text("name"), isThisMachine: row.id == identity.machineID)
+            record.name = row.text("name")
+            record.member = row.optionalText("member").flatMap { memberNames[$0] }
+            record.addedBy = row.text("added_by")
+            record.added = HybridTimestamp(rawValue: row.integer("added")).milliseconds
+            records[row.id] = record
+        }
+        for row in try store.rows(.machineRemoval) {
+            var record = records[row.id] ?? MachineRecord(id: row.id, name: "unknown machine", isThisMachine: row.id == identity.machineID)
+            record.removedBy = row.text("removed_by")
+            record.removed = HybridTimestamp(rawValue: row.integer("removed")).milliseconds
+            records[row.id] = record
+        }
+        return records.values.sorted {
+            ($0.isRemoved ? 1 : 0, $0.isThisMachine ? 0 : 1, $0.name.lowercased(), $0.id)
+                < ($1.isRemoved ? 1 : 0, $1.isThisMachine ? 0 : 1, $1.name.lowercased(), $1.id)
+        }
+    }
+
+    /// Whether `machineID` may sync with this household.
+    public func trust(of machineID: String) throws -> MachineTrust {
+        guard RowIDRules.isValid(machineID) else { return .unknown }
+        if try !store.row(.machineRemoval, machineID).isEmpty { return .removed }
+        if try !store.row(.machine, machineID).isEmpty { return .member }
+        if try !store.rows(.replica, RowQuery(where: [("machine", .text(machineID))])).isEmpty { return .member }
+        if try store.meta(Self.introducedByKey)?.textValue == machineID { return .member }
+        return .unknown
+    }
+
+    /// Admits `machineID` (a machine that proved it knows a pairing code).
+    public func admit(machine machineID: String, name: String, memberID: String?) throws {
+        guard machineID.count == 64, Hex.bytes(machineID) != nil else { throw HouseholdError.invalidInput("invalid machine id") }
+        let name = try Validation.name(name, what: "machine name", max: 100)
+        switch try trust(of: machineID) {
+        case .removed:
+            throw HouseholdError.invalidInput("this machine was removed from the household; it can come back only as a new "
+                + "machine (a new identity: remove identity.pem in its home, then pair again)")
+        case .member, .unknown:
+            try store.write(member: self.memberID) { tx in
+                _ = try tx.put(.machine, machineID, [
+                    "name": .text(name),
+                    "member": memberID.map(FieldValue.text) ?? .null,
+                    "added_by": .text(identity.machineID),
+                    "added": .integer(try store.orderingKey()),
+                ])
+            }
+        }
+    }
+
+    /// Removes the machine whose id starts with `prefix` (at least 6 hex digits), and makes
+    /// a new advertisement key in the same transaction. Refuses this machine, an unknown
+    /// or ambiguous id, and one already removed.
+    @discardableResult
+    public func removeMachine(_ prefix: String) throws -> MachineRecord {
+        let wanted = prefix.trimmed.lowercased()
+        guard wanted.count >= 6, Hex.bytes(wanted.count % 2 == 0 ? wanted : wanted + "0") != nil else {
+            throw HouseholdError.invalidInput("give at least the first 6 hex digits of the machine id (see `pulse-peer devices`)")
+        }
+        let all = try machines()
+        let matches = all.filter { $0.id.hasPrefix(wanted) }
+        guard let target = matches.first else {
+            throw HouseholdError.invalidInput("no machine of this household has an id starting with \(wanted); see `pulse-peer devices`")
+        }
+        guard matches.count == 1 else {
+            throw HouseholdError.invalidInput("\(matches.count) machines have an id starting with \(wanted): give more digits")
+        }
+        guard !target.isThisMachine else {
+            throw HouseholdError.invalidInput("this is the machine you are using: remove it from another machine of the household")
+        }
+        guard !target.isRemoved else { throw HouseholdError.invalidInput("\(target.name) (\(target.id.prefix(12))) is already removed") }
+        try store.write(member: memberID) { tx in
+            let now = try store.orderingKey()
+            _ = try tx.create(.machineRemoval, target.id, ["removed_by": .text(identity.machineID), "removed": .integer(now)])
+            _ = try tx.create(.discoveryKey, RowIDRules.random(), ["key": .text(Household.newDiscoveryKey()), "created": .integer(now)])
+        }
+        return try machines().first { $0.id == target.id } ?? target
+    }
+
+    /// The keys that recognise the household's advertisements, the one to advertise with
+    /// first: the replicated keys (newest first), the one given at pairing, and the
+    /// household secret (the key of households from before per-machine trust).
+    public func discoveryKeys() throws -> [SymmetricKey] {
+        var hexKeys = try store.rows(.discoveryKey).sorted { ($0.integer("created"), $0.id) > ($1.integer("created"), $1.id) }
+            .map { $0.text("key") }
+        if let given = try store.meta(Self.introducedKeyKey)?.textValue, !hexKeys.contains(given) { hexKeys.append(given) }
+        var keys = hexKeys.compactMap { Hex.bytes($0) }.filter { $0.count == 32 }.map { SymmetricKey(data: $0) }
+        keys.append(try membershipKey())
+        return keys
+    }
+
+    /// The key this machine advertises with (the newest it knows).
+    public func currentDiscoveryKeyHex() throws -> String {
+        try discoveryKeys()[0].withUnsafeBytes { Hex.string(Array($0)) }
+    }
+
+    package static func newDiscoveryKey() -> String {
+        SymmetricKey(size: .bits256).withUnsafeBytes { Hex.string(Array($0)) }
+    }
+}
