@@ -32,33 +32,56 @@ extension PeerAgent {
             return
         }
         var ignored = Set<String>()
+        /// Advertisements not recognised yet: checked again whenever the household's data
+        /// changes (a machine admitted since, or a new key, makes one recognisable).
+        var unrecognized: [String: DiscoveredService] = [:]
+        enum Input: Sendable { case event(DiscoveryEvent), householdChanged }
+        let (inputs, input) = AsyncStream<Input>.makeStream()
         await withDiscardingTaskGroup { group in
-            for await event in discovery.events {
-                switch event {
-                case let .availability(available, detail):
+            group.addTask {
+                for await event in discovery.events { input.yield(.event(event)) }
+                input.finish()
+            }
+            group.addTask {
+                var seen = await engine.generation
+                while !Task.isCancelled {
+                    await engine.changed(after: seen)
+                    seen = await engine.generation
+                    input.yield(.householdChanged)
+                }
+            }
+            func consider(_ service: DiscoveredService) async {
+                let keys = (try? await context.store.discoveryKeys()) ?? []
+                let machines = (try? await context.store.trustedMachines()) ?? []
+                guard let version = service.txt["v"].flatMap({ UInt16($0) }), PeerMessage.Hello.supportedVersions.contains(version),
+                      let machine = HouseholdTag.machine(publishing: service.txt, keys: keys, machines: machines) else {
+                    unrecognized[service.name] = service
+                    if ignored.insert(service.name).inserted {
+                        context.logger.info("ignoring a service of another household (or a spoofed one)",
+                                            metadata: ["service": "\(service.name)"])
+                    }
+                    return
+                }
+                unrecognized[service.name] = nil
+                await engine.discovered(machine: machine, addresses: service.addresses.map { "\($0):\(service.port)" })
+                if let key = await directory.discovered(machine: machine, service) {
+                    context.logger.info("found peer", metadata: ["service": "\(service.name)", "addresses": "\(service.addresses)"])
+                    group.addTask { await keepSession(key, directory, context) }
+                }
+            }
+            for await next in inputs {
+                switch next {
+                case let .event(.availability(available, detail)):
                     let state = (available ? "mDNS: " : "mDNS unavailable: ") + detail
                     await engine.setDiscovery(state)
                     context.logger.info("discovery", metadata: ["state": "\(state)"])
-                case let .found(service):
-                    // Checked against the machines trusted now and every key known now: a
-                    // machine admitted or a key made since is picked up at its next announcement.
-                    let keys = (try? await context.store.discoveryKeys()) ?? []
-                    let machines = (try? await context.store.trustedMachines()) ?? []
-                    guard let version = service.txt["v"].flatMap({ UInt16($0) }), PeerMessage.Hello.supportedVersions.contains(version),
-                          let machine = HouseholdTag.machine(publishing: service.txt, keys: keys, machines: machines) else {
-                        if ignored.insert(service.name).inserted {
-                            context.logger.info("ignoring a service of another household (or a spoofed one)",
-                                                metadata: ["service": "\(service.name)"])
-                        }
-                        continue
-                    }
-                    await engine.discovered(machine: machine, addresses: service.addresses.map { "\($0):\(service.port)" })
-                    if let key = await directory.discovered(machine: machine, service) {
-                        context.logger.info("found peer", metadata: ["service": "\(service.name)", "addresses": "\(service.addresses)"])
-                        group.addTask { await keepSession(key, directory, context) }
-                    }
-                case let .lost(name):
+                case let .event(.found(service)):
+                    await consider(service)
+                case let .event(.lost(name)):
+                    unrecognized[name] = nil
                     await directory.lost(service: name)
+                case .householdChanged:
+                    for service in unrecognized.values { await consider(service) }
                 }
             }
             group.cancelAll()

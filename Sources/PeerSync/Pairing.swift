@@ -64,7 +64,7 @@ public enum Pairing {
         let household = try Household.join(home, invitation: Invitation(householdID: message.householdID, secret: message.secret,
                                                                        memberID: message.memberID),
                                            introducedBy: inviter, discoveryKey: message.discoveryKey, label: label)
-        if let peer { try household.store.setMeta("static_peers", .text(peer.description)) }
+        _ = household
         return Joined(householdID: message.householdID, householdName: message.householdName, inviterName: message.inviterName,
                       inviterMachine: inviter, machineID: identity.machineID)
     }

@@ -151,8 +151,14 @@ struct PeerSession {
             }
             guard let message = next else { return }
             if case let .error(.notAMember, reason) = message {
-                await engine.refused(machine: machineHex, remote: connection.remoteAddress, reason: reason, byPeer: true)
-                logger.warning("refused by the peer", metadata: ["machine": "\(machineHex.prefix(12))", "reason": "\(reason)"])
+                if shared.state.withLock({ $0.pairing != nil }) {
+                    // The joiner found our confirmation wrong: it tried a wrong code.
+                    await engine.refused(machine: machineHex, remote: connection.remoteAddress, reason: "pairing: wrong pairing code",
+                                         byPeer: false)
+                } else {
+                    await engine.refused(machine: machineHex, remote: connection.remoteAddress, reason: reason, byPeer: true)
+                    logger.warning("refused by the peer", metadata: ["machine": "\(machineHex.prefix(12))", "reason": "\(reason)"])
+                }
             }
             logger.trace("inbound", metadata: ["message": "\(String(describing: message).prefix(40))"])
             shared.state.withLock { $0.lastInbound = .now }

@@ -83,7 +83,8 @@ struct Join: AsyncParsableCommand {
                                                 timeout: .seconds(timeout), label: name)
             print("Joined \(joined.householdName) through \(joined.inviterName) (\(joined.inviterMachine.prefix(12))).")
             print("This machine: \(joined.machineID.prefix(12)), in \(options.resolved.path)")
-            print("Start the agent to receive the household: pulse-peer run")
+            print("Start the agent to receive the household: pulse-peer run"
+                + (peer.map { " (it finds the household over mDNS; where mDNS does not work: --peer \($0))" } ?? ""))
         } catch {
             throw CLIError(error)
         }

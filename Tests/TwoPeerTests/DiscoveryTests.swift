@@ -55,10 +55,13 @@ struct DiscoveryTests {
         }
         let household = try Household.open(HouseholdHome(directory: URL(fileURLWithPath: a.path)))
         #expect(txt["v"] == String(PeerMessage.Hello.currentVersion))
-        #expect(txt["id"] == household.identity.machineID)
+        #expect(txt["id"] == nil) // the machine id is not published
+        #expect(!line.contains("Anna")) // nor a member's name: "House Pulse on <host>"
         #expect(txt["n"]?.count == 16 && txt["tag"]?.count == 32)
-        #expect(HouseholdTag.matches(txt, secret: try household.membershipKey()))
-        #expect(!HouseholdTag.matches(txt, secret: SymmetricKey(size: .bits256)))
+        let id = household.identity.machineID
+        #expect(HouseholdTag.machine(publishing: txt, keys: try household.discoveryKeys(), machines: ["ab", id]) == id)
+        #expect(HouseholdTag.machine(publishing: txt, keys: [SymmetricKey(size: .bits256)], machines: [id]) == nil)
+        #expect(HouseholdTag.machine(publishing: txt, keys: try household.discoveryKeys(), machines: ["ab"]) == nil)
         #expect(!(txt.values.contains { $0.contains(household.householdID) })) // nothing names the household
 
         // A service with a wrong tag is ignored: no connection is attempted.

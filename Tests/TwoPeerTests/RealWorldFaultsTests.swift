@@ -126,10 +126,10 @@ import Testing
         try a.run(["shop", "add"], stdin: (1...4000).map { "Thing number \($0) with a longer name" }.joined(separator: "\n"))
         let disk = try SmallDisk(at: scratch.home("disk"), megabytes: 8)
         let b = Home(path: disk.path + "/home")
-        try b.run(["join", try a.run(["invite"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)])
+        let agentA = try AgentProcess(home: a.path)
+        try b.pair(with: a, at: agentA)
         try disk.fill(leaving: 256 * 1024)
 
-        let agentA = try AgentProcess(home: a.path)
         let agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
         // B says the disk is full (polled from its status), and stays up.
         #expect(eventually(timeout: 60) { !b.warnings().isEmpty })

@@ -153,13 +153,25 @@ struct Home {
 }
 
 extension Scratch {
-    /// A household created in `a` and joined from `b`.
+    /// A household created in the first home and joined by pairing from the others
+    /// (through a short-lived agent of the first).
     func household(_ names: String...) throws -> [Home] {
         let homes = names.map { Home(path: home($0)) }
         try homes[0].run(["init"])
-        let code = try homes[0].run(["invite"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        for home in homes.dropFirst() { try home.run(["join", code]) }
+        guard homes.count > 1 else { return homes }
+        let agent = try AgentProcess(home: homes[0].path)
+        defer { _ = agent.stop() }
+        for home in homes.dropFirst() { try home.pair(with: homes[0], at: agent) }
         return homes
+    }
+}
+
+extension Home {
+    /// `invite` on `inviter` (whose agent is `agent`), then `join CODE --peer` here.
+    func pair(with inviter: Home, at agent: AgentProcess, member: String? = nil) throws {
+        let code = try inviter.run(["invite"] + (member.map { ["--member", $0] } ?? [])).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        try run(["join", code, "--peer", agent.address])
     }
 }
 
