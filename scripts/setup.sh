@@ -4,14 +4,14 @@
 # Starts dbus and avahi-daemon only when none is running (a desktop with systemd
 # already runs them: they are reused). `--tests` adds what only the tests use:
 # libfaketime (a machine whose clock is wrong), iproute2 and nftables (network namespaces,
-# links cut and netem loss for partitions).
+# links cut and netem loss for partitions), openssl and python3 (the hostile peer of the security tests).
 set -euo pipefail
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 packages=(libsqlite3-dev libavahi-client-dev avahi-daemon avahi-utils dbus pkg-config)
-if [ "${1:-}" = "--tests" ]; then packages+=(faketime iproute2 nftables); fi
+if [ "${1:-}" = "--tests" ]; then packages+=(faketime iproute2 nftables openssl python3); fi
 need=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")

@@ -185,7 +185,7 @@ package enum Migrations {
 
     CREATE TABLE discovery_key (
         id TEXT PRIMARY KEY NOT NULL,
-        key TEXT NOT NULL CHECK (length(key) = 64),
+        key TEXT NOT NULL CHECK (length(key) BETWEEN 1 AND 64),
         created INTEGER NOT NULL CHECK (created >= 0),
         versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
     ) WITHOUT ROWID;

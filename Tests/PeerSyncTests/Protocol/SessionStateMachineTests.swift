@@ -106,26 +106,26 @@ import Testing
         #expect(server.receive(.ping(1)).isEmpty)
     }
 
-    @Test func helloCarriesTheWallClockAndAVersionOneClientIsAnsweredInVersionOne() throws {
+    @Test func helloCarriesTheWallClockAndAnOlderVersionIsRefusedWithCode2() throws {
         let client = SessionStateMachine(role: .client, secret: secret, localMachine: clientMachine, peerMachine: serverMachine,
                                          localReplica: ReplicaID(rawValue: 1), wallClock: { 1_000_000 })
         var server = SessionStateMachine(role: .server, secret: secret, localMachine: serverMachine, peerMachine: clientMachine,
                                          localReplica: ReplicaID(rawValue: 2), wallClock: { 2_000_000 })
         var c = client
         guard case var .hello(hello) = sent(c.start())[0] else { Issue.record("no hello"); return }
-        #expect(hello.version == 2 && hello.clock == 1_000_000)
+        #expect(hello.version == 3 && hello.clock == 1_000_000)
         let actions = server.receive(.hello(hello))
         #expect(actions.contains(.peerClock(1_000_000)))
         guard case let .hello(answer)? = sent(actions).first else { Issue.record("no answer"); return }
-        #expect(answer.version == 2 && answer.clock == 2_000_000)
-        // A version-1 client (no clock) is answered in version 1.
-        var server1 = SessionStateMachine(role: .server, secret: secret, localMachine: serverMachine, peerMachine: clientMachine,
+        #expect(answer.version == 3 && answer.clock == 2_000_000)
+        // Versions 1 and 2 know no per-machine trust: refused, naming the versions spoken.
+        for version: UInt16 in [1, 2] {
+            var old = SessionStateMachine(role: .server, secret: secret, localMachine: serverMachine, peerMachine: clientMachine,
                                           localReplica: ReplicaID(rawValue: 2))
-        hello = PeerMessage.Hello(version: 1, replica: hello.replica, proof: hello.proof)
-        let old = server1.receive(.hello(hello))
-        guard case let .hello(answer1)? = sent(old).first else { Issue.record("no answer"); return }
-        #expect(answer1.version == 1 && answer1.clock == nil)
-        #expect(old.last == .established(peer: ReplicaID(rawValue: 1)))
-        #expect(!old.contains { if case .peerClock = $0 { true } else { false } })
+            hello = PeerMessage.Hello(version: version, replica: hello.replica, proof: hello.proof)
+            let refused = old.receive(.hello(hello))
+            guard case let .error(code, reason)? = sent(refused).first else { Issue.record("no error"); return }
+            #expect(code == .unsupportedVersion && reason.contains("3"))
+        }
     }
 }

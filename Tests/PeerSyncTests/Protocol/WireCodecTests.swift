@@ -28,6 +28,13 @@ import Testing
         .ack(VersionVector([ReplicaID(rawValue: 7): 8])),
         .ping(0), .pong(UInt64.max),
         .error(.notAMember, "not a member of this household"),
+        .pairStart(.init(message: Array(repeating: 7, count: 32), name: "Anna's laptop")),
+        .pairReply(message: Array(0..<32), confirmation: Array(32..<64)),
+        .pairConfirm(Array(repeating: 255, count: 32)),
+        .pairWelcome(.init(householdID: "h-1", householdName: "Smith", secret: Array(0..<32), discoveryKey: Array(1...32),
+                           memberID: "m-1", inviterName: "desk")),
+        .pairWelcome(.init(householdID: "h-1", householdName: "Smith", secret: Array(0..<32), discoveryKey: Array(1...32),
+                           memberID: nil, inviterName: "")),
     ]
 
     func frame(_ message: PeerMessage) throws -> ByteBuffer {

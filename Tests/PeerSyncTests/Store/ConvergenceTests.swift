@@ -134,7 +134,9 @@ private struct World {
 
     private mutating func plan() -> (EntityKind, String, [String: FieldValue]) {
         let roll = Int.random(in: 0..<100, using: &random)
-        if roll < 35 || rows.count < 5 { // create
+        let picked = rows.randomElement(using: &random)
+        let editable = picked.map { $0.0.schema.tombstone != nil || $0.0.schema.fields.contains { !$0.immutable } } ?? false
+        if roll < 35 || rows.count < 5 || !editable { // create (append-only rows are never edited)
             let creatable = EntityKind.allCases.filter { $0.schema.singletonRowID == nil }
             let entity = creatable.randomElement(using: &random)!
             nextRow += 1
@@ -144,7 +146,7 @@ private struct World {
             for spec in entity.schema.fields { fields[spec.name] = value(for: spec) }
             return (entity, row, fields)
         }
-        let (entity, row) = rows.randomElement(using: &random)!
+        let (entity, row) = picked!
         let schema = entity.schema
         if let mark = schema.tombstone, roll < 60 { // delete or re-add
             let restore: FieldValue = mark.value == .integer(1) ? .bool(false) : (mark.value == .integer(0) ? .bool(true) : .text("active"))
