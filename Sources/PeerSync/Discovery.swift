@@ -50,9 +50,10 @@ extension PeerAgent {
                     input.yield(.householdChanged)
                 }
             }
-            func consider(_ service: DiscoveredService) async {
-                let keys = (try? await context.store.discoveryKeys()) ?? []
-                let machines = (try? await context.store.trustedMachines()) ?? []
+            func trust() async -> (keys: [SymmetricKey], machines: [String]) {
+                ((try? await context.store.discoveryKeys()) ?? [], (try? await context.store.trustedMachines()) ?? [])
+            }
+            func consider(_ service: DiscoveredService, keys: [SymmetricKey], machines: [String]) async {
                 guard let version = service.txt["v"].flatMap({ UInt16($0) }), PeerMessage.Hello.supportedVersions.contains(version),
                       let machine = HouseholdTag.machine(publishing: service.txt, keys: keys, machines: machines) else {
                     unrecognized[service.name] = service
@@ -76,12 +77,16 @@ extension PeerAgent {
                     await engine.setDiscovery(state)
                     context.logger.info("discovery", metadata: ["state": "\(state)"])
                 case let .event(.found(service)):
-                    await consider(service)
+                    let (keys, machines) = await trust()
+                    await consider(service, keys: keys, machines: machines)
                 case let .event(.lost(name)):
                     unrecognized[name] = nil
                     await directory.lost(service: name)
                 case .householdChanged:
-                    for service in unrecognized.values { await consider(service) }
+                    // One read of the household's trust per change, and none when nothing waits.
+                    guard !unrecognized.isEmpty else { continue }
+                    let (keys, machines) = await trust()
+                    for service in unrecognized.values { await consider(service, keys: keys, machines: machines) }
                 }
             }
             group.cancelAll()

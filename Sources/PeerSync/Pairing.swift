@@ -61,10 +61,9 @@ public enum Pairing {
         } else {
             try await joinDiscovered(code: code, tls: tls, name: name, timeout: timeout)
         }
-        let household = try Household.join(home, invitation: Invitation(householdID: message.householdID, secret: message.secret,
+        try Household.join(home, invitation: Invitation(householdID: message.householdID, secret: message.secret,
                                                                        memberID: message.memberID),
                                            introducedBy: inviter, discoveryKey: message.discoveryKey, label: label)
-        _ = household
         return Joined(householdID: message.householdID, householdName: message.householdName, inviterName: message.inviterName,
                       inviterMachine: inviter, machineID: identity.machineID)
     }

@@ -84,8 +84,9 @@ public final class Household {
         // The database holds the household's secrets (the HELLO key, advertisement keys):
         // owner-only, like identity.pem, or nothing opens it.
         for path in [home.databasePath, home.databasePath + "-wal"] {
-            if let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int, mode & 0o077 != 0 {
-                throw IdentityError.unsafePermissions(path, mode: mode)
+            var info = stat()
+            if stat(path, &info) == 0, info.st_mode & 0o077 != 0 {
+                throw IdentityError.unsafePermissions(path, mode: Int(info.st_mode & 0o777))
             }
         }
         let store = try ReplicaStore(path: home.databasePath, physicalClock: physicalClock, maxDriftMilliseconds: maxClockAheadMilliseconds)

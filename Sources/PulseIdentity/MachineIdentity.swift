@@ -56,9 +56,14 @@ public struct MachineIdentity: Sendable {
     }
 
     public static func load(from file: URL) throws -> MachineIdentity {
-        let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
-        if let mode = attributes[.posixPermissions] as? Int, mode & 0o077 != 0 {
-            throw IdentityError.unsafePermissions(file.path, mode: mode)
+        // stat(2), not FileManager's attributes: their mode is not an `Int` here, and a cast
+        // that fails silently would skip the check.
+        var info = stat()
+        guard stat(file.path, &info) == 0 else {
+            throw IdentityError.io("cannot read \(file.path): \(String(cString: strerror(errno)))")
+        }
+        if info.st_mode & 0o077 != 0 {
+            throw IdentityError.unsafePermissions(file.path, mode: Int(info.st_mode & 0o777))
         }
         let pem = try String(contentsOf: file, encoding: .utf8)
         do {

@@ -139,7 +139,7 @@ struct Status: ParsableCommand {
         print("  listening on \(m.listenAddress):\(m.port), \(m.changes) changes")
         print("  discovery: \(m.discovery)")
         for warning in m.warnings { print("  warning: \(warning)") }
-        for refusal in m.refusals { print("  \(refusal.text) (\(Ago.describe(refusal.at / 1000 * 1000)))") }
+        for refusal in m.refusals { print("  \(refusal.text) (\(Ago.describe(refusal.at)))") }
         if let expires = m.invitationExpires {
             print("  a pairing invitation is open for \(max(0, expires / 1000 - Int64(Date().timeIntervalSince1970)) / 60 + 1) min more, "
                 + "\(m.invitationAttemptsLeft ?? 0) attempt(s) left")

@@ -150,6 +150,23 @@ import Testing
         _ = agentA.stop()
     }
 
+    @Test func aHomeReadableByOthersIsRefusedNamingTheFile() throws {
+        let a = Home(path: scratch.home("a"))
+        try a.run(["init"])
+        let database = a.path + "/household.sqlite"
+        #expect(chmod(database, 0o644) == 0)
+        let run = try PulsePeer.run(["run", "--home", a.path, "--port", "0", "--listen", "127.0.0.1", "--no-mdns"], timeout: 20)
+        #expect(run.status != 0 && run.stderr.contains(database) && run.stderr.contains("chmod 600"), "\(run.stderr)")
+        #expect(try PulsePeer.run(["shop", "list", "--home", a.path]).status != 0)
+        #expect(chmod(database, 0o600) == 0)
+        #expect(try PulsePeer.run(["shop", "list", "--home", a.path]).status == 0)
+        let identity = a.path + "/identity.pem"
+        #expect(chmod(identity, 0o640) == 0)
+        let refused = try PulsePeer.run(["shop", "list", "--home", a.path])
+        #expect(refused.status != 0 && refused.stderr.contains(identity) && refused.stderr.contains("chmod 600"), "\(refused.stderr)")
+        #expect(chmod(identity, 0o600) == 0)
+    }
+
     @Test func aFloodOfStrangersSendingLargeFramesStaysBoundedWhileARealPeerSyncs() throws {
         let homes = try scratch.household("a", "b")
         let (a, b) = (homes[0], homes[1])
@@ -178,10 +195,12 @@ import Testing
     }
 }
 
-/// A stranger with a certificate of its own (Support/hostile_peer.py, Python's ssl).
+/// A stranger with a certificate of its own (Tests/hostile_peer.py, Python's ssl; outside the
+/// test target's directory so that SwiftPM does not treat it as a resource).
 struct Stranger {
     let cert: String, key: String
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/hostile_peer.py").path
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("hostile_peer.py").path
 
     init(scratch: Scratch) throws {
         cert = scratch.home("stranger.crt")
