@@ -114,6 +114,7 @@ let package = Package(
             dependencies: [
                 "PeerSync", "PulseStore", "PulseProtocol", "PulseDiscovery", "pulse-peer",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
     ],

@@ -199,6 +199,10 @@ struct PeerSession {
                     try? await outbound.write(.error(.duplicateSession, "already connected"))
                     throw End.closed("duplicate session with \(machineHex.prefix(12))")
                 }
+                if case .accepted(replacedOld: true) = registration {
+                    logger.info("replaced the previous session with this machine (dead on its side)",
+                                metadata: ["peer": "\(machineHex.prefix(12))"])
+                }
                 let offset = shared.state.withLock { state in
                     state.established = true
                     return state.clockOffset

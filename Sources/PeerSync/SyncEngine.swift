@@ -183,7 +183,8 @@ actor SyncEngine {
 
     // MARK: Sessions
 
-    enum Registration: Sendable { case accepted, duplicate }
+    /// `replacedOld`: an earlier session with the same machine was closed for this one.
+    enum Registration: Sendable { case accepted(replacedOld: Bool), duplicate }
 
     /// A session proved membership. One session per machine pair: when two exist because
     /// both sides dialed, both machines keep the one whose client has the smaller machine
@@ -194,6 +195,7 @@ actor SyncEngine {
                   signal: AsyncStream<Void>.Continuation) -> Registration {
         let key = "machine:\(machine)"
         var record = peers[key] ?? PeerRecord()
+        var replacedOld = false
         if let existing = record.session, let entry = sessions[existing] {
             if entry.role != role {
                 let preferred: MembershipProof.Role = localMachine < machine ? .client : .server
@@ -201,6 +203,7 @@ actor SyncEngine {
             }
             entry.close()
             sessions[existing] = nil
+            replacedOld = true
         }
         if case let .configured(address) = origin {
             addressToMachine[address] = machine
@@ -224,7 +227,7 @@ actor SyncEngine {
         peers[key] = record
         sessions[id] = SessionEntry(machine: machine, role: role, close: close, signal: signal)
         bump()
-        return .accepted
+        return .accepted(replacedOld: replacedOld)
     }
 
     func unregister(_ id: Int, error: String?) {
