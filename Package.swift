@@ -25,6 +25,11 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .systemLibrary(
+            name: "CDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]
+        ),
+        .systemLibrary(
             name: "CAvahi",
             pkgConfig: "avahi-client",
             providers: [.apt(["libavahi-client-dev"])]
@@ -68,12 +73,15 @@ let package = Package(
             "PulseModel", "CAvahi",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
+        // Notifications: which events notify, batching (pure), and delivery through the
+        // desktop notification service (the only target that sees CDBus) or a hook command.
+        .target(name: "PulseNotify", dependencies: ["PulseHousehold", "CDBus"]),
         // The agent and the public face: sees every layer; the CLI imports only this.
         .target(
             name: "PeerSync",
             dependencies: [
                 "PulseModel", "PulseStore", "PulseIdentity", "PulseHousehold",
-                "PulseProtocol", "PulseTransport", "PulseDiscovery",
+                "PulseProtocol", "PulseTransport", "PulseDiscovery", "PulseNotify",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -102,7 +110,7 @@ let package = Package(
             name: "PeerSyncTests",
             dependencies: [
                 "PeerSync", "PulseModel", "PulseStore", "PulseIdentity", "PulseHousehold",
-                "PulseProtocol", "PulseTransport", "PulseDiscovery",
+                "PulseProtocol", "PulseTransport", "PulseDiscovery", "PulseNotify",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -24,6 +24,23 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         /// The open pairing invitation: until when (Unix ms) and attempts left (never the code).
         public var invitationExpires: Int64?
         public var invitationAttemptsLeft: Int?
+        /// Notifications since the agent started, and why a channel is not working.
+        public var notifications = Notifications()
+        /// Live feed subscribers connected now.
+        public var subscribers = 0
+    }
+
+    public struct Notifications: Sendable, Codable, Equatable {
+        /// Shown (each follow-up counts as one).
+        public var shown = 0
+        /// Events waiting in an open burst to be shown (the debounce, or the window's follow-up).
+        public var pendingEvents = 0
+        /// Events the notifier has judged (notified or not), since the agent started.
+        public var judgedEvents = 0
+        /// Why desktop notifications or the hook are not working now (nil: working, or off).
+        public var desktopProblem: String?
+        public var hookProblem: String?
+        public init() {}
     }
 
     /// A session refused: by the peer (`byPeer`), or by this machine.

@@ -91,4 +91,40 @@ public enum AgentControl {
     public static func notifyChanged(home: HouseholdHome) {
         if let fd = try? send(ControlRequest(op: "changed"), home: home, timeout: 2) { close(fd) }
     }
+
+    /// `subscribe`: calls `onAnswer` with the agent's answer (token, gap), then `onEvent` with
+    /// each event line as it arrives, until the agent ends the stream (it stopped, or this
+    /// client fell behind). Blocks; returns normally when the stream ends.
+    public static func subscribe(topics: [String], resume: String?, home: HouseholdHome,
+                                 onAnswer: (ControlResponse) throws -> Void, onEvent: (Data) throws -> Void) throws {
+        let fd = try send(ControlRequest(op: "subscribe", topics: topics, resume: resume), home: home, timeout: 5)
+        defer { close(fd) }
+        var none = timeval(tv_sec: 0, tv_usec: 0) // no receive timeout: events come when they come
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, socklen_t(MemoryLayout<timeval>.size))
+        var pending = Data()
+        var answered = false
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = recv(fd, &chunk, chunk.count, 0)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            pending.append(contentsOf: chunk[0..<count])
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Data(pending[pending.startIndex..<newline])
+                pending.removeSubrange(pending.startIndex...newline)
+                if answered {
+                    try onEvent(line)
+                } else {
+                    answered = true
+                    let answer: ControlResponse
+                    do { answer = try JSONDecoder().decode(ControlResponse.self, from: line) } catch {
+                        throw Failure.failed("the agent's answer was not understood: \(error)")
+                    }
+                    guard answer.ok else { throw Failure.failed(answer.error ?? "the agent refused the subscription") }
+                    try onAnswer(answer)
+                }
+            }
+        }
+        if !answered { throw Failure.failed("the agent closed the connection without answering") }
+    }
 }

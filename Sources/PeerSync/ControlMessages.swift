@@ -13,9 +13,15 @@ public struct ControlRequest: Sendable, Codable {
     /// For `invite`: the member the new machine belongs to, and how long the code lives.
     public var member: String?
     public var minutes: Int?
+    /// For `subscribe`: the topics (default all) and the token to resume after.
+    public var topics: [String]?
+    public var resume: String?
 
     public init(op: String, until: WaitCondition? = nil, timeoutMilliseconds: Int? = nil,
-                method: String? = nil, params: [String: JSONValue]? = nil, member: String? = nil, minutes: Int? = nil) {
+                method: String? = nil, params: [String: JSONValue]? = nil, member: String? = nil, minutes: Int? = nil,
+                topics: [String]? = nil, resume: String? = nil) {
+        self.topics = topics
+        self.resume = resume
         self.member = member
         self.minutes = minutes
         self.op = op

@@ -7,6 +7,7 @@ import NIOCore
 import NIOPosix
 import PulseProtocol
 import PulseModel
+import PulseHousehold
 
 /// Splits a byte stream into lines of at most `maxLength` bytes.
 struct LineDecoder: ByteToMessageDecoder {
@@ -40,9 +41,10 @@ enum ControlServer {
         return server
     }
 
-    /// Serves connections until cancelled; `handle` answers each request.
+    /// Serves connections until cancelled; `handle` answers each request, except
+    /// `subscribe`, which turns its connection into the live feed (``subscribe(_:_:_:feed:)``).
     static func serve(_ server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>, logger: Logger,
-                      handle: @escaping @Sendable (ControlRequest) async -> ControlResponse) async throws {
+                      feed: EventFeed, handle: @escaping @Sendable (ControlRequest) async -> ControlResponse) async throws {
         try await withThrowingDiscardingTaskGroup { group in
             try await server.executeThenClose { connections in
                 for try await connection in connections {
@@ -52,6 +54,10 @@ enum ControlServer {
                                 for try await line in lines {
                                     let response: ControlResponse
                                     if let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(line.readableBytesView)) {
+                                        if request.op == "subscribe" {
+                                            try await subscribe(request, connection.channel, replies, feed: feed)
+                                            return
+                                        }
                                         response = await handle(request)
                                     } else {
                                         response = ControlResponse(ok: false, error: "a request is one JSON object per line, like {\"op\":\"status\"}")
@@ -68,5 +74,36 @@ enum ControlServer {
                 }
             }
         }
+    }
+
+    /// The live feed on one connection: the answer (the newest token, whether the resume
+    /// left a gap), then the missed events, then each event as it happens, one JSON object
+    /// per line, until the client hangs up, falls behind (disconnected by the feed) or the
+    /// agent stops.
+    static func subscribe(_ request: ControlRequest, _ channel: Channel, _ replies: NIOAsyncChannelOutboundWriter<ByteBuffer>,
+                          feed: EventFeed) async throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        func send(_ value: some Encodable) async throws {
+            var data = try encoder.encode(value)
+            data.append(UInt8(ascii: "\n"))
+            try await replies.write(ByteBuffer(bytes: data))
+        }
+        var topics = Set(HouseholdEvent.Topic.allCases)
+        if let names = request.topics, !names.isEmpty {
+            if let unknown = names.first(where: { HouseholdEvent.Topic(rawValue: $0) == nil }) {
+                let known = HouseholdEvent.Topic.allCases.map(\.rawValue).joined(separator: ", ")
+                try await send(ControlResponse(ok: false, error: "unknown topic \(unknown.debugDescription) (known: \(known))"))
+                return
+            }
+            topics = Set(names.compactMap(HouseholdEvent.Topic.init(rawValue:)))
+        }
+        let subscription = feed.subscribe(topics: topics, resume: request.resume, close: { channel.close(promise: nil) })
+        defer { feed.unsubscribe(subscription.id) }
+        try await send(ControlResponse(ok: true, result: .object([
+            "token": .string(subscription.token), "gap": .bool(subscription.gap),
+            "topics": .array(topics.map(\.rawValue).sorted().map(JSONValue.string)),
+        ])))
+        for await event in subscription.events { try await send(event) }
     }
 }

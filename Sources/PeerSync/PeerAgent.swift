@@ -9,6 +9,7 @@ import PulseProtocol
 import PulseTransport
 import PulseModel
 import PulseHousehold
+import PulseNotify
 
 public struct AgentOptions: Sendable {
     public static let defaultPort = 47653
@@ -29,8 +30,19 @@ public struct AgentOptions: Sendable {
     /// Called after each batch from a peer is committed, with the changes it brought
     /// (notifications and benchmarks hang here). Runs on the session's task: keep it short.
     public var onApplied: (@Sendable (ApplyOutcome) -> Void)?
+    /// Desktop notifications through the session bus at this address (nil: none found),
+    /// unless `desktopNotifications` is off.
+    public var desktopNotifications = true
+    public var notificationBus: String?
+    /// `--on-notify`: a shell command run with each notification as JSON on its stdin.
+    public var notifyHook: String?
 
     public init(home: HouseholdHome) { self.home = home }
+
+    /// The user's session bus: `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus` when it exists.
+    public static func sessionBusAddress(environment: [String: String]) -> String? {
+        DesktopNotifier.sessionBusAddress(environment: environment)
+    }
 }
 
 /// What the agent reports once it listens.
@@ -63,9 +75,20 @@ public struct PeerAgent: Service {
         let tls = try PeerTLS(identity: identity)
         let secret = try await store.membershipKey()
         let engine = SyncEngine(localMachine: identity.machineID)
+        let desktop = options.desktopNotifications ? options.notificationBus.map { DesktopNotifier(address: $0) } : nil
+        let notifier = Notifier(store: store, desktop: desktop, hook: options.notifyHook.map { HookNotifier(command: $0) },
+                                logger: logger)
+        if !options.desktopNotifications {
+            logger.info("desktop notifications off (--no-desktop-notifications)")
+        } else if options.notificationBus == nil {
+            logger.notice("desktop notifications unavailable", metadata: ["reason": "no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"])
+        }
+        let feed = EventFeed()
+        let events = try await EventPipeline(store: store, feed: feed, notifier: notifier, logger: logger)
         let context = Context(store: store, engine: engine, tls: tls, secret: secret,
                               localReplica: store.replicaID, options: options.session, logger: logger,
-                              onApplied: options.onApplied, invitations: InvitationBook())
+                              onApplied: options.onApplied, invitations: InvitationBook(), events: events, feed: feed,
+                              notifier: notifier)
 
         let listener = try await PeerTransport.listen(host: options.listenHost, port: options.port, tls: tls,
                                                       admission: options.admission)
@@ -88,6 +111,7 @@ public struct PeerAgent: Service {
         } catch is CancellationError {
             // A graceful shutdown (or the caller's cancellation): not a failure.
         }
+        feed.finishAll()
         await engine.closeAll()
         try? FileManager.default.removeItem(atPath: socketPath)
         logger.info("agent stopped")
@@ -100,10 +124,12 @@ public struct PeerAgent: Service {
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { try await accept(listener, context) }
                 group.addTask {
-                    try await ControlServer.serve(control, logger: logger) { request in
+                    try await ControlServer.serve(control, logger: logger, feed: context.feed) { request in
                         await handle(request, context: context, port: port)
                     }
                 }
+                group.addTask { await context.events.run() }
+                group.addTask { await context.notifier.run() }
                 for peer in peers {
                     if let key = await directory.addStatic(peer) {
                         group.addTask { await keepSession(key, directory, context) }
@@ -132,6 +158,10 @@ public struct PeerAgent: Service {
         let onApplied: (@Sendable (ApplyOutcome) -> Void)?
         /// The open pairing invitation.
         let invitations: InvitationBook
+        /// Changes → events → the feed and the notifier.
+        let events: EventPipeline
+        let feed: EventFeed
+        let notifier: Notifier
 
         func session(_ connection: PeerChannel, role: MembershipProof.Role, origin: PeerOrigin) async -> String? {
             let id = await engine.newSessionID()
@@ -178,6 +208,7 @@ public struct PeerAgent: Service {
         while !Task.isCancelled {
             do {
                 if let outcome = try await context.store.releaseHeldChanges(), !outcome.applied.isEmpty {
+                    await context.events.applied(outcome)
                     context.logger.notice("merged changes held for a clock ahead", metadata: ["changes": "\(outcome.applied.count)"])
                     await context.engine.applied(outcome.applied.count)
                     await context.engine.storeChanged()
@@ -194,7 +225,10 @@ public struct PeerAgent: Service {
     private func generateRecurringTasksDaily(_ context: Context) async {
         while !Task.isCancelled {
             do {
-                if try await context.store.generateRecurringTasks() > 0 { await context.engine.storeChanged() }
+                if try await context.store.generateRecurringTasks() > 0 {
+                    await context.engine.storeChanged()
+                    await context.events.localChanged()
+                }
             } catch {
                 context.logger.warning("cannot generate recurring tasks", metadata: ["error": "\(error)"])
             }
@@ -212,12 +246,16 @@ public struct PeerAgent: Service {
             }
         case "changed":
             await context.engine.storeChanged()
+            await context.events.localChanged()
             return ControlResponse(ok: true)
         case "call":
             guard let method = request.method else { return ControlResponse(ok: false, error: "call needs `method`") }
             do {
                 let result = try await context.store.call(method, request.params ?? [:])
-                if !HouseholdAPI.isReadOnly(method) { await context.engine.storeChanged() }
+                if !HouseholdAPI.isReadOnly(method) {
+                    await context.engine.storeChanged()
+                    await context.events.localChanged()
+                }
                 return ControlResponse(ok: true, result: result)
             } catch {
                 return ControlResponse(ok: false, error: "\(error)")
@@ -242,14 +280,14 @@ public struct PeerAgent: Service {
                 let invitation = context.invitations.open(memberID: member, lifetime: Int64(minutes) * 60_000)
                 context.logger.notice("pairing invitation opened", metadata: ["minutes": "\(minutes)"])
                 return ControlResponse(ok: true, result: .object([
-                    "code": .string(PairingCode.display(invitation.code)), "expires": .number(Double(invitation.expires)),
-                    "attempts": .number(Double(invitation.attemptsLeft)),
+                    "code": .string(PairingCode.display(invitation.code)), "expires": .integer(invitation.expires),
+                    "attempts": .integer(Int64(invitation.attemptsLeft)),
                 ]))
             } catch {
                 return ControlResponse(ok: false, error: "\(error)")
             }
         default:
-            return ControlResponse(ok: false, error: "unknown op \(request.op.debugDescription) (known: status, changed, wait, call, invite)")
+            return ControlResponse(ok: false, error: "unknown op \(request.op.debugDescription) (known: status, changed, wait, call, invite, subscribe)")
         }
     }
 
@@ -293,6 +331,13 @@ public struct PeerAgent: Service {
             invitationExpires: context.invitations.current()?.expires,
             invitationAttemptsLeft: context.invitations.current()?.attemptsLeft)
         var status = AgentStatus(machine: machine, peers: await context.engine.peerStatus(localVector: vector, labels: labels))
+        status.machine.notifications = await context.notifier.currentStatus()
+        if !options.desktopNotifications {
+            status.machine.notifications.desktopProblem = nil
+        } else if options.notificationBus == nil {
+            status.machine.notifications.desktopProblem = "no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"
+        }
+        status.machine.subscribers = context.feed.subscriberCount
         let bound = options.maxClockAheadMilliseconds
         status.machine.warnings += AgentStatus.clockWarnings(status.peers, maxAheadMilliseconds: bound)
         do { _ = try Catalogue.load(home: options.home) } catch { status.machine.warnings.append("\(error)") }

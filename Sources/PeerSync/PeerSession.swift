@@ -63,6 +63,8 @@ struct PeerSession {
             /// What the peer is known to have: its VECTOR, its ACKs, the coverage of
             /// batches it sent us, and what we have sent it.
             var peerKnown = VersionVector()
+            /// The peer's machine id once the session is established (for the "lost" event).
+            var peerMachine: String?
             /// A pairing in progress (server): what the joiner must confirm, and for whom.
             var pairing: PendingPairing?
         }
@@ -123,6 +125,9 @@ struct PeerSession {
         peerVector.finish()
         ack.finish()
         await engine.unregister(id, error: endReason)
+        if let machine = shared.state.withLock({ $0.peerMachine }) {
+            await context.events.peer(.peerLost, machine: (try? await store.machineName(machine)) ?? String(machine.prefix(12)))
+        }
         return endReason
     }
 
@@ -209,6 +214,8 @@ struct PeerSession {
                 }
                 if let offset { await engine.peerClock(id, offset: offset) }
                 logger.info("session established", metadata: ["peer": "\(machineHex.prefix(12))", "role": "\(role)"])
+                await context.events.peer(.peerConnected, machine: (try? await store.machineName(machineHex)) ?? String(machineHex.prefix(12)))
+                shared.state.withLock { $0.peerMachine = machineHex }
                 try await outbound.write(.vector(store.versionVector()))
             case let .startCatchUp(vector):
                 shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(vector) }
@@ -217,6 +224,7 @@ struct PeerSession {
             case let .apply(batch):
                 let outcome = try await applyPatiently(batch, shared: shared)
                 onApplied?(outcome)
+                await context.events.applied(outcome)
                 if let ahead = outcome.held.map({ $0.hlc.milliseconds - ReplicaStore.systemClock() }).max(),
                    !shared.state.withLock({ $0.reportedHeld }) {
                     shared.state.withLock { $0.reportedHeld = true }

@@ -118,4 +118,33 @@ actor StoreService {
     func label(of replica: ReplicaID) throws -> String? {
         try household.store.value(.replica, replica.description, "label")?.textValue
     }
+
+    // MARK: Events and notifications
+
+    func events(of changes: [Change], local: Bool) throws -> [HouseholdEvent] {
+        try household.events(of: changes, local: local)
+    }
+
+    /// This replica's changes numbered after `seq` (what was committed here since), and the
+    /// number they go up to.
+    func localChanges(after seq: UInt64) throws -> (changes: [Change], upTo: UInt64) {
+        var vector = try household.store.versionVector()
+        guard vector[replicaID] > seq else { return ([], max(seq, vector[replicaID])) }
+        vector[replicaID] = seq
+        let cursor = try household.store.deltas(for: vector)
+        var changes: [Change] = []
+        while let batch = try cursor.next() { changes += batch.changes.filter { $0.origin == replicaID } }
+        return (changes, cursor.snapshotVector[replicaID])
+    }
+
+    /// This machine's member and its notification settings (read at each use: `pulse-peer
+    /// notifications` changes them while the agent runs).
+    func notificationContext() throws -> (me: String?, settings: NotificationSettings) {
+        (try household.currentMemberID(), try household.notificationSettings())
+    }
+
+    /// A machine's name, for peer events.
+    func machineName(_ machine: String) throws -> String {
+        try household.machines().first { $0.id == machine }?.name ?? String(machine.prefix(12))
+    }
 }

@@ -2,9 +2,15 @@ import FoundationEssentials
 import PulseModel
 
 /// A JSON value, for the local API's parameters and results.
+///
+/// Integers stay exact (docs/API.md, "Numbers"): a whole number read from JSON is an
+/// ``integer``, and one is written as a JSON number when a double holds it exactly
+/// (|n| ≤ 2⁵³ − 1, what JavaScript's `Number` reads without loss) and as a decimal string
+/// beyond that (the ordering keys `listed` and `created`, ≈ 1.2 × 10¹⁷).
 public enum JSONValue: Sendable, Equatable, Codable {
     case null
     case bool(Bool)
+    case integer(Int64)
     case number(Double)
     case string(String)
     case array([JSONValue])
@@ -14,6 +20,7 @@ public enum JSONValue: Sendable, Equatable, Codable {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() { self = .null }
         else if let v = try? container.decode(Bool.self) { self = .bool(v) }
+        else if let v = try? container.decode(Int64.self) { self = .integer(v) }
         else if let v = try? container.decode(Double.self) { self = .number(v) }
         else if let v = try? container.decode(String.self) { self = .string(v) }
         else if let v = try? container.decode([JSONValue].self) { self = .array(v) }
@@ -25,10 +32,24 @@ public enum JSONValue: Sendable, Equatable, Codable {
         switch self {
         case .null: try container.encodeNil()
         case let .bool(v): try container.encode(v)
+        case let .integer(v):
+            if Self.exactInJavaScript.contains(v) { try container.encode(v) } else { try container.encode(String(v)) }
         case let .number(v): try container.encode(v)
         case let .string(v): try container.encode(v)
         case let .array(v): try container.encode(v)
         case let .object(v): try container.encode(v)
+        }
+    }
+
+    /// The integers a double (JavaScript's only number) holds exactly: ±(2⁵³ − 1).
+    public static let exactInJavaScript: ClosedRange<Int64> = -(1 << 53 - 1)...(1 << 53 - 1)
+
+    /// A whole number, from an integer or an integral double.
+    public var integerValue: Int64? {
+        switch self {
+        case let .integer(v): v
+        case let .number(v) where v == v.rounded() && abs(v) < 9.0e15: Int64(v)
+        default: nil
         }
     }
 
@@ -70,7 +91,7 @@ public enum HouseholdAPI {
         }
         func flag(_ key: String) -> Bool { if case .bool(true)? = params[key] { true } else { false } }
         func integer(_ key: String) throws -> Int {
-            guard case let .number(value)? = params[key], value == value.rounded(), abs(value) <= 1_000_000 else {
+            guard let value = params[key]?.integerValue, abs(value) <= 1_000_000 else {
                 throw HouseholdError.invalidInput("\(method) needs \"\(key)\" (a whole number)")
             }
             return Int(value)
@@ -124,7 +145,7 @@ public enum HouseholdAPI {
         case "backlog.category.add": return try .from(h.addCategory(string("title")))
         case "backlog.category.rename": return try .from(h.renameCategory(string("category"), to: string("title")))
         case "backlog.category.move":
-            guard case let .number(position)? = params["position"], position == position.rounded(), position >= 1 else {
+            guard let position = params["position"]?.integerValue, (1...1_000_000).contains(position) else {
                 throw HouseholdError.invalidInput("backlog.category.move needs \"position\" (1 = first)")
             }
             return try .from(h.moveCategory(string("category"), to: Int(position)))

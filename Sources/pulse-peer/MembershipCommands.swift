@@ -124,11 +124,11 @@ struct Devices: ParsableCommand {
                     let peer = peers.first { $0.machineID == m.id }
                     return [
                         "id": .string(m.id), "name": .string(m.name), "member": m.member.map(JSONValue.string) ?? .null,
-                        "addedBy": m.addedBy.map(JSONValue.string) ?? .null, "added": m.added.map { .number(Double($0)) } ?? .null,
-                        "removed": m.removed.map { .number(Double($0)) } ?? .null,
+                        "addedBy": m.addedBy.map(JSONValue.string) ?? .null, "added": m.added.map { .integer($0) } ?? .null,
+                        "removed": m.removed.map { .integer($0) } ?? .null,
                         "removedBy": m.removedBy.map(JSONValue.string) ?? .null,
                         "thisMachine": .bool(m.isThisMachine), "state": .string(state(m)),
-                        "lastSeen": peer?.lastSeen.map { .number(Double($0)) } ?? .null,
+                        "lastSeen": peer?.lastSeen.map { .integer($0) } ?? .null,
                     ]
                 }
                 let data = try JSONEncoder().encode(rows.map(JSONValue.object))

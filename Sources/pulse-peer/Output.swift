@@ -15,6 +15,18 @@ enum Output {
     /// Colour only on a terminal.
     static let colour = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
 
+    /// Writes `text` to standard error / output at once (one write(2), unbuffered).
+    static func toStderr(_ text: String) { _ = Array(text.utf8).withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) } }
+    static func toStdout(_ bytes: [UInt8]) { _ = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) } }
+
+    /// "14:02" in local time.
+    static func clock(milliseconds: Int64) -> String {
+        var seconds = time_t(milliseconds / 1000)
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        return (parts.tm_hour < 10 ? "0" : "") + String(parts.tm_hour) + ":" + (parts.tm_min < 10 ? "0" : "") + String(parts.tm_min)
+    }
+
     static func orange(_ text: String) -> String { colour ? "\u{1B}[38;5;208m\(text)\u{1B}[0m" : text }
     static func dim(_ text: String) -> String { colour ? "\u{1B}[2m\(text)\u{1B}[0m" : text }
     static func pill(_ text: String) -> String { colour ? "\u{1B}[48;5;252;30m \(text) \u{1B}[0m" : "[\(text)]" }

@@ -10,7 +10,7 @@ struct PulsePeer: AsyncParsableCommand {
         subcommands: [Init.self, Invite.self, Join.self, Devices.self, Run.self, Status.self,
                       Shop.self, TaskCommand.self, BacklogCommand.self, RecurringCommand.self,
                       MemberCommand.self, HouseholdCommand.self, Whoami.self, SettingsCommand.self,
-                      KidsCommand.self, Export.self, Conflicts.self]
+                      KidsCommand.self, Export.self, Conflicts.self, Watch.self, Notifications.self]
     )
 }
 

@@ -39,6 +39,14 @@ struct Run: AsyncParsableCommand {
                                discussion: "Later ones are kept and merged when this clock catches up (docs/ARCHITECTURE.md)."))
     var maxClockAhead = Int(HybridClock.defaultMaxDriftMilliseconds / 1000)
 
+    @Option(name: .customLong("on-notify"), help: ArgumentHelp(
+        "A shell command run for each notification, with the notification as one JSON object on its standard input.",
+        discussion: "Runs beside the desktop notifications (docs/API.md, \"Notifications\"); given 10 s each."))
+    var onNotify: String?
+
+    @Flag(help: "Show no desktop notifications (the --on-notify hook and the live feed still work).")
+    var noDesktopNotifications = false
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel = "info"
 
@@ -49,6 +57,9 @@ struct Run: AsyncParsableCommand {
             throw ValidationError("--max-clock-ahead must be between 1 and 86400 seconds")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+        if let onNotify, onNotify.allSatisfy({ $0 == " " || $0 == "\t" }) {
+            throw ValidationError("--on-notify needs a command")
+        }
         for peer in peers where PeerAddress(peer) == nil {
             throw ValidationError("--peer \(peer.debugDescription) is not HOST:PORT")
         }
@@ -69,6 +80,9 @@ struct Run: AsyncParsableCommand {
         agentOptions.session.keepalive = .seconds(keepalive)
         agentOptions.mdns = !noMdns
         agentOptions.maxClockAheadMilliseconds = Int64(maxClockAhead) * 1000
+        agentOptions.notifyHook = onNotify
+        agentOptions.desktopNotifications = !noDesktopNotifications
+        agentOptions.notificationBus = AgentOptions.sessionBusAddress(environment: ProcessInfo.processInfo.environment)
         guard options.resolved.hasHousehold else { throw CLIError(HouseholdError.notInitialized(options.resolved.path)) }
         let agent = PeerAgent(options: agentOptions, logger: logger) { ready in
             if let line = try? JSONEncoder().encode(ready) {

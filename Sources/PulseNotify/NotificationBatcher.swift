@@ -1,0 +1,189 @@
+import PulseHousehold
+
+/// What kind of notification an event feeds; one burst at a time per group.
+public enum NotificationGroup: String, Sendable, Codable, CaseIterable {
+    /// Items added to (or brought back onto) the Shopping List.
+    case shopping
+    /// Tasks added by others (optional, off by default, as the seed says).
+    case tasks
+    /// Tasks assigned to this machine's member.
+    case assigned
+    /// Tasks others finished (under the tasks setting).
+    case done
+    /// A kid's redemption, or one the ledger declined.
+    case kids
+}
+
+/// Which events notify this machine's person: never the author's own changes (from this
+/// machine or any other of theirs: the change carries its member), never the system's,
+/// and only the lists switched on here. Pure; table-tested.
+public enum NotificationPolicy {
+    public static func group(for event: HouseholdEvent, me: String?, settings: NotificationSettings) -> NotificationGroup? {
+        guard !event.local, let author = event.author, author != me else { return nil }
+        switch event.type {
+        case .shoppingAdded, .shoppingRestocked:
+            return settings.shopping ? .shopping : nil
+        case .taskAdded:
+            if let me, event.assignee == me { return settings.assigned ? .assigned : nil }
+            return settings.tasks ? .tasks : nil
+        case .taskAssigned:
+            guard let me, event.assignee == me else { return nil }
+            return settings.assigned ? .assigned : nil
+        case .taskDone:
+            return settings.tasks ? .done : nil
+        case .kidRedeemed, .kidDeclined:
+            return settings.kids ? .kids : nil
+        default:
+            return nil
+        }
+    }
+}
+
+/// One notification to show (or to show again in place of an earlier one).
+public struct PendingNotification: Sendable, Equatable {
+    /// This agent's number for it; `replaces` is the number of the one it replaces (the
+    /// first of the same burst), which delivery maps to the service's replace-id.
+    public var id: Int
+    public var replaces: Int?
+    public var group: NotificationGroup
+    public var summary: String
+    public var body: String
+    /// How many events it counts (the whole burst so far).
+    public var count: Int
+    public var events: [HouseholdEvent]
+}
+
+/// Batches events into notifications, per group, with an injectable clock (pure: the
+/// caller passes `now` and calls ``tick(now:)`` at the returned wake-up time).
+///
+/// The rule (docs/API.md, "Notifications"):
+/// - the first event of a burst is shown after a short **debounce** (2 s), counting every
+///   event that arrived by then — three items added at once make one notification of 3;
+/// - events after that, until the **window** (default 90 s from the burst's first event)
+///   ends, are folded into **one follow-up** shown at the window's end that replaces the
+///   first and counts the whole burst ("5 new items added to Shopping List");
+/// - if more arrived during the window, the burst goes on with a new window from then;
+///   otherwise it closes and the next event starts a new burst.
+/// So a person sees one notification per burst, updated in place at most once a window.
+public struct NotificationBatcher: Sendable {
+    public static let debounceMilliseconds: Int64 = 2_000
+    public static let defaultWindowSeconds = 90
+    public static let windowRange = 60...120
+
+    struct Burst {
+        var events: [HouseholdEvent]
+        var started: Int64
+        /// Events not yet counted in a shown notification.
+        var unshown: Int
+        /// The notification shown for this burst (the one follow-ups replace).
+        var shownID: Int?
+        var wake: Int64
+    }
+
+    public var windowMilliseconds: Int64
+    private var bursts: [NotificationGroup: Burst] = [:]
+    private var nextID = 1
+
+    public init(windowSeconds: Int = NotificationBatcher.defaultWindowSeconds) {
+        windowMilliseconds = Int64(min(max(windowSeconds, Self.windowRange.lowerBound), Self.windowRange.upperBound)) * 1000
+    }
+
+    /// Events received and not yet counted in a shown notification.
+    public var pendingEvents: Int { bursts.values.reduce(0) { $0 + $1.unshown } }
+
+    /// The earliest time ``tick(now:)`` has something to do (nil: nothing pending).
+    public var nextWake: Int64? { bursts.values.map(\.wake).min() }
+
+    /// Events for `group` arrived at `now`. Shows nothing by itself (the debounce); returns
+    /// notifications only if a tick was overdue.
+    public mutating func receive(_ events: [HouseholdEvent], group: NotificationGroup, now: Int64) -> [PendingNotification] {
+        guard !events.isEmpty else { return [] }
+        let shown = tick(now: now)
+        if var burst = bursts[group] {
+            burst.events += events
+            burst.unshown += events.count
+            bursts[group] = burst
+        } else {
+            bursts[group] = Burst(events: events, started: now, unshown: events.count, shownID: nil,
+                                  wake: now + Self.debounceMilliseconds)
+        }
+        return shown
+    }
+
+    /// Shows what is due at `now`.
+    public mutating func tick(now: Int64) -> [PendingNotification] {
+        var out: [PendingNotification] = []
+        for group in NotificationGroup.allCases {
+            guard var burst = bursts[group], burst.wake <= now else { continue }
+            if burst.shownID == nil {
+                // End of the debounce: the first notification of the burst.
+                let id = nextID
+                nextID += 1
+                out.append(Self.notification(id: id, replaces: nil, group: group, events: burst.events))
+                burst.shownID = id
+                burst.unshown = 0
+                burst.wake = burst.started + windowMilliseconds
+                bursts[group] = burst
+            } else if burst.unshown > 0 {
+                // End of the window with more events: one follow-up replacing the first.
+                let id = nextID
+                nextID += 1
+                out.append(Self.notification(id: id, replaces: burst.shownID, group: group, events: burst.events))
+                burst.shownID = id
+                burst.unshown = 0
+                burst.started = now
+                burst.wake = now + windowMilliseconds
+                bursts[group] = burst
+            } else {
+                bursts[group] = nil // a quiet window: the burst is over
+            }
+        }
+        return out
+    }
+
+    /// The words of a notification counting `events` (all of one group).
+    public static func notification(id: Int, replaces: Int?, group: NotificationGroup, events: [HouseholdEvent]) -> PendingNotification {
+        let count = events.reduce(0) { $0 + $1.count }
+        let titles = events.compactMap(\.title)
+        let authors = ordered(events.compactMap { $0.authorName ?? $0.author.map { String($0.prefix(8)) } })
+        let by = authors.isEmpty ? "" : "by " + list(authors)
+        let named = titles.isEmpty ? "" : (titles.count <= 3 && titles.count == count
+            ? list(titles.map(quoted)) : titles.prefix(3).map(quoted).joined(separator: ", ") + " and \(count - min(3, titles.count)) more")
+        let summary: String
+        switch group {
+        case .shopping:
+            summary = count == 1 ? "\(titles.first.map(quoted) ?? "An item") added to Shopping List"
+                                 : "\(count) new items added to Shopping List"
+        case .tasks:
+            summary = count == 1 ? "New task: \(titles.first.map(quoted) ?? "a task")" : "\(count) new tasks"
+        case .assigned:
+            summary = count == 1 ? "\(authors.first ?? "Someone") assigned you \(titles.first.map(quoted) ?? "a task")"
+                                 : "\(count) tasks assigned to you"
+        case .done:
+            summary = count == 1 ? "\(authors.first ?? "Someone") finished \(titles.first.map(quoted) ?? "a task")"
+                                 : "\(count) tasks done"
+        case .kids:
+            let declined = events.filter { $0.type == .kidDeclined }.count
+            summary = count == 1
+                ? (declined == 1 ? "A redemption was declined: \(titles.first.map(quoted) ?? "")" : "Redeemed: \(titles.first.map(quoted) ?? "a reward")")
+                : "\(count) redemptions" + (declined > 0 ? " (\(declined) declined)" : "")
+        }
+        let body = count == 1 ? by : [named, by].filter { !$0.isEmpty }.joined(separator: " — ")
+        return PendingNotification(id: id, replaces: replaces, group: group, summary: summary, body: body, count: count, events: events)
+    }
+
+    static func quoted(_ text: String) -> String { "“\(text)”" }
+
+    static func list(_ items: [String]) -> String {
+        switch items.count {
+        case 0: ""
+        case 1: items[0]
+        default: items.dropLast().joined(separator: ", ") + " and " + items.last!
+        }
+    }
+
+    static func ordered(_ items: [String]) -> [String] {
+        var seen = Set<String>()
+        return items.filter { seen.insert($0).inserted }
+    }
+}

@@ -1,0 +1,221 @@
+import FoundationEssentials
+import Synchronization
+import Testing
+@testable import PeerSync
+@testable import PulseHousehold
+@testable import PulseModel
+@testable import PulseNotify
+
+private let tom = "tom-0000", anna = "anna-000"
+
+private func change(_ entity: EntityKind, _ fields: [String: FieldValue], row: String = "r1", by member: String? = tom,
+                    at ms: Int64 = 1_000) -> Change {
+    Change(origin: ReplicaID(rawValue: 7), seq: 1, hlc: HybridTimestamp(milliseconds: ms), member: member, entity: entity,
+           rowID: row, fields: fields.sorted { $0.key < $1.key }.map { FieldWrite(field: $0.key, value: $0.value) })
+}
+
+private func added(_ title: String, by author: String? = tom, local: Bool = false, assignee: String? = nil,
+                   _ kind: HouseholdEvent.Kind = .shoppingAdded) -> HouseholdEvent {
+    var event = HouseholdEvent(type: kind, entity: "shopping_item", row: title, title: title, author: author,
+                               authorName: author == tom ? "Tom" : "Anna", assignee: assignee, time: 0)
+    event.local = local
+    return event
+}
+
+/// The pure rules under notifications and the feed: which change is which event, which
+/// event notifies whom, and how bursts are batched — with an injected clock, no waiting.
+@Suite struct NotificationRulesTests {
+    @Test func changesAreTurnedIntoEventsByTheirShape() {
+        let cases: [(String, Change, [HouseholdEvent.Kind], String?)] = [
+            ("item added", change(.shoppingItem, ["name": .text("Milk"), "state": .text("active"), "listed": .integer(5)]),
+             [.shoppingAdded], "Milk"),
+            ("item checked", change(.shoppingItem, ["state": .text("restock")]), [.shoppingChecked], nil),
+            ("item restocked", change(.shoppingItem, ["state": .text("active"), "listed": .integer(9)]), [.shoppingRestocked], nil),
+            ("item cleared", change(.shoppingItem, ["state": .text("deleted")]), [.shoppingRemoved], nil),
+            ("item renamed", change(.shoppingItem, ["name": .text("Oat milk")]), [.shoppingRenamed], "Oat milk"),
+            ("task added", change(.task, ["title": .text("Dishes"), "created": .integer(1), "done": .bool(false)]), [.taskAdded], "Dishes"),
+            ("task done", change(.task, ["done": .bool(true)]), [.taskDone], nil),
+            ("task reopened", change(.task, ["done": .bool(false)]), [.taskReopened], nil),
+            ("task assigned", change(.task, ["assignee": .text(anna)]), [.taskAssigned], nil),
+            ("task deleted", change(.task, ["deleted": .bool(true)]), [.taskRemoved], nil),
+            ("kid earned", change(.ledgerEntry, ["kind": .text("earn"), "title": .text("Tidy room"), "kid": .text("k")]), [.kidEarned], "Tidy room"),
+            ("kid redeemed", change(.ledgerEntry, ["kind": .text("spend"), "title": .text("Ice cream"), "kid": .text("k")]), [.kidRedeemed], "Ice cream"),
+            ("backlog", change(.backlogItem, ["title": .text("Paint fence")]), [.changed], nil),
+            ("replica bookkeeping", change(.replica, ["label": .text("x")]), [], nil),
+        ]
+        for (name, change, kinds, title) in cases {
+            let events = EventRules.events(of: change)
+            #expect(events.map(\.type) == kinds, "\(name)")
+            #expect(events.first?.title == title, "\(name)")
+            #expect(events.allSatisfy { $0.author == tom && $0.time == 1_000 && $0.count == 1 }, "\(name)")
+        }
+        #expect(EventRules.events(of: change(.task, ["title": .text("T"), "created": .integer(1), "assignee": .text(anna)]))
+            .first?.assignee == anna)
+        #expect(EventRules.events(of: change(.backlogItem, ["title": .text("x")])).first?.topic == .backlog)
+    }
+
+    @Test func aLongRunOfOneKindIsSummarized() {
+        let many = (0..<50).map { added("item \($0)") }
+        let summary = EventRules.summarize(many + [added("done", .taskDone)], keep: 20)
+        #expect(summary.count == 2)
+        #expect(summary[0].type == .shoppingAdded && summary[0].count == 50 && summary[0].title == nil && summary[0].author == tom)
+        #expect(summary[1].type == .taskDone && summary[1].count == 1)
+        let few = (0..<5).map { added("item \($0)") }
+        #expect(EventRules.summarize(few) == few)
+    }
+
+    @Test func onlyOthersChangesOnListsSwitchedOnNotify() {
+        var settings = NotificationSettings()
+        let cases: [(String, HouseholdEvent, String?, NotificationGroup?)] = [
+            ("Tom's item, to Anna", added("Milk"), anna, .shopping),
+            ("Anna's item, to Anna (from any of her machines)", added("Milk", by: anna), anna, nil),
+            ("made on this machine", added("Milk", local: true), anna, nil),
+            ("the system (recurring)", added("Water plants", by: nil), anna, nil),
+            ("restocked by Tom", added("Milk", .shoppingRestocked), anna, .shopping),
+            ("checked by Tom", added("Milk", .shoppingChecked), anna, nil),
+            ("a task for someone else: tasks are off by default", added("Dishes", .taskAdded), anna, nil),
+            ("a task added for Anna", added("Dishes", assignee: anna, .taskAdded), anna, .assigned),
+            ("a task assigned to Anna", added("Dishes", assignee: anna, .taskAssigned), anna, .assigned),
+            ("a task assigned to Tom", added("Dishes", assignee: tom, .taskAssigned), anna, nil),
+            ("a redemption", added("Ice cream", .kidRedeemed), anna, .kids),
+            ("a machine without a member still hears of others", added("Milk"), nil, .shopping),
+        ]
+        for (name, event, me, group) in cases {
+            #expect(NotificationPolicy.group(for: event, me: me, settings: settings) == group, "\(name)")
+        }
+        settings.shopping = false
+        settings.tasks = true
+        #expect(NotificationPolicy.group(for: added("Milk"), me: anna, settings: settings) == nil)
+        #expect(NotificationPolicy.group(for: added("Dishes", .taskAdded), me: anna, settings: settings) == .tasks)
+        #expect(NotificationPolicy.group(for: added("Dishes", .taskDone), me: anna, settings: settings) == .done)
+    }
+
+    /// The batching rule, step by step on an injected clock (milliseconds).
+    @Test func aBurstIsShownAfterTheDebounceAndFoldedIntoOneFollowUpPerWindow() {
+        enum Step { case receive(Int64, [String]), tick(Int64) }
+        struct Case { let name: String; let steps: [Step]; let shown: [(count: Int, replacesPrevious: Bool)] }
+        let cases: [Case] = [
+            Case(name: "three at once: one notification counting 3",
+                 steps: [.receive(0, ["Milk", "Eggs", "Bread"]), .tick(1_999), .tick(2_000), .tick(90_000)],
+                 shown: [(3, false)]),
+            Case(name: "three within the debounce: one notification of 3",
+                 steps: [.receive(0, ["Milk"]), .receive(500, ["Eggs"]), .receive(1_900, ["Bread"]), .tick(2_000), .tick(90_000)],
+                 shown: [(3, false)]),
+            Case(name: "later ones in the window: one follow-up replacing the first, at the window's end",
+                 steps: [.receive(0, ["Milk"]), .tick(2_000), .receive(30_000, ["Eggs"]), .receive(60_000, ["Bread"]),
+                         .tick(89_999), .tick(90_000)],
+                 shown: [(1, false), (3, true)]),
+            Case(name: "a quiet window closes the burst: the next event starts a new one",
+                 steps: [.receive(0, ["Milk"]), .tick(2_000), .tick(90_000), .receive(100_000, ["Eggs"]), .tick(102_000)],
+                 shown: [(1, false), (1, false)]),
+            Case(name: "a stream keeps one notification, updated once a window",
+                 steps: [.receive(0, ["a"]), .tick(2_000), .receive(10_000, ["b"]), .tick(90_000), .receive(100_000, ["c"]),
+                         .tick(179_999), .tick(180_000), .tick(270_000)],
+                 shown: [(1, false), (2, true), (3, true)]),
+            Case(name: "nothing before the debounce ends",
+                 steps: [.receive(0, ["Milk"]), .tick(1_000)],
+                 shown: []),
+        ]
+        for test in cases {
+            var batcher = NotificationBatcher(windowSeconds: 90)
+            var shown: [PendingNotification] = []
+            for step in test.steps {
+                switch step {
+                case let .receive(now, titles): shown += batcher.receive(titles.map { added($0) }, group: .shopping, now: now)
+                case let .tick(now): shown += batcher.tick(now: now)
+                }
+            }
+            #expect(shown.map(\.count) == test.shown.map(\.count), "\(test.name)")
+            for (index, notification) in shown.enumerated() where index < test.shown.count {
+                #expect((notification.replaces == shown[safe: index - 1]?.id) == test.shown[index].replacesPrevious
+                        || (!test.shown[index].replacesPrevious && notification.replaces == nil), "\(test.name) #\(index)")
+            }
+        }
+    }
+
+    @Test func theWindowIsClampedAndTheWakeUpIsExact() {
+        #expect(NotificationBatcher(windowSeconds: 10).windowMilliseconds == 60_000)
+        #expect(NotificationBatcher(windowSeconds: 500).windowMilliseconds == 120_000)
+        var batcher = NotificationBatcher(windowSeconds: 60)
+        #expect(batcher.nextWake == nil)
+        _ = batcher.receive([added("Milk")], group: .shopping, now: 1_000)
+        #expect(batcher.nextWake == 3_000 && batcher.pendingEvents == 1)
+        _ = batcher.tick(now: 3_000)
+        #expect(batcher.nextWake == 61_000 && batcher.pendingEvents == 0)
+        _ = batcher.tick(now: 61_000)
+        #expect(batcher.nextWake == nil, "an idle notifier has nothing to wake for")
+    }
+
+    @Test func theWordsCountAndNameTheItems() {
+        let one = NotificationBatcher.notification(id: 1, replaces: nil, group: .shopping, events: [added("Milk")])
+        #expect(one.summary == "“Milk” added to Shopping List" && one.body == "by Tom")
+        let three = NotificationBatcher.notification(id: 2, replaces: 1, group: .shopping,
+                                                     events: [added("Milk"), added("Eggs"), added("Bread", by: anna)])
+        #expect(three.summary == "3 new items added to Shopping List")
+        #expect(three.body == "“Milk”, “Eggs” and “Bread” — by Tom and Anna")
+        let five = NotificationBatcher.notification(id: 3, replaces: nil, group: .shopping, events: (1...5).map { added("i\($0)") })
+        #expect(five.body == "“i1”, “i2”, “i3” and 2 more — by Tom")
+        let assigned = NotificationBatcher.notification(id: 4, replaces: nil, group: .assigned, events: [added("Dishes", .taskAssigned)])
+        #expect(assigned.summary == "Tom assigned you “Dishes”")
+    }
+}
+
+extension Array {
+    fileprivate subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
+}
+
+/// Integers in the local API survive JSON (issue: `listed` read back as a double).
+@Suite struct JSONIntegerTests {
+    @Test func integersStayExactAndBigOnesBecomeStrings() throws {
+        let listed: Int64 = 117_659_057_681_858_560
+        let value = JSONValue.object(["a": .integer(listed), "b": .integer(listed + 1), "small": .integer(42),
+                                      "edge": .integer(JSONValue.exactInJavaScript.upperBound), "half": .number(0.5)])
+        let text = String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+        #expect(text.contains("\"a\":\"117659057681858560\"") && text.contains("\"b\":\"117659057681858561\""), "\(text)")
+        #expect(text.contains("\"small\":42") && text.contains("\"edge\":9007199254740991") && text.contains("\"half\":0.5"), "\(text)")
+        let back = try JSONDecoder().decode(JSONValue.self, from: Data("{\"n\":9007199254740993,\"d\":1.5}".utf8))
+        #expect(back == .object(["n": .integer(9_007_199_254_740_993), "d": .number(1.5)]))
+        #expect(JSONValue.integer(3).integerValue == 3 && JSONValue.number(3).integerValue == 3 && JSONValue.number(3.5).integerValue == nil)
+    }
+}
+
+/// The feed: tokens resume without loss or doubling, a foreign token is a gap, a subscriber
+/// that does not read is dropped (publishing never waits).
+@Suite struct EventFeedTests {
+    @Test func aResumeTokenGivesWhatWasMissedThenLiveEvents() async {
+        let feed = EventFeed()
+        feed.publish([added("a"), added("b")])
+        let first = feed.subscribe(topics: [.shopping], resume: nil, close: {})
+        #expect(first.token == feed.token(2) && !first.gap)
+        feed.unsubscribe(first.id)
+        feed.publish([added("c"), added("d", .taskAdded), added("e")])
+        let resumed = feed.subscribe(topics: [.shopping], resume: first.token, close: {})
+        #expect(!resumed.gap)
+        feed.publish([added("f")])
+        feed.finishAll()
+        var titles: [String] = []
+        for await event in resumed.events { titles.append(event.title ?? "") }
+        #expect(titles == ["c", "e", "f"], "missed (shopping only), then live, in order")
+        let foreign = feed.subscribe(topics: [.shopping], resume: "ffffffff-3", close: {})
+        #expect(foreign.gap)
+    }
+
+    @Test func aTokenOlderThanTheRingIsAGap() {
+        let feed = EventFeed()
+        feed.publish([added("first")])
+        let old = feed.subscribe(topics: [.shopping], resume: nil, close: {})
+        feed.unsubscribe(old.id)
+        feed.publish((0..<EventFeed.capacity).map { added("n\($0)") })
+        #expect(feed.subscribe(topics: [.shopping], resume: old.token, close: {}).gap)
+    }
+
+    @Test func aSubscriberThatDoesNotReadIsDroppedAndPublishingGoesOn() {
+        let feed = EventFeed()
+        let closed = Mutex(false)
+        let subscription = feed.subscribe(topics: [.shopping], resume: nil, close: { closed.withLock { $0 = true } })
+        feed.publish((0...EventFeed.subscriberBuffer).map { added("n\($0)") })
+        #expect(closed.withLock { $0 }, "closed once its buffer overflowed")
+        #expect(feed.subscriberCount == 0)
+        _ = subscription
+    }
+}
