@@ -120,7 +120,7 @@ let package = Package(
         .testTarget(
             name: "TwoPeerTests",
             dependencies: [
-                "PeerSync", "PulseStore", "PulseProtocol", "PulseDiscovery", "pulse-peer",
+                "PeerSync", "PulseStore", "PulseProtocol", "PulseDiscovery", "PulseNotify", "pulse-peer",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]

@@ -4,14 +4,15 @@
 # Starts dbus and avahi-daemon only when none is running (a desktop with systemd
 # already runs them: they are reused). `--tests` adds what only the tests use:
 # libfaketime (a machine whose clock is wrong), iproute2 and nftables (network namespaces,
-# links cut and netem loss for partitions), openssl and python3 (the hostile peer of the security tests).
+# links cut and netem loss for partitions), openssl and python3 (the hostile peer of the security tests),
+# python3-dbus and python3-gi (the stand-in desktop notification service of the notification tests).
 set -euo pipefail
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-packages=(libsqlite3-dev libavahi-client-dev avahi-daemon avahi-utils dbus pkg-config)
-if [ "${1:-}" = "--tests" ]; then packages+=(faketime iproute2 nftables openssl python3); fi
+packages=(libsqlite3-dev libavahi-client-dev libdbus-1-dev avahi-daemon avahi-utils dbus pkg-config)
+if [ "${1:-}" = "--tests" ]; then packages+=(faketime iproute2 nftables openssl python3 python3-dbus python3-gi); fi
 need=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")

@@ -51,11 +51,15 @@ enum ControlServer {
                     group.addTask {
                         do {
                             try await connection.executeThenClose { lines, replies in
-                                for try await line in lines {
+                                var requests = lines.makeAsyncIterator()
+                                while let line = try await requests.next() {
                                     let response: ControlResponse
                                     if let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(line.readableBytesView)) {
                                         if request.op == "subscribe" {
-                                            try await subscribe(request, connection.channel, replies, feed: feed)
+                                            // Whatever the client sends now is ignored; its hang-up ends the stream.
+                                            try await subscribe(request, connection.channel, replies, feed: feed) {
+                                                while try await requests.next() != nil {}
+                                            }
                                             return
                                         }
                                         response = await handle(request)
@@ -81,10 +85,10 @@ enum ControlServer {
     /// per line, until the client hangs up, falls behind (disconnected by the feed) or the
     /// agent stops.
     static func subscribe(_ request: ControlRequest, _ channel: Channel, _ replies: NIOAsyncChannelOutboundWriter<ByteBuffer>,
-                          feed: EventFeed) async throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        func send(_ value: some Encodable) async throws {
+                          feed: EventFeed, untilClientHangsUp: () async throws -> Void) async throws {
+        let send: @Sendable (any Encodable & Sendable) async throws -> Void = { value in
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
             var data = try encoder.encode(value)
             data.append(UInt8(ascii: "\n"))
             try await replies.write(ByteBuffer(bytes: data))
@@ -104,6 +108,13 @@ enum ControlServer {
             "token": .string(subscription.token), "gap": .bool(subscription.gap),
             "topics": .array(topics.map(\.rawValue).sorted().map(JSONValue.string)),
         ])))
-        for await event in subscription.events { try await send(event) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                defer { channel.close(promise: nil) } // the stream ended (agent stopping, or fell behind)
+                for await event in subscription.events { try await send(event) }
+            }
+            try await untilClientHangsUp()
+            group.cancelAll()
+        }
     }
 }

@@ -55,10 +55,21 @@ public actor HookNotifier {
         posix_spawn_file_actions_adddup2(&actions, fds[0], 0)
         posix_spawn_file_actions_addclose(&actions, fds[1])
         posix_spawn_file_actions_addclose(&actions, fds[0])
+        // A child inherits the signal mask and ignored signals (the agent ignores SIGTERM and
+        // SIGPIPE to handle them itself): give the hook an empty mask and default handlers.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t(), allSignals = sigset_t()
+        sigemptyset(&noSignals)
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
         let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(command), nil]
         defer { for arg in argv { free(arg) } }
-        let spawned = posix_spawn(&pid, "/bin/sh", &actions, nil, argv, environ)
+        let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, environ)
         close(fds[0])
         guard spawned == 0 else {
             close(fds[1])
@@ -66,7 +77,7 @@ public actor HookNotifier {
         }
         // The payload is small (well under a pipe's 64 KiB buffer): one write, then EOF.
         var failure: String?
-        signal(SIGPIPE, SIG_IGN)
+        signal(SIGPIPE, SIG_IGN) // a hook that exits without reading: EPIPE here, not a dead agent
         let written = stdin.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }
         if written != stdin.count { failure = "the notification hook did not read its input" }
         close(fds[1])
