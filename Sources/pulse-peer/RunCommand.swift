@@ -152,6 +152,11 @@ struct Status: ParsableCommand {
         print("This machine  \(m.machineID.prefix(12))  \(m.household)\(m.member.map { "  member \($0)" } ?? "")")
         print("  listening on \(m.listenAddress):\(m.port), \(m.changes) changes")
         print("  discovery: \(m.discovery)")
+        let n = m.notifications
+        print("  notifications: \(n.shown) shown" + (n.pendingEvents > 0 ? ", \(n.pendingEvents) event(s) gathering" : "")
+              + (m.subscribers > 0 ? "; \(m.subscribers) live-feed client(s)" : ""))
+        if let problem = n.desktopProblem { print("    desktop: \(problem)") }
+        if let problem = n.hookProblem { print("    --on-notify: \(problem)") }
         for warning in m.warnings { print("  warning: \(warning)") }
         for refusal in m.refusals { print("  \(refusal.text) (\(Ago.describe(refusal.at)))") }
         if let expires = m.invitationExpires {

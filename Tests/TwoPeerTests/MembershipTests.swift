@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+@testable import PeerSync
+@testable import PulseStore
 
 /// Membership across real processes: pairing by short code, removal that sticks (also on a
 /// machine offline when it happened, and against a stale peer), and what a stranger meets
@@ -83,6 +85,9 @@ import Testing
         // It accepts C (it cannot know), takes C's writes, then meets A: it learns the
         // removal and refuses C too; C stays out everywhere, and what D relayed from C is
         // merged (docs/SECURITY.md, "Removal").
+        // D remembered A's address from its first run: forget it, or D may meet A first (a race
+        // that would make this the ordinary case, not the stale peer's).
+        try Household.open(HouseholdHome(directory: URL(fileURLWithPath: d.path))).store.setMeta("static_peers", .text(""))
         let agentD = try AgentProcess(home: d.path, ["--peer", agentC!.address])
         try d.waitUntil("synced")
         #expect(try d.shoppingNames().contains("C after its removal"))
