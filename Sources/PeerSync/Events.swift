@@ -134,6 +134,9 @@ actor EventPipeline {
     private var peerEvents: [HouseholdEvent] = []
     private var localDirty = false
     private var localSeq: UInt64
+    /// Ledger entries declined so far (a decline is the rule's verdict once every machine's
+    /// entries merged, not a change: it is found by comparing after ledger changes).
+    private var declined: Set<String>
     private let wake = Waiters()
 
     init(store: StoreService, feed: EventFeed, notifier: Notifier, logger: Logger) async throws {
@@ -142,6 +145,7 @@ actor EventPipeline {
         self.notifier = notifier
         self.logger = logger
         localSeq = try await store.versionVector()[store.replicaID]
+        declined = Set(try await store.declinedLedgerEntries().keys)
     }
 
     /// A peer's batch (or changes held for a clock ahead) was committed. Only appends: the
@@ -185,10 +189,20 @@ actor EventPipeline {
                     events.append(HouseholdEvent(type: .conflict, title: "\(conflictCount) concurrent edit\(conflictCount == 1 ? "" : "s") resolved",
                                                  time: Self.now(), count: conflictCount))
                 }
+                var ledgerTouched = changes.contains { $0.entity == .ledgerEntry }
                 if local {
                     let (mine, upTo) = try await store.localChanges(after: localSeq)
                     localSeq = upTo
                     events += try await store.events(of: mine, local: true)
+                    ledgerTouched = ledgerTouched || mine.contains { $0.entity == .ledgerEntry }
+                }
+                if ledgerTouched {
+                    let now = try await store.declinedLedgerEntries()
+                    for (id, title) in now where !declined.contains(id) {
+                        events.append(HouseholdEvent(type: .kidDeclined, entity: EntityKind.ledgerEntry.rawValue, row: id,
+                                                     title: title, time: Self.now()))
+                    }
+                    declined = Set(now.keys)
                 }
                 // The notifier first: once a feed subscriber sees an event, it has been judged.
                 await notifier.receive(events)
@@ -212,6 +226,8 @@ actor Notifier {
     private let wake = Waiters()
     /// The last problem logged per channel (each logged once until it changes).
     private var reported: [String: String] = [:]
+    /// Notifications due, for ``run()`` to deliver.
+    private var outbox: [PendingNotification] = []
 
     init(store: StoreService, desktop: DesktopNotifier?, hook: HookNotifier?, logger: Logger) {
         self.store = store
@@ -226,7 +242,7 @@ actor Notifier {
 
     func currentStatus() -> AgentStatus.Notifications {
         var status = self.status
-        status.pendingEvents = batcher.pendingEvents
+        status.pendingEvents = batcher.pendingEvents + outbox.reduce(0) { $0 + $1.events.count }
         return status
     }
 
@@ -244,16 +260,22 @@ actor Notifier {
             if let group = NotificationPolicy.group(for: event, me: me, settings: settings) { groups[group, default: []].append(event) }
         }
         guard !groups.isEmpty else { return }
-        var due: [PendingNotification] = []
         for group in NotificationGroup.allCases {
-            if let events = groups[group] { due += batcher.receive(events, group: group, now: Self.now()) }
+            if let events = groups[group] { outbox += batcher.receive(events, group: group, now: Self.now()) }
         }
         wake.resumeAll()
-        await deliver(due)
     }
 
+    /// Delivery happens here, never in ``receive(_:)``: a slow hook or D-Bus call delays
+    /// notifications, not the events' way to the feed.
     func run() async {
         while !Task.isCancelled {
+            if !outbox.isEmpty {
+                let due = outbox
+                outbox = []
+                await deliver(due)
+                continue
+            }
             let ticket = wake.register()
             guard let next = batcher.nextWake else {
                 await wake.wait(ticket)
@@ -269,7 +291,7 @@ actor Notifier {
                     group.cancelAll()
                 }
             }
-            await deliver(batcher.tick(now: Self.now()))
+            outbox += batcher.tick(now: Self.now())
         }
     }
 

@@ -143,6 +143,11 @@ actor StoreService {
         (try household.currentMemberID(), try household.notificationSettings())
     }
 
+    /// The ledger entries the rule declines now (id → title), to tell of newly declined ones.
+    func declinedLedgerEntries() throws -> [String: String] {
+        Dictionary(try household.declinedLedgerEntries().map { ($0.id, $0.title) }, uniquingKeysWith: { first, _ in first })
+    }
+
     /// A machine's name, for peer events.
     func machineName(_ machine: String) throws -> String {
         try household.machines().first { $0.id == machine }?.name ?? String(machine.prefix(12))

@@ -19,6 +19,9 @@ public enum NotificationGroup: String, Sendable, Codable, CaseIterable {
 /// and only the lists switched on here. Pure; table-tested.
 public enum NotificationPolicy {
     public static func group(for event: HouseholdEvent, me: String?, settings: NotificationSettings) -> NotificationGroup? {
+        // A decline is the ledger rule's verdict once machines merged (nobody authored it):
+        // every machine's person hears of it.
+        if event.type == .kidDeclined { return settings.kids ? .kids : nil }
         guard !event.local, let author = event.author, author != me else { return nil }
         switch event.type {
         case .shoppingAdded, .shoppingRestocked:

@@ -37,10 +37,16 @@ import Testing
         #expect(try kidsJSON(a).first?["balance"] as? Int == 4)
         #expect(try kidsJSON(b).first?["balance"] as? Int == 7)
 
+        let watchA = try Watcher(a, ["--topic", "kids"])
         agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
         try a.waitUntil("synced")
         try b.waitUntil("synced")
         #expect(try a.export() == b.export())
+        // The live feed tells of the two entries the rule declined once the machines merged.
+        #expect(watchA.waitFor { event in
+            watchA.events.filter { $0["type"] as? String == "kid.declined" }.count == 2 && event["type"] as? String == "kid.declined"
+        }, "\(watchA.events)")
+        watchA.stop()
         #expect(try kidsJSON(a).first?["balance"] as? Int == 4)
         #expect(try kidsJSON(b).first?["balance"] as? Int == 4)
         let history = try a.run(["kids", "history", "Sam", "--json"]).stdout

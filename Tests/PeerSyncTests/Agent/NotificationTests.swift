@@ -78,6 +78,7 @@ private func added(_ title: String, by author: String? = tom, local: Bool = fals
             ("a task assigned to Anna", added("Dishes", assignee: anna, .taskAssigned), anna, .assigned),
             ("a task assigned to Tom", added("Dishes", assignee: tom, .taskAssigned), anna, nil),
             ("a redemption", added("Ice cream", .kidRedeemed), anna, .kids),
+            ("a declined redemption (the rule's verdict, no author)", added("Ice cream", by: nil, .kidDeclined), anna, .kids),
             ("a machine without a member still hears of others", added("Milk"), nil, .shopping),
         ]
         for (name, event, me, group) in cases {
