@@ -174,12 +174,12 @@ extension Household {
     /// The events of `changes` (applied from a peer, or committed here), with titles and
     /// names filled in from the rows as they are now, summarized when many.
     public func events(of changes: [Change], local: Bool) throws -> [HouseholdEvent] {
-        let raw = changes.flatMap(EventRules.events(of:))
-        guard !raw.isEmpty else { return [] }
+        let derived = changes.map(EventRules.events(of:))
+        guard derived.contains(where: { !$0.isEmpty }) else { return [] }
         let names = try memberNames()
         var labels: [ReplicaID: String] = [:]
         var out: [HouseholdEvent] = []
-        for (change, events) in zip(changes, changes.map(EventRules.events(of:))) where !events.isEmpty {
+        for (change, events) in zip(changes, derived) where !events.isEmpty {
             if labels[change.origin] == nil {
                 labels[change.origin] = try store.value(.replica, change.origin.description, "label")?.textValue ?? change.origin.description
             }

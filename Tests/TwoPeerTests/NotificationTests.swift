@@ -197,6 +197,7 @@ final class Watcher: @unchecked Sendable {
     private var lines: [String] = []
     private var errorText = ""
     private let newLine = DispatchSemaphore(value: 0)
+    private let exited = DispatchSemaphore(value: 0)
 
     /// Returns once the agent counts `subscribers` live-feed subscribers (this one included).
     init(_ home: Home, _ args: [String] = [], json: Bool = true, subscribers: Int = 1) throws {
@@ -205,6 +206,8 @@ final class Watcher: @unchecked Sendable {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
+        let exited = self.exited
+        process.terminationHandler = { _ in exited.signal() }
         try process.run()
         AgentProcess.readLines(out.fileHandleForReading) { [weak self] line in
             guard let self else { return }
@@ -241,9 +244,7 @@ final class Watcher: @unchecked Sendable {
 
     /// Waits for the exit (at most 20 s, then kills) and returns its status.
     func exitStatus() -> Int32 {
-        let deadline = Date().addingTimeInterval(20)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if exited.wait(timeout: .now() + 20) == .timedOut { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         return process.terminationStatus
     }
