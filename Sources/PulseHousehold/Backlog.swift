@@ -15,6 +15,9 @@ public struct BacklogItem: Sendable, Codable, Equatable {
     public let id: String
     public let title: String
     public let category: String
+    /// Its place in the category: the `position` field, else (an item made before items
+    /// could be reordered) when it was created.
+    public let position: Int64
 }
 
 /// Long-term projects, always inside a category.
@@ -25,9 +28,11 @@ extension Household {
     public func backlog() throws -> [BacklogCategory] {
         var items: [String: [BacklogItem]] = [:]
         for row in try store.rows(.backlogItem, RowQuery(where: [("deleted", .bool(false))], orderedBy: ["created"])) {
-            let item = BacklogItem(id: row.id, title: row.text("title"), category: row.text("category"))
+            let item = BacklogItem(id: row.id, title: row.text("title"), category: row.text("category"),
+                                   position: row["position"].integerValue ?? row.integer("created"))
             items[item.category, default: []].append(item)
         }
+        for key in items.keys { items[key]!.sort { ($0.position, $0.id) < ($1.position, $1.id) } }
         var categories: [BacklogCategory] = []
         for row in try store.rows(.backlogCategory, RowQuery(orderedBy: ["position"])) {
             let deleted = row.bool("deleted")
@@ -106,11 +111,47 @@ extension Household {
         let title = try Validation.name(title, what: "item title", max: 200)
         let category = try resolveCategory(categoryHandle)
         let id = RowIDRules.random()
+        let created = try store.orderingKey()
         try store.write(member: memberID) { tx in
             try tx.create(.backlogItem, id, ["title": .text(title), "category": .text(category.id),
-                                          "created": .integer(try store.orderingKey()), "deleted": .bool(false)])
+                                          "created": .integer(created), "position": .integer(created), "deleted": .bool(false)])
         }
-        return BacklogItem(id: id, title: title, category: category.id)
+        return BacklogItem(id: id, title: title, category: category.id, position: created)
+    }
+
+    public func renameBacklogItem(_ handle: String, to newTitle: String) throws -> BacklogItem {
+        let title = try Validation.name(newTitle, what: "item title", max: 200)
+        let item = try resolveBacklogItem(handle)
+        guard title != item.title else { return item }
+        try store.write(member: memberID) { try $0.put(.backlogItem, item.id, ["title": .text(title)]) }
+        return try resolveBacklogItem(item.id)
+    }
+
+    /// Moves an item to another category (at its end, or at `position`, 1 = first), or to
+    /// `position` within its own category when `categoryHandle` is nil (the seed's drag to
+    /// reorder). Writes only `category` and the `position`s that change: a rename of the
+    /// same item on another machine meanwhile is kept.
+    public func moveBacklogItem(_ handle: String, to categoryHandle: String? = nil, position: Int? = nil) throws -> BacklogCategory {
+        guard categoryHandle != nil || position != nil else {
+            throw HouseholdError.invalidInput("say where to: a category, a position (1 = first), or both")
+        }
+        let item = try resolveBacklogItem(handle)
+        let target = try categoryHandle.map { try resolveCategory($0) } ?? resolveCategory(item.category)
+        var order = target.items.filter { $0.id != item.id }
+        let slot = position ?? order.count + 1
+        guard (1...order.count + 1).contains(slot) else {
+            throw HouseholdError.invalidInput("position must be between 1 and \(order.count + 1) in \(target.title.debugDescription)")
+        }
+        order.insert(item, at: slot - 1)
+        if item.category == target.id && order.map(\.id) == target.items.map(\.id) { return target }
+        let positions = BacklogRules.positions(order.map(\.position), movedTo: slot - 1, end: try store.orderingKey())
+        try store.write(member: memberID) { tx in
+            if item.category != target.id { try tx.put(.backlogItem, item.id, ["category": .text(target.id)]) }
+            for (entry, value) in zip(order, positions) where entry.id == item.id || entry.position != value {
+                try tx.put(.backlogItem, entry.id, ["position": .integer(value)])
+            }
+        }
+        return try resolveCategory(target.id)
     }
 
     public func resolveBacklogItem(_ handle: String) throws -> BacklogItem {
@@ -140,5 +181,40 @@ extension Household {
             try tx.put(.backlogItem, item.id, ["deleted": .bool(true)])
         }
         return try task(id)
+    }
+}
+
+/// The backlog rules that need no I/O.
+public enum BacklogRules {
+    /// Positions for a category's items in their new order, where the item at `moved` was
+    /// just put there and the others keep their order. The moved item takes a value
+    /// between its neighbours when there is room (one write); otherwise every item is
+    /// renumbered 1024 apart (a few writes, rare). `end`: a key after every position so far
+    /// (the store's ordering key), for an item moved to the end.
+    public static func positions(_ current: [Int64], movedTo moved: Int, end: Int64) -> [Int64] {
+        var result = current
+        let before: Int64? = moved > 0 ? current[moved - 1] : nil
+        let after: Int64? = moved + 1 < current.count ? current[moved + 1] : nil
+        switch (before, after) {
+        case (nil, nil):
+            result[moved] = end
+            return result
+        case let (before?, nil):
+            result[moved] = max(end, before &+ 1024)
+            if result[moved] > before { return result }
+        case let (nil, after?):
+            if after > Int64.min + 2048 {
+                result[moved] = after - 1024
+                return result
+            }
+        case let (before?, after?):
+            // The midpoint, computed without overflow for any two positions a peer wrote.
+            let mid = before / 2 + after / 2 + (before % 2 + after % 2) / 2
+            if before < mid && mid < after {
+                result[moved] = mid
+                return result
+            }
+        }
+        return current.indices.map { Int64($0 + 1) * 1024 }
     }
 }

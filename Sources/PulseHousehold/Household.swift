@@ -100,7 +100,7 @@ public final class Household {
     public static func create(_ home: HouseholdHome, name: String?, members: [String], label: String? = nil,
                               physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock) throws -> Household {
         let householdName = try Validation.name(name ?? defaultName, what: "household name", max: 100)
-        let memberNames = try (members.isEmpty ? defaultMembers : members).map { try Validation.name($0, what: "member name", max: 60) }
+        let memberNames = try (members.isEmpty ? defaultMembers : members).map { try Validation.memberName($0) }
         if let duplicate = Validation.firstDuplicate(memberNames) {
             throw HouseholdError.invalidInput("member \(duplicate.debugDescription) is listed twice")
         }
@@ -259,6 +259,18 @@ package enum Validation {
             throw HouseholdError.invalidInput("\(text.debugDescription) is not a date: use today, tomorrow or YYYY-MM-DD")
         }
         return date
+    }
+
+    /// The word that names this machine's member wherever a member is asked for.
+    package static let me = "me"
+
+    /// A member's name: a name, and not "me" (which means this machine's member).
+    package static func memberName(_ raw: String) throws -> String {
+        let name = try self.name(raw, what: "member name", max: 60)
+        guard name.lowercased() != me else {
+            throw HouseholdError.invalidInput("a member may not be called \"me\": it means this machine's member wherever a member is asked for")
+        }
+        return name
     }
 
     package static func firstDuplicate(_ names: [String]) -> String? {

@@ -68,9 +68,10 @@ public enum HouseholdAPI {
     public static let methods = [
         "household.get", "household.rename", "member.list", "member.add", "member.edit", "member.remove",
         "settings.get", "settings.set", "shop.list", "shop.add", "shop.check", "shop.restock", "shop.rename",
-        "shop.clear", "shop.undo", "task.list", "task.add", "task.done", "task.reopen", "task.delete",
+        "shop.clear", "shop.undo", "task.list", "task.add", "task.edit", "task.done", "task.reopen", "task.delete",
         "backlog.list", "backlog.category.add", "backlog.category.rename", "backlog.category.move",
-        "backlog.category.remove", "backlog.add", "backlog.remove", "backlog.promote",
+        "backlog.category.remove", "backlog.add", "backlog.rename", "backlog.move", "backlog.remove", "backlog.promote",
+        "conflicts.list",
         "recurring.list", "recurring.add", "recurring.remove",
         "kids.list", "kids.catalogue.list", "kids.history.list", "kids.basket.list", "kids.done", "kids.redeem",
         "kids.basket.remove", "kids.add", "kids.rename", "kids.remove", "kids.select", "kids.deselect", "kids.own",
@@ -135,7 +136,20 @@ public enum HouseholdAPI {
         case "shop.undo": return try .from(h.undoClearShoppingList())
         case "task.list":
             try h.generateRecurringTasks()
-            return try .from(h.tasks())
+            return try .from(h.tasks(mine: flag("mine")))
+        case "task.edit":
+            // A key that is absent leaves the field; null clears assignee or due.
+            func edit(_ key: String) throws -> String?? {
+                switch params[key] {
+                case nil: return nil
+                case .null?: return .some(nil)
+                case let .string(value)?: return .some(value)
+                default: throw HouseholdError.invalidInput("\"\(key)\" must be a string or null")
+                }
+            }
+            guard params["title"] != .null else { throw HouseholdError.invalidInput("\"title\" may not be null: a task has a title") }
+            return try .from(h.editTask(string("task"), Household.TaskEdit(title: optional("title"), assignee: edit("assignee"),
+                                                                            due: edit("due"))))
         case "task.add":
             return try .from(h.addTask(string("title"), assignee: optional("assignee"), due: optional("due"), force: flag("force")))
         case "task.done": return try .from(h.completeTask(string("task")))
@@ -151,7 +165,18 @@ public enum HouseholdAPI {
             return try .from(h.moveCategory(string("category"), to: Int(position)))
         case "backlog.category.remove": return try .from(h.removeCategory(string("category"), force: flag("force")))
         case "backlog.add": return try .from(h.addBacklogItem(string("title"), to: string("category")))
+        case "backlog.rename": return try .from(h.renameBacklogItem(string("item"), to: string("title")))
+        case "backlog.move":
+            var position: Int?
+            if let value = params["position"], value != .null {
+                guard let number = value.integerValue, (1...1_000_000).contains(number) else {
+                    throw HouseholdError.invalidInput("backlog.move: \"position\" is a whole number, 1 = first")
+                }
+                position = Int(number)
+            }
+            return try .from(h.moveBacklogItem(string("item"), to: optional("category"), position: position))
         case "backlog.remove": return try .from(h.removeBacklogItem(string("item")))
+        case "conflicts.list": return try .from(h.conflicts(limit: params["limit"] == nil ? 100 : max(1, min(integer("limit"), 10_000))))
         case "backlog.promote":
             return try .from(h.promoteBacklogItem(string("item"), assignee: optional("assignee"), due: optional("due"), force: flag("force")))
         case "recurring.list": return try .from(h.recurringTemplates())

@@ -12,16 +12,30 @@ public struct Member: Sendable, Codable, Equatable {
 
 public struct HouseholdSettings: Sendable, Codable, Equatable {
     public enum Appearance: String, Sendable, Codable, CaseIterable { case light, dark, system }
+    /// Per machine.
     public var appearance: Appearance
+    /// Per machine.
     public var celebrations: Bool
+    /// Household-wide.
     public var suggestions: Bool
+
+    /// Whether a setting is this machine's own (true) or the household's.
+    public static func isPerMachine(_ key: String) -> Bool { ["appearance", "celebrations"].contains(key.lowercased()) }
+    static let appearanceKey = "setting_appearance"
+    static let celebrationsKey = "setting_celebrations"
 }
 
 /// Members, the household's name, its settings, and which member this machine is.
 ///
-/// Per household (replicated): the name, members, appearance, celebrations, suggestions.
-/// Per machine (local `meta`): which member this machine belongs to, static peers, the
-/// last shopping-list clear (for undo).
+/// Per household (replicated): the name, members, suggestions (whether the household's
+/// lists propose items from its history: one answer for everyone).
+/// Per machine (local `meta`, never replicated): appearance and celebrations (how this
+/// screen looks and whether it throws confetti: the choice of the person at it), which
+/// notifications it shows, which member this machine belongs to, static peers, the last
+/// shopping-list clear (for undo).
+/// Migration: before version 4 appearance and celebrations were household-wide. A machine
+/// that has not chosen its own keeps the value the household had (read from the
+/// replicated row, which no version-4 machine writes any more); its first choice is its own.
 extension Household {
     public func members() throws -> [Member] {
         let me = try currentMemberID()
@@ -45,7 +59,7 @@ extension Household {
 
     @discardableResult
     public func addMember(_ name: String, initials: String? = nil, color: String? = nil) throws -> Member {
-        let name = try Validation.name(name, what: "member name", max: 60)
+        let name = try Validation.memberName(name)
         let existing = try members()
         if existing.contains(where: { $0.name.lowercased() == name.lowercased() }) {
             throw HouseholdError.invalidInput("there is already a member called \(name.debugDescription)")
@@ -63,7 +77,7 @@ extension Household {
         let member = try resolveMember(handle)
         var fields = try styleFields(initials: initials, color: color)
         if let name {
-            let name = try Validation.name(name, what: "member name", max: 60)
+            let name = try Validation.memberName(name)
             if try members().contains(where: { $0.id != member.id && $0.name.lowercased() == name.lowercased() }) {
                 throw HouseholdError.invalidInput("there is already a member called \(name.debugDescription)")
             }
@@ -120,10 +134,13 @@ extension Household {
         return name
     }
 
+    /// The settings in effect on this machine.
     public func settings() throws -> HouseholdSettings {
         let row = try store.row(.settings, "settings")
-        return HouseholdSettings(appearance: row["appearance"]?.textValue.flatMap(HouseholdSettings.Appearance.init) ?? .system,
-                                 celebrations: row["celebrations"]?.boolValue ?? true,
+        let appearance = try store.meta(HouseholdSettings.appearanceKey)?.textValue ?? row["appearance"]?.textValue
+        let celebrations = try store.meta(HouseholdSettings.celebrationsKey)?.textValue.map { $0 == "on" } ?? row["celebrations"]?.boolValue
+        return HouseholdSettings(appearance: appearance.flatMap(HouseholdSettings.Appearance.init) ?? .system,
+                                 celebrations: celebrations ?? true,
                                  suggestions: row["suggestions"]?.boolValue ?? true)
     }
 
@@ -145,7 +162,11 @@ extension Household {
         default:
             throw HouseholdError.invalidInput("unknown setting \(key.debugDescription): appearance, celebrations or suggestions")
         }
-        try store.write(member: memberID) { try $0.put(.settings, "settings", [key.lowercased(): field]) }
+        switch key.lowercased() {
+        case "appearance": try store.setMeta(HouseholdSettings.appearanceKey, field)
+        case "celebrations": try store.setMeta(HouseholdSettings.celebrationsKey, .text(field.boolValue == true ? "on" : "off"))
+        default: try store.write(member: memberID) { try $0.put(.settings, "settings", [key.lowercased(): field]) }
+        }
         return try settings()
     }
 }

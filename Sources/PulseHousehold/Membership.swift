@@ -70,8 +70,16 @@ extension Household {
                           secret: invitation.secret, label: label, introducedBy: introducedBy, discoveryKey: discoveryKey)
     }
 
-    /// The id of the (not removed) member called `name`, case-insensitively.
+    /// The id of the (not removed) member called `name`, case-insensitively; `me` is this
+    /// machine's member (a member may not be called "me").
     public func memberID(named name: String) throws -> String {
+        if name.trimmed.lowercased() == Validation.me {
+            guard let me = try currentMemberID() else {
+                throw HouseholdError.invalidInput("\"me\" is this machine's member, and this machine belongs to no member yet: "
+                    + "choose one with `pulse-peer whoami --set NAME`")
+            }
+            return me
+        }
         let members = try self.members()
         guard let match = members.first(where: { $0.name.lowercased() == name.lowercased() }) else {
             throw HouseholdError.invalidInput("no member called \(name.debugDescription); members: \(members.map(\.name).joined(separator: ", "))")

@@ -113,3 +113,26 @@ extension Household {
         return created
     }
 }
+
+/// The rules of recurring occurrences that need no I/O.
+public enum RecurringRules {
+    /// The occurrences that a later one of the same template replaces: an undone task made
+    /// from a template is not shown (nor counted by the focus rule) once an occurrence of a
+    /// later period exists, done or not. Yesterday's undone "Water plants" leaves the list
+    /// when today's is made. It is a function of the household's state alone, so every
+    /// machine decides the same, and nothing is written (no race between machines, and the
+    /// row is still in `export`). Completed occurrences stay, as history.
+    public static func superseded(_ tasks: [HouseholdTask]) -> Set<String> {
+        var latest: [String: String] = [:]
+        for task in tasks {
+            guard let template = task.template, let period = task.period else { continue }
+            if period > latest[template] ?? "" { latest[template] = period }
+        }
+        var hidden = Set<String>()
+        for task in tasks where !task.done {
+            guard let template = task.template, let period = task.period, let newest = latest[template] else { continue }
+            if period < newest { hidden.insert(task.id) }
+        }
+        return hidden
+    }
+}

@@ -7,35 +7,65 @@ public struct ShoppingItem: Sendable, Codable, Equatable {
     public let id: String
     public let name: String
     public let state: State
-    /// Ordering key: when the item (re)entered the list.
+    /// Ordering key: when the item entered its present state (the list: added or restocked;
+    /// the restock pool: bought).
     public let listed: Int64
+
+    public init(id: String, name: String, state: State, listed: Int64) {
+        self.id = id
+        self.name = name
+        self.state = state
+        self.listed = listed
+    }
+}
+
+/// What `shop add` did: the items now on the list, in the order given, and which of them
+/// came back from the restock pool (the same item, not a second one).
+public struct ShoppingAddition: Sendable, Codable, Equatable {
+    public let items: [ShoppingItem]
+    public let restocked: [String]
 }
 
 /// The shopping list's rules, shared by the CLI and the agent's local API.
 extension Household {
+    /// The list in the order items were added (or restocked); the restock pool most
+    /// recently bought first.
     public func shoppingItems(_ state: ShoppingItem.State = .active) throws -> [ShoppingItem] {
-        try store.rows(.shoppingItem, RowQuery(where: [("state", .text(state.rawValue))], orderedBy: ["listed"])).map { row in
+        let items = try store.rows(.shoppingItem, RowQuery(where: [("state", .text(state.rawValue))], orderedBy: ["listed"])).map { row in
             ShoppingItem(id: row.id, name: row.text("name"), state: ShoppingItem.State(rawValue: row.text("state")) ?? .active,
                          listed: row.integer("listed"))
         }
+        return state == .restock ? items.reversed() : items
     }
 
     /// Adds items (names trimmed, empty ones skipped) in one transaction, in order.
     @discardableResult
-    public func addShoppingItems(_ names: [String]) throws -> [ShoppingItem] {
+    public func addShoppingItems(_ names: [String]) throws -> [ShoppingItem] { try addOrRestockShoppingItems(names).items }
+
+    /// Adds items in one transaction, in order. A name that is in the restock pool (any
+    /// case) brings that item back instead of making a second one: the seed's restock
+    /// promise, one tap and no retyping (``ShoppingRules/plan(_:pool:)``).
+    @discardableResult
+    public func addOrRestockShoppingItems(_ names: [String]) throws -> ShoppingAddition {
         let cleaned = try names.map { $0.trimmed }.filter { !$0.isEmpty }
             .map { try Validation.name($0, what: "item name", max: 200) }
         guard !cleaned.isEmpty else { throw HouseholdError.invalidInput("nothing to add: give at least one item name") }
+        let plan = ShoppingRules.plan(cleaned, pool: try shoppingItems(.restock))
         let base = try store.orderingKey()
-        let items = cleaned.enumerated().map { index, name in
-            ShoppingItem(id: RowIDRules.random(), name: name, state: .active, listed: base + Int64(index))
+        let items = plan.enumerated().map { index, step in
+            ShoppingItem(id: step.restock?.id ?? RowIDRules.random(), name: step.restock?.name ?? step.name, state: .active,
+                         listed: base + Int64(index))
         }
         try store.write(member: memberID) { tx in
-            for item in items {
-                try tx.create(.shoppingItem, item.id, ["name": .text(item.name), "state": .text("active"), "listed": .integer(item.listed)])
+            for (item, step) in zip(items, plan) {
+                if step.restock != nil {
+                    try tx.put(.shoppingItem, item.id, ["state": .text("active"), "listed": .integer(item.listed)])
+                } else {
+                    try tx.create(.shoppingItem, item.id, ["name": .text(item.name), "state": .text("active"), "listed": .integer(item.listed)])
+                }
             }
         }
-        return items
+        return ShoppingAddition(items: items, restocked: plan.compactMap { $0.restock?.id })
     }
 
     public func renameShoppingItem(_ handle: String, to newName: String) throws -> ShoppingItem {
@@ -55,13 +85,11 @@ extension Household {
         try move(try resolveShoppingItem(handle, in: [.restock]), to: .active)
     }
 
+    /// Moves an item between the list and the pool; `listed` records when (the list's
+    /// order, and the pool's most-recently-bought-first order).
     private func move(_ item: ShoppingItem, to state: ShoppingItem.State) throws -> ShoppingItem {
-        var fields: [String: FieldValue] = ["state": .text(state.rawValue)]
-        var listed = item.listed
-        if state == .active {
-            listed = try store.orderingKey()
-            fields["listed"] = .integer(listed)
-        }
+        let listed = try store.orderingKey()
+        let fields: [String: FieldValue] = ["state": .text(state.rawValue), "listed": .integer(listed)]
         try store.write(member: memberID) { try $0.put(.shoppingItem, item.id, fields) }
         return ShoppingItem(id: item.id, name: item.name, state: state, listed: listed)
     }
@@ -92,19 +120,65 @@ extension Household {
         return items
     }
 
+    /// Undoes this machine's last clear: the cleared items that are still deleted come back
+    /// (the same rows, so every machine sees them return). Refused, changing nothing, when
+    /// one of them was added to the list again since (it would be there twice), or when
+    /// none is left to bring back. Another machine sees the clear, then the undo, as
+    /// ordinary changes; its own `shop undo` knows only its own clears.
     @discardableResult
     public func undoClearShoppingList() throws -> [ShoppingItem] {
         guard case let .text(list)? = try store.meta(Self.lastClearKey), !list.isEmpty else {
-            throw HouseholdError.invalidInput("there is no clear to undo")
+            throw HouseholdError.invalidInput("there is no clear to undo on this machine (a clear is undone on the machine that made it)")
         }
         let ids = list.split(separator: ",").map(String.init)
-        let deleted = Set(try shoppingItems(.deleted).map(\.id))
+        let deletedItems = try shoppingItems(.deleted)
+        let deleted = Set(deletedItems.map(\.id))
         let restorable = ids.filter { deleted.contains($0) }
+        let back = deletedItems.filter { restorable.contains($0.id) }
+        let again = ShoppingRules.readded(back, active: try shoppingItems(.active))
+        guard again.isEmpty else {
+            throw HouseholdError.invalidInput("""
+                undo would put \(again.map { "“\($0)”" }.joined(separator: ", ")) on the list twice: \
+                \(again.count == 1 ? "it was" : "they were") added again since the clear. Nothing was restored; \
+                check the new \(again.count == 1 ? "one" : "ones") off first (`shop check`) to undo the clear, or add the rest by hand.
+                """)
+        }
+        guard !restorable.isEmpty else {
+            try store.setMeta(Self.lastClearKey, .text(""))
+            throw HouseholdError.invalidInput("nothing to undo: every cleared item was changed on another machine since the clear")
+        }
         try store.write(member: memberID) { tx in
             for id in restorable { try tx.put(.shoppingItem, id, ["state": .text("active")]) }
         }
         try store.setMeta(Self.lastClearKey, .text(""))
         let restored = Set(restorable)
         return try shoppingItems(.active).filter { restored.contains($0.id) }
+    }
+}
+
+/// The shopping rules that need no I/O.
+public enum ShoppingRules {
+    public struct Step: Sendable, Equatable {
+        public let name: String
+        /// The pool item this name brings back, or nil for a new item.
+        public let restock: ShoppingItem?
+    }
+
+    /// What adding `names` does: each name found in the restock pool (any case) brings that
+    /// item back (the most recently bought one when several match); each pool item comes
+    /// back once, so a name given twice adds a second item the second time.
+    public static func plan(_ names: [String], pool: [ShoppingItem]) -> [Step] {
+        var taken = Set<String>()
+        return names.map { name in
+            let match = pool.first { $0.name.lowercased() == name.lowercased() && !taken.contains($0.id) }
+            if let match { taken.insert(match.id) }
+            return Step(name: name, restock: match)
+        }
+    }
+
+    /// The names of `cleared` items that are on the `active` list again (any case).
+    public static func readded(_ cleared: [ShoppingItem], active: [ShoppingItem]) -> [String] {
+        let onList = Set(active.map { $0.name.lowercased() })
+        return cleared.filter { onList.contains($0.name.lowercased()) }.map(\.name)
     }
 }

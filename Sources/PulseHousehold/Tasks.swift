@@ -13,16 +13,32 @@ public struct HouseholdTask: Sendable, Codable, Equatable {
     public let created: Int64
     public let template: String?
     public let period: String?
+
+    public init(id: String, title: String, done: Bool, assigneeID: String?, assignee: String?, due: String?, created: Int64,
+                template: String?, period: String?) {
+        self.id = id
+        self.title = title
+        self.done = done
+        self.assigneeID = assigneeID
+        self.assignee = assignee
+        self.due = due
+        self.created = created
+        self.template = template
+        self.period = period
+    }
 }
 
 /// The daily tasks: at most three active at once (the focus rule).
 extension Household {
     public static let focusLimit = 3
 
-    /// Active tasks first (oldest first), then completed ones.
-    public func tasks() throws -> [HouseholdTask] {
+    /// Active tasks first (oldest first), then completed ones. `mine`: only the tasks
+    /// assigned to this machine's member (the seed's "Assigned to Me").
+    /// An undone occurrence of a recurring task is not listed once a later occurrence of
+    /// the same template exists (``RecurringRules/superseded(_:)``).
+    public func tasks(mine: Bool = false) throws -> [HouseholdTask] {
         let names = try memberNames()
-        return try store.rows(.task, RowQuery(where: [("deleted", .bool(false))], orderedBy: ["done", "created"])).map { row in
+        let all = try store.rows(.task, RowQuery(where: [("deleted", .bool(false))], orderedBy: ["done", "created"])).map { row in
             // An assignee who was removed (or has not arrived yet) shows as unassigned.
             let name = row.optionalText("assignee").flatMap { names[$0] }
             return HouseholdTask(id: row.id, title: row.text("title"), done: row.bool("done"),
@@ -30,6 +46,16 @@ extension Household {
                                  due: row.optionalText("due"), created: row.integer("created"),
                                  template: row.optionalText("template"), period: row.optionalText("period"))
         }
+        let hidden = RecurringRules.superseded(all)
+        var visible = hidden.isEmpty ? all : all.filter { !hidden.contains($0.id) }
+        if mine {
+            guard let me = try currentMemberID() else {
+                throw HouseholdError.invalidInput("this machine belongs to no member, so nothing is \"mine\": "
+                    + "choose one with `pulse-peer whoami --set NAME`")
+            }
+            visible = visible.filter { $0.assigneeID == me }
+        }
+        return visible
     }
 
     public func activeTaskCount() throws -> Int { try tasks().filter { !$0.done }.count }
@@ -88,6 +114,42 @@ extension Household {
         guard task.done else { throw HouseholdError.invalidInput("\(task.title.debugDescription) is not done") }
         try focusCheck(adding: 1, force: force)
         try store.write(member: memberID) { try $0.put(.task, task.id, ["done": .bool(false)]) }
+        return try self.task(task.id)
+    }
+
+    /// What `editTask` changes: each field nil = unchanged. `assignee`/`due` `.some(nil)`
+    /// clears them.
+    public struct TaskEdit: Sendable, Equatable {
+        public var title: String?
+        public var assignee: String??
+        public var due: String??
+        public init(title: String? = nil, assignee: String?? = nil, due: String?? = nil) {
+            self.title = title
+            self.assignee = assignee
+            self.due = due
+        }
+        public var isEmpty: Bool { title == nil && assignee == nil && due == nil }
+    }
+
+    /// Edits a task's title, assignee (a member, `me`, or none) and due date (or none).
+    /// Only the fields that change are written, each its own field of one change: edits of
+    /// different fields on two machines are both kept; the same field on both is decided by
+    /// the merge rule (the later stamp) and logged (`pulse-peer conflicts`).
+    @discardableResult
+    public func editTask(_ handle: String, _ edit: TaskEdit) throws -> HouseholdTask {
+        guard !edit.isEmpty else {
+            throw HouseholdError.invalidInput("nothing to change: give a new title, assignee (or none) or due date (or none)")
+        }
+        let title = try edit.title.map { try Validation.name($0, what: "task title", max: 200) }
+        let assignee: String?? = try edit.assignee.map { name in try name.map { try memberID(named: $0) } }
+        let due: String?? = try edit.due.map { text in try text.map { try Validation.date($0).description } }
+        let task = try resolveTask(handle)
+        var fields: [String: FieldValue] = [:]
+        if let title, title != task.title { fields["title"] = .text(title) }
+        if let assignee, assignee != task.assigneeID { fields["assignee"] = assignee.map { .text($0) } ?? .null }
+        if let due, due != task.due { fields["due"] = due.map { .text($0) } ?? .null }
+        guard !fields.isEmpty else { return task }
+        try store.write(member: memberID) { try $0.put(.task, task.id, fields) }
         return try self.task(task.id)
     }
 

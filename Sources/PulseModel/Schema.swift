@@ -48,12 +48,16 @@ public struct FieldSpec: Sendable, Hashable {
     public let nullable: Bool
     /// Set once, when the row is created; a later different value is malformed.
     public let immutable: Bool
+    /// May be missing from a complete row, and then reads as null: a field added by a later
+    /// protocol version, which rows created before it never received (implies `nullable`).
+    public let optional: Bool
 
-    public init(_ name: String, _ type: FieldType, nullable: Bool = false, immutable: Bool = false) {
+    public init(_ name: String, _ type: FieldType, nullable: Bool = false, immutable: Bool = false, optional: Bool = false) {
         self.name = name
         self.type = type
-        self.nullable = nullable
+        self.nullable = nullable || optional
         self.immutable = immutable
+        self.optional = optional
     }
 }
 
@@ -70,6 +74,8 @@ public struct EntitySchema: Sendable {
 
     public func field(_ name: String) -> FieldSpec? { fields.first { $0.name == name } }
     public var fieldNames: [String] { fields.map(\.name) }
+    /// How many fields a complete row holds at least (the fields that are not `optional`).
+    public var requiredFieldCount: Int { fields.count(where: { !$0.optional }) }
 }
 
 public enum Limits {
@@ -152,6 +158,9 @@ extension EntityKind {
                 FieldSpec("category", .reference(.backlogCategory)),
                 FieldSpec("created", .timestamp, immutable: true),
                 FieldSpec("deleted", .bool),
+                // Protocol version 4: the item's place in its category (items ordered by
+                // `position`, else `created`). Rows made before version 4 have none.
+                FieldSpec("position", .integer(Int64.min...Int64.max), optional: true),
             ], tombstone: deleted, singletonRowID: nil),
             EntitySchema(kind: .recurringTemplate, fields: [
                 title,

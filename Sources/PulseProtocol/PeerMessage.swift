@@ -65,11 +65,12 @@ public enum PeerMessage: Sendable, Hashable {
 
     public struct Hello: Sendable, Hashable {
         /// The version this agent sends. Version 2 adds the sender's wall clock; version 3
-        /// (same HELLO) adds per-machine trust: the machine entities and pairing.
-        public static let currentVersion: UInt16 = 3
-        /// The versions this agent accepts (it answers in the client's). Earlier versions
-        /// know no per-machine trust: a peer still speaking them must upgrade.
-        public static let supportedVersions: ClosedRange<UInt16> = 3...3
+        /// (same HELLO) adds per-machine trust: the machine entities and pairing; version 4
+        /// (same HELLO) adds the backlog item's `position` field.
+        public static let currentVersion: UInt16 = 4
+        /// The versions this agent accepts (it answers in the client's). A version 3 peer
+        /// would refuse a batch holding a field it does not know: it must upgrade.
+        public static let supportedVersions: ClosedRange<UInt16> = 4...4
         public var version: UInt16
         public var replica: ReplicaID
         /// HMAC-SHA256 membership proof (``MembershipProof``), 32 bytes.

@@ -83,9 +83,9 @@ public enum WireCodec {
             let replica: UInt64 = try buffer.readFixed()
             guard let proof = buffer.readBytes(length: WireLimits.proofBytes) else { throw WireError("truncated hello") }
             var clock: Int64?
-            if version == 2 || version == 3 {
+            if (2...4).contains(version) {
                 clock = Int64(bitPattern: try buffer.readFixed() as UInt64)
-            } else if version > 3 {
+            } else if version > 4 {
                 // A later version's layout is unknown: keep what is common, so the state
                 // machine can answer ERROR 2 (unsupported version) instead of "malformed".
                 buffer.moveReaderIndex(forwardBy: buffer.readableBytes)

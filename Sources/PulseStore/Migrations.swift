@@ -16,7 +16,8 @@ import PulseModel
 /// History: migration 1 kept one row per field (`field_version`); migration 2 folded them
 /// into one `row_version` record per row; migration 3 moved each complete row's record
 /// into its typed row, so that a new row is one B-tree insert (plus its index entries)
-/// instead of two.
+/// instead of two; 4–5 hold far-future changes; 6 adds the machine entities; 7 gives backlog
+/// items a position (a field that rows made before it may lack: `FieldSpec.optional`).
 package enum Migrations {
     /// One step: SQL, then (for data that SQL cannot reshape) Swift code, in the same
     /// transaction.
@@ -27,7 +28,7 @@ package enum Migrations {
 
     package static let all: [Step] = [
         Step(sql: migration1), Step(sql: migration2, code: foldFieldVersions), Step(sql: migration3, code: moveVersionsIntoRows),
-        Step(sql: migration4), Step(sql: migration5), Step(sql: migration6),
+        Step(sql: migration4), Step(sql: migration5), Step(sql: migration6), Step(sql: migration7),
     ]
 
     package static var latest: Int { all.count }
@@ -189,6 +190,13 @@ package enum Migrations {
         created INTEGER NOT NULL CHECK (created >= 0),
         versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
     ) WITHOUT ROWID;
+    """
+
+    /// Migration 7 (protocol version 4): a backlog item's place in its category, so items
+    /// can be reordered. Optional in the schema: rows made before it keep none and are
+    /// ordered by `created`.
+    static let migration7 = """
+    ALTER TABLE backlog_item ADD COLUMN position INTEGER;
     """
 
     static let migration1 = """

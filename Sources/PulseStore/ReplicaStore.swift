@@ -432,16 +432,16 @@ public final class ReplicaStore {
     package func saveRow(_ entity: EntityKind, _ rowID: String, before: [String: FieldVersion], after: [String: FieldVersion],
                  fresh: Bool = false) throws {
         let record = RowVersions.encode(after)
-        let names = entity.schema.fieldNames
+        let schema = entity.schema
         do {
-            if let columns = Self.columns(names, after) {
+            if let columns = Self.columns(schema, after) {
                 let statement = try rowStatement(entity, fresh ? .insert : .upsert)
                 try statement.bind(.text(rowID), at: 1)
                 for (index, value) in columns.enumerated() { try statement.bind(value, at: Int32(index + 2)) }
                 try statement.bind(blob: record, at: Int32(columns.count + 2))
                 while try statement.step() {}
                 statement.reset()
-                if !before.isEmpty && Self.columns(names, before) == nil {
+                if !before.isEmpty && Self.columns(schema, before) == nil {
                     try hot(.deletePartial).run([.text(entity.rawValue), .text(rowID)]) // completed now
                 }
             } else {
@@ -467,14 +467,20 @@ public final class ReplicaStore {
         }
     }
 
-    /// The typed columns of a row in schema order, or nil while a field is missing.
-    package static func columns(_ names: [String], _ row: [String: FieldVersion]) -> [FieldValue]? {
-        guard row.count >= names.count else { return nil }
+    /// The typed columns of a row in schema order, or nil while a field that is not
+    /// `optional` is missing (an optional one missing is null).
+    package static func columns(_ schema: EntitySchema, _ row: [String: FieldVersion]) -> [FieldValue]? {
+        guard row.count >= schema.requiredFieldCount else { return nil }
         var values: [FieldValue] = []
-        values.reserveCapacity(names.count)
-        for name in names {
-            guard let version = row[name] else { return nil }
-            values.append(version.value)
+        values.reserveCapacity(schema.fields.count)
+        for spec in schema.fields {
+            if let version = row[spec.name] {
+                values.append(version.value)
+            } else if spec.optional {
+                values.append(.null)
+            } else {
+                return nil
+            }
         }
         return values
     }

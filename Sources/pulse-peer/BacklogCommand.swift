@@ -5,7 +5,17 @@ struct BacklogCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "backlog",
         abstract: "Long-term projects, kept in categories.",
-        subcommands: [List.self, Add.self, Remove.self, Promote.self, Category.self],
+        discussion: """
+        Examples:
+          pulse-peer backlog category add Garden
+          pulse-peer backlog add Garden "Build a raised bed"
+          pulse-peer backlog move "Build a raised bed" --position 1     first in its category
+          pulse-peer backlog move 3 --category Kitchen                  to another category
+          pulse-peer backlog rename 3 "Paint the fence"
+          pulse-peer backlog promote 1 --assignee me                    make it a task
+        An item is named by its number in the list, its title, or the start of its id.
+        """,
+        subcommands: [List.self, Add.self, Rename.self, Move.self, Remove.self, Promote.self, Category.self],
         defaultSubcommand: List.self
     )
 
@@ -37,6 +47,40 @@ struct BacklogCommand: ParsableCommand {
         func run() throws {
             let item = try options.write { try $0.addBacklogItem(title, to: category) }
             print("Added \(item.title)")
+        }
+    }
+
+    struct Rename: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Rename an item.", discussion: "Example: pulse-peer backlog rename 2 \"Paint the fence\"")
+        @OptionGroup var options: HomeOptions
+        @Argument(help: "The item (number, title or id prefix).") var item: String
+        @Argument(help: "Its new title.") var title: String
+        func run() throws {
+            let renamed = try options.write { try $0.renameBacklogItem(item, to: title) }
+            print("Renamed to \(renamed.title)")
+        }
+    }
+
+    struct Move: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Move an item to another category, or to another place in its own (1 = first).",
+            discussion: """
+            Examples:
+              pulse-peer backlog move "Paint the fence" --position 1
+              pulse-peer backlog move 4 --category Garden --position 2
+            """)
+        @OptionGroup var options: HomeOptions
+        @Argument(help: "The item (number, title or id prefix).") var item: String
+        @Option(help: "The category to move it to (default: its own).") var category: String?
+        @Option(help: "Its place in the category, 1 = first (default: the end).") var position: Int?
+        func validate() throws {
+            if category == nil && position == nil { throw ValidationError("say where to: --category, --position, or both") }
+            if let position, position < 1 { throw ValidationError("--position counts from 1 (the first place)") }
+        }
+        func run() throws {
+            let target = try options.write { try $0.moveBacklogItem(item, to: category, position: position) }
+            print("\(target.title): " + target.items.map(\.title).joined(separator: ", "))
         }
     }
 

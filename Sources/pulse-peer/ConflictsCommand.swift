@@ -4,7 +4,12 @@ import PeerSync
 
 struct Conflicts: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show what merges overwrote: field, kept and lost values, and who wrote them."
+        abstract: "Show what merges overwrote: who changed what, which value was kept and which was not.",
+        discussion: """
+        When two machines change the same thing before they meet, the later change is kept
+        everywhere and the other is listed here, so that nothing is lost without a word.
+        Example: pulse-peer conflicts --limit 10   (--json for scripts: ids, values and stamps)
+        """
     )
 
     @OptionGroup var options: HomeOptions
@@ -46,15 +51,8 @@ struct Conflicts: ParsableCommand {
             return
         }
         for record in records {
-            let what: String
-            switch record.kind {
-            case "overwritten": what = "overwritten by a newer concurrent edit"
-            case "rejected": what = "an older concurrent edit was discarded"
-            default: what = "edited while deleted elsewhere; stays deleted"
-            }
-            print("#\(record.id) \(record.entity) \(record.row) .\(record.field): \(what)")
-            print("    kept \(record.kept.value) (by \(record.kept.member ?? "system") on \(record.kept.replica))")
-            print("    lost \(record.lost.value) (by \(record.lost.member ?? "system") on \(record.lost.replica))")
+            let when = Output.dateTime(milliseconds: max(record.kept.milliseconds, record.lost.milliseconds))
+            print("#\(record.id)  \(when)  \(record.summary)")
         }
     }
 }

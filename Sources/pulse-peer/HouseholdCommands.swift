@@ -96,8 +96,15 @@ struct Whoami: ParsableCommand {
 struct SettingsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "settings",
-        abstract: "Household settings: appearance (light/dark/system), celebrations, suggestions (on/off).",
-        discussion: "These are per household and sync to every machine. Which member a machine belongs to is per machine (`whoami`).")
+        abstract: "Settings: appearance (light/dark/system), celebrations, suggestions (on/off).",
+        discussion: """
+        Appearance and celebrations belong to this machine (the person at this screen chooses them);
+        suggestions belong to the household and sync to every machine. Which member a machine belongs
+        to is per machine too (`whoami`). Examples:
+          pulse-peer settings                       show them
+          pulse-peer settings appearance dark       this machine only
+          pulse-peer settings suggestions off       the whole household
+        """)
     @OptionGroup var options: HomeOptions
     @Argument(help: "A setting to change.") var key: String?
     @Argument(help: "Its new value.") var value: String?
@@ -115,9 +122,9 @@ struct SettingsCommand: ParsableCommand {
             settings = try options.read { try $0.settings() }
         }
         if json { return try Output.json(settings) }
-        print("appearance    \(settings.appearance.rawValue)")
-        print("celebrations  \(settings.celebrations ? "on" : "off")")
-        print("suggestions   \(settings.suggestions ? "on" : "off")")
+        print("appearance    \(settings.appearance.rawValue.padding(5))  (this machine)")
+        print("celebrations  \((settings.celebrations ? "on" : "off").padding(5))  (this machine)")
+        print("suggestions   \((settings.suggestions ? "on" : "off").padding(5))  (the household)")
     }
 }
 

@@ -27,6 +27,15 @@ enum Output {
         return (parts.tm_hour < 10 ? "0" : "") + String(parts.tm_hour) + ":" + (parts.tm_min < 10 ? "0" : "") + String(parts.tm_min)
     }
 
+    /// "2026-11-22 14:02" in local time.
+    static func dateTime(milliseconds: Int64) -> String {
+        var seconds = time_t(milliseconds / 1000)
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        func two(_ n: Int32) -> String { (n < 10 ? "0" : "") + String(n) }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min))"
+    }
+
     static func orange(_ text: String) -> String { colour ? "\u{1B}[38;5;208m\(text)\u{1B}[0m" : text }
     static func dim(_ text: String) -> String { colour ? "\u{1B}[2m\(text)\u{1B}[0m" : text }
     static func pill(_ text: String) -> String { colour ? "\u{1B}[48;5;252;30m \(text) \u{1B}[0m" : "[\(text)]" }
@@ -38,4 +47,9 @@ extension HomeOptions {
         let household = try openHousehold()
         do { return try body(household) } catch { throw CLIError(error) }
     }
+}
+
+extension String {
+    /// Padded with spaces on the right to `width` characters.
+    func padding(_ width: Int) -> String { self + String(repeating: " ", count: max(0, width - count)) }
 }

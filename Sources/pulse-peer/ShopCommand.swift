@@ -5,30 +5,50 @@ import PeerSync
 struct Shop: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "The shopping list.",
+        discussion: """
+        Examples:
+          pulse-peer shop add Milk Eggs Bread      add (a name in the restock pool comes back from it)
+          pulse-peer shop check Milk               bought: to the restock pool
+          pulse-peer shop list --restock           the restock pool, most recently bought first
+          pulse-peer shop restock Milk             needed again
+          pulse-peer shop clear; pulse-peer shop undo
+        An item is named by its number in the list, its name, or the start of its id.
+        """,
         subcommands: [Add.self, List.self, Rename.self, Check.self, Restock.self, Clear.self, Undo.self],
         defaultSubcommand: List.self
     )
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add items. Without names, reads one item per line from standard input until an empty line or EOF.")
+            abstract: "Add items. Without names, reads one item per line from standard input until an empty line or EOF.",
+            discussion: """
+            A name that is in the restock pool (any case) brings that item back instead of adding a second one.
+            Example: pulse-peer shop add Milk "Rye bread"
+            """)
         @OptionGroup var options: HomeOptions
         @Argument(help: "Item names.") var names: [String] = []
+        @Flag(help: "Print JSON.") var json = false
 
         func run() throws {
             var names = self.names
             if names.isEmpty {
                 while let line = readLine(), !line.allSatisfy(\.isWhitespace) { names.append(line) }
             }
-            let added = try options.write { try $0.addShoppingItems(names) }
-            print(added.count == 1 ? "Added \(added[0].name)" : "Added \(added.count) items")
+            let result = try options.write { try $0.addOrRestockShoppingItems(names) }
+            if json { return try Output.json(result) }
+            let back = result.items.filter { result.restocked.contains($0.id) }
+            let new = result.items.filter { !result.restocked.contains($0.id) }
+            if new.count == 1 { print("Added \(new[0].name)") } else if !new.isEmpty { print("Added \(new.count) items") }
+            if !back.isEmpty {
+                print("Back from the restock pool: " + back.map(\.name).joined(separator: ", "))
+            }
         }
     }
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the active items, in order.")
         @OptionGroup var options: HomeOptions
-        @Flag(help: "List the restock pool (recently purchased) instead.") var restock = false
+        @Flag(help: "List the restock pool (most recently bought first) instead.") var restock = false
         @Flag(help: "Print JSON.") var json = false
 
         func run() throws {

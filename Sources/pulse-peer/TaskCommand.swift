@@ -5,7 +5,16 @@ struct TaskCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "task",
         abstract: "Daily tasks, with the focus rule: at most 3 active at once.",
-        subcommands: [List.self, Add.self, Done.self, Reopen.self, Delete.self],
+        discussion: """
+        Examples:
+          pulse-peer task                                   list (active first)
+          pulse-peer task --mine                            what is assigned to me
+          pulse-peer task add "Water plants" --assignee me --due today
+          pulse-peer task edit 1 --title "Water the plants" --no-due
+          pulse-peer task done 1
+        A task is named by its number in the list, its title, or the start of its id.
+        """,
+        subcommands: [List.self, Add.self, Edit.self, Done.self, Reopen.self, Delete.self],
         defaultSubcommand: List.self
     )
 
@@ -28,8 +37,10 @@ struct TaskCommand: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Active tasks first, then completed ones.")
+        static let configuration = CommandConfiguration(
+            abstract: "Active tasks first, then completed ones.", discussion: "Example: pulse-peer task list --mine")
         @OptionGroup var options: HomeOptions
+        @Flag(help: "Only the tasks assigned to this machine's member (\"Assigned to Me\").") var mine = false
         @Flag(help: "Print JSON.") var json = false
         func run() throws {
             let household = try options.openHousehold()
@@ -38,7 +49,7 @@ struct TaskCommand: ParsableCommand {
                 // Today's recurring tasks are made here when missing, unless another process
                 // is writing: a listing never waits for a writer (the agent makes them too).
                 if try household.generateRecurringTasks(onlyIfIdle: true) > 0 { AgentControl.notifyChanged(home: options.resolved) }
-                tasks = try household.tasks()
+                tasks = try household.tasks(mine: mine)
             } catch {
                 throw CLIError(error)
             }
@@ -47,16 +58,56 @@ struct TaskCommand: ParsableCommand {
     }
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a task (refused when 3 are already active, unless --force).")
+        static let configuration = CommandConfiguration(
+            abstract: "Add a task (refused when 3 are already active, unless --force).",
+            discussion: "Example: pulse-peer task add \"Take out the bins\" --assignee Tom --due tomorrow")
         @OptionGroup var options: HomeOptions
         @Argument(help: "The task.") var title: String
-        @Option(help: "The member it is for.") var assignee: String?
+        @Option(help: "The member it is for (\"me\": this machine's member).") var assignee: String?
         @Option(help: "Due date: today, tomorrow or YYYY-MM-DD.") var due: String?
         @Flag(help: "Add it even if it breaks the focus rule.") var force = false
         @Flag(help: "Print JSON.") var json = false
         func run() throws {
             let task = try options.write { try $0.addTask(title, assignee: assignee, due: due, force: force) }
             if json { try Output.json(task) } else { print("Added task \(task.title)") }
+        }
+    }
+
+    struct Edit: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a task's title, assignee or due date.",
+            discussion: """
+            Only what you name changes; the same task edited on another machine keeps that machine's
+            other changes. Examples:
+              pulse-peer task edit 2 --assignee me --due 2026-12-24
+              pulse-peer task edit "Water plants" --no-assignee --no-due
+            """)
+        @OptionGroup var options: HomeOptions
+        @Argument(help: "The task (number, title or id prefix).") var task: String
+        @Option(help: "A new title.") var title: String?
+        @Option(help: "The member it is for (\"me\": this machine's member).") var assignee: String?
+        @Flag(help: "Assigned to nobody.") var noAssignee = false
+        @Option(help: "Due date: today, tomorrow or YYYY-MM-DD.") var due: String?
+        @Flag(help: "No due date.") var noDue = false
+        @Flag(help: "Print JSON.") var json = false
+
+        func validate() throws {
+            if assignee != nil && noAssignee { throw ValidationError("give --assignee or --no-assignee, not both") }
+            if due != nil && noDue { throw ValidationError("give --due or --no-due, not both") }
+            if title == nil && assignee == nil && !noAssignee && due == nil && !noDue {
+                throw ValidationError("nothing to change: give --title, --assignee, --no-assignee, --due or --no-due")
+            }
+        }
+
+        func run() throws {
+            let edit = Household.TaskEdit(title: title, assignee: noAssignee ? .some(nil) : assignee.map { .some($0) },
+                                          due: noDue ? .some(nil) : due.map { .some($0) })
+            let edited = try options.write { try $0.editTask(task, edit) }
+            if json { return try Output.json(edited) }
+            var line = "Task: \(edited.title)"
+            line += edited.assignee.map { "  for \($0)" } ?? "  (nobody)"
+            line += edited.due.map { "  due \($0)" } ?? "  (no due date)"
+            print(line)
         }
     }
 

@@ -142,8 +142,11 @@ import Testing
         #expect(message { _ = try a.setSetting("appearance", "blue") }.contains("light, dark or system"))
         #expect(message { _ = try a.setSetting("volume", "on") }.contains("unknown setting"))
         #expect(try a.renameHousehold("  The Smiths ") == "The Smiths")
+        #expect(try a.setSetting("suggestions", "off").suggestions == false)
         let b = try secondMachine()
-        #expect(try b.settings().appearance == .dark)
+        // Appearance and celebrations are this machine's own; suggestions are the household's.
+        #expect(try b.settings() == HouseholdSettings(appearance: .system, celebrations: true, suggestions: false))
+        #expect(try a.settings() == HouseholdSettings(appearance: .dark, celebrations: false, suggestions: false))
         #expect(try b.householdName() == "The Smiths")
         #expect(try b.members().first(where: \.isThisMachine)?.name == "Tom")
     }
