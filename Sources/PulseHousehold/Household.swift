@@ -44,6 +44,23 @@ public struct HouseholdHome: Sendable, Equatable {
     }
 
     public var databasePath: String { directory.appendingPathComponent(ReplicaStore.fileName).path }
+
+    /// Why this cannot be a household's directory (it names a file, or something under a
+    /// file), or nil.
+    public var problem: String? {
+        var isDirectory = false
+        var url = directory
+        while url.path != "/" {
+            if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) {
+                if isDirectory { return nil }
+                return url == directory
+                    ? "\(url.path) is a file, not a directory: the home must be a directory (it is created if missing)"
+                    : "\(url.path) is a file, so \(directory.path) cannot be a directory"
+            }
+            url = url.deletingLastPathComponent()
+        }
+        return nil
+    }
     public var path: String { directory.path }
     public var hasHousehold: Bool { FileManager.default.fileExists(atPath: databasePath) }
 }
@@ -79,6 +96,7 @@ public final class Household {
     public static func open(_ home: HouseholdHome,
                             physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock,
                             maxClockAheadMilliseconds: Int64 = HybridClock.defaultMaxDriftMilliseconds) throws -> Household {
+        if let problem = home.problem { throw HouseholdError.invalidInput(problem) }
         guard home.hasHousehold else { throw HouseholdError.notInitialized(home.path) }
         let identity = try MachineIdentity.load(from: home.directory.appendingPathComponent(MachineIdentity.fileName))
         // The database holds the household's secrets (the HELLO key, advertisement keys):
@@ -154,12 +172,8 @@ public final class Household {
     private static func build(_ home: HouseholdHome, physicalClock: @escaping @Sendable () -> Int64,
                               fill: (ReplicaStore, MachineIdentity) throws -> Void) throws -> Household {
         guard !home.hasHousehold else { throw HouseholdError.alreadyExists(home.path) }
-        do {
-            try FileManager.default.createDirectory(at: home.directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw HouseholdError.io("cannot create \(home.path): \(error)")
-        }
+        if let problem = home.problem { throw HouseholdError.invalidInput(problem) }
+        try makeDirectories(home.directory)
         let identity = try MachineIdentity.loadOrCreate(in: home.directory)
         let staging = home.databasePath + ".new"
         for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: staging + suffix) }
@@ -174,6 +188,19 @@ public final class Household {
         try FileSafety.rename(URL(fileURLWithPath: staging), to: URL(fileURLWithPath: home.databasePath))
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: staging + suffix) }
         return try open(home, physicalClock: physicalClock)
+    }
+
+    /// Creates `directory` and its missing parents (owner-only), saying why in words when
+    /// it cannot ("Permission denied", "Read-only file system", …).
+    private static func makeDirectories(_ directory: URL) throws {
+        var path = ""
+        for component in directory.path.split(separator: "/") {
+            path += "/" + component
+            if mkdir(path, 0o700) != 0 && errno != EEXIST {
+                let reason = String(cString: strerror(errno))
+                throw HouseholdError.io("cannot create the directory \(path): \(reason)")
+            }
+        }
     }
 
     /// Prepares `home` to hold a replica of an existing household: an empty database

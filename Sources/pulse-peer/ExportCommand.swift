@@ -8,6 +8,7 @@ struct Export: ParsableCommand {
         Without --json: a summary for people (the household, its members, how many items, tasks and projects).
         With --json: every replicated row with its fields, keys and rows sorted; two machines that have
         converged print byte-identical output (compare them with diff).
+        Example: pulse-peer export --json > household-backup.json
         """
     )
 

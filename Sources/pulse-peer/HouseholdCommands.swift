@@ -4,6 +4,12 @@ import PeerSync
 struct MemberCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "member", abstract: "The household's members.",
+        discussion: """
+        Examples:
+          pulse-peer member add "Grandma Rose" --initials GR
+          pulse-peer member edit Tom --color #5E8C31
+          pulse-peer member remove Tom      (their tasks become unassigned)
+        """,
         subcommands: [List.self, Add.self, Edit.self, Remove.self], defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
@@ -57,7 +63,8 @@ struct MemberCommand: ParsableCommand {
 
 struct HouseholdCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "household", abstract: "The household's name.", subcommands: [Show.self, Rename.self], defaultSubcommand: Show.self)
+        commandName: "household", abstract: "The household's name.",
+        discussion: "Examples: pulse-peer household; pulse-peer household rename \"The Smiths\"", subcommands: [Show.self, Rename.self], defaultSubcommand: Show.self)
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show the name and members.")
@@ -79,7 +86,8 @@ struct HouseholdCommand: ParsableCommand {
 
 struct Whoami: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Which member this machine belongs to (used for authorship and \"assigned to me\").")
+        abstract: "Which member this machine belongs to (used for authorship and \"assigned to me\").",
+        discussion: "\"me\" in --assignee means this member. Example: pulse-peer whoami --set Tom")
     @OptionGroup var options: HomeOptions
     @Option(help: "Make this machine belong to another member.") var set: String?
     func run() throws {
@@ -131,6 +139,12 @@ struct SettingsCommand: ParsableCommand {
 struct RecurringCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "recurring", abstract: "Recurring tasks: created once per period for the whole household.",
+        discussion: """
+        Each period's task is made once for the whole household; an undone one from an earlier
+        period leaves the list when the next one is made. Examples:
+          pulse-peer recurring add "Water plants" --daily --assignee me
+          pulse-peer recurring add "Bins out" --weekly mon,thu
+        """,
         subcommands: [List.self, Add.self, Remove.self], defaultSubcommand: List.self)
 
     struct List: ParsableCommand {

@@ -9,6 +9,7 @@ struct Init: ParsableCommand {
         Without names: "\(Household.defaultName)" with members \(Household.defaultMembers.joined(separator: " and ")).
         This machine belongs to the first member listed. Refuses, changing nothing, if the home
         directory already holds a household.
+        Example: pulse-peer init --household "The Smiths" --member Anna --member Tom
         """
     )
 

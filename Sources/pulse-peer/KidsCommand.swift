@@ -14,6 +14,10 @@ struct KidsCommand: ParsableCommand {
         discussion: """
         Kid actions: done, redeem, basket, history. Adult actions (PIN): add, rename, remove, select, deselect, own, adjust.
         The PIN is asked on the terminal (not echoed), or read from standard input with --pin-stdin.
+        Examples:
+          pulse-peer kids                       balances, and what each kid can do or redeem
+          pulse-peer kids done Sam 2            Sam did item 2: peanuts earned
+          pulse-peer kids catalogue; pulse-peer kids select 1 4 7   (adult)
         """,
         subcommands: [List.self, Add.self, Rename.self, Remove.self, CatalogueList.self, Select.self, Deselect.self, Own.self,
                       Done.self, Redeem.self, Basket.self, History.self, Adjust.self, PIN.self],

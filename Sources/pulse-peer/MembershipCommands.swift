@@ -12,6 +12,7 @@ struct Invite: ParsableCommand {
             The running agent checks the code: it works once, for --minutes (default 10), and dies after 3 wrong \
             attempts. Read it aloud or type it on the new machine: `pulse-peer join CODE`. A new invitation replaces \
             the open one.
+            Example: pulse-peer invite --member Tom --minutes 5
             """
     )
 
@@ -55,6 +56,7 @@ struct Join: AsyncParsableCommand {
         discussion: """
             Finds the inviting machine on the LAN (mDNS), or at --peer, proves the code (SPAKE2: nothing an eavesdropper \
             can crack), and sets up this machine's home. Then start the agent: `pulse-peer run`.
+            Example: pulse-peer join 1234-567-890   (or with --peer 192.168.1.20:47653 when mDNS is blocked)
             """
     )
 
@@ -95,6 +97,11 @@ struct Devices: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
         abstract: "The household's machines: list them, remove one.",
+        discussion: """
+        Examples:
+          pulse-peer devices                     every machine, its member and when it was last seen
+          pulse-peer devices remove old-laptop   shut a lost or sold machine out for good
+        """,
         subcommands: [List.self, Remove.self],
         defaultSubcommand: List.self
     )

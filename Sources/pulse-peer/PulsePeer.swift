@@ -1,5 +1,8 @@
 import ArgumentParser
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import PeerSync
 
 @main
@@ -7,11 +10,105 @@ struct PulsePeer: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pulse-peer",
         abstract: "House Pulse peer: a household kept in step between family computers, with no server.",
-        subcommands: [Init.self, Invite.self, Join.self, Devices.self, Run.self, Status.self,
-                      Shop.self, TaskCommand.self, BacklogCommand.self, RecurringCommand.self,
-                      MemberCommand.self, HouseholdCommand.self, Whoami.self, SettingsCommand.self,
-                      KidsCommand.self, Export.self, Conflicts.self, Watch.self, Notifications.self]
+        discussion: """
+        Start here:
+          pulse-peer init               create the household on this machine
+          pulse-peer service install    run the agent in the background
+          pulse-peer invite             then `pulse-peer join CODE` on the next machine
+          pulse-peer shop add Milk      and everything else below
+        `pulse-peer help COMMAND` explains a command, with examples.
+        """,
+        groupedSubcommands: [
+            CommandGroup(name: "Household", subcommands: [Init.self, HouseholdCommand.self, MemberCommand.self, Whoami.self,
+                                                        SettingsCommand.self, Export.self]),
+            CommandGroup(name: "Shopping", subcommands: [Shop.self]),
+            CommandGroup(name: "Tasks", subcommands: [TaskCommand.self, RecurringCommand.self]),
+            CommandGroup(name: "Backlog", subcommands: [BacklogCommand.self]),
+            CommandGroup(name: "Kids", subcommands: [KidsCommand.self]),
+            CommandGroup(name: "Sync", subcommands: [Run.self, ServiceCommand.self, Status.self, Watch.self, Notifications.self,
+                                                   Conflicts.self]),
+            CommandGroup(name: "Machines", subcommands: [Invite.self, Join.self, Devices.self]),
+        ]
     )
+
+    /// Parses and runs a command; a word that is no command is named as such first
+    /// (``UnknownWord``), where the parser would blame an option or an argument.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let message = UnknownWord.check(arguments, under: PulsePeer.self, path: ["pulse-peer"]) {
+            Output.toStderr("Error: \(message)\n")
+            Glibc.exit(ExitCode.validationFailure.rawValue)
+        }
+        do {
+            var command = try parseAsRoot(arguments)
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+}
+
+/// Finds the first word on a command line that names no command: a misspelt command
+/// (`pulse-peer kid`) or subcommand (`pulse-peer task frobnicate`, where `task` would
+/// otherwise hand the word to its default subcommand `list`, which takes no arguments).
+enum UnknownWord {
+    static func check(_ arguments: [String], under command: ParsableCommand.Type, path: [String]) -> String? {
+        let subcommands = command.configuration.subcommands
+        guard !subcommands.isEmpty, let word = arguments.first, !word.hasPrefix("-") else { return nil }
+        let names = subcommands.map { $0._commandName } + (path.count == 1 ? ["help"] : [])
+        if let next = subcommands.first(where: { $0._commandName == word || $0.configuration.aliases.contains(word) }) {
+            return check(Array(arguments.dropFirst()), under: next, path: path + [word])
+        }
+        if names.contains(word) { return nil }
+        if let fallback = command.configuration.defaultSubcommand {
+            // The default subcommand may take the word as an argument (then it is no error).
+            guard refuses(fallback, word) else { return nil }
+        }
+        let what = path.count == 1 ? "command" : "\(path.dropFirst().joined(separator: " ")) command"
+        var message = "\(path.joined(separator: " ")): unknown \(what) “\(word)”"
+        if let guess = suggestion(for: word, among: names) { message += " (did you mean “\(guess)”?)" }
+        message += ". The \(what)s are: \(names.filter { $0 != "help" }.joined(separator: ", "))."
+        message += " See `\(path.joined(separator: " ")) --help`."
+        return message
+    }
+
+    /// Whether `command` (parsed alone) refuses `word` as an unexpected argument.
+    static func refuses(_ command: ParsableCommand.Type, _ word: String) -> Bool {
+        do {
+            _ = try command.parseAsRoot([word])
+            return false
+        } catch {
+            return command.message(for: error).contains("Unexpected argument")
+        }
+    }
+
+    /// The closest name: one that starts with the word or the word with it, or is at most
+    /// two edits away.
+    static func suggestion(for word: String, among names: [String]) -> String? {
+        let lower = word.lowercased()
+        if let prefix = names.first(where: { $0.hasPrefix(lower) || lower.hasPrefix($0) }) { return prefix }
+        let scored = names.map { ($0, distance(lower, $0)) }.filter { $0.1 <= 2 }
+        return scored.min { $0.1 < $1.1 }?.0
+    }
+
+    static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var row = Array(0...b.count)
+        for i in 1...max(1, a.count) where !a.isEmpty {
+            var previous = row[0]
+            row[0] = i
+            for j in 1...max(1, b.count) where !b.isEmpty {
+                let current = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = current
+            }
+        }
+        return a.isEmpty ? b.count : row[b.count]
+    }
 }
 
 /// Options every command that touches a household shares.
@@ -22,6 +119,12 @@ struct HomeOptions: ParsableArguments {
     var home: String?
 
     var resolved: HouseholdHome { HouseholdHome.resolve(home) }
+
+    func validate() throws {
+        if let home, home.allSatisfy(\.isWhitespace) {
+            throw ValidationError("--home needs a directory (it may not be empty); leave it out for the default")
+        }
+    }
 
     func openHousehold() throws -> Household {
         do { return try Household.open(resolved) } catch { throw CLIError(error) }

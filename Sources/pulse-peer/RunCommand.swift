@@ -14,7 +14,8 @@ struct Run: AsyncParsableCommand {
         Listens on TCP (default port \(AgentOptions.defaultPort)), connects to the configured peers, and runs until
         SIGINT or SIGTERM. When listening it prints one JSON line to standard output:
           {"event":"ready","port":…,"machineID":…,"householdID":…,"controlSocket":…}
-        Logs go to standard error.
+        Logs go to standard error. To keep it running in the background: `pulse-peer service install`.
+        Example: pulse-peer run --on-notify 'notify-send "$(jq -r .summary)"'
         """
     )
 
@@ -109,7 +110,10 @@ struct Run: AsyncParsableCommand {
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show this machine and its peers, as the running agent sees them.",
-        discussion: "Exits non-zero when no agent is running for the home directory."
+        discussion: """
+        Exits non-zero when no agent is running for the home directory.
+        Example: pulse-peer status --wait synced --timeout 30   (wait until in step with every peer)
+        """
     )
 
     @OptionGroup var options: HomeOptions

@@ -1,0 +1,219 @@
+import ArgumentParser
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import PeerSync
+
+/// The background agent as a systemd user service: one command instead of six.
+struct ServiceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "service",
+        abstract: "Run the agent in the background, from login to logout (a systemd user service).",
+        discussion: """
+        Examples:
+          pulse-peer service install     write ~/.config/systemd/user/pulse-peer.service, enable and start it
+          pulse-peer service status      is it installed, enabled, running?
+          pulse-peer service remove      stop it, disable it, delete the unit file
+        The unit runs this very pulse-peer binary with this household's --home.
+        """,
+        subcommands: [Install.self, Status.self, Remove.self])
+
+    static let unitName = "pulse-peer.service"
+
+    /// `$XDG_CONFIG_HOME/systemd/user/pulse-peer.service`, else under `~/.config`.
+    static var unitPath: String {
+        let environment = ProcessInfo.processInfo.environment
+        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (environment["HOME"] ?? "/root") + "/.config"
+        return config + "/systemd/user/" + unitName
+    }
+
+    /// The unit file: this binary, `run --home HOME`, restarted on failure, stopped
+    /// with SIGTERM (the agent's shutdown is bounded well under TimeoutStopSec).
+    static func unit(executable: String, home: String) -> String {
+        """
+        # Written by `pulse-peer service install`; `pulse-peer service remove` deletes it.
+        [Unit]
+        Description=House Pulse peer agent (keeps this household in step with the family's other computers)
+        After=network-online.target
+        Wants=network-online.target
+
+        [Service]
+        Type=simple
+        ExecStart=\(quoted(executable)) run --home \(quoted(home))
+        Restart=on-failure
+        RestartSec=5
+        KillSignal=SIGTERM
+        TimeoutStopSec=20
+
+        [Install]
+        WantedBy=default.target
+
+        """
+    }
+
+    /// A word of an ExecStart line: double-quoted, with systemd's escapes for `\`, `"`,
+    /// `%` (a specifier) and `$` (a variable).
+    static func quoted(_ word: String) -> String {
+        var out = "\""
+        for character in word {
+            switch character {
+            case "\\": out += "\\\\"
+            case "\"": out += "\\\""
+            case "%": out += "%%"
+            case "$": out += "$$"
+            default: out.append(character)
+            }
+        }
+        return out + "\""
+    }
+
+    /// The path of the running binary.
+    static func executablePath() -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return CommandLine.arguments[0] }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    struct Install: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write the systemd user unit, enable it and start the agent now.",
+            discussion: "Example: pulse-peer service install --home ~/family")
+        @OptionGroup var options: HomeOptions
+
+        func run() throws {
+            let home = options.resolved
+            if let problem = home.problem { throw CLIError(message: problem) }
+            guard home.hasHousehold else { throw CLIError(HouseholdError.notInitialized(home.path)) }
+            let path = ServiceCommand.unitPath
+            let text = ServiceCommand.unit(executable: ServiceCommand.executablePath(), home: home.path)
+            do {
+                try ServiceCommand.makeParents(of: path)
+                try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            } catch let error as CLIError {
+                throw error
+            } catch {
+                throw CLIError(message: "cannot write \(path): \(String(cString: strerror(errno)))")
+            }
+            print("Wrote \(path)")
+            for step in [["daemon-reload"], ["enable", "--now", ServiceCommand.unitName]] {
+                let result = Systemctl.run(step)
+                guard result.status == 0 else {
+                    throw CLIError(message: """
+                        the unit file is written, but `systemctl --user \(step.joined(separator: " "))` failed: \(result.reason)
+                        The agent is not running as a service. Where systemd's user manager runs (a desktop login),
+                        `systemctl --user enable --now \(ServiceCommand.unitName)` starts it; or run `pulse-peer run` yourself.
+                        """)
+                }
+            }
+            print("The agent runs in the background now, and at every login (stop it: pulse-peer service remove).")
+        }
+    }
+
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Whether the service is installed, enabled and running.", discussion: "Example: pulse-peer service status")
+
+        func run() throws {
+            let path = ServiceCommand.unitPath
+            guard FileManager.default.fileExists(atPath: path) else {
+                print("Not installed (no \(path)): `pulse-peer service install` installs it.")
+                return
+            }
+            print("Unit file: \(path)")
+            if let text = try? String(contentsOfFile: path, encoding: .utf8),
+               let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ExecStart=") }) {
+                print("Runs:      \(line.dropFirst("ExecStart=".count))")
+            }
+            let enabled = Systemctl.run(["is-enabled", ServiceCommand.unitName])
+            let active = Systemctl.run(["is-active", ServiceCommand.unitName])
+            if enabled.launched && active.launched && !active.output.isEmpty {
+                print("Enabled:   \(enabled.output.isEmpty ? "unknown" : enabled.output)")
+                print("Running:   \(active.output)")
+            } else {
+                print("systemd:   not reachable here (\(active.launched ? active.reason : enabled.reason))")
+            }
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Stop and disable the service, and delete its unit file.", discussion: "Example: pulse-peer service remove")
+
+        func run() throws {
+            let path = ServiceCommand.unitPath
+            guard FileManager.default.fileExists(atPath: path) else {
+                print("Nothing to remove: no \(path).")
+                return
+            }
+            let disabled = Systemctl.run(["disable", "--now", ServiceCommand.unitName])
+            guard unlink(path) == 0 else {
+                throw CLIError(message: "cannot delete \(path): \(String(cString: strerror(errno)))")
+            }
+            _ = Systemctl.run(["daemon-reload"])
+            print("Removed \(path)")
+            if disabled.status != 0 {
+                print("systemd was not told (\(disabled.reason)); if an agent still runs, `systemctl --user stop \(ServiceCommand.unitName)` stops it.")
+            } else {
+                print("The background agent is stopped and will not start at login.")
+            }
+        }
+    }
+
+    static func makeParents(of path: String) throws {
+        var directory = ""
+        for component in path.split(separator: "/").dropLast() {
+            directory += "/" + component
+            if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+                throw CLIError(message: "cannot create \(directory): \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+}
+
+/// `systemctl --user …`, found on PATH, its output gathered.
+enum Systemctl {
+    struct Result {
+        var launched: Bool
+        var status: Int32
+        var output: String
+        /// Why it failed, in one line: its own words, or that it is not installed.
+        var reason: String {
+            if !launched { return "systemctl was not found: this system has no systemd" }
+            return output.split(separator: "\n").first.map(String.init) ?? "exit status \(status)"
+        }
+    }
+
+    static func run(_ arguments: [String]) -> Result {
+        var pipe: [Int32] = [0, 0]
+        guard Glibc.pipe(&pipe) == 0 else { return Result(launched: false, status: -1, output: "") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, pipe[1], STDOUT_FILENO)
+        posix_spawn_file_actions_adddup2(&actions, pipe[1], STDERR_FILENO)
+        posix_spawn_file_actions_addclose(&actions, pipe[0])
+        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+        let argv = (["systemctl", "--user"] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawnp(&pid, "systemctl", &actions, nil, argv, environ)
+        close(pipe[1])
+        defer { close(pipe[0]) }
+        guard spawned == 0 else { return Result(launched: false, status: -1, output: "") }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(pipe[0], &chunk, chunk.count)
+            if count > 0 { bytes += chunk[0..<count] } else if count < 0 && errno == EINTR { continue } else { break }
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let code = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        let text = String(decoding: bytes, as: UTF8.self)
+        let output = String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+        return Result(launched: true, status: code, output: output)
+    }
+}
