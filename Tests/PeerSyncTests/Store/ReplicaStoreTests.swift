@@ -84,6 +84,32 @@ import Testing
         #expect(changes.first { $0.seq == 1 && $0.origin == origin }?.member == "anna")
     }
 
+    /// Migration 7 on a version-6 database: its backlog items (no position) stay complete and
+    /// readable, a partial one completes without the new field, and one written with it
+    /// syncs to the migrated store.
+    @Test func aVersion6DatabaseGainsBacklogPositionsAndKeepsItsRows() throws {
+        let path = dir.path("v6.sqlite")
+        let item: [String: FieldValue] = ["title": .text("Paint"), "category": .text("c1"), "created": .integer(5), "deleted": .bool(false)]
+        do {
+            let store = try ReplicaStore(path: path, physicalClock: clock.function)
+            try store.write(member: nil) { tx in
+                _ = try tx.create(.backlogItem, "b1", item)
+                _ = try tx.create(.backlogItem, "b2", ["title": .text("Fence"), "category": .text("c1"), "created": .integer(6)])
+            }
+            try store.connection.execute("ALTER TABLE backlog_item DROP COLUMN position; PRAGMA user_version = 6")
+        }
+        let store = try ReplicaStore(path: path, physicalClock: clock.function)
+        #expect(try store.connection.scalarInt("PRAGMA user_version") == Int64(Migrations.latest))
+        #expect(try store.rows(.backlogItem).map { "\($0.id) \($0["position"])" } == ["b1 null"])
+        try store.write(member: nil) { tx in _ = try tx.put(.backlogItem, "b2", ["deleted": .bool(false)]) }
+        #expect(try store.rows(.backlogItem).map(\.id) == ["b1", "b2"]) // completed without a position
+        let (peer, _) = try pair()
+        try peer.write(member: nil) { tx in _ = try tx.create(.backlogItem, "b3", item.merging(["position": .integer(7)]) { $1 }) }
+        try peer.sync(to: store)
+        #expect(try store.row(.backlogItem, "b3")["position"] == .integer(7))
+        #expect(try store.integrityCheck() == "ok")
+    }
+
     @Test func randomRowIDsAreVersion4UUIDs() throws {
         let ids = (0..<1000).map { _ in RowIDRules.random() }
         #expect(Set(ids).count == ids.count)
