@@ -1,18 +1,32 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds pulse-peer (release), creates the
-# household on first use, and runs the agent on the embedded SQLite database until
-# Ctrl-C / SIGTERM. Home: $PULSE_HOME, else ~/.local/share/house-pulse.
-# Extra arguments go to `pulse-peer run` (e.g. --peer HOST:PORT, --port N).
+# The main job: installs what is missing, builds pulse-peer (release), installs it as
+# ~/.local/bin/pulse-peer, creates the household on first use, and runs the agent on the
+# embedded SQLite database until Ctrl-C / SIGTERM. Home: $PULSE_HOME, else
+# ~/.local/share/house-pulse. Extra arguments go to `pulse-peer run` (e.g. --peer HOST:PORT).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="/opt/swift/usr/bin:$PATH"
 
 swift build -c release --static-swift-stdlib --product pulse-peer >&2
-bin="$(swift build -c release --static-swift-stdlib --show-bin-path)/pulse-peer"
+built="$(swift build -c release --static-swift-stdlib --show-bin-path)/pulse-peer"
+echo "Built $built" >&2
+
+# Where a person's shell finds it: ~/.local/bin (copied beside, then renamed into place,
+# so a running agent's binary is never rewritten under it).
+bindir="$HOME/.local/bin"
+mkdir -p "$bindir"
+cp "$built" "$bindir/.pulse-peer.new" && mv -f "$bindir/.pulse-peer.new" "$bindir/pulse-peer"
+bin="$bindir/pulse-peer"
+echo "Installed $bin" >&2
+case ":$PATH:" in
+  *":$bindir:"*) ;;
+  *) echo "Note: $bindir is not on your PATH; add it (e.g. in ~/.profile: export PATH=\"\$HOME/.local/bin:\$PATH\") to type \`pulse-peer\`." >&2 ;;
+esac
 
 if ! "$bin" export >/dev/null 2>&1; then
   "$bin" init
-  echo "To add another machine: run \`$bin invite\` here and \`pulse-peer join CODE\` there." >&2
+  echo "To add another machine: run \`pulse-peer invite\` here and \`pulse-peer join CODE\` there." >&2
 fi
+echo "To keep the agent running in the background instead: \`pulse-peer service install\`." >&2
 exec "$bin" run "$@"

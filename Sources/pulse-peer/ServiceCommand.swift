@@ -36,7 +36,7 @@ struct ServiceCommand: ParsableCommand {
         # Written by `pulse-peer service install`; `pulse-peer service remove` deletes it.
         [Unit]
         Description=House Pulse peer agent (keeps this household in step with the family's other computers)
-        After=network-online.target
+        After=network-online.target avahi-daemon.service
         Wants=network-online.target
 
         [Service]
@@ -44,8 +44,11 @@ struct ServiceCommand: ParsableCommand {
         ExecStart=\(quoted(executable)) run --home \(quoted(home))
         Restart=on-failure
         RestartSec=5
+        # SIGTERM lets the agent finish in-flight work and close its sessions (bounded).
         KillSignal=SIGTERM
         TimeoutStopSec=20
+        NoNewPrivileges=yes
+        PrivateTmp=yes
 
         [Install]
         WantedBy=default.target
