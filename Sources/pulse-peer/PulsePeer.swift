@@ -34,6 +34,12 @@ struct PulsePeer: AsyncParsableCommand {
     /// Parses and runs a command; a word that is no command is named as such first
     /// (``UnknownWord``), where the parser would blame an option or an argument.
     static func main() async {
+        // A parent may have started us with signals blocked (a child inherits its spawning
+        // thread's mask: a dispatch worker thread blocks nearly all): SIGTERM and Ctrl-C
+        // must work all the same, in this thread and every thread made after it.
+        var none = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, nil)
         let arguments = Array(CommandLine.arguments.dropFirst())
         if let message = UnknownWord.check(arguments, under: PulsePeer.self, path: ["pulse-peer"]) {
             Output.toStderr("Error: \(message)\n")
