@@ -276,3 +276,54 @@ import Testing
                 .hasPrefix("the household itself and Anna both changed the suggestions of the household settings"))
     }
 }
+
+/// The local API calls the same rules, with the same refusals.
+@Suite struct HouseholdCompletenessAPITests {
+    let dir: TemporaryDirectory
+    let a: Household
+    init() throws {
+        dir = try TemporaryDirectory()
+        a = try Household.create(HouseholdHome(directory: dir.url.appendingPathComponent("a")), name: nil, members: ["Anna", "Tom"])
+    }
+
+    func call(_ method: String, _ params: [String: JSONValue]) throws -> JSONValue { try HouseholdAPI.call(method, params, on: a) }
+    func message(_ body: () throws -> Void) -> String {
+        do { try body(); return "" } catch { return "\(error)" }
+    }
+
+    @Test func newMethods() throws {
+        _ = try call("task.add", ["title": .string("Dishes"), "assignee": .string("Tom"), "due": .string("2026-12-01")])
+        guard case let .object(task) = try call("task.edit", ["task": .string("1"), "title": .string("Wash up"),
+                                                               "assignee": .string("me"), "due": .null]) else {
+            Issue.record("no task"); return
+        }
+        #expect(task["title"] == .string("Wash up") && task["assignee"] == .string("Anna") && task["due"] == nil)
+        #expect(try call("task.list", ["mine": .bool(true)]) == call("task.list", [:]))
+        #expect(message { _ = try call("task.edit", ["task": .string("1"), "title": .null]) }.contains("may not be null"))
+        #expect(message { _ = try call("task.edit", ["task": .string("1"), "due": .integer(3)]) }.contains("a string or null"))
+        #expect(message { _ = try call("task.edit", ["task": .string("1")]) }.contains("nothing to change"))
+
+        _ = try call("backlog.category.add", ["title": .string("Garden")])
+        _ = try call("backlog.add", ["category": .string("Garden"), "title": .string("Fence")])
+        _ = try call("backlog.add", ["category": .string("Garden"), "title": .string("Pond")])
+        _ = try call("backlog.rename", ["item": .string("Fence"), "title": .string("Paint the fence")])
+        guard case let .object(category) = try call("backlog.move", ["item": .string("Pond"), "position": .integer(1)]),
+              case let .array(items)? = category["items"] else { Issue.record("no category"); return }
+        let titles: [JSONValue?] = items.map { value -> JSONValue? in
+            guard case let .object(item) = value else { return nil }
+            return item["title"]
+        }
+        #expect(titles == [.string("Pond"), .string("Paint the fence")])
+        #expect(message { _ = try call("backlog.move", ["item": .string("Pond"), "position": .integer(0)]) }.contains("1 = first"))
+        #expect(message { _ = try call("backlog.move", ["item": .string("Pond")]) }.contains("say where to"))
+
+        _ = try call("shop.add", ["names": .array([.string("Milk")])])
+        _ = try call("shop.check", ["item": .string("Milk")])
+        guard case let .array(added) = try call("shop.add", ["names": .array([.string("milk")])]),
+              case let .object(milk)? = added.first, case let .array(pool) = try call("shop.list", ["pool": .string("restock")]) else {
+            Issue.record("no items"); return
+        }
+        #expect(milk["name"] == .string("Milk") && pool.isEmpty) // the same item, back from the pool
+        #expect(try call("conflicts.list", [:]) == .array([]))
+    }
+}
