@@ -173,7 +173,7 @@ public final class Household {
                               fill: (ReplicaStore, MachineIdentity) throws -> Void) throws -> Household {
         guard !home.hasHousehold else { throw HouseholdError.alreadyExists(home.path) }
         if let problem = home.problem { throw HouseholdError.invalidInput(problem) }
-        try makeDirectories(home.directory)
+        try Directories.make(home.path, mode: 0o700)
         let identity = try MachineIdentity.loadOrCreate(in: home.directory)
         let staging = home.databasePath + ".new"
         for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: staging + suffix) }
@@ -188,19 +188,6 @@ public final class Household {
         try FileSafety.rename(URL(fileURLWithPath: staging), to: URL(fileURLWithPath: home.databasePath))
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: staging + suffix) }
         return try open(home, physicalClock: physicalClock)
-    }
-
-    /// Creates `directory` and its missing parents (owner-only), saying why in words when
-    /// it cannot ("Permission denied", "Read-only file system", …).
-    private static func makeDirectories(_ directory: URL) throws {
-        var path = ""
-        for component in directory.path.split(separator: "/") {
-            path += "/" + component
-            if mkdir(path, 0o700) != 0 && errno != EEXIST {
-                let reason = String(cString: strerror(errno))
-                throw HouseholdError.io("cannot create the directory \(path): \(reason)")
-            }
-        }
     }
 
     /// Prepares `home` to hold a replica of an existing household: an empty database
@@ -251,6 +238,21 @@ public final class Household {
             "household": .string(householdID),
             "entities": .object(entities),
         ]).rendered()
+    }
+}
+
+/// Directories made with their missing parents, failing in words.
+public enum Directories {
+    /// Creates `path` and its missing parents with `mode`, saying why in words when it
+    /// cannot ("Permission denied", "Read-only file system", …).
+    public static func make(_ path: String, mode: mode_t) throws {
+        var prefix = ""
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, mode) != 0 && errno != EEXIST {
+                throw HouseholdError.io("cannot create the directory \(prefix): \(String(cString: strerror(errno)))")
+            }
+        }
     }
 }
 

@@ -93,10 +93,10 @@ struct ServiceCommand: ParsableCommand {
             let path = ServiceCommand.unitPath
             let text = ServiceCommand.unit(executable: ServiceCommand.executablePath(), home: home.path)
             do {
-                try ServiceCommand.makeParents(of: path)
+                try Directories.make(String(path.prefix(upTo: path.lastIndex(of: "/")!)), mode: 0o755)
                 try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-            } catch let error as CLIError {
-                throw error
+            } catch let error as HouseholdError {
+                throw CLIError(error)
             } catch {
                 throw CLIError(message: "cannot write \(path): \(String(cString: strerror(errno)))")
             }
@@ -161,16 +161,6 @@ struct ServiceCommand: ParsableCommand {
                 print("systemd was not told (\(disabled.reason)); if an agent still runs, `systemctl --user stop \(ServiceCommand.unitName)` stops it.")
             } else {
                 print("The background agent is stopped and will not start at login.")
-            }
-        }
-    }
-
-    static func makeParents(of path: String) throws {
-        var directory = ""
-        for component in path.split(separator: "/").dropLast() {
-            directory += "/" + component
-            if mkdir(directory, 0o755) != 0 && errno != EEXIST {
-                throw CLIError(message: "cannot create \(directory): \(String(cString: strerror(errno)))")
             }
         }
     }

@@ -7,27 +7,12 @@ import Testing
 
 /// The day-two rules: task edits, "me", backlog rename/move/reorder, restock by name,
 /// recurring occurrences, per-machine settings, undo after a re-add, conflicts in words.
-@Suite struct HouseholdCompletenessTests {
+@Suite struct HouseholdCompletenessTests: HouseholdFixture {
     let dir: TemporaryDirectory
     let a: Household
     init() throws {
         dir = try TemporaryDirectory()
         a = try Household.create(HouseholdHome(directory: dir.url.appendingPathComponent("a")), name: nil, members: ["Anna", "Tom"])
-    }
-
-    func secondMachine() throws -> Household {
-        let b = try Household.join(HouseholdHome(directory: dir.url.appendingPathComponent("b")), invitation: a.invitation(forMember: "Tom"))
-        try a.store.sync(to: b.store)
-        return b
-    }
-
-    func sync(_ x: Household, _ y: Household) throws {
-        try x.store.sync(to: y.store)
-        try y.store.sync(to: x.store)
-    }
-
-    func message(_ body: () throws -> Void) -> String {
-        do { try body(); return "" } catch { return "\(error)" }
     }
 
     // MARK: Tasks
@@ -278,7 +263,7 @@ import Testing
 }
 
 /// The local API calls the same rules, with the same refusals.
-@Suite struct HouseholdCompletenessAPITests {
+@Suite struct HouseholdCompletenessAPITests: HouseholdFixture {
     let dir: TemporaryDirectory
     let a: Household
     init() throws {
@@ -287,10 +272,6 @@ import Testing
     }
 
     func call(_ method: String, _ params: [String: JSONValue]) throws -> JSONValue { try HouseholdAPI.call(method, params, on: a) }
-    func message(_ body: () throws -> Void) -> String {
-        do { try body(); return "" } catch { return "\(error)" }
-    }
-
     @Test func newMethods() throws {
         _ = try call("task.add", ["title": .string("Dishes"), "assignee": .string("Tom"), "due": .string("2026-12-01")])
         guard case let .object(task) = try call("task.edit", ["task": .string("1"), "title": .string("Wash up"),

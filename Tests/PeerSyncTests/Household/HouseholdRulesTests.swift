@@ -5,28 +5,12 @@ import Testing
 @testable import PulseIdentity
 @testable import PulseHousehold
 
-@Suite struct HouseholdRulesTests {
+@Suite struct HouseholdRulesTests: HouseholdFixture {
     let dir: TemporaryDirectory
     let a: Household
     init() throws {
         dir = try TemporaryDirectory()
         a = try Household.create(HouseholdHome(directory: dir.url.appendingPathComponent("a")), name: nil, members: [])
-    }
-
-    /// A second machine of the same household, synced with `a`.
-    func secondMachine() throws -> Household {
-        let b = try Household.join(HouseholdHome(directory: dir.url.appendingPathComponent("b")), invitation: a.invitation(forMember: "Tom"))
-        try a.store.sync(to: b.store)
-        return b
-    }
-
-    func sync(_ x: Household, _ y: Household) throws {
-        try x.store.sync(to: y.store)
-        try y.store.sync(to: x.store)
-    }
-
-    func message(_ body: () throws -> Void) -> String {
-        do { try body(); return "" } catch { return "\(error)" }
     }
 
     // MARK: Shopping

@@ -60,22 +60,12 @@ import Testing
     }
 }
 
-@Suite struct KidsTests {
+@Suite struct KidsTests: HouseholdFixture {
     let dir: TemporaryDirectory
     let a: Household
     init() throws {
         dir = try TemporaryDirectory()
         a = try Household.create(HouseholdHome(directory: dir.url.appendingPathComponent("a")), name: nil, members: [])
-    }
-
-    func machine(_ name: String) throws -> Household {
-        let m = try Household.join(HouseholdHome(directory: dir.url.appendingPathComponent(name)), invitation: a.invitation(forMember: "Tom"))
-        try a.store.sync(to: m.store)
-        return m
-    }
-
-    func message(_ body: () throws -> Void) -> String {
-        do { try body(); return "" } catch { return "\(error)" }
     }
 
     // MARK: Catalogue

@@ -1,0 +1,31 @@
+import Testing
+@testable import PulseStore
+@testable import PulseHousehold
+
+/// What the household suites share: a first machine `a` in a temporary directory, more
+/// machines of the same household, syncing them, and an error's message.
+protocol HouseholdFixture {
+    var dir: TemporaryDirectory { get }
+    var a: Household { get }
+}
+
+extension HouseholdFixture {
+    /// Another machine of `a`'s household (Tom's), synced from `a`.
+    func machine(_ name: String) throws -> Household {
+        let m = try Household.join(HouseholdHome(directory: dir.url.appendingPathComponent(name)), invitation: a.invitation(forMember: "Tom"))
+        try a.store.sync(to: m.store)
+        return m
+    }
+
+    func secondMachine() throws -> Household { try machine("b") }
+
+    func sync(_ x: Household, _ y: Household) throws {
+        try x.store.sync(to: y.store)
+        try y.store.sync(to: x.store)
+    }
+
+    /// The error `body` throws, as a person reads it ("" when it throws none).
+    func message(_ body: () throws -> Void) -> String {
+        do { try body(); return "" } catch { return "\(error)" }
+    }
+}
