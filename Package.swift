@@ -89,10 +89,27 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The web page: HTTP from NIOHTTP1 over the agent's public face (LocalAPI), like
+        // the CLI; its HTML, CSS and JS embedded in the binary.
+        .target(
+            name: "PulseWeb",
+            dependencies: [
+                "PeerSync",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            resources: [
+                .embedInCode("Resources/index.html"), .embedInCode("Resources/app.js"),
+                .embedInCode("Resources/app.css"), .embedInCode("Resources/icon.svg"),
+            ]
+        ),
         .executableTarget(
             name: "pulse-peer",
             dependencies: [
-                "PeerSync",
+                "PeerSync", "PulseWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -110,7 +127,7 @@ let package = Package(
             name: "PeerSyncTests",
             dependencies: [
                 "PeerSync", "PulseModel", "PulseStore", "PulseIdentity", "PulseHousehold",
-                "PulseProtocol", "PulseTransport", "PulseDiscovery", "PulseNotify",
+                "PulseProtocol", "PulseTransport", "PulseDiscovery", "PulseNotify", "PulseWeb",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -28,6 +28,8 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         public var notifications = Notifications()
         /// Live feed subscribers connected now.
         public var subscribers = 0
+        /// The web page's address (nil: none serves; `warnings` says why when it should).
+        public var web: String?
     }
 
     public struct Notifications: Sendable, Codable, Equatable {

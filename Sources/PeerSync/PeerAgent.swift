@@ -36,6 +36,8 @@ public struct AgentOptions: Sendable {
     public var notificationBus: String?
     /// `--on-notify`: a shell command run with each notification as JSON on its stdin.
     public var notifyHook: String?
+    /// Front ends run beside sync (the web page), over ``LocalAPI``.
+    public var frontEnds: [any AgentFrontEnd] = []
 
     public init(home: HouseholdHome) { self.home = home }
 
@@ -52,6 +54,8 @@ public struct AgentReady: Sendable, Codable {
     public var machineID: String
     public var householdID: String
     public var controlSocket: String
+    /// The web page's address, when one serves (`pulse-peer open` logs in to it).
+    public var web: String?
 }
 
 /// The long-running agent: listens for peers, dials the configured ones (reconnecting
@@ -96,17 +100,30 @@ public struct PeerAgent: Service {
         let socketPath = AgentControl.socketPath(options.home)
         let control = try await ControlServer.bind(path: socketPath)
         let peers = try await store.staticPeers()
+        let api = LocalAPI(callMethod: { method, params in await call(method, params, context: context) },
+                           currentStatus: { try await status(context, port: port) }, feed: feed, logins: context.logins,
+                           home: options.home)
+        var started: [FrontEndHandle] = []
+        for frontEnd in options.frontEnds {
+            let handle = try await frontEnd.start(api)
+            if let problem = handle.problem { logger.warning("front end not serving", metadata: ["reason": "\(problem)"]) }
+            started.append(handle)
+        }
+        let frontEnds = started
+        context.frontEnds.set(frontEnds.map { ($0.url, $0.problem) })
         logger.info("agent listening", metadata: ["port": "\(port)", "peers": "\(peers.map(\.description))"])
         // The kids' catalogue is checked at start (sync does not need it: a bad file is
         // reported here and in status, and the kids commands refuse it, naming it).
         do { _ = try Catalogue.load(home: options.home) } catch {
             logger.error("the kids' catalogue cannot be used", metadata: ["error": "\(error)"])
         }
-        onReady(AgentReady(port: port, machineID: identity.machineID, householdID: store.householdID, controlSocket: socketPath))
+        onReady(AgentReady(port: port, machineID: identity.machineID, householdID: store.householdID, controlSocket: socketPath,
+                           web: frontEnds.compactMap(\.url).first))
 
         do {
             try await cancelWhenGracefulShutdown {
-                try await runAll(listener: listener, control: control, peers: peers, context: context, port: port)
+                try await runAll(listener: listener, control: control, peers: peers, context: context, port: port,
+                                 frontEnds: frontEnds)
             }
         } catch is CancellationError {
             // A graceful shutdown (or the caller's cancellation): not a failure.
@@ -119,9 +136,10 @@ public struct PeerAgent: Service {
 
     private func runAll(listener: NIOAsyncChannel<PeerChannel, Never>,
                         control: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>,
-                        peers: [PeerAddress], context: Context, port: Int) async throws {
+                        peers: [PeerAddress], context: Context, port: Int, frontEnds: [FrontEndHandle]) async throws {
             let directory = PeerDirectory()
             try await withThrowingDiscardingTaskGroup { group in
+                for frontEnd in frontEnds { group.addTask { try await frontEnd.serve() } }
                 group.addTask { try await accept(listener, context) }
                 group.addTask {
                     try await ControlServer.serve(control, logger: logger, feed: context.feed) { request in
@@ -162,6 +180,9 @@ public struct PeerAgent: Service {
         let events: EventPipeline
         let feed: EventFeed
         let notifier: Notifier
+        /// Login tokens for the front ends (`open`), and where they serve.
+        let logins = FrontEndLogins()
+        let frontEnds = FrontEndBook()
 
         func session(_ connection: PeerChannel, role: MembershipProof.Role, origin: PeerOrigin) async -> String? {
             let id = await engine.newSessionID()
@@ -250,16 +271,17 @@ public struct PeerAgent: Service {
             return ControlResponse(ok: true)
         case "call":
             guard let method = request.method else { return ControlResponse(ok: false, error: "call needs `method`") }
-            do {
-                let result = try await context.store.call(method, request.params ?? [:])
-                if !HouseholdAPI.isReadOnly(method) {
-                    await context.engine.storeChanged()
-                    await context.events.localChanged()
-                }
-                return ControlResponse(ok: true, result: result)
-            } catch {
-                return ControlResponse(ok: false, error: "\(error)")
+            return await call(method, request.params ?? [:], context: context)
+        case "open":
+            // A login for the web page: only the machine's owner reaches this socket.
+            guard let url = context.frontEnds.url else {
+                return ControlResponse(ok: false, error: context.frontEnds.problem
+                    ?? "this agent serves no web page (it was started with --web off)")
             }
+            return ControlResponse(ok: true, result: .object([
+                "url": .string(url), "login": .string("\(url)/login?token=\(context.logins.issue())"),
+                "expires": .integer(FrontEndLogins.now() + FrontEndLogins.lifetime),
+            ]))
         case "wait":
             guard let condition = request.until else { return ControlResponse(ok: false, error: "wait needs `until`") }
             let timeout = Duration.milliseconds(min(max(request.timeoutMilliseconds ?? 30_000, 0), 3_600_000))
@@ -287,7 +309,21 @@ public struct PeerAgent: Service {
                 return ControlResponse(ok: false, error: "\(error)")
             }
         default:
-            return ControlResponse(ok: false, error: "unknown op \(request.op.debugDescription) (known: status, changed, wait, call, invite, subscribe)")
+            return ControlResponse(ok: false, error: "unknown op \(request.op.debugDescription) (known: status, changed, wait, call, invite, subscribe, open)")
+        }
+    }
+
+    /// A household method for the control socket and the front ends alike.
+    private func call(_ method: String, _ params: [String: JSONValue], context: Context) async -> ControlResponse {
+        do {
+            let result = try await context.store.call(method, params)
+            if !HouseholdAPI.isReadOnly(method) {
+                await context.engine.storeChanged()
+                await context.events.localChanged()
+            }
+            return ControlResponse(ok: true, result: result)
+        } catch {
+            return ControlResponse(ok: false, error: "\(error)")
         }
     }
 
@@ -338,6 +374,8 @@ public struct PeerAgent: Service {
             status.machine.notifications.desktopProblem = "no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"
         }
         status.machine.subscribers = context.feed.subscriberCount
+        status.machine.web = context.frontEnds.url
+        if let problem = context.frontEnds.problem { status.machine.warnings.append(problem) }
         let bound = options.maxClockAheadMilliseconds
         status.machine.warnings += AgentStatus.clockWarnings(status.peers, maxAheadMilliseconds: bound)
         do { _ = try Catalogue.load(home: options.home) } catch { status.machine.warnings.append("\(error)") }

@@ -14,12 +14,13 @@ struct PulsePeer: AsyncParsableCommand {
         Start here:
           pulse-peer init               create the household on this machine
           pulse-peer service install    run the agent in the background
+          pulse-peer open               House Pulse in your browser
           pulse-peer invite             then `pulse-peer join CODE` on the next machine
           pulse-peer shop add Milk      and everything else below
         `pulse-peer help COMMAND` explains a command, with examples.
         """,
         groupedSubcommands: [
-            CommandGroup(name: "Household", subcommands: [Init.self, HouseholdCommand.self, MemberCommand.self, Whoami.self,
+            CommandGroup(name: "Household", subcommands: [Init.self, Open.self, HouseholdCommand.self, MemberCommand.self, Whoami.self,
                                                         SettingsCommand.self, Export.self]),
             CommandGroup(name: "Shopping", subcommands: [Shop.self]),
             CommandGroup(name: "Tasks", subcommands: [TaskCommand.self, RecurringCommand.self]),

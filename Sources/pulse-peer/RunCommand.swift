@@ -5,6 +5,7 @@ import Glibc
 #endif
 import Logging
 import PeerSync
+import PulseWeb
 import ServiceLifecycle
 
 struct Run: AsyncParsableCommand {
@@ -13,7 +14,8 @@ struct Run: AsyncParsableCommand {
         discussion: """
         Listens on TCP (default port \(AgentOptions.defaultPort)), connects to the configured peers, and runs until
         SIGINT or SIGTERM. When listening it prints one JSON line to standard output:
-          {"event":"ready","port":…,"machineID":…,"householdID":…,"controlSocket":…}
+          {"event":"ready","port":…,"machineID":…,"householdID":…,"controlSocket":…,"web":"http://127.0.0.1:47654"}
+        It serves the family's web page on this machine (`pulse-peer open`; --web off to not).
         Logs go to standard error. To keep it running in the background: `pulse-peer service install`.
         Example: pulse-peer run --on-notify 'notify-send "$(jq -r .summary)"'
         """
@@ -48,6 +50,12 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Show no desktop notifications (the --on-notify hook and the live feed still work).")
     var noDesktopNotifications = false
 
+    @Option(help: ArgumentHelp(
+        "Where the web page listens: HOST:PORT on this machine (loopback only), or off.",
+        discussion: "Default 127.0.0.1:\(WebAddress.defaultPort); `pulse-peer open` opens it. When the default port is taken "
+            + "the agent runs without its page (status says why); an address given here must be free."))
+    var web: String?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel = "info"
 
@@ -61,6 +69,7 @@ struct Run: AsyncParsableCommand {
         if let onNotify, onNotify.allSatisfy({ $0 == " " || $0 == "\t" }) {
             throw ValidationError("--on-notify needs a command")
         }
+        if let web, case let .failure(error) = WebAddress.parse(web) { throw ValidationError(error.description) }
         for peer in peers where PeerAddress(peer) == nil {
             throw ValidationError("--peer \(peer.debugDescription) is not HOST:PORT")
         }
@@ -84,6 +93,12 @@ struct Run: AsyncParsableCommand {
         agentOptions.notifyHook = onNotify
         agentOptions.desktopNotifications = !noDesktopNotifications
         agentOptions.notificationBus = AgentOptions.sessionBusAddress(environment: ProcessInfo.processInfo.environment)
+        switch web.map(WebAddress.parse) ?? .success(.default) {
+        case let .success(address?):
+            agentOptions.frontEnds = [WebFrontEnd(address: address, required: web != nil, logger: logger)]
+        case .success(nil): break
+        case let .failure(error): throw CLIError(error)
+        }
         guard options.resolved.hasHousehold else { throw CLIError(HouseholdError.notInitialized(options.resolved.path)) }
         let agent = PeerAgent(options: agentOptions, logger: logger) { ready in
             if let line = try? JSONEncoder().encode(ready) {

@@ -179,7 +179,14 @@ enum Systemctl {
         }
     }
 
-    static func run(_ arguments: [String]) -> Result {
+    static func run(_ arguments: [String]) -> Result { Spawned.run("systemctl", ["--user"] + arguments) }
+}
+
+/// Runs a program found on PATH and collects what it prints.
+enum Spawned {
+    typealias Result = Systemctl.Result
+
+    static func run(_ program: String, _ arguments: [String]) -> Result {
         var pipe: [Int32] = [0, 0]
         guard Glibc.pipe(&pipe) == 0 else { return Result(launched: false, status: -1, output: "") }
         var actions = posix_spawn_file_actions_t()
@@ -189,10 +196,10 @@ enum Systemctl {
         posix_spawn_file_actions_adddup2(&actions, pipe[1], STDERR_FILENO)
         posix_spawn_file_actions_addclose(&actions, pipe[0])
         posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
-        let argv = (["systemctl", "--user"] + arguments).map { strdup($0) } + [nil]
+        let argv = ([program] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, "systemctl", &actions, nil, argv, environ)
+        let spawned = posix_spawnp(&pid, program, &actions, nil, argv, environ)
         close(pipe[1])
         defer { close(pipe[0]) }
         guard spawned == 0 else { return Result(launched: false, status: -1, output: "") }
@@ -208,5 +215,31 @@ enum Systemctl {
         let text = String(decoding: bytes, as: UTF8.self)
         let output = String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
         return Result(launched: true, status: code, output: output)
+    }
+}
+
+extension Spawned {
+    /// Starts `program` detached from our output (a browser it starts may live on) and
+    /// waits at most `seconds` for it to exit: true when it exited 0 or is still running
+    /// (a browser in the foreground), false when it is missing or failed.
+    static func launch(_ program: String, _ arguments: [String], seconds: Int = 5) -> Bool {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
+        let argv = ([program] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        guard posix_spawnp(&pid, program, &actions, nil, argv, environ) == 0 else { return false }
+        var status: Int32 = 0
+        for _ in 0..<(seconds * 20) {
+            let done = waitpid(pid, &status, WNOHANG)
+            if done == pid { return (status & 0x7F) == 0 && (status >> 8) & 0xFF == 0 }
+            if done < 0 && errno != EINTR { return false }
+            usleep(50_000)
+        }
+        return true
     }
 }

@@ -194,7 +194,7 @@ import Testing
 
     @Test func aHomeThatIsAFileOrEmptyIsRefusedInWords() throws {
         let file = scratch.home("plain-file")
-        FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+        _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
         for (args, message) in [
             (["init", "--home", file], "is a file, not a directory"),
             (["init", "--home", file + "/sub"], "is a file, so"),

@@ -1,0 +1,123 @@
+import Crypto
+import FoundationEssentials
+import Synchronization
+
+/// A front end the agent runs beside sync (the web page, `PulseWeb`): it reaches the
+/// household only through ``LocalAPI`` — the same operations as the control socket — so no
+/// rule is written twice, and it lives and stops with the agent (a child of its task group:
+/// bounded shutdown, no detached tasks).
+public protocol AgentFrontEnd: Sendable {
+    /// Binds whatever it listens on; called once before the agent reports ready. Throwing
+    /// stops the agent's start (a front end asked for explicitly that cannot run); a front
+    /// end that may be missing returns a handle with a `problem` instead.
+    func start(_ api: LocalAPI) async throws -> FrontEndHandle
+}
+
+/// A started front end.
+public struct FrontEndHandle: Sendable {
+    /// Where people reach it (nil when it is not serving).
+    public var url: String?
+    /// Why it is not serving, for `status` (nil: serving).
+    public var problem: String?
+    /// Serves until cancelled (the agent stopping).
+    public var serve: @Sendable () async throws -> Void
+
+    public init(url: String?, problem: String? = nil, serve: @escaping @Sendable () async throws -> Void) {
+        self.url = url
+        self.problem = problem
+        self.serve = serve
+    }
+}
+
+/// What a front end may ask of the running agent: the local API's operations, in process.
+public struct LocalAPI: Sendable {
+    let callMethod: @Sendable (String, [String: JSONValue]) async -> ControlResponse
+    let currentStatus: @Sendable () async throws -> AgentStatus
+    let feed: EventFeed
+    let logins: FrontEndLogins
+    public let home: HouseholdHome
+
+    /// A household method (docs/API.md), checked and committed exactly as the control
+    /// socket's `call`: a write is durable before the answer and pushed to peers after it.
+    public func call(_ method: String, _ params: [String: JSONValue]) async -> ControlResponse {
+        await callMethod(method, params)
+    }
+
+    /// The same as `pulse-peer status --json`.
+    public func status() async throws -> AgentStatus { try await currentStatus() }
+
+    /// The live feed (docs/API.md, "The live feed"): the newest token, whether `resume`
+    /// left a gap, then the events. `close` is called when the feed drops a subscriber that
+    /// fell behind. End it with ``LiveFeed/cancel()``.
+    public func subscribe(topics: Set<HouseholdEvent.Topic> = Set(HouseholdEvent.Topic.allCases), resume: String?,
+                          close: @escaping @Sendable () -> Void) -> LiveFeed {
+        let subscription = feed.subscribe(topics: topics, resume: resume, close: close)
+        let feed = self.feed
+        return LiveFeed(token: subscription.token, gap: subscription.gap, events: subscription.events) {
+            feed.unsubscribe(subscription.id)
+        }
+    }
+
+    /// Exchanges a login token made by `pulse-peer open` (the control socket's `open`):
+    /// true once per token, within its lifetime.
+    public func redeemLogin(_ token: String) -> Bool { logins.redeem(token) }
+}
+
+public struct LiveFeed: Sendable {
+    public let token: String
+    public let gap: Bool
+    public let events: AsyncStream<HouseholdEvent>
+    let end: @Sendable () -> Void
+    public func cancel() { end() }
+}
+
+/// Single-use login tokens for front ends: made on the control socket (only the machine's
+/// owner reaches it), redeemed once by the web page, for at most ``lifetime``. Only their
+/// SHA-256 is kept; at most ``capacity`` are open (the oldest is dropped).
+final class FrontEndLogins: Sendable {
+    static let lifetime: Int64 = 120_000
+    static let capacity = 8
+    private let open = Mutex<[(digest: Data, expires: Int64)]>([])
+
+    static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    /// A new token: 32 random bytes, base64url without padding.
+    func issue(now: Int64 = FrontEndLogins.now()) -> String {
+        let token = Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }).base64URL
+        let digest = Data(SHA256.hash(data: Data(token.utf8)))
+        open.withLock { open in
+            open.removeAll { $0.expires <= now }
+            open.append((digest, now + Self.lifetime))
+            if open.count > Self.capacity { open.removeFirst(open.count - Self.capacity) }
+        }
+        return token
+    }
+
+    func redeem(_ token: String, now: Int64 = FrontEndLogins.now()) -> Bool {
+        guard token.utf8.count <= 128 else { return false }
+        let digest = Data(SHA256.hash(data: Data(token.utf8)))
+        return open.withLock { open in
+            open.removeAll { $0.expires <= now }
+            guard let index = open.firstIndex(where: { $0.digest == digest }) else { return false }
+            open.remove(at: index)
+            return true
+        }
+    }
+}
+
+extension Data {
+    /// Base64url (RFC 4648 §5) without padding: safe in a URL and a cookie.
+    var base64URL: String {
+        String(base64EncodedString().compactMap { c -> Character? in
+            switch c { case "+": "-"; case "/": "_"; case "=": nil; default: c }
+        })
+    }
+}
+
+/// Where the agent's front ends serve, for `status` and `open`.
+final class FrontEndBook: Sendable {
+    private let state = Mutex<[(url: String?, problem: String?)]>([])
+    func set(_ frontEnds: [(url: String?, problem: String?)]) { state.withLock { $0 = frontEnds } }
+    var url: String? { state.withLock { $0.compactMap(\.url).first } }
+    var problem: String? { state.withLock { $0.compactMap(\.problem).first } }
+}

@@ -1,0 +1,233 @@
+import FoundationEssentials
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import PeerSync
+import Synchronization
+
+/// The family's page, served by the agent (docs/ARCHITECTURE.md, "The web page"): HTTP/1.1
+/// from swift-nio's NIOHTTP1 on a loopback address, the live feed as Server-Sent Events.
+public struct WebFrontEnd: AgentFrontEnd {
+    public let address: WebAddress
+    /// Chosen by a person (`--web`): not being able to listen stops the agent's start.
+    /// The default address may be taken (another household's agent on this machine): then
+    /// the agent runs without its page and `status` says why.
+    public let required: Bool
+    let logger: Logger
+
+    /// Connections open at once; the live streams among them (each holds a feed subscriber).
+    static let maxConnections = 64
+    static let maxStreams = 16
+    /// A connection with nothing read or written for this long is closed (a live stream
+    /// writes a heartbeat every ``heartbeat``).
+    static let idleTimeout = TimeAmount.seconds(60)
+    static let heartbeat = Duration.seconds(25)
+
+    public init(address: WebAddress, required: Bool, logger: Logger) {
+        self.address = address
+        self.required = required
+        self.logger = logger
+    }
+
+    typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
+
+    public func start(_ api: LocalAPI) async throws -> FrontEndHandle {
+        let server: NIOAsyncChannel<Connection, Never>
+        do {
+            server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .serverChannelOption(.backlog, value: 64)
+                .bind(host: address.host, port: address.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                        try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: Self.idleTimeout))
+                        try channel.pipeline.syncOperations.addHandler(CloseWhenIdle())
+                        return try Connection(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            let problem = "the web page cannot listen on \(address): \(error)"
+            if required { throw WebError(problem) }
+            return FrontEndHandle(url: nil, problem: problem, serve: {})
+        }
+        let port = server.channel.localAddress?.port ?? address.port
+        let router = WebRouter(api: api, sessions: WebSessions(), host: address.host, port: port)
+        let url = "http://\(WebAddress(host: address.host, port: port))"
+        logger.info("web page serving", metadata: ["url": "\(url)"])
+        let logger = self.logger
+        return FrontEndHandle(url: url) { try await Self.serve(server, router: router, logger: logger) }
+    }
+
+    /// Connections and live streams open now (bounded: ``maxConnections``, ``maxStreams``).
+    final class Counts: Sendable {
+        private struct Open {
+            var connections = 0
+            var streams = 0
+        }
+        private let open = Mutex(Open())
+        func admitConnection() -> Bool {
+            open.withLock { open in
+                guard open.connections < maxConnections else { return false }
+                open.connections += 1
+                return true
+            }
+        }
+        func admitStream() -> Bool {
+            open.withLock { open in
+                guard open.streams < maxStreams else { return false }
+                open.streams += 1
+                return true
+            }
+        }
+        func connectionClosed() { open.withLock { $0.connections -= 1 } }
+        func streamClosed() { open.withLock { $0.streams -= 1 } }
+    }
+
+    static func serve(_ server: NIOAsyncChannel<Connection, Never>, router: WebRouter, logger: Logger) async throws {
+        let counts = Counts()
+        try await withThrowingDiscardingTaskGroup { group in
+            try await server.executeThenClose { connections in
+                for try await connection in connections {
+                    let admitted = counts.admitConnection()
+                    group.addTask {
+                        guard admitted else {
+                            try? await connection.executeThenClose { _, _ in }
+                            return
+                        }
+                        defer { counts.connectionClosed() }
+                        do {
+                            try await handle(connection, router: router, counts: counts)
+                        } catch {
+                            logger.debug("web connection ended", metadata: ["error": "\(error)"])
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Requests one after the other on one connection (keep-alive), until the client
+    /// closes, asks to close, or a live stream takes the connection over.
+    private static func handle(_ connection: Connection, router: WebRouter, counts: Counts) async throws {
+        let channel = connection.channel
+        try await connection.executeThenClose { inbound, outbound in
+            var parts = inbound.makeAsyncIterator()
+            while let part = try await parts.next() {
+                guard case let .head(head) = part else { continue }
+                var body: [UInt8] = []
+                reading: while let next = try await parts.next() {
+                    switch next {
+                    case let .body(buffer):
+                        guard body.count + buffer.readableBytes <= WebRouter.maxBody else {
+                            try await write(WebResponse(status: 413, headers: [("Content-Type", "text/plain")],
+                                                       body: Array("A request body is at most 64 KiB.\n".utf8)),
+                                            to: outbound, version: head.version, keepAlive: false, bodyAllowed: true)
+                            return
+                        }
+                        body += buffer.readableBytesView
+                    case .end: break reading
+                    case .head: return
+                    }
+                }
+                let request = WebRequest(method: head.method.rawValue, uri: head.uri,
+                                         headers: head.headers.map { ($0.name.lowercased(), $0.value) }, body: body)
+                let keepAlive = head.isKeepAlive
+                switch await router.respond(to: request) {
+                case let .response(response):
+                    try await write(response, to: outbound, version: head.version, keepAlive: keepAlive,
+                                    bodyAllowed: head.method != .HEAD)
+                    if !keepAlive { return }
+                case let .events(resume):
+                    let admitted = counts.admitStream()
+                    guard admitted else {
+                        try await write(WebResponse(status: 503, headers: [("Content-Type", "text/plain"), ("Retry-After", "5")],
+                                                   body: Array("Too many open pages.\n".utf8)),
+                                        to: outbound, version: head.version, keepAlive: false, bodyAllowed: true)
+                        return
+                    }
+                    defer { counts.streamClosed() }
+                    try await stream(router.api.subscribe(resume: resume, close: { channel.close(promise: nil) }),
+                                     to: outbound, channel: channel, version: head.version)
+                    return
+                }
+            }
+        }
+    }
+
+    private static func write(_ response: WebResponse, to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>,
+                              version: HTTPVersion, keepAlive: Bool, bodyAllowed: Bool) async throws {
+        var headers = HTTPHeaders(response.headers)
+        headers.replaceOrAdd(name: "Content-Length", value: "\(response.body.count)")
+        if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
+        try await outbound.write(.head(HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: response.status),
+                                                        headers: headers)))
+        if bodyAllowed, !response.body.isEmpty { try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: response.body)))) }
+        try await outbound.write(.end(nil))
+    }
+
+    private enum StreamItem: Sendable {
+        case event(HouseholdEvent)
+        case heartbeat
+    }
+
+    /// The live feed as Server-Sent Events: `retry` (reconnect after 1 s), a `hello` event
+    /// (the newest token, whether the resume left a gap), then one `message` per household
+    /// event with its token as the `id` (a reconnecting EventSource resumes from it by
+    /// itself, through `Last-Event-ID`), and a comment every 25 s. Ends when the client
+    /// goes, the feed drops it (it fell behind), or the agent stops.
+    private static func stream(_ feed: LiveFeed, to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>,
+                               channel: Channel, version: HTTPVersion) async throws {
+        defer { feed.cancel() }
+        var headers = HTTPHeaders([("Content-Type", "text/event-stream"), ("Cache-Control", "no-store")] + WebRules.securityHeaders)
+        headers.add(name: "X-Accel-Buffering", value: "no")
+        try await outbound.write(.head(HTTPResponseHead(version: version, status: .ok, headers: headers)))
+        let hello = "{\"gap\":\(feed.gap),\"token\":\"\(feed.token)\"}"
+        try await outbound.write(.body(.byteBuffer(ByteBuffer(string: "retry: 1000\nevent: hello\ndata: \(hello)\n\n"))))
+        let (items, continuation) = AsyncStream<StreamItem>.makeStream()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await event in feed.events { continuation.yield(.event(event)) }
+                continuation.finish()
+            }
+            group.addTask {
+                while (try? await Task.sleep(for: heartbeat)) != nil { continuation.yield(.heartbeat) }
+            }
+            group.addTask {
+                // The client hung up (NIO closes the channel at its EOF).
+                try? await channel.closeFuture.get()
+                continuation.finish()
+            }
+            for await item in items {
+                let text: String
+                switch item {
+                case .heartbeat: text = ": still here\n\n"
+                case let .event(event):
+                    guard let data = try? encoder.encode(event) else { continue }
+                    text = "id: \(event.token ?? "")\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
+                }
+                do { try await outbound.write(.body(.byteBuffer(ByteBuffer(string: text)))) } catch { break }
+            }
+            // Whatever ended the loop (hang-up, cancellation, a failed write), end the rest:
+            // closing the channel completes the close-future wait, the feed's end its loop.
+            channel.close(promise: nil)
+            feed.cancel()
+            group.cancelAll()
+        }
+    }
+}
+
+struct WebError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Closes a connection the idle handler reports as silent.
+final class CloseWhenIdle: ChannelInboundHandler, Sendable {
+    typealias InboundIn = HTTPServerRequestPart
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent { context.close(promise: nil) } else { context.fireUserInboundEventTriggered(event) }
+    }
+}

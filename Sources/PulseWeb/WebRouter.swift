@@ -1,0 +1,179 @@
+import FoundationEssentials
+import PeerSync
+
+/// One HTTP request, as the router sees it (no NIO types: tested without sockets).
+struct WebRequest: Sendable {
+    var method: String
+    var uri: String
+    /// Names in lower case.
+    var headers: [(name: String, value: String)]
+    var body: [UInt8] = []
+
+    func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
+    func headers(_ name: String) -> [String] { headers.filter { $0.name == name }.map(\.value) }
+}
+
+struct WebResponse: Sendable {
+    var status: Int
+    var headers: [(String, String)]
+    var body: [UInt8]
+}
+
+enum WebReply: Sendable {
+    case response(WebResponse)
+    /// Server-Sent Events from the live feed, resuming after a token (or from now).
+    case events(resume: String?)
+}
+
+/// Decides every answer of the page (docs/API.md, "The web page"): the Host check first,
+/// then the page's files, the login, and the JSON API behind the session cookie, the
+/// `Origin` check and the CSRF token.
+struct WebRouter: Sendable {
+    let api: LocalAPI
+    let sessions: WebSessions
+    /// The address bound, and the port actually listened on.
+    let host: String
+    let port: Int
+
+    /// Per port: two households' pages on one machine keep their own sessions.
+    var cookieName: String { "pulse_session_\(port)" }
+    static let csrfHeader = "x-pulse-csrf"
+    static let maxBody = 64 * 1024
+
+    func respond(to request: WebRequest) async -> WebReply {
+        guard WebRules.hostAllowed(request.header("host"), host: host, port: port) else {
+            return .response(text(421, "This page answers only as http://127.0.0.1:\(port) — the Host header named another host.\n"))
+        }
+        let (path, query) = WebRules.split(uri: request.uri)
+        if path.hasPrefix("/api/") { return await apiCall(request, path: path, query: query) }
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return .response(text(405, "Method not allowed.\n", extra: [("Allow", "GET")]))
+        }
+        switch path {
+        case "/", "/index.html": return .response(asset(WebAssets.indexHTML, "text/html; charset=utf-8"))
+        case "/app.js": return .response(asset(WebAssets.appJS, "text/javascript; charset=utf-8"))
+        case "/app.css": return .response(asset(WebAssets.appCSS, "text/css; charset=utf-8"))
+        case "/icon.svg": return .response(asset(WebAssets.iconSVG, "image/svg+xml"))
+        case "/login": return .response(login(query["token"]))
+        default: return .response(text(404, "Not found.\n"))
+        }
+    }
+
+    // MARK: The login
+
+    /// `GET /login?token=…` (the link `pulse-peer open` makes): a valid token, once, sets
+    /// the session cookie; the page then goes to `/` by a meta refresh (a navigation of
+    /// this origin, so the SameSite=Strict cookie is sent with it).
+    private func login(_ token: String?) -> WebResponse {
+        guard let token, api.redeemLogin(token) else {
+            return page(401, title: "Sign-in link used or expired",
+                        body: "<p>This sign-in link was already used, or it has expired (a link works once, for two minutes).</p>"
+                            + "<p>Run <code>pulse-peer open</code> on this computer to open House Pulse again.</p>")
+        }
+        let session = sessions.create()
+        var response = page(200, title: "Opening House Pulse…", body: "<p><a href=\"/\">Open House Pulse</a></p>",
+                            head: "<meta http-equiv=\"refresh\" content=\"0;url=/\">")
+        response.headers.append(("Set-Cookie", "\(cookieName)=\(session.cookie); Path=/; HttpOnly; SameSite=Strict; Max-Age=\(WebSessions.idleLifetime / 1000)"))
+        return response
+    }
+
+    // MARK: The JSON API
+
+    private func apiCall(_ request: WebRequest, path: String, query: [String: String]) async -> WebReply {
+        let cookie = WebRules.cookie(cookieName, in: request.headers("cookie"))
+        guard let csrf = sessions.csrf(for: cookie) else {
+            return .response(json(401, ["error": .string("not signed in: run `pulse-peer open` on this computer")]))
+        }
+        if request.method == "POST" {
+            guard WebRules.originAllowed(request.header("origin"), host: host, port: port) else {
+                return .response(json(403, ["error": .string("refused: the request did not come from this page (Origin)")]))
+            }
+            guard let sent = request.header(Self.csrfHeader), WebSessions.same(sent, csrf) else {
+                return .response(json(403, ["error": .string("refused: the request did not carry this page's token")]))
+            }
+        } else if request.method != "GET" {
+            return .response(json(405, ["error": .string("use GET or POST")], extra: [("Allow", "GET, POST")]))
+        }
+        switch (request.method, path) {
+        case ("GET", "/api/session"):
+            return .response(json(200, ["csrf": .string(csrf), "home": .string(api.home.path)]))
+        case ("GET", "/api/status"):
+            do {
+                let status = try await api.status()
+                return .response(WebResponse(status: 200, headers: apiHeaders("application/json"), body: Array(try JSONEncoder().encode(status))))
+            } catch {
+                return .response(json(500, ["error": .string("\(error)")]))
+            }
+        case ("GET", "/api/events"):
+            let resume = request.header("last-event-id") ?? query["resume"]
+            return .events(resume: resume?.isEmpty == true ? nil : resume)
+        case ("POST", "/api/logout"):
+            sessions.end(cookie)
+            var response = json(200, ["ok": .bool(true)])
+            response.headers.append(("Set-Cookie", "\(cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"))
+            return .response(response)
+        case ("POST", _) where path.hasPrefix("/api/call/"):
+            let method = String(path.dropFirst("/api/call/".count))
+            guard HouseholdAPI.methods.contains(method) else {
+                return .response(json(404, ["error": .string("unknown method \(method.debugDescription)")]))
+            }
+            guard request.header("content-type")?.lowercased().hasPrefix("application/json") == true else {
+                return .response(json(415, ["error": .string("send the parameters as application/json")]))
+            }
+            let params: [String: JSONValue]
+            if request.body.isEmpty {
+                params = [:]
+            } else {
+                guard case let .object(object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(request.body)) else {
+                    return .response(json(400, ["error": .string("the parameters are one JSON object")]))
+                }
+                params = object
+            }
+            let answer = await api.call(method, params)
+            if answer.ok { return .response(json(200, ["result": answer.result ?? .null])) }
+            return .response(json(422, ["error": .string(answer.error ?? "refused")]))
+        default:
+            return .response(json(404, ["error": .string("no such API path \(path.debugDescription)")]))
+        }
+    }
+
+    // MARK: Responses
+
+    private func apiHeaders(_ type: String) -> [(String, String)] {
+        [("Content-Type", type), ("Cache-Control", "no-store")] + WebRules.securityHeaders
+    }
+
+    private func json(_ status: Int, _ object: [String: JSONValue], extra: [(String, String)] = []) -> WebResponse {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let body = (try? encoder.encode(JSONValue.object(object))).map(Array.init) ?? Array("{}".utf8)
+        return WebResponse(status: status, headers: apiHeaders("application/json") + extra, body: body)
+    }
+
+    private func text(_ status: Int, _ message: String, extra: [(String, String)] = []) -> WebResponse {
+        WebResponse(status: status, headers: apiHeaders("text/plain; charset=utf-8") + extra, body: Array(message.utf8))
+    }
+
+    private func asset(_ bytes: [UInt8], _ type: String) -> WebResponse {
+        // Revalidated each time: a new agent's page is used at once after an upgrade.
+        WebResponse(status: 200, headers: [("Content-Type", type), ("Cache-Control", "no-cache")] + WebRules.securityHeaders,
+                    body: bytes)
+    }
+
+    private func page(_ status: Int, title: String, body: String, head: String = "") -> WebResponse {
+        let html = """
+        <!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        \(head)<title>\(title)</title><link rel="stylesheet" href="/app.css"></head>
+        <body class="notice"><main><h1>\(title)</h1>\(body)</main></body></html>
+        """
+        return WebResponse(status: status, headers: apiHeaders("text/html; charset=utf-8"), body: Array(html.utf8))
+    }
+}
+
+/// The page's files, embedded in the binary (nothing is loaded from elsewhere).
+enum WebAssets {
+    static var indexHTML: [UInt8] { PackageResources.index_html }
+    static var appJS: [UInt8] { PackageResources.app_js }
+    static var appCSS: [UInt8] { PackageResources.app_css }
+    static var iconSVG: [UInt8] { PackageResources.icon_svg }
+}

@@ -1,0 +1,34 @@
+import ArgumentParser
+import PeerSync
+
+struct Open: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Open House Pulse in the browser: the page the agent serves on this computer.",
+        discussion: """
+        Asks the running agent for a sign-in link (it works once, for two minutes) and opens it with
+        xdg-open; the browser then stays signed in (until the agent restarts). Without a desktop, or with
+        --print, the link is printed instead: open it in a browser on this computer.
+        Example: pulse-peer open --print
+        """
+    )
+
+    @OptionGroup var options: HomeOptions
+
+    @Flag(name: .customLong("print"), help: "Print the sign-in link instead of opening a browser.")
+    var printOnly = false
+
+    func run() throws {
+        let response: ControlResponse
+        do { response = try AgentControl.request(ControlRequest(op: "open"), home: options.resolved) } catch { throw CLIError(error) }
+        guard response.ok, case let .object(result)? = response.result, case let .string(login)? = result["login"],
+              case let .string(url)? = result["url"] else {
+            throw CLIError(message: response.error ?? "the agent gave no sign-in link")
+        }
+        if !printOnly, Spawned.launch("xdg-open", [login]) {
+            print("Opened House Pulse in your browser (\(url)).")
+            return
+        }
+        print("Open this link in a browser on this computer (it works once, for two minutes):")
+        print("  \(login)")
+    }
+}
