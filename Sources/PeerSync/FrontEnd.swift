@@ -1,5 +1,6 @@
 import Crypto
 import FoundationEssentials
+import PulseIdentity
 import Synchronization
 
 /// A front end the agent runs beside sync (the web page, `PulseWeb`): it reaches the
@@ -61,6 +62,20 @@ public struct LocalAPI: Sendable {
     /// Exchanges a login token made by `pulse-peer open` (the control socket's `open`):
     /// true once per token, within its lifetime.
     public func redeemLogin(_ token: String) -> Bool { logins.redeem(token) }
+
+    /// A front end's own file in the home, for what must outlive a restart (the web
+    /// page's sessions): owner-only (0600), replaced atomically (a crash leaves the old
+    /// file or the new one). `name` is a plain file name.
+    public func writePrivateFile(_ name: String, _ data: Data) throws {
+        try FileSafety.writeAtomically(data, to: privateFile(name), mode: 0o600)
+    }
+
+    public func readPrivateFile(_ name: String) -> Data? { FileManager.default.contents(atPath: privateFile(name).path) }
+
+    private func privateFile(_ name: String) -> URL {
+        precondition(!name.isEmpty && !name.contains("/") && !name.hasPrefix("."), "a plain file name")
+        return home.directory.appendingPathComponent(name)
+    }
 }
 
 public struct LiveFeed: Sendable {

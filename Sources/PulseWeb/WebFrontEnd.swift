@@ -23,6 +23,8 @@ public struct WebFrontEnd: AgentFrontEnd {
     /// writes a heartbeat every ``heartbeat``).
     static let idleTimeout = TimeAmount.seconds(60)
     static let heartbeat = Duration.seconds(25)
+    /// Where the sessions are kept, in the home.
+    static let sessionsFile = "web-sessions"
 
     public init(address: WebAddress, required: Bool, logger: Logger) {
         self.address = address
@@ -52,10 +54,15 @@ public struct WebFrontEnd: AgentFrontEnd {
             return FrontEndHandle(url: nil, problem: problem, serve: {})
         }
         let port = server.channel.localAddress?.port ?? address.port
-        let router = WebRouter(api: api, sessions: WebSessions(), host: address.host, port: port)
+        let logger = self.logger
+        let sessions = WebSessions(saved: api.readPrivateFile(Self.sessionsFile)) { data in
+            do { try api.writePrivateFile(Self.sessionsFile, data) } catch {
+                logger.warning("cannot save the web page's sessions", metadata: ["error": "\(error)"])
+            }
+        }
+        let router = WebRouter(api: api, sessions: sessions, host: address.host, port: port)
         let url = "http://\(WebAddress(host: address.host, port: port))"
         logger.info("web page serving", metadata: ["url": "\(url)"])
-        let logger = self.logger
         return FrontEndHandle(url: url) { try await Self.serve(server, router: router, logger: logger) }
     }
 

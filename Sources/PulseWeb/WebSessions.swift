@@ -3,8 +3,9 @@ import FoundationEssentials
 import Synchronization
 
 /// The browsers logged in to this page: a session cookie (HttpOnly, SameSite=Strict) and
-/// its CSRF token, both 32 random bytes. Kept in memory only — after the agent restarts,
-/// `pulse-peer open` logs in again — as SHA-256 digests of the cookie; at most
+/// its CSRF token, both 32 random bytes. Kept as SHA-256 digests of the cookie (never the
+/// cookie itself), saved through `save` (the home's `web-sessions`, 0600) when a session
+/// begins or ends, so an open page stays signed in across an agent restart; at most
 /// ``capacity`` at once (the least recently used is dropped).
 final class WebSessions: Sendable {
     static let capacity = 32
@@ -16,7 +17,45 @@ final class WebSessions: Sendable {
         var lastUsed: Int64
     }
 
-    private let sessions = Mutex<[Data: Session]>([:])
+    /// The saved form: one entry per session.
+    private struct Saved: Codable {
+        let digest: String
+        let csrf: String
+        let lastUsed: Int64
+    }
+
+    private let sessions: Mutex<[Data: Session]>
+    private let save: @Sendable (Data) -> Void
+
+    /// `saved`: what `save` wrote before (a file that cannot be read starts empty).
+    init(saved: Data? = nil, save: @escaping @Sendable (Data) -> Void = { _ in }) {
+        var sessions: [Data: Session] = [:]
+        if let saved, let entries = try? JSONDecoder().decode([Saved].self, from: saved) {
+            for entry in entries.suffix(Self.capacity) {
+                guard let digest = Self.bytes(hex: entry.digest), digest.count == 32, entry.csrf.utf8.count <= 128 else { continue }
+                sessions[digest] = Session(csrf: entry.csrf, lastUsed: entry.lastUsed)
+            }
+        }
+        self.sessions = Mutex(sessions)
+        self.save = save
+    }
+
+    private func persist(_ sessions: [Data: Session]) {
+        let entries = sessions.map { Saved(digest: $0.key.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(), csrf: $0.value.csrf,
+                                           lastUsed: $0.value.lastUsed) }
+        if let data = try? JSONEncoder().encode(entries) { save(data) }
+    }
+
+    static func bytes(hex: String) -> Data? {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var data = Data()
+        for i in stride(from: 0, to: digits.count, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
+            data.append(byte)
+        }
+        return data
+    }
 
     static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
@@ -39,6 +78,7 @@ final class WebSessions: Sendable {
             while sessions.count > Self.capacity, let oldest = sessions.min(by: { $0.value.lastUsed < $1.value.lastUsed }) {
                 sessions[oldest.key] = nil
             }
+            persist(sessions)
         }
         return (cookie, csrf)
     }
@@ -61,7 +101,9 @@ final class WebSessions: Sendable {
 
     func end(_ cookie: String?) {
         guard let cookie else { return }
-        _ = sessions.withLock { $0.removeValue(forKey: Self.digest(cookie)) }
+        sessions.withLock { sessions in
+            if sessions.removeValue(forKey: Self.digest(cookie)) != nil { persist(sessions) }
+        }
     }
 
     var count: Int { sessions.withLock { $0.count } }

@@ -210,17 +210,13 @@ function renderHeader() {
 // ---------- Shopping ----------
 function renderShopping() {
   const list = $("shop-list");
-  const editing = list.querySelector("input.rapid");
-  const pendingText = editing ? editing.value : null;
   list.replaceChildren(...state.shop.map(shopRow));
-  if (editing) list.append(rapidRow(pendingText, document.activeElement === editing || rapidActive));
   $("shop-count").textContent = state.shop.length;
-  $("shop-empty").hidden = state.shop.length > 0 || !!editing;
-  list.hidden = state.shop.length === 0 && !editing;
+  $("shop-empty").hidden = state.shop.length > 0 || rapidActive;
+  list.hidden = state.shop.length === 0;
   $("restock-count").textContent = state.pool.length;
   $("restock-list").replaceChildren(...state.pool.map(poolRow));
   $("restock-empty").hidden = state.pool.length > 0;
-  for (const id of state.newItems) list.querySelector(`li[data-id="${CSS.escape(id)}"]`)?.classList.add("new");
 }
 function shopRow(item) {
   const name = el("span", { class: "name", text: item.name, title: "Rename", role: "button", tabindex: "0",
@@ -237,7 +233,7 @@ function shopRow(item) {
 function poolRow(item) {
   return el("li", { "data-id": item.id },
     el("span", { class: "grow name", text: item.name }),
-    el("button", { type: "button", class: "row-button restock", "aria-label": `Put ${item.name} back on the list`, text: "＋",
+    el("button", { type: "button", class: "row-button restock", "aria-label": `Put ${item.name} back on the list`, text: "+",
       onclick: () => restockItem(item) }));
 }
 async function checkItem(item, li) {
@@ -274,43 +270,46 @@ function startRename(item, li, name) {
 }
 
 // Rapid entry: Enter saves and opens the next row; Enter on an empty row (or Escape) ends it;
-// leaving the row saves what it holds.
+// leaving the row saves what it holds. The row lives in its own list under the items, so a
+// refresh of the items (a remote change) never takes the focus from it.
 let rapidActive = false;
-function rapidRow(text = "", focus = true) {
+function rapidRow() {
   const input = el("input", { class: "rapid", placeholder: "Item name", maxlength: "200", "aria-label": "New item" });
-  input.value = text || "";
   const li = el("li", { class: "rapid-row" }, el("span", { class: "check", "aria-hidden": "true" }), input);
   input.addEventListener("keydown", (e) => {
     if (e.key === "Enter") {
       e.preventDefault();
       const name = input.value.trim();
-      if (!name) { endRapid(); return; }
+      if (!name) { endRapid(true); return; }
       input.value = "";
       addItems([name]);
-    } else if (e.key === "Escape") { input.value = ""; endRapid(); }
+    } else if (e.key === "Escape") { input.value = ""; endRapid(true); }
   });
   input.addEventListener("blur", () => {
     setTimeout(() => {
-      if (document.activeElement === input) return;
+      if (!rapidActive || document.activeElement === input) return;
       const name = input.value.trim();
-      if (name) { input.value = ""; addItems([name]); }
+      input.value = "";
+      if (name) addItems([name]);
       endRapid();
     }, 0);
   });
-  if (focus) setTimeout(() => input.focus(), 0);
   return li;
 }
 function startRapid() {
   rapidActive = true;
-  const list = $("shop-list");
-  if (!list.querySelector("input.rapid")) list.append(rapidRow());
-  list.hidden = false; $("shop-empty").hidden = true;
-  list.querySelector("input.rapid").focus();
+  const rapid = $("shop-rapid");
+  if (!rapid.querySelector("input.rapid")) rapid.append(rapidRow());
+  rapid.hidden = false;
+  $("shop-empty").hidden = true;
+  rapid.querySelector("input.rapid").focus();
 }
-function endRapid() {
+function endRapid(byKeyboard = false) {
   rapidActive = false;
-  $("shop-list").querySelector("li.rapid-row")?.remove();
+  $("shop-rapid").replaceChildren();
+  $("shop-rapid").hidden = true;
   renderShopping();
+  if (byKeyboard) $("add-item").focus();
 }
 async function addItems(names) {
   const temp = names.map((name, i) => ({ id: `pending-${Date.now()}-${i}`, name, pending: true }));
@@ -343,8 +342,8 @@ function renderAssignees() {
   const select = $("task-assignee");
   const chosen = select.value;
   select.replaceChildren(el("option", { value: "", text: "Nobody" }),
-    ...state.members.map((m) => el("option", { value: m.id, text: m.isThisMachine ? `${m.name} (me)` : m.name })));
-  select.value = state.members.some((m) => m.id === chosen) ? chosen : "";
+    ...state.members.map((m) => el("option", { value: m.name, text: m.isThisMachine ? `${m.name} (me)` : m.name })));
+  select.value = state.members.some((m) => m.name === chosen) ? chosen : "";
 }
 function taskRow(task) {
   const meta = el("div", { class: "meta" });

@@ -9,6 +9,8 @@ final class AgentProcess: @unchecked Sendable {
     let home: String
     let process = Process()
     private(set) var port = 0
+    /// The web page's address (`--web 127.0.0.1:0` unless the test gives `--web`).
+    private(set) var web: String?
     private let lock = NSLock()
     private var stderrLines: [String] = []
     private let newLine = DispatchSemaphore(value: 0)
@@ -20,7 +22,8 @@ final class AgentProcess: @unchecked Sendable {
     init(home: String, _ args: [String] = [], on host: TestHost? = nil, listen: String = "127.0.0.1",
          wrapper: [String] = [], timeout: TimeInterval = 30) throws {
         self.home = home
-        let run = ["run", "--home", home, "--port", "0", "--listen", listen] + (host == nil ? ["--no-mdns"] : []) + args
+        let run = ["run", "--home", home, "--port", "0", "--listen", listen] + (host == nil ? ["--no-mdns"] : [])
+            + (args.contains("--web") ? [] : ["--web", "127.0.0.1:0"]) + args
         let command = wrapper + [PulsePeer.executable.path] + run
         if let host {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -59,6 +62,7 @@ final class AgentProcess: @unchecked Sendable {
             throw Failure(description: "agent for \(home) did not get ready: \(log)")
         }
         self.port = port
+        web = json["web"] as? String
     }
 
     deinit { if process.isRunning { kill9() } }

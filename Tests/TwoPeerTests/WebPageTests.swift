@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+/// The family's web page, as people use it: two machines' agents, each serving its page,
+/// in a real headless Chromium (Tests/web_e2e.py, Selenium), and attacked from outside
+/// (Tests/web_security.py: forged headers over raw HTTP, a hostile page in a signed-in
+/// browser). The scripts print one `ok …` line per check and exit non-zero on the first
+/// failure; each check waits on a condition with a deadline.
+@Suite(.serialized) struct WebPageTests {
+    let scratch: Scratch
+    init() throws { scratch = try Scratch() }
+
+    static func script(_ name: String) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(name).path
+    }
+
+    /// What the pages show: a list, categories with items, a kid with rules, chores and rewards.
+    func furnish(_ home: Home) throws {
+        try home.run(["shop", "add", "Milk", "Apples"])
+        try home.run(["backlog", "category", "add", "Garden"])
+        try home.run(["backlog", "category", "add", "House"])
+        try home.run(["backlog", "add", "Garden", "Plant tulips"])
+        try home.run(["backlog", "add", "House", "Fix the squeaky door"])
+        try home.run(["kids", "pin", "set", "--pin-stdin"], stdin: "1234\n")
+        try home.run(["kids", "add", "Mia", "--pin-stdin"], stdin: "1234\n")
+        try home.run(["kids", "select", "rule_001", "chore_001", "chore_002", "reward_001", "--pin-stdin"], stdin: "1234\n")
+        try home.run(["kids", "done", "Mia", "chore_001"])
+    }
+
+    func lines(_ output: String) -> [String] { output.split(separator: "\n").map(String.init).filter { $0.hasPrefix("ok ") } }
+
+    @Test func thePageInARealBrowserOnTwoMachines() throws {
+        let homes = try scratch.household("a", "b")
+        let (a, b) = (homes[0], homes[1])
+        try furnish(a)
+        let agentA = try AgentProcess(home: a.path)
+        let agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
+        try b.waitUntil("synced")
+        try b.run(["whoami", "--set", "Tom"])
+        let web = try #require(agentB.web.flatMap(URL.init(string:))?.port)
+        var command = ["python3", Self.script("web_e2e.py"), PulsePeer.executable.path, a.path, b.path,
+                       String(agentB.process.processIdentifier), String(web)]
+        if let directory = ProcessInfo.processInfo.environment["PULSE_SCREENSHOTS"] { command.append(directory) }
+        let run = try Shell.run(command, timeout: 300)
+        let output = run.stdout + run.stderr
+        #expect(run.status == 0, "\(output)")
+        let passed = lines(run.stdout)
+        for check in ["shown on B without a reload", "New items added (1)", "restock pool (both pages) → back",
+                      "Undo brought back", "“Me” on Tom's machine", "4th active task is refused", "appearance dark applied",
+                      "shows the agent unreachable", "its page recovered by itself", "no script errors"] {
+            #expect(passed.contains { $0.contains(check) }, "missing: \(check)\n\(output)")
+        }
+        // Within a second of the person's Enter on A, the item is on B's page.
+        let latency = passed.first { $0.contains("without a reload in") }.flatMap { line in
+            line.split(separator: " ").reversed().dropFirst(4).first.flatMap { Int($0) }
+        }
+        #expect(latency.map { $0 < 1000 } == true, "\(passed)")
+        _ = agentA.stop()
+    }
+
+    @Test func strangersAndOtherPagesGetNothing() throws {
+        let homes = try scratch.household("a")
+        let a = homes[0]
+        try a.run(["shop", "add", "Milk"])
+        let agent = try AgentProcess(home: a.path)
+        let web = try #require(agent.web)
+        let run = try Shell.run(["python3", Self.script("web_security.py"), PulsePeer.executable.path, a.path, web], timeout: 180)
+        let output = run.stdout + run.stderr
+        #expect(run.status == 0, "\(output)")
+        for check in ["answers 401 and no household data", "works once", "is refused (421/400)", "POSTs from another origin",
+                      "change nothing", "X-Frame-Options DENY", "the page still answers", "hostile page", "sign-out ends"] {
+            #expect(lines(run.stdout).contains { $0.contains(check) }, "missing: \(check)\n\(output)")
+        }
+        #expect(!agent.log.contains("token=") && !agent.log.contains("pulse_session"), "the agent logs no sign-in token or cookie")
+        _ = agent.stop()
+    }
+}

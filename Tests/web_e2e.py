@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""The web page in a real browser (headless Chromium driven by Selenium), against two
+running agents of one household: A (Anna's machine) and B (Tom's).
+
+    web_e2e.py PULSE_PEER HOME_A HOME_B AGENT_B_PID AGENT_B_WEB_PORT [SCREENSHOT_DIR]
+
+Each check prints one line `ok <what> [figures]`; the first failure raises (exit 1) with
+what was expected and what the page showed. Waits are conditions with deadlines, never
+fixed sleeps. With SCREENSHOT_DIR, saves each tab in light and dark (docs/screenshots).
+"""
+import http.server
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+BIN, HOME_A, HOME_B, PID_B, WEB_PORT_B = sys.argv[1:6]
+SHOTS = sys.argv[6] if len(sys.argv) > 6 else None
+
+
+class Failed(Exception):
+    pass
+
+
+def wait(what, condition, timeout=5.0):
+    """Polls `condition` (every 20 ms) until it returns something true; returns it and the seconds it took."""
+    start = time.monotonic()
+    last = None
+    while time.monotonic() - start < timeout:
+        try:
+            last = condition()
+        except Exception as error:  # the DOM changing under a query: try again
+            last = error
+        if last and not isinstance(last, Exception):
+            return last, time.monotonic() - start
+        time.sleep(0.02)
+    raise Failed(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+def cli(home, *args):
+    return subprocess.run([BIN, *args, "--home", home], check=True, capture_output=True, text=True, timeout=30).stdout
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=900,1000"]:
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def sign_in(driver, home):
+    link = cli(home, "open", "--print").split()[-1]
+    driver.get(link)
+    wait("the page to load its data", lambda: driver.execute_script("return document.body.dataset.ready === 'true'"))
+    return link
+
+
+def names(driver, list_id="shop-list"):
+    return driver.execute_script(
+        f"return [...document.querySelectorAll('#{list_id} li[data-id]:not(.leaving) .name')].map(n => n.textContent)")
+
+
+def tab(driver, name):
+    driver.find_element(By.ID, f"t-{name}").click()
+    wait(f"the {name} tab", lambda: driver.find_element(By.ID, f"tab-{name}").is_displayed())
+
+
+def row(driver, list_id, text):
+    for li in driver.find_elements(By.CSS_SELECTOR, f"#{list_id} li[data-id]"):
+        if li.find_element(By.CSS_SELECTOR, ".name").get_attribute("textContent") == text:
+            return li
+    return None
+
+
+def rapid_add(driver, *items):
+    driver.find_element(By.ID, "add-item").click()
+    field = wait("the rapid-entry row", lambda: driver.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0]
+    for item in items:
+        field.send_keys(item, Keys.ENTER)
+        field = wait("the next rapid-entry row", lambda: driver.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0]
+    sent = time.monotonic()
+    field.send_keys(Keys.ENTER)  # Enter on the empty row ends rapid entry
+    wait("rapid entry to end", lambda: not driver.find_elements(By.CSS_SELECTOR, "#shop-rapid input.rapid"))
+    return sent
+
+
+def background(driver):
+    return driver.execute_script("return getComputedStyle(document.body).backgroundColor")
+
+
+def main():
+    a, b = browser(), browser()
+    try:
+        sign_in(a, HOME_A)
+        sign_in(b, HOME_B)
+        b.execute_script("window.__sameDocument = true")  # gone if B's page reloads
+        print("ok both pages signed in and loaded")
+
+        # --- an item added on A's page appears on B's page within 1 s, no reload ---
+        before = time.monotonic()
+        rapid_add(a, "Oat milk")
+        _, seconds = wait("“Oat milk” on B's page", lambda: "Oat milk" in names(b), timeout=1.0)
+        elapsed = time.monotonic() - before
+        if not b.execute_script("return window.__sameDocument === true"):
+            raise Failed("B's page reloaded")
+        print(f"ok added on A, shown on B without a reload in {elapsed * 1000:.0f} ms (after the Enter)")
+        banner = wait("the “New items added” banner on B", lambda: b.find_element(By.ID, "new-items").is_displayed() and
+                      b.find_element(By.ID, "new-items").text)[0]
+        if banner != "New items added (1)":
+            raise Failed(f"banner says {banner!r}")
+        if a.find_element(By.ID, "new-items").is_displayed():
+            raise Failed("A's own addition raised the banner on A")
+        b.find_element(By.ID, "new-items").click()
+        wait("the banner to go", lambda: not b.find_element(By.ID, "new-items").is_displayed())
+        print("ok B shows “New items added (1)” (A, the author, does not); a click dismisses it")
+
+        # --- rapid entry: Enter saves and opens the next row ---
+        rapid_add(a, "Eggs", "Bread")
+        wait("Eggs and Bread on A", lambda: names(a)[-2:] == ["Eggs", "Bread"])
+        wait("Eggs and Bread on B", lambda: {"Eggs", "Bread"} <= set(names(b)))
+        banner = wait("the banner counting 2", lambda: b.find_element(By.ID, "new-items").text == "New items added (2)")
+        print("ok rapid entry added two items; B's banner counts 2")
+
+        # --- check → restock pool → back ---
+        wait("Oat milk's row on A", lambda: row(a, "shop-list", "Oat milk"))[0].find_element(By.CSS_SELECTOR, "button.check").click()
+        wait("Oat milk off A's list", lambda: "Oat milk" not in names(a))
+        wait("Oat milk off B's list", lambda: "Oat milk" not in names(b))
+        a.find_element(By.ID, "restock-toggle").click()
+        wait("Oat milk in A's restock pool", lambda: "Oat milk" in names(a, "restock-list"))
+        wait("Oat milk in B's restock pool", lambda: "Oat milk" in b.execute_script(
+            "return [...document.querySelectorAll('#restock-list .name')].map(n => n.textContent)"))
+        wait("Oat milk's row in A's pool", lambda: row(a, "restock-list", "Oat milk"))[0].find_element(
+            By.CSS_SELECTOR, "button.restock").click()
+        wait("Oat milk back on A's list", lambda: "Oat milk" in names(a))
+        wait("Oat milk back on B's list", lambda: "Oat milk" in names(b))
+        wait("the pool empty again", lambda: "Oat milk" not in names(a, "restock-list"))
+        print("ok checked off → restock pool (both pages) → back on the list (both pages)")
+
+        # --- clear all + undo ---
+        shown = sorted(names(a))
+        a.find_element(By.ID, "clear-all").click()
+        wait("A's list empty", lambda: names(a) == [] and a.find_element(By.ID, "shop-empty").is_displayed())
+        wait("B's list empty", lambda: names(b) == [])
+        undo = wait("the undo toast", lambda: a.find_element(By.ID, "toast-action").is_displayed() and
+                    a.find_element(By.ID, "toast-action"))[0]
+        if undo.text != "Undo":
+            raise Failed(f"the toast's button says {undo.text!r}")
+        undo.click()
+        wait("the items back on A", lambda: sorted(names(a)) == shown)
+        wait("the items back on B", lambda: sorted(names(b)) == shown)
+        print(f"ok clear all emptied both pages; Undo brought back {len(shown)} items on both")
+
+        # --- tasks: assigned to a member; the focus rule's refusal shown ---
+        tab(a, "tasks")
+        tab(b, "tasks")
+        a.find_element(By.ID, "task-title").send_keys("Take out the bins")
+        a.find_element(By.CSS_SELECTOR, "#task-assignee").send_keys("Tom")
+        a.find_element(By.ID, "task-add").click()
+        pill_a = wait("the task with Tom's pill on A", lambda: (r := row(a, "task-list", "Take out the bins")) and
+                      r.find_element(By.CSS_SELECTOR, ".pill").text)[0]
+        pill_b = wait("the task on B, Tom's machine", lambda: (r := row(b, "task-list", "Take out the bins")) and
+                      r.find_element(By.CSS_SELECTOR, ".pill").text)[0]
+        if (pill_a, pill_b) != ("Tom", "Me"):
+            raise Failed(f"pills: A {pill_a!r}, B {pill_b!r} (expected Tom on A, Me on B)")
+        exported = json.loads(cli(HOME_B, "task", "--json"))
+        if not any(t["title"] == "Take out the bins" and t.get("assignee") == "Tom" for t in exported):
+            raise Failed(f"B's household does not have the task assigned to Tom: {exported}")
+        print("ok a task assigned to Tom on A: pill “Tom” on A, “Me” on Tom's machine B, assignee Tom in B's database")
+        for title in ["Water the plants", "Call the plumber"]:
+            a.find_element(By.ID, "task-title").send_keys(title, Keys.ENTER)
+            wait(f"{title} listed", lambda: row(a, "task-list", title))
+        a.find_element(By.ID, "task-title").send_keys("Paint the fence", Keys.ENTER)
+        refusal = wait("the focus rule's refusal", lambda: a.find_element(By.ID, "focus-refusal").is_displayed() and
+                       a.find_element(By.ID, "focus-refusal-text").text)[0]
+        if "focus" not in refusal.lower() or "3" not in refusal:
+            raise Failed(f"refusal text: {refusal!r}")
+        active = [t for t in json.loads(cli(HOME_A, "task", "--json")) if not t["done"]]
+        if len(active) != 3 or any(t["title"] == "Paint the fence" for t in active):
+            raise Failed(f"the refused task was written: {active}")
+        a.find_element(By.ID, "task-refusal-close").click()
+        wait("the refusal to close", lambda: not a.find_element(By.ID, "focus-refusal").is_displayed())
+        print(f"ok the 4th active task is refused with the rule explained ({refusal!r}); nothing written")
+        wait("the plumber task on A", lambda: row(a, "task-list", "Call the plumber"))[0].find_element(
+            By.CSS_SELECTOR, "button.check").click()
+        wait("the task under Completed on B", lambda: row(b, "done-list", "Call the plumber"))
+        print("ok a task completed on A moves to Completed on B")
+
+        # --- appearance: dark on A (this machine's setting), B stays light ---
+        tab(a, "more")
+        light = background(a)
+        a.find_element(By.CSS_SELECTOR, 'input[name="appearance"][value="dark"]').click()
+        wait("A's page dark", lambda: background(a) == "rgb(0, 0, 0)")
+        a.refresh()
+        wait("A's page still dark after a reload", lambda: a.execute_script("return document.body.dataset.ready === 'true'")
+             and background(a) == "rgb(0, 0, 0)")
+        if background(b) != light:
+            raise Failed(f"B changed too: {background(b)}")
+        print(f"ok appearance dark applied on A ({light} → rgb(0, 0, 0)), kept after a reload; B's page unchanged")
+
+        if SHOTS:
+            screenshots(a, b)
+
+        # --- the agent goes away: B's page says so; it comes back: B's page recovers, still signed in ---
+        tab(b, "shopping")
+        b.execute_script("window.__sameDocument = true")
+        os.kill(int(PID_B), signal.SIGTERM)
+        _, seconds = wait("B's page to show the agent unreachable", lambda: b.find_element(By.ID, "offline").is_displayed(),
+                          timeout=5.0)
+        print(f"ok B's page shows the agent unreachable {seconds * 1000:.0f} ms after it stopped")
+        restarted = subprocess.Popen([BIN, "run", "--home", HOME_B, "--port", "0", "--no-mdns", "--web",
+                                      f"127.0.0.1:{WEB_PORT_B}"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            wait("B's page back online", lambda: not b.find_element(By.ID, "offline").is_displayed(), timeout=15.0)
+            rapid_add(b, "Coffee")
+            wait("Coffee (added on B after the restart) on A's page", lambda: "Coffee" in names(a), timeout=10.0)
+            if not b.execute_script("return window.__sameDocument === true"):
+                raise Failed("B's page reloaded")
+            print("ok B's agent restarted: its page recovered by itself, still signed in, and syncs again")
+        finally:
+            restarted.send_signal(signal.SIGTERM)
+            restarted.wait(timeout=20)
+        console = [entry for entry in a.get_log("browser") + b.get_log("browser") if entry["level"] == "SEVERE"
+                   and "/api/events" not in entry["message"] and "Failed to load resource" not in entry["message"]]
+        if console:
+            raise Failed(f"errors in the browser console: {console}")
+        print("ok no script errors in either console")
+    finally:
+        a.quit()
+        b.quit()
+
+
+def screenshots(a, b):
+    os.makedirs(SHOTS, exist_ok=True)
+    a.set_window_size(430, 900)
+    b.set_window_size(430, 900)
+    for driver, mode in [(b, "light"), (a, "dark")]:
+        for name in ["shopping", "tasks", "backlog", "kids", "more"]:
+            tab(driver, name)
+            driver.execute_script("window.scrollTo(0, 0)")
+            wait("the tab's fade-in to end", lambda: driver.execute_script("return document.getAnimations().length === 0"))
+            driver.save_screenshot(os.path.join(SHOTS, f"{name}-{mode}.png"))
+    a.set_window_size(900, 1000)
+    b.set_window_size(900, 1000)
+    print(f"ok screenshots saved in {SHOTS}")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Failed as failure:
+        print(f"FAILED: {failure}")
+        sys.exit(1)

@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""The web page's defences, attacked from outside (docs/SECURITY.md, "The web page"):
+
+    web_security.py PULSE_PEER HOME WEB_URL
+
+Raw HTTP (http.client, so every header is ours to forge) and a real browser on a hostile
+page of another origin. Each check prints `ok …`; a failure prints `FAILED: …` (exit 1).
+After every refused request the household must be unchanged (`pulse-peer export`).
+"""
+import http.client
+import http.server
+import json
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
+from urllib.parse import urlparse
+
+BIN, HOME, WEB = sys.argv[1:4]
+PORT = urlparse(WEB).port
+HOST = f"127.0.0.1:{PORT}"
+
+
+class Failed(Exception):
+    pass
+
+
+def expect(condition, what):
+    if not condition:
+        raise Failed(what)
+
+
+def cli(*args):
+    return subprocess.run([BIN, *args, "--home", HOME], check=True, capture_output=True, text=True, timeout=30).stdout
+
+
+def household():
+    return cli("export", "--json")
+
+
+def send(method, path, headers=None, body=None):
+    connection = http.client.HTTPConnection("127.0.0.1", PORT, timeout=10)
+    connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+    for name, value in (headers or {}).items():
+        connection.putheader(name, value)
+    data = body.encode() if isinstance(body, str) else body
+    if data is not None:
+        connection.putheader("Content-Length", str(len(data)))
+    connection.endheaders(data)
+    response = connection.getresponse()
+    payload = response.read()
+    connection.close()
+    return response.status, dict((k.lower(), v) for k, v in response.getheaders()), \
+        response.headers.get_all("Set-Cookie") or [], payload.decode(errors="replace")
+
+
+def login():
+    link = cli("open", "--print").split()[-1]
+    path = link[len(WEB):]
+    status, _, cookies, _ = send("GET", path, {"Host": HOST})
+    expect(status == 200 and cookies, f"a fresh sign-in link is accepted (got {status})")
+    cookie = cookies[0].split(";")[0]
+    status, _, _, body = send("GET", "/api/session", {"Host": HOST, "Cookie": cookie})
+    expect(status == 200, f"the session works ({status} {body})")
+    return path, cookie, cookies[0], json.loads(body)["csrf"]
+
+
+def main():
+    before = household()
+    secret_words = [item for item in ["Milk", "Smith"] if item in before]
+
+    # --- no cookie: 401 and no data ---
+    for method, path in [("GET", "/api/session"), ("GET", "/api/status"), ("GET", "/api/events"),
+                         ("POST", "/api/call/shop.list"), ("POST", "/api/call/shop.add")]:
+        status, _, _, body = send(method, path, {"Host": HOST, "Origin": WEB, "Content-Type": "application/json"}, "{}")
+        expect(status == 401, f"{method} {path} without a cookie → 401 (got {status})")
+        expect(not any(word in body for word in secret_words), f"{method} {path} without a cookie leaks data: {body}")
+    status, _, _, body = send("GET", "/api/session", {"Host": HOST, "Cookie": f"pulse_session_{PORT}=forged-value"})
+    expect(status == 401, f"a forged cookie → 401 (got {status})")
+    print("ok without a session cookie (or with a forged one) every API path answers 401 and no household data")
+
+    # --- the login token is single-use ---
+    path, cookie, set_cookie, csrf = login()
+    attributes = [a.strip().lower() for a in set_cookie.split(";")[1:]]
+    expect("httponly" in attributes and "samesite=strict" in attributes and "path=/" in attributes,
+           f"the cookie is HttpOnly, SameSite=Strict: {set_cookie}")
+    status, _, cookies, body = send("GET", path, {"Host": HOST})
+    expect(status == 401 and not cookies, f"the same sign-in link a second time → 401, no cookie (got {status}, {cookies})")
+    status, _, cookies, _ = send("GET", "/login?token=" + "A" * 43, {"Host": HOST})
+    expect(status == 401 and not cookies, f"a made-up token → 401 (got {status})")
+    status, _, cookies, _ = send("GET", "/login", {"Host": HOST})
+    expect(status == 401 and not cookies, f"no token → 401 (got {status})")
+    print("ok a sign-in link works once (HttpOnly, SameSite=Strict cookie); again, made up, or missing → 401 and no cookie")
+
+    # --- Host must name loopback (DNS rebinding) ---
+    for host in [f"evil.example:{PORT}", f"127.0.0.1.nip.io:{PORT}", f"192.168.1.20:{PORT}", "localhost", None]:
+        headers = {"Cookie": cookie, "Origin": WEB, "X-Pulse-CSRF": csrf, "Content-Type": "application/json"}
+        if host:
+            headers["Host"] = host
+        for method, target, body in [("GET", "/", None), ("GET", "/api/session", None),
+                                     ("POST", "/api/call/shop.add", json.dumps({"names": ["Rebound"]}))]:
+            status, _, _, text = send(method, target, headers, body)
+            expect(status in (400, 421), f"Host {host!r}: {method} {target} refused (got {status})")
+            expect(csrf not in text, f"Host {host!r} leaked the CSRF token")
+    fresh_link = cli("open", "--print").split()[-1][len(WEB):]
+    status, _, cookies, _ = send("GET", fresh_link, {"Host": f"evil.example:{PORT}"})
+    expect(status == 421 and not cookies, f"a sign-in link through a foreign Host → refused (got {status})")
+    expect(household() == before, "a request with a foreign Host changed the household")
+    print("ok a Host naming anything but this machine's loopback (or none) is refused (421/400), even with a valid cookie")
+
+    # --- cross-origin and token-less POSTs are refused ---
+    good = {"Host": HOST, "Cookie": cookie, "Origin": WEB, "X-Pulse-CSRF": csrf, "Content-Type": "application/json"}
+    add = json.dumps({"names": ["Forged"]})
+    for label, change in [("Origin of another site", {"Origin": "http://evil.example"}),
+                          ("Origin of another port on this machine", {"Origin": f"http://127.0.0.1:{PORT + 1}"}),
+                          ("Origin null", {"Origin": "null"}),
+                          ("no Origin", {"Origin": None}),
+                          ("no CSRF token", {"X-Pulse-CSRF": None}),
+                          ("a wrong CSRF token", {"X-Pulse-CSRF": csrf[:-2] + "xx"}),
+                          ("a form's content type", {"Content-Type": "application/x-www-form-urlencoded"})]:
+        headers = {k: v for k, v in {**good, **change}.items() if v is not None}
+        status, _, _, text = send("POST", "/api/call/shop.add", headers, add)
+        expect(status in (403, 415), f"{label}: refused (got {status} {text})")
+    expect(household() == before, "a refused POST changed the household")
+    status, _, _, text = send("POST", "/api/call/shop.add", good, add)
+    expect(status == 200 and "Forged" in text, f"the same request from the page itself works (got {status} {text})")
+    print("ok POSTs from another origin, with no Origin, or without this page's CSRF token are refused; the page's own works")
+
+    # --- bad input: a clear error, nothing changed ---
+    before = household()
+    for label, body, expected in [("not JSON", "{names:", 400), ("an array", "[1]", 400),
+                                  ("a wrong type", json.dumps({"names": "Milk"}), 422),
+                                  ("an empty name", json.dumps({"names": [" "]}), 422)]:
+        status, _, _, text = send("POST", "/api/call/shop.add", good, body)
+        expect(status == expected and "error" in json.loads(text), f"{label} → {expected} with an error (got {status} {text})")
+    status, _, _, text = send("POST", "/api/call/no.such.method", good, "{}")
+    expect(status == 404, f"an unknown method → 404 (got {status})")
+    status, _, _, text = send("POST", "/api/call/shop.add", good, "x" * (65 * 1024))
+    expect(status == 413, f"a 65 KiB body → 413 (got {status})")
+    expect(household() == before, "bad input changed the household")
+    print("ok bad parameters, unknown methods and oversized bodies get a clear error and change nothing")
+
+    # --- every response carries the security headers; no inline script allowed ---
+    for method, target, headers in [("GET", "/", {"Host": HOST}), ("GET", "/api/session", {"Host": HOST, "Cookie": cookie}),
+                                    ("GET", "/nowhere", {"Host": HOST}), ("GET", "/login?token=x", {"Host": HOST})]:
+        status, response, _, _ = send(method, target, headers)
+        csp = response.get("content-security-policy", "")
+        expect("script-src 'self'" in csp and "unsafe-inline" not in csp and "frame-ancestors 'none'" in csp,
+               f"{target}: CSP {csp!r}")
+        expect(response.get("x-frame-options") == "DENY", f"{target}: X-Frame-Options {response.get('x-frame-options')!r}")
+        expect(response.get("x-content-type-options") == "nosniff", f"{target}: nosniff")
+    print("ok every response has a CSP without inline script, X-Frame-Options DENY, nosniff")
+
+    # --- malformed HTTP and many connections: refused, and the page still answers ---
+    raw = socket.create_connection(("127.0.0.1", PORT), timeout=5)
+    raw.sendall(b"GET / HTTP/1.1\r\nHost: " + HOST.encode() + b"\r\nBad Header Line\r\n\r\n")
+    answer = raw.recv(100)
+    raw.close()
+    expect(answer.startswith(b"HTTP/1.1 400"), f"a malformed request → 400 (got {answer[:40]!r})")
+    crowd = [socket.create_connection(("127.0.0.1", PORT), timeout=5) for _ in range(80)]
+    closed = set()
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline and len(closed) < len(crowd) - 64:
+        readable, _, _ = select.select([s for s in crowd if s not in closed], [], [], 0.1)
+        for s in readable:
+            if s.recv(1) == b"":
+                closed.add(s)
+    refused = len(closed)
+    for s in crowd:
+        s.close()
+    status, _, _, _ = wait_for_status(lambda: send("GET", "/api/session", {"Host": HOST, "Cookie": cookie}))
+    expect(refused >= 80 - 64, f"beyond 64 connections are closed at once (closed {refused} of 80)")
+    expect(status == 200, f"the page answers after the crowd left (got {status})")
+    print(f"ok a malformed request gets 400; of 80 idle connections {refused} were closed at once; the page still answers")
+
+    browser_attack(cookie)
+
+    # --- logout ends the session ---
+    status, _, cookies, _ = send("POST", "/api/logout", {**good, "Content-Length": "0"})
+    expect(status == 200 and cookies and "max-age=0" in cookies[0].lower(), f"logout clears the cookie ({status} {cookies})")
+    status, _, _, _ = send("GET", "/api/session", {"Host": HOST, "Cookie": cookie})
+    expect(status == 401, f"the old cookie after logout → 401 (got {status})")
+    print("ok sign-out ends the session: the old cookie answers 401")
+
+
+def wait_for_status(request, timeout=5.0):
+    start = time.monotonic()
+    while True:
+        result = request()
+        if result[0] == 200 or time.monotonic() - start > timeout:
+            return result
+        time.sleep(0.05)
+
+
+EVIL = """<!doctype html><html><body><h1>Win a prize</h1>
+<form id="f" method="POST" action="{web}/api/call/shop.add" enctype="text/plain">
+<input name='{{"names":["Form attack"],"x":"' value='"}}'></form>
+<script>
+window.results = [];
+fetch("{web}/api/call/shop.add", {{method: "POST", credentials: "include", mode: "no-cors",
+  headers: {{"Content-Type": "text/plain"}}, body: JSON.stringify({{names: ["Fetch attack"]}})}})
+  .then(r => window.results.push("fetch:" + r.type)).catch(e => window.results.push("fetch-error"));
+fetch("{web}/api/call/shop.list", {{method: "POST", credentials: "include",
+  headers: {{"Content-Type": "application/json"}}, body: "{{}}"}})
+  .then(r => r.text()).then(t => window.results.push("read:" + t)).catch(e => window.results.push("read-blocked"));
+</script></body></html>"""
+
+
+def browser_attack(cookie):
+    """A signed-in browser visits a hostile page on another port of this machine (the same
+    site for cookies: only the Origin check stands between it and the household)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    before = household()
+    page = EVIL.format(web=WEB).encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage"]:
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    try:
+        driver.get(cli("open", "--print").split()[-1])  # signed in, as the owner would be
+        start = time.monotonic()
+        while driver.execute_script("return document.body && document.body.dataset.ready") != "true":
+            expect(time.monotonic() - start < 10, "the page did not load")
+            time.sleep(0.05)
+        driver.get(f"http://127.0.0.1:{server.server_port}/")
+        start = time.monotonic()
+        while len(driver.execute_script("return window.results || []")) < 2:
+            expect(time.monotonic() - start < 10, "the hostile page's requests did not finish")
+            time.sleep(0.05)
+        results = driver.execute_script("return window.results")
+        expect(not any(r.startswith("read:") for r in results), f"the hostile page read the household: {results}")
+        driver.execute_script("document.getElementById('f').submit()")
+        start = time.monotonic()
+        while "Form attack" not in driver.page_source and "refused" not in driver.page_source:
+            if time.monotonic() - start > 10:
+                break
+            time.sleep(0.05)
+        form_answer = driver.find_element("tag name", "body").text
+        expect("refused" in form_answer, f"the form post reached the agent and was refused by it (got {form_answer!r})")
+        expect("Form attack" not in household() and "Fetch attack" not in household(),
+               "a hostile page's POST reached the household")
+        expect(household() == before, "a hostile page changed the household")
+    finally:
+        driver.quit()
+        server.shutdown()
+    print(f"ok a hostile page in the signed-in browser could neither read ({results}) nor write the household (its form got: {form_answer})")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Failed as failure:
+        print(f"FAILED: {failure}")
+        sys.exit(1)
