@@ -1,0 +1,259 @@
+import FoundationEssentials
+import Synchronization
+import Testing
+@testable import PeerSync
+@testable import PulseWeb
+
+/// The web page's rules and router, without sockets: what is refused, what is answered.
+struct WebRulesTests {
+    @Test(arguments: [
+        ("127.0.0.1:47654", "127.0.0.1:47654"), ("localhost:0", "127.0.0.1:0"), ("[::1]:8080", "[::1]:8080"),
+        ("127.1.2.3:9", "127.1.2.3:9"), ("OFF", "off"), ("off", "off"),
+    ])
+    func aLoopbackAddressIsAccepted(text: String, expected: String) throws {
+        let address = try WebAddress.parse(text).get()
+        #expect(address.map(\.description) ?? "off" == expected)
+    }
+
+    @Test(arguments: [
+        ("0.0.0.0:47654", "not a loopback address"), ("192.168.1.2:80", "not a loopback address"),
+        ("example.com:80", "not a loopback address"), ("[::]:80", "not a loopback address"),
+        ("127.0.0.256:80", "not a loopback address"), ("127.0.0.1", "HOST:PORT"), ("127.0.0.1:65536", "HOST:PORT"),
+        ("127.0.0.1:-1", "HOST:PORT"), (":80", "HOST:PORT"), ("", "HOST:PORT"), ("127.0.0.1:http", "HOST:PORT"),
+    ])
+    func anythingElseIsRefusedInASentence(text: String, says: String) {
+        guard case let .failure(error) = WebAddress.parse(text) else { Issue.record("accepted \(text)"); return }
+        #expect(error.description.contains(says), "\(error)")
+        #expect(error.description.hasPrefix("--web"))
+    }
+
+    @Test(arguments: [
+        ("127.0.0.1:8080", true), ("localhost:8080", true), ("LOCALHOST:8080", true), ("[::1]:8080", true),
+        ("127.0.0.1:8081", false), ("127.0.0.1", false), ("localhost", false), ("evil.example:8080", false),
+        ("127.0.0.1.nip.io:8080", false), ("192.168.1.5:8080", false), ("", false), ("127.0.0.1:8080 ", false),
+    ])
+    func theHostHeaderMustNameThisLoopbackPort(header: String, allowed: Bool) {
+        #expect(WebRules.hostAllowed(header, host: "127.0.0.1", port: 8080) == allowed)
+    }
+
+    @Test func noHostHeaderIsRefused() { #expect(!WebRules.hostAllowed(nil, host: "127.0.0.1", port: 8080)) }
+
+    @Test(arguments: [
+        ("http://127.0.0.1:8080", true), ("http://localhost:8080", true), ("http://[::1]:8080", true),
+        ("https://127.0.0.1:8080", false), ("http://127.0.0.1:8081", false), ("http://evil.example", false),
+        ("null", false), ("", false), ("http://127.0.0.1:8080/", false),
+    ])
+    func theOriginMustBeThisPage(header: String, allowed: Bool) {
+        #expect(WebRules.originAllowed(header, host: "127.0.0.1", port: 8080) == allowed)
+    }
+
+    @Test func cookiesAndQueriesAreRead() {
+        #expect(WebRules.cookie("s", in: ["a=1; s=xyz; b=2"]) == "xyz")
+        #expect(WebRules.cookie("s", in: ["a=1", " s = v=w "]) == "v=w")
+        #expect(WebRules.cookie("s", in: ["ss=1; as=2"]) == nil)
+        let (path, query) = WebRules.split(uri: "/login?token=a%2Bb&x=&y=%E2%9C%93+z")
+        #expect(path == "/login")
+        #expect(query == ["token": "a+b", "x": "", "y": "✓ z"])
+        #expect(WebRules.split(uri: "/a?t=%zz").query["t"] == nil)
+        #expect(WebRules.split(uri: "/a?t=%ff").query["t"] == nil) // not UTF-8
+    }
+}
+
+struct WebSessionsTests {
+    @Test func aSessionHasItsCSRFTokenUntilItEnds() {
+        let sessions = WebSessions()
+        let (cookie, csrf) = sessions.create()
+        #expect(cookie.count == 43 && csrf.count == 43 && cookie != csrf)
+        #expect(sessions.csrf(for: cookie) == csrf)
+        #expect(sessions.csrf(for: cookie + "x") == nil)
+        #expect(sessions.csrf(for: nil) == nil)
+        #expect(sessions.csrf(for: String(repeating: "a", count: 10_000)) == nil)
+        sessions.end(cookie)
+        #expect(sessions.csrf(for: cookie) == nil)
+    }
+
+    @Test func anUnusedSessionExpiresAndTheLeastRecentlyUsedGoesFirst() {
+        let sessions = WebSessions()
+        let old = sessions.create(now: 0)
+        #expect(sessions.csrf(for: old.cookie, now: WebSessions.idleLifetime - 1) == old.csrf)
+        #expect(sessions.csrf(for: old.cookie, now: 2 * WebSessions.idleLifetime) == nil)
+        let first = sessions.create(now: 10)
+        for i in 0..<WebSessions.capacity { _ = sessions.create(now: 20 + Int64(i)) }
+        #expect(sessions.count == WebSessions.capacity)
+        #expect(sessions.csrf(for: first.cookie, now: 100) == nil)
+    }
+
+    @Test func sessionsOutliveARestartButNotTheirEnd() {
+        let saved = Mutex<Data?>(nil)
+        let sessions = WebSessions { data in saved.withLock { $0 = data } }
+        let kept = sessions.create()
+        let ended = sessions.create()
+        sessions.end(ended.cookie)
+        let file = saved.withLock { $0 }
+        #expect(file.map { String(decoding: $0, as: UTF8.self).contains(kept.cookie) } == false, "no cookie is written")
+        let restarted = WebSessions(saved: file)
+        #expect(restarted.csrf(for: kept.cookie) == kept.csrf)
+        #expect(restarted.csrf(for: ended.cookie) == nil)
+        #expect(WebSessions(saved: Data("not json".utf8)).count == 0)
+        #expect(WebSessions(saved: Data(#"[{"digest":"zz","csrf":"a","lastUsed":1}]"#.utf8)).count == 0)
+    }
+
+    @Test func secretsCompareWhole() {
+        #expect(WebSessions.same("abc", "abc"))
+        #expect(!WebSessions.same("abc", "abd"))
+        #expect(!WebSessions.same("abc", "ab"))
+    }
+}
+
+struct FrontEndLoginsTests {
+    @Test func aTokenWorksOnceWithinItsLifetime() {
+        let logins = FrontEndLogins()
+        let token = logins.issue(now: 0)
+        #expect(token.count == 43)
+        #expect(!logins.redeem(token + "x", now: 1))
+        #expect(logins.redeem(token, now: 1))
+        #expect(!logins.redeem(token, now: 2))
+        let late = logins.issue(now: 0)
+        #expect(!logins.redeem(late, now: FrontEndLogins.lifetime))
+    }
+
+    @Test func atMostEightAreOpen() {
+        let logins = FrontEndLogins()
+        let tokens = (0...FrontEndLogins.capacity).map { logins.issue(now: Int64($0)) }
+        #expect(!logins.redeem(tokens[0], now: 100))
+        #expect(tokens.dropFirst().allSatisfy { logins.redeem($0, now: 100) })
+    }
+}
+
+struct WebRouterTests {
+    final class Calls: Sendable {
+        let made = Mutex<[(String, [String: JSONValue])]>([])
+    }
+
+    func router(calls: Calls = Calls()) -> (WebRouter, FrontEndLogins) {
+        let logins = FrontEndLogins()
+        let api = LocalAPI(callMethod: { method, params in
+            calls.made.withLock { $0.append((method, params)) }
+            if method == "shop.check" { return ControlResponse(ok: false, error: "no item \"x\" in the shopping list") }
+            return ControlResponse(ok: true, result: .array([.string("done")]))
+        }, currentStatus: { throw CancellationError() }, feed: EventFeed(), logins: logins,
+           home: HouseholdHome.resolve("/tmp/pulse-web-router-tests"))
+        return (WebRouter(api: api, sessions: WebSessions(), host: "127.0.0.1", port: 8080), logins)
+    }
+
+    func request(_ method: String, _ uri: String, _ headers: [(String, String)] = [], body: String = "") -> WebRequest {
+        WebRequest(method: method, uri: uri, headers: [("host", "127.0.0.1:8080")] + headers, body: Array(body.utf8))
+    }
+
+    func response(_ reply: WebReply) -> WebResponse? {
+        if case let .response(response) = reply { return response }
+        return nil
+    }
+
+    func header(_ response: WebResponse?, _ name: String) -> String? { response?.headers.first { $0.0 == name }?.1 }
+
+    /// Signs in with a fresh token: the cookie header and the CSRF token.
+    func signIn(_ router: WebRouter, _ logins: FrontEndLogins) async throws -> (cookie: (String, String), csrf: String) {
+        let login = try #require(response(await router.respond(to: request("GET", "/login?token=\(logins.issue())"))))
+        #expect(login.status == 200)
+        let set = try #require(header(login, "Set-Cookie"))
+        #expect(set.contains("HttpOnly") && set.contains("SameSite=Strict") && set.hasPrefix("pulse_session_8080="))
+        let cookie = ("cookie", String(set.split(separator: ";")[0]))
+        let session = try #require(response(await router.respond(to: request("GET", "/api/session", [cookie]))))
+        #expect(session.status == 200)
+        guard case let .object(object) = try JSONDecoder().decode(JSONValue.self, from: Data(session.body)),
+              case let .string(csrf)? = object["csrf"] else { throw CancellationError() }
+        return (cookie, csrf)
+    }
+
+    @Test func thePageIsServedWithItsDefencesAndTheWrongHostGetsNothing() async throws {
+        let (router, _) = router()
+        for path in ["/", "/app.js", "/app.css", "/icon.svg"] {
+            let page = try #require(response(await router.respond(to: request("GET", path))))
+            #expect(page.status == 200 && !page.body.isEmpty)
+            #expect(header(page, "X-Frame-Options") == "DENY")
+            #expect(header(page, "Content-Security-Policy")?.contains("script-src 'self';") == true)
+            #expect(header(page, "Content-Security-Policy")?.contains("unsafe-inline") == false)
+        }
+        let html = String(decoding: WebAssets.indexHTML, as: UTF8.self)
+        #expect(html.firstMatch(of: /<script(?![^>]*\ssrc=)/) == nil, "no inline script")
+        #expect(html.firstMatch(of: /\son[a-z]+=/) == nil && html.firstMatch(of: /\sstyle=/) == nil, "no inline handlers or styles")
+        let foreign = WebRequest(method: "GET", uri: "/", headers: [("host", "evil.example:8080")])
+        #expect(response(await router.respond(to: foreign))?.status == 421)
+        #expect(response(await router.respond(to: request("GET", "/nowhere")))?.status == 404)
+        #expect(response(await router.respond(to: request("POST", "/")))?.status == 405)
+    }
+
+    @Test func withoutASessionTheAPIAnswers401() async throws {
+        let calls = Calls()
+        let (router, _) = router(calls: calls)
+        for (method, path) in [("GET", "/api/session"), ("GET", "/api/status"), ("GET", "/api/events"), ("POST", "/api/call/shop.add")] {
+            let answer = try #require(response(await router.respond(to: request(method, path, [("cookie", "pulse_session_8080=forged")]))))
+            #expect(answer.status == 401)
+        }
+        #expect(calls.made.withLock { $0.isEmpty })
+    }
+
+    @Test func aLoginTokenWorksOnce() async throws {
+        let (router, logins) = router()
+        let token = logins.issue()
+        #expect(response(await router.respond(to: request("GET", "/login?token=\(token)")))?.status == 200)
+        let again = try #require(response(await router.respond(to: request("GET", "/login?token=\(token)"))))
+        #expect(again.status == 401 && header(again, "Set-Cookie") == nil)
+        #expect(response(await router.respond(to: request("GET", "/login")))?.status == 401)
+    }
+
+    @Test func aCallNeedsThePagesOriginAndTokenAndPassesItsParameters() async throws {
+        let calls = Calls()
+        let (router, logins) = router(calls: calls)
+        let (cookie, csrf) = try await signIn(router, logins)
+        let json = ("content-type", "application/json")
+        let body = #"{"names":["Milk"]}"#
+        let refused: [[(String, String)]] = [
+            [cookie, json, ("x-pulse-csrf", csrf)], // no Origin
+            [cookie, json, ("x-pulse-csrf", csrf), ("origin", "http://evil.example")],
+            [cookie, json, ("origin", "http://127.0.0.1:8080")], // no token
+            [cookie, json, ("origin", "http://127.0.0.1:8080"), ("x-pulse-csrf", String(csrf.dropLast()) + "A")],
+        ]
+        for headers in refused {
+            #expect(response(await router.respond(to: request("POST", "/api/call/shop.add", headers, body: body)))?.status == 403)
+        }
+        #expect(calls.made.withLock { $0.isEmpty })
+        let good = [cookie, json, ("origin", "http://localhost:8080"), ("x-pulse-csrf", csrf)]
+        let done = try #require(response(await router.respond(to: request("POST", "/api/call/shop.add", good, body: body))))
+        #expect(done.status == 200 && String(decoding: done.body, as: UTF8.self) == #"{"result":["done"]}"#)
+        #expect(calls.made.withLock { $0.map(\.0) } == ["shop.add"])
+        #expect(calls.made.withLock { $0.first?.1 } == ["names": .array([.string("Milk")])])
+        // The household's refusal is the answer, as a sentence.
+        let refusal = try #require(response(await router.respond(to: request("POST", "/api/call/shop.check", good, body: #"{"item":"x"}"#))))
+        #expect(refusal.status == 422 && String(decoding: refusal.body, as: UTF8.self).contains("no item"))
+        // Bad input never reaches the household.
+        let before = calls.made.withLock { $0.count }
+        #expect(response(await router.respond(to: request("POST", "/api/call/nope", good, body: "{}")))?.status == 404)
+        #expect(response(await router.respond(to: request("POST", "/api/call/shop.add", good, body: "[1]")))?.status == 400)
+        #expect(response(await router.respond(to: request("POST", "/api/call/shop.add", good, body: "{")))?.status == 400)
+        let form = [cookie, ("content-type", "text/plain"), ("origin", "http://127.0.0.1:8080"), ("x-pulse-csrf", csrf)]
+        #expect(response(await router.respond(to: request("POST", "/api/call/shop.add", form, body: body)))?.status == 415)
+        #expect(response(await router.respond(to: request("DELETE", "/api/call/shop.add", good)))?.status == 405)
+        #expect(calls.made.withLock { $0.count } == before)
+    }
+
+    @Test func theLiveFeedResumesFromTheLastEventID() async throws {
+        let (router, logins) = router()
+        let (cookie, _) = try await signIn(router, logins)
+        guard case let .events(resume) = await router.respond(to: request("GET", "/api/events", [cookie, ("last-event-id", "ab-3")])) else {
+            Issue.record("not a stream"); return
+        }
+        #expect(resume == "ab-3")
+        guard case let .events(none) = await router.respond(to: request("GET", "/api/events?resume=", [cookie])) else { return }
+        #expect(none == nil)
+    }
+
+    @Test func signingOutEndsTheSession() async throws {
+        let (router, logins) = router()
+        let (cookie, csrf) = try await signIn(router, logins)
+        let out = try #require(response(await router.respond(to: request("POST", "/api/logout", [cookie, ("origin", "http://127.0.0.1:8080"), ("x-pulse-csrf", csrf)]))))
+        #expect(out.status == 200 && header(out, "Set-Cookie")?.contains("Max-Age=0") == true)
+        #expect(response(await router.respond(to: request("GET", "/api/session", [cookie])))?.status == 401)
+    }
+}
