@@ -5,14 +5,16 @@
 # already runs them: they are reused). `--tests` adds what only the tests use:
 # libfaketime (a machine whose clock is wrong), iproute2 and nftables (network namespaces,
 # links cut and netem loss for partitions), openssl and python3 (the hostile peer of the security tests),
-# python3-dbus and python3-gi (the stand-in desktop notification service of the notification tests).
+# python3-dbus and python3-gi (the stand-in desktop notification service of the notification tests),
+# chromium, chromium-driver and Selenium from PyPI (the web page's tests in a real browser), and
+# an emoji font (the page's tab icons, in its screenshots).
 set -euo pipefail
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 packages=(libsqlite3-dev libavahi-client-dev libdbus-1-dev avahi-daemon avahi-utils dbus pkg-config)
-if [ "${1:-}" = "--tests" ]; then packages+=(faketime iproute2 nftables openssl python3 python3-dbus python3-gi); fi
+if [ "${1:-}" = "--tests" ]; then packages+=(faketime iproute2 nftables openssl python3 python3-dbus python3-gi chromium chromium-driver fonts-noto-color-emoji); fi
 need=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
@@ -21,6 +23,13 @@ if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}" >&2
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# Selenium drives the browser from the python3 the tests run (it is on PATH first).
+if [ "${1:-}" = "--tests" ] && ! python3 -c 'import selenium' >/dev/null 2>&1; then
+  echo "setup: installing selenium (PyPI)" >&2
+  python3 -m pip install -q --disable-pip-version-check selenium 2>/dev/null \
+    || python3 -m pip install -q --disable-pip-version-check --break-system-packages selenium
 fi
 
 if ! command -v swift >/dev/null 2>&1; then

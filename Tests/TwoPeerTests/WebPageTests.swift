@@ -74,4 +74,61 @@ import Testing
         #expect(!agent.log.contains("token=") && !agent.log.contains("pulse_session"), "the agent logs no sign-in token or cookie")
         _ = agent.stop()
     }
+
+    /// `run --web` takes loopback only; `open` logs in through xdg-open, or prints the link;
+    /// a taken default port leaves the agent running without its page (status says why),
+    /// a taken chosen one stops the start.
+    @Test func theWebFlagAndTheOpenCommand() throws {
+        let home = try scratch.household("w")[0]
+        for (value, says) in [("0.0.0.0:47654", "not a loopback address"), ("192.168.1.2:80", "not a loopback address"),
+                              ("127.0.0.1", "HOST:PORT"), ("nonsense", "HOST:PORT")] {
+            let run = try PulsePeer.run(["run", "--home", home.path, "--no-mdns", "--web", value], timeout: 30)
+            #expect(run.status != 0 && run.stderr.contains(says), "\(value): \(run.stderr)")
+        }
+        let noAgent = try PulsePeer.run(["open", "--print", "--home", home.path])
+        #expect(noAgent.status != 0 && noAgent.stderr.contains("no agent is running"), "\(noAgent.stderr)")
+
+        let off = try AgentProcess(home: home.path, web: "off")
+        #expect(off.web == nil)
+        let refused = try PulsePeer.run(["open", "--home", home.path])
+        #expect(refused.status != 0 && refused.stderr.contains("--web off"), "\(refused.stderr)")
+        #expect(try home.status()["machine"].flatMap { ($0 as? [String: Any])?["web"] } == nil)
+        _ = off.stop()
+
+        let agent = try AgentProcess(home: home.path)
+        let web = try #require(agent.web)
+        let machine = try home.status()["machine"] as? [String: Any]
+        #expect(machine?["web"] as? String == web)
+        // A stand-in xdg-open records the link it is given.
+        let bin = scratch.home("bin"), opened = scratch.home("opened.log")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try "#!/bin/sh\necho \"$1\" >> '\(opened)'\nexit 0\n".write(toFile: bin + "/xdg-open", atomically: true, encoding: .utf8)
+        chmod(bin + "/xdg-open", 0o755)
+        let open = try PulsePeer.run(["open", "--home", home.path], environment: ["PATH": bin + ":/usr/bin:/bin"])
+        #expect(open.status == 0 && open.stdout.contains("Opened House Pulse in your browser (\(web))"), "\(open.stdout)\(open.stderr)")
+        #expect(!open.stdout.contains("token="), "the link is not printed when a browser took it")
+        let link = try String(contentsOfFile: opened, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(link.hasPrefix(web + "/login?token=") && link.count == (web + "/login?token=").count + 43, "\(link)")
+        // An xdg-open that fails (no desktop): the link is printed instead.
+        try "#!/bin/sh\nexit 3\n".write(toFile: bin + "/xdg-open", atomically: true, encoding: .utf8)
+        let printed = try PulsePeer.run(["open", "--home", home.path], environment: ["PATH": bin + ":/usr/bin:/bin"])
+        #expect(printed.status == 0 && printed.stdout.contains(web + "/login?token="), "\(printed.stdout)")
+        #expect(printed.stdout.contains("works once, for two minutes"))
+
+        // The page's port taken: chosen explicitly, the start fails and says so…
+        let port = try #require(URL(string: web)?.port)
+        let second = try scratch.household("w2")[0]
+        let clash = try PulsePeer.run(["run", "--home", second.path, "--port", "0", "--no-mdns", "--web", "127.0.0.1:\(port)"],
+                                      timeout: 30)
+        #expect(clash.status != 0 && clash.stderr.contains("the web page cannot listen on 127.0.0.1:\(port)"), "\(clash.stderr)")
+        _ = agent.stop()
+        // …while the default one taken leaves the agent syncing without its page, saying why.
+        let holder = try AgentProcess(home: home.path, web: "127.0.0.1:\(47654)")
+        let defaulted = try AgentProcess(home: second.path, web: nil)
+        #expect(defaulted.web == nil)
+        let warnings = try second.status()["machine"].flatMap { ($0 as? [String: Any])?["warnings"] as? [String] } ?? []
+        #expect(warnings.contains { $0.contains("the web page cannot listen on 127.0.0.1:47654") }, "\(warnings)")
+        _ = defaulted.stop()
+        _ = holder.stop()
+    }
 }

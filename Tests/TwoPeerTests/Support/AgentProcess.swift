@@ -19,11 +19,12 @@ final class AgentProcess: @unchecked Sendable {
     /// `pulse-peer run --home HOME --port 0 --listen LISTEN ARGS…`, inside `host`'s
     /// network namespace when one is given (else with mDNS off: tests never touch the
     /// machine's own Avahi).
+    /// `web`: the `--web` value (nil: the agent's default), unless `args` has its own.
     init(home: String, _ args: [String] = [], on host: TestHost? = nil, listen: String = "127.0.0.1",
-         wrapper: [String] = [], timeout: TimeInterval = 30) throws {
+         wrapper: [String] = [], web: String? = "127.0.0.1:0", timeout: TimeInterval = 30) throws {
         self.home = home
         let run = ["run", "--home", home, "--port", "0", "--listen", listen] + (host == nil ? ["--no-mdns"] : [])
-            + (args.contains("--web") ? [] : ["--web", "127.0.0.1:0"]) + args
+            + (args.contains("--web") ? [] : web.map { ["--web", $0] } ?? []) + args
         let command = wrapper + [PulsePeer.executable.path] + run
         if let host {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -62,7 +63,7 @@ final class AgentProcess: @unchecked Sendable {
             throw Failure(description: "agent for \(home) did not get ready: \(log)")
         }
         self.port = port
-        web = json["web"] as? String
+        self.web = json["web"] as? String
     }
 
     deinit { if process.isRunning { kill9() } }
