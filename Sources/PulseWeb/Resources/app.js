@@ -391,7 +391,8 @@ async function addTask(force = false) {
 }
 function showRefusal(message, force) {
   refusedTask = force;
-  $("focus-refusal-text").textContent = message;
+  // The household's sentence, without the command line's way around it (the button is that here).
+  $("focus-refusal-text").textContent = message.replace(/,? or pass --force\.?$/, ".");
   $("focus-refusal").hidden = false;
   $("task-force").focus();
 }
