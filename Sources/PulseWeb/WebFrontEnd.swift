@@ -63,7 +63,12 @@ public struct WebFrontEnd: AgentFrontEnd {
         let router = WebRouter(api: api, sessions: sessions, host: address.host, port: port)
         let url = "http://\(WebAddress(host: address.host, port: port))"
         logger.info("web page serving", metadata: ["url": "\(url)"])
-        return FrontEndHandle(url: url) { try await Self.serve(server, router: router, logger: logger) }
+        return FrontEndHandle(url: url) {
+            // The page failing (its listener's accept erring, say) never stops sync: it is logged.
+            do { try await Self.serve(server, router: router, logger: logger) } catch is CancellationError {} catch {
+                logger.error("web page stopped", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     /// Connections and live streams open now (bounded: ``maxConnections``, ``maxStreams``).
