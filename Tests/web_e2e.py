@@ -8,54 +8,25 @@ Each check prints one line `ok <what> [figures]`; the first failure raises (exit
 what was expected and what the page showed. Waits are conditions with deadlines, never
 fixed sleeps. With SCREENSHOT_DIR, saves each tab in light and dark (docs/screenshots).
 """
-import http.server
 import json
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
+
+import web_support
+from web_support import Failed, browser, wait
 
 BIN, HOME_A, HOME_B, PID_B, WEB_PORT_B = sys.argv[1:6]
 SHOTS = sys.argv[6] if len(sys.argv) > 6 else None
 
 
-class Failed(Exception):
-    pass
-
-
-def wait(what, condition, timeout=5.0):
-    """Polls `condition` (every 20 ms) until it returns something true; returns it and the seconds it took."""
-    start = time.monotonic()
-    last = None
-    while time.monotonic() - start < timeout:
-        try:
-            last = condition()
-        except Exception as error:  # the DOM changing under a query: try again
-            last = error
-        if last and not isinstance(last, Exception):
-            return last, time.monotonic() - start
-        time.sleep(0.02)
-    raise Failed(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
-
-
 def cli(home, *args):
-    return subprocess.run([BIN, *args, "--home", home], check=True, capture_output=True, text=True, timeout=30).stdout
-
-
-def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=900,1000"]:
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    return web_support.cli(BIN, home, *args)
 
 
 def sign_in(driver, home):
@@ -219,7 +190,7 @@ def main():
         print(f"ok B's page shows the agent unreachable {seconds * 1000:.0f} ms after it stopped")
         restarted = subprocess.Popen([BIN, "run", "--home", HOME_B, "--port", "0", "--no-mdns", "--web",
                                       f"127.0.0.1:{WEB_PORT_B}"],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             wait("B's page back online", lambda: not b.find_element(By.ID, "offline").is_displayed(), timeout=15.0)
             rapid_add(b, "Coffee")
@@ -256,8 +227,4 @@ def screenshots(a, b):
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Failed as failure:
-        print(f"FAILED: {failure}")
-        sys.exit(1)
+    web_support.run(main)

@@ -12,19 +12,17 @@ import http.server
 import json
 import select
 import socket
-import subprocess
 import sys
 import threading
 import time
 from urllib.parse import urlparse
 
+import web_support
+from web_support import Failed, wait
+
 BIN, HOME, WEB = sys.argv[1:4]
 PORT = urlparse(WEB).port
 HOST = f"127.0.0.1:{PORT}"
-
-
-class Failed(Exception):
-    pass
 
 
 def expect(condition, what):
@@ -33,7 +31,7 @@ def expect(condition, what):
 
 
 def cli(*args):
-    return subprocess.run([BIN, *args, "--home", HOME], check=True, capture_output=True, text=True, timeout=30).stdout
+    return web_support.cli(BIN, HOME, *args)
 
 
 def household():
@@ -118,7 +116,7 @@ def main():
                           ("Origin null", {"Origin": "null"}),
                           ("no Origin", {"Origin": None}),
                           ("no CSRF token", {"X-Pulse-CSRF": None}),
-                          ("a wrong CSRF token", {"X-Pulse-CSRF": csrf[:-2] + "xx"}),
+                          ("a wrong CSRF token", {"X-Pulse-CSRF": csrf[:-1] + ("B" if csrf.endswith("A") else "A")}),
                           ("a form's content type", {"Content-Type": "application/x-www-form-urlencoded"})]:
         headers = {k: v for k, v in {**good, **change}.items() if v is not None}
         status, _, _, text = send("POST", "/api/call/shop.add", headers, add)
@@ -170,7 +168,8 @@ def main():
     refused = len(closed)
     for s in crowd:
         s.close()
-    status, _, _, _ = wait_for_status(lambda: send("GET", "/api/session", {"Host": HOST, "Cookie": cookie}))
+    status = wait("the page to answer once the crowd left",
+                  lambda: send("GET", "/api/session", {"Host": HOST, "Cookie": cookie})[0] == 200 and 200)[0]
     expect(refused >= 80 - 64, f"beyond 64 connections are closed at once (closed {refused} of 80)")
     expect(status == 200, f"the page answers after the crowd left (got {status})")
     print(f"ok a malformed request gets 400; of 80 idle connections {refused} were closed at once; the page still answers")
@@ -183,15 +182,6 @@ def main():
     status, _, _, _ = send("GET", "/api/session", {"Host": HOST, "Cookie": cookie})
     expect(status == 401, f"the old cookie after logout → 401 (got {status})")
     print("ok sign-out ends the session: the old cookie answers 401")
-
-
-def wait_for_status(request, timeout=5.0):
-    start = time.monotonic()
-    while True:
-        result = request()
-        if result[0] == 200 or time.monotonic() - start > timeout:
-            return result
-        time.sleep(0.05)
 
 
 EVIL = """<!doctype html><html><body><h1>Win a prize</h1>
@@ -211,8 +201,6 @@ fetch("{web}/api/call/shop.list", {{method: "POST", credentials: "include",
 def browser_attack(cookie):
     """A signed-in browser visits a hostile page on another port of this machine (the same
     site for cookies: only the Origin check stands between it and the household)."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     before = household()
     page = EVIL.format(web=WEB).encode()
 
@@ -228,31 +216,18 @@ def browser_attack(cookie):
 
     server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage"]:
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver = web_support.browser()
     try:
         driver.get(cli("open", "--print").split()[-1])  # signed in, as the owner would be
-        start = time.monotonic()
-        while driver.execute_script("return document.body && document.body.dataset.ready") != "true":
-            expect(time.monotonic() - start < 10, "the page did not load")
-            time.sleep(0.05)
+        wait("the page to load", lambda: driver.execute_script("return document.body && document.body.dataset.ready") == "true",
+             timeout=10)
         driver.get(f"http://127.0.0.1:{server.server_port}/")
-        start = time.monotonic()
-        while len(driver.execute_script("return window.results || []")) < 2:
-            expect(time.monotonic() - start < 10, "the hostile page's requests did not finish")
-            time.sleep(0.05)
-        results = driver.execute_script("return window.results")
+        results = wait("the hostile page's requests to finish",
+                       lambda: (r := driver.execute_script("return window.results || []")) and len(r) >= 2 and r, timeout=10)[0]
         expect(not any(r.startswith("read:") for r in results), f"the hostile page read the household: {results}")
         driver.execute_script("document.getElementById('f').submit()")
-        start = time.monotonic()
-        while "Form attack" not in driver.page_source and "refused" not in driver.page_source:
-            if time.monotonic() - start > 10:
-                break
-            time.sleep(0.05)
-        form_answer = driver.find_element("tag name", "body").text
+        form_answer = wait("the form post's answer", lambda: "refused" in (t := driver.find_element("tag name", "body").text)
+                           and t, timeout=10)[0]
         expect("refused" in form_answer, f"the form post reached the agent and was refused by it (got {form_answer!r})")
         expect("Form attack" not in household() and "Fetch attack" not in household(),
                "a hostile page's POST reached the household")
@@ -264,8 +239,4 @@ def browser_attack(cookie):
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Failed as failure:
-        print(f"FAILED: {failure}")
-        sys.exit(1)
+    web_support.run(main)

@@ -98,7 +98,7 @@ final class FrontEndLogins: Sendable {
 
     /// A new token: 32 random bytes, base64url without padding.
     func issue(now: Int64 = FrontEndLogins.now()) -> String {
-        let token = Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }).base64URL
+        let token = RandomToken.make()
         let digest = Data(SHA256.hash(data: Data(token.utf8)))
         open.withLock { open in
             open.removeAll { $0.expires <= now }
@@ -120,10 +120,12 @@ final class FrontEndLogins: Sendable {
     }
 }
 
-extension Data {
-    /// Base64url (RFC 4648 §5) without padding: safe in a URL and a cookie.
-    var base64URL: String {
-        String(base64EncodedString().compactMap { c -> Character? in
+/// A secret for a URL or a cookie: 32 random bytes (swift-crypto's `SymmetricKey`, the
+/// system's CSPRNG) as base64url without padding (RFC 4648 §5), 43 characters.
+public enum RandomToken {
+    public static func make() -> String {
+        let base64 = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }.base64EncodedString()
+        return String(base64.compactMap { c -> Character? in
             switch c { case "+": "-"; case "/": "_"; case "=": nil; default: c }
         })
     }

@@ -1,5 +1,6 @@
 import Crypto
 import FoundationEssentials
+import PeerSync
 import Synchronization
 
 /// The browsers logged in to this page: a session cookie (HttpOnly, SameSite=Strict) and
@@ -59,19 +60,13 @@ final class WebSessions: Sendable {
 
     static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
-    static func random() -> String {
-        let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
-        return String(bytes.base64EncodedString().compactMap { c -> Character? in
-            switch c { case "+": "-"; case "/": "_"; case "=": nil; default: c }
-        })
-    }
 
     private static func digest(_ token: String) -> Data { Data(SHA256.hash(data: Data(token.utf8))) }
 
     /// A new session: the cookie's value and the CSRF token the page sends back.
     func create(now: Int64 = WebSessions.now()) -> (cookie: String, csrf: String) {
-        let cookie = Self.random()
-        let csrf = Self.random()
+        let cookie = RandomToken.make()
+        let csrf = RandomToken.make()
         sessions.withLock { sessions in
             sessions = sessions.filter { now - $0.value.lastUsed < Self.idleLifetime }
             sessions[Self.digest(cookie)] = Session(csrf: csrf, lastUsed: now)

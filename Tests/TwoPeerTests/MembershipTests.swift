@@ -245,29 +245,9 @@ struct Stranger {
 }
 
 enum Shell {
-    struct Result { let status: Int32; let stdout: String; let stderr: String }
+    typealias Result = PulsePeer.Result
     static func run(_ command: [String], timeout: TimeInterval = 60) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // Both pipes read to the end together (a full one would block the child); killed
-        // after `timeout` seconds.
-        let group = DispatchGroup()
-        nonisolated(unsafe) var stdout = Data(), stderr = Data()
-        DispatchQueue.global().async(group: group) { stdout = out.fileHandleForReading.readDataToEndOfFile() }
-        DispatchQueue.global().async(group: group) { stderr = err.fileHandleForReading.readDataToEndOfFile() }
-        if group.wait(timeout: .now() + timeout) == .timedOut {
-            process.terminate()
-            group.wait()
-        }
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                      stderr: String(decoding: stderr, as: UTF8.self))
+        try PulsePeer.runProcess(command, timeout: timeout)
     }
 }
 

@@ -100,10 +100,16 @@ function signedOut() {
 }
 
 // ---------- appearance ----------
+// "system" follows the browser's colour scheme, also when it changes while the page is open.
+const systemDark = window.matchMedia("(prefers-color-scheme: dark)");
+let appearanceSetting = "system";
 function applyAppearance(appearance) {
-  document.documentElement.dataset.appearance = ["light", "dark"].includes(appearance) ? appearance : "system";
-  for (const radio of document.querySelectorAll('input[name="appearance"]')) radio.checked = radio.value === (appearance || "system");
+  appearanceSetting = ["light", "dark"].includes(appearance) ? appearance : "system";
+  const dark = appearanceSetting === "dark" || (appearanceSetting === "system" && systemDark.matches);
+  document.documentElement.dataset.appearance = dark ? "dark" : "light";
+  for (const radio of document.querySelectorAll('input[name="appearance"]')) radio.checked = radio.value === appearanceSetting;
 }
+systemDark.addEventListener("change", () => applyAppearance(appearanceSetting));
 
 // ---------- loading ----------
 async function loadHousehold() {

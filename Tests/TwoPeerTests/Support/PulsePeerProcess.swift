@@ -18,14 +18,20 @@ struct PulsePeer {
     /// `wrapper`: a command to run it under (`faketime -f +15m`).
     static func run(_ args: [String], stdin: String? = nil, environment: [String: String] = [:], wrapper: [String] = [],
                     timeout: TimeInterval = 60) throws -> Result {
-        let process = Process()
-        let command = wrapper + [executable.path] + args
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst())
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "PULSE_HOME")
         for (key, value) in environment { env[key] = value }
-        process.environment = env
+        return try runProcess(wrapper + [executable.path] + args, stdin: stdin, environment: env, timeout: timeout)
+    }
+
+    /// Runs `command` (found on PATH when it has no slash) to completion: both pipes read
+    /// to the end together (a full one would block the child), killed after `timeout` seconds.
+    static func runProcess(_ command: [String], stdin: String? = nil, environment: [String: String]? = nil,
+                           timeout: TimeInterval) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: command[0].contains("/") ? command[0] : "/usr/bin/env")
+        process.arguments = command[0].contains("/") ? Array(command.dropFirst()) : command
+        if let environment { process.environment = environment }
         let out = Pipe(), err = Pipe(), input = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -33,7 +39,6 @@ struct PulsePeer {
         try process.run()
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
-        // Read both pipes to the end (a full pipe would block the child), then reap it.
         let group = DispatchGroup()
         nonisolated(unsafe) var outData = Data(), errData = Data()
         DispatchQueue.global().async(group: group) { outData = out.fileHandleForReading.readDataToEndOfFile() }
