@@ -98,7 +98,7 @@ extension PeerAgent {
             // Two machines that found each other over mDNS: the larger id lets the other
             // dial first, so that usually one connection is made.
             if entry.source == .discovered, let machine = entry.machine, engine.localMachine > machine {
-                do { try await Task.sleep(for: .seconds(2)) } catch { return }
+                do { try await LoopTimer.sleep(for: .seconds(2)) } catch { return }
                 if await engine.isConnected(machine) { continue }
             }
             await engine.dialing(entry)
@@ -120,7 +120,7 @@ extension PeerAgent {
                 await engine.dialFailed(entry, error: failure)
                 context.logger.debug("cannot reach peer", metadata: ["peer": "\(entry.candidates)", "error": "\(failure)"])
             }
-            do { try await Task.sleep(for: backoff.next()) } catch { return }
+            do { try await LoopTimer.sleep(for: backoff.next()) } catch { return }
         }
     }
 }

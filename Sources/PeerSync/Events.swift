@@ -286,7 +286,7 @@ actor Notifier {
                 let wake = self.wake
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask { await wake.wait(ticket) }
-                    group.addTask { try? await Task.sleep(for: .milliseconds(delay)) }
+                    group.addTask { try? await LoopTimer.sleep(for: .milliseconds(delay)) }
                     await group.next()
                     group.cancelAll()
                 }

@@ -126,7 +126,7 @@ public enum Pairing {
         }
         return try await withThrowingTaskGroup(of: (PeerMessage.PairWelcome, String)?.self) { group in
             group.addTask {
-                try await Task.sleep(for: .seconds(15))
+                try await LoopTimer.sleep(for: .seconds(15))
                 connection.channel.channel.close(promise: nil)
                 return nil
             }

@@ -30,6 +30,9 @@ public struct AgentOptions: Sendable {
     /// Called after each batch from a peer is committed, with the changes it brought
     /// (notifications and benchmarks hang here). Runs on the session's task: keep it short.
     public var onApplied: (@Sendable (ApplyOutcome) -> Void)?
+    /// Called at each hop of a change's way through this agent (``TraceHop``), for the
+    /// benchmark's `--trace`; nil (the default) costs one nil check per hop.
+    public var trace: (@Sendable (TraceHop) -> Void)?
     /// Desktop notifications through the session bus at this address (nil: none found),
     /// unless `desktopNotifications` is off.
     public var desktopNotifications = true
@@ -91,8 +94,8 @@ public struct PeerAgent: Service {
         let events = try await EventPipeline(store: store, feed: feed, notifier: notifier, logger: logger)
         let context = Context(store: store, engine: engine, tls: tls, secret: secret,
                               localReplica: store.replicaID, options: options.session, logger: logger,
-                              onApplied: options.onApplied, invitations: InvitationBook(), events: events, feed: feed,
-                              notifier: notifier)
+                              onApplied: options.onApplied, trace: options.trace, invitations: InvitationBook(),
+                              events: events, feed: feed, notifier: notifier)
 
         let listener = try await PeerTransport.listen(host: options.listenHost, port: options.port, tls: tls,
                                                       admission: options.admission)
@@ -174,6 +177,7 @@ public struct PeerAgent: Service {
         let options: SessionOptions
         let logger: Logger
         let onApplied: (@Sendable (ApplyOutcome) -> Void)?
+        let trace: (@Sendable (TraceHop) -> Void)?
         /// The open pairing invitation.
         let invitations: InvitationBook
         /// Changes → events → the feed and the notifier.
@@ -183,6 +187,8 @@ public struct PeerAgent: Service {
         /// Login tokens for the front ends (`open`), and where they serve.
         let logins = FrontEndLogins()
         let frontEnds = FrontEndBook()
+        /// Resumed when a session holds changes stamped ahead of this clock.
+        let heldArrived = Waiters()
 
         func session(_ connection: PeerChannel, role: MembershipProof.Role, origin: PeerOrigin) async -> String? {
             let id = await engine.newSessionID()
@@ -210,23 +216,29 @@ public struct PeerAgent: Service {
 
     /// Stops the agent (the error ends `run()`) when the database file is deleted, replaced
     /// or truncated under it: its connection would go on reading and writing a file that
-    /// is no longer the household's. One `stat` per second (never an open: see DatabaseFile).
+    /// is no longer the household's. Woken by the kernel when the file or its directory
+    /// changes (``DatabaseWatch``), then one `stat` (never an open: see DatabaseFile).
     private func watchDatabase(_ context: Context) async throws {
-        while true {
-            try await Task.sleep(for: .seconds(1))
+        let file = context.store.file
+        let logger = context.logger
+        try await DatabaseWatch.run(path: file.path, logger: logger) {
             do {
-                try context.store.file.checkUnchanged()
+                try file.checkUnchanged()
             } catch {
-                context.logger.critical("database gone", metadata: ["error": "\(error)"])
+                logger.critical("database gone", metadata: ["error": "\(error)"])
                 throw error
             }
         }
     }
 
     /// Merges the changes held for being stamped too far ahead of this clock once it has
-    /// caught up with them (checked every 5 s; a query on an empty table when none is held).
+    /// caught up with them. Sleeps until the earliest is due (at most a minute at a time,
+    /// in case this machine's clock is set right meanwhile), or, with none held, until a
+    /// session holds some (``Context/heldArrived``): no timer while nothing is held.
     private func releaseHeldChanges(_ context: Context) async {
         while !Task.isCancelled {
+            let ticket = context.heldArrived.register()
+            var wait: Int64?
             do {
                 if let outcome = try await context.store.releaseHeldChanges(), !outcome.applied.isEmpty {
                     await context.events.applied(outcome)
@@ -234,15 +246,22 @@ public struct PeerAgent: Service {
                     await context.engine.applied(outcome.applied.count)
                     await context.engine.storeChanged()
                 }
+                wait = try await context.store.millisecondsUntilHeldDue().map { min($0 + 1, 60_000) }
             } catch {
                 context.logger.warning("cannot merge held changes", metadata: ["error": "\(error)"])
+                wait = 60_000
             }
-            do { try await Task.sleep(for: .seconds(5)) } catch { return }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await context.heldArrived.wait(ticket) }
+                if let wait { group.addTask { try? await LoopTimer.sleep(for: .milliseconds(wait)) } }
+                await group.next()
+                group.cancelAll()
+            }
         }
     }
 
     /// Creates the recurring tasks of each new day: at start, then just after every local
-    /// midnight (the only timer besides keepalive).
+    /// midnight (the only timer of an idle agent besides keepalive, which runs only with a peer).
     private func generateRecurringTasksDaily(_ context: Context) async {
         while !Task.isCancelled {
             do {
@@ -253,7 +272,7 @@ public struct PeerAgent: Service {
             } catch {
                 context.logger.warning("cannot generate recurring tasks", metadata: ["error": "\(error)"])
             }
-            do { try await Task.sleep(for: .seconds(Days.secondsUntilNextMidnight())) } catch { return }
+            do { try await LoopTimer.sleep(for: .seconds(Days.secondsUntilNextMidnight())) } catch { return }
         }
     }
 
@@ -266,7 +285,9 @@ public struct PeerAgent: Service {
                 return ControlResponse(ok: false, error: "\(error)")
             }
         case "changed":
+            context.trace?(.noticeReceived)
             await context.engine.storeChanged()
+            context.trace?(.sessionsSignalled)
             await context.events.localChanged()
             return ControlResponse(ok: true)
         case "call":
@@ -343,7 +364,7 @@ public struct PeerAgent: Service {
             // Both children end on cancellation, so the group never outlives the wait.
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await context.engine.changed(after: seen) }
-                group.addTask { try? await Task.sleep(for: remaining) }
+                group.addTask { try? await LoopTimer.sleep(for: remaining) }
                 await group.next()
                 group.cancelAll()
             }
@@ -387,4 +408,22 @@ public struct PeerAgent: Service {
         }
         return status
     }
+}
+
+/// The hops of one change through two agents, in order (`AgentOptions.trace`): on the
+/// writer's agent, the CLI's notice read from the control socket, every session told,
+/// the session's sender awake, the peer's standing checked, the batch read from the
+/// snapshot, written to TLS; on the receiver's, the batch decoded, its apply started on
+/// the store, committed, and the session back from the store.
+public enum TraceHop: String, Sendable, CaseIterable {
+    case noticeReceived = "control: notice read"
+    case sessionsSignalled = "engine: sessions told"
+    case senderWoken = "sender: awake"
+    case standingChecked = "sender: standing checked"
+    case batchRead = "sender: batch read"
+    case batchWritten = "sender: written to TLS"
+    case batchDecoded = "receiver: batch decoded"
+    case applyStarted = "store: apply started"
+    case committed = "store: committed"
+    case batchApplied = "receiver: back from the store"
 }

@@ -14,8 +14,8 @@ public struct SessionOptions: Sendable {
     public var keepalive: Duration = .seconds(15)
     /// TLS and the membership handshake must finish within this.
     public var handshakeTimeout: Duration = .seconds(10)
-    /// Changes per BATCH.
-    public var batchLimit = 1000
+    /// Changes per BATCH (and at most ``DeltaCursor/defaultByteLimit`` bytes of them).
+    public var batchLimit = DeltaCursor.defaultBatchLimit
     /// BATCHes sent and not yet acknowledged before the sender waits. Two keep the pipe
     /// full (the peer applies one while the next travels); waiting beyond that lets
     /// changes made meanwhile gather into the next batch, so a peer under a burst of
@@ -222,9 +222,12 @@ struct PeerSession {
                 await engine.peerVector(id, vector)
                 peerVector.yield(vector)
             case let .apply(batch):
+                context.trace?(.batchDecoded)
                 let outcome = try await applyPatiently(batch, shared: shared)
+                context.trace?(.batchApplied)
                 onApplied?(outcome)
                 await context.events.applied(outcome)
+                if !outcome.held.isEmpty { context.heldArrived.resumeAll() }
                 if let ahead = outcome.held.map({ $0.hlc.milliseconds - ReplicaStore.systemClock() }).max(),
                    !shared.state.withLock({ $0.reportedHeld }) {
                     shared.state.withLock { $0.reportedHeld = true }
@@ -273,7 +276,7 @@ struct PeerSession {
         var reported = false
         while true {
             do {
-                let outcome = try await store.apply(batch)
+                let outcome = try await store.apply(batch, trace: context.trace)
                 if reported {
                     logger.notice("the store takes writes again; catching up")
                     await engine.setStoreProblem(nil)
@@ -287,7 +290,7 @@ struct PeerSession {
                 }
                 // Waiting by choice: the reader is not reading, so the peer is not silent.
                 shared.state.withLock { $0.lastInbound = .now }
-                try await Task.sleep(for: delay)
+                try await LoopTimer.sleep(for: delay)
                 delay = min(delay * 2, .seconds(10))
             }
         }
@@ -367,6 +370,7 @@ struct PeerSession {
         try await outbound.write(.caughtUp(told))
         await engine.weCaughtUp(id)
         for await _ in signals {
+            context.trace?(.senderWoken)
             // Wait for room first: what is written meanwhile joins this snapshot.
             guard await window.waitForRoom() else { return }
             // A machine removed meanwhile gets nothing more (not the removal, not the new
@@ -379,6 +383,7 @@ struct PeerSession {
                 await engine.refused(machine: peerMachineHex, remote: connection.remoteAddress, reason: reason, byPeer: false)
                 throw End.closed(reason)
             }
+            context.trace?(.standingChecked)
             let sent = try await sendMissing(outbound, shared: shared, reader: reader, window: &window)
             told = told.merging(sent.covered)
             // Our vector advanced by changes the peer already has (held changes merged
@@ -415,8 +420,10 @@ struct PeerSession {
         let cursor = try reader.deltas(for: known, batchLimit: options.batchLimit)
         var covered = VersionVector()
         while let batch = try cursor.next() {
+            context.trace?(.batchRead)
             guard await window.waitForRoom() else { throw End.closed("session ended while sending") }
             try await outbound.write(.batch(batch))
+            context.trace?(.batchWritten)
             window.inFlight += 1
             for claim in batch.coverage { covered[claim.origin] = max(covered[claim.origin], claim.upTo) }
         }
@@ -441,7 +448,7 @@ struct PeerSession {
                     channel.close(promise: nil) // also fails a TLS handshake still waiting
                     throw End.timeout("no handshake within \(options.handshakeTimeout)")
                 }
-                try await Task.sleep(for: min(options.handshakeTimeout - waited, options.keepalive))
+                try await LoopTimer.sleep(for: min(options.handshakeTimeout - waited, options.keepalive))
                 continue
             }
             let silent = now - lastInbound
@@ -452,7 +459,7 @@ struct PeerSession {
                 channel.close(promise: nil)
                 throw End.timeout(reason)
             }
-            try await Task.sleep(for: options.idleTimeout - silent)
+            try await LoopTimer.sleep(for: options.idleTimeout - silent)
         }
     }
 
@@ -466,9 +473,9 @@ struct PeerSession {
             if established && silent >= options.keepalive {
                 token &+= 1
                 try await outbound.write(.ping(token)) // no PING before the handshake: a protocol error
-                try await Task.sleep(for: options.keepalive)
+                try await LoopTimer.sleep(for: options.keepalive)
             } else {
-                try await Task.sleep(for: options.keepalive - min(silent, options.keepalive))
+                try await LoopTimer.sleep(for: options.keepalive - min(silent, options.keepalive))
             }
         }
     }

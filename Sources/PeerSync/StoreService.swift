@@ -42,11 +42,16 @@ actor StoreService {
 
     func generateRecurringTasks() throws -> Int { try household.generateRecurringTasks() }
 
-    func apply(_ batch: DeltaBatch) throws -> ApplyOutcome { try household.store.apply(batch) }
+    func apply(_ batch: DeltaBatch, trace: (@Sendable (TraceHop) -> Void)? = nil) throws -> ApplyOutcome {
+        trace?(.applyStarted)
+        defer { trace?(.committed) }
+        return try household.store.apply(batch)
+    }
 
     func releaseHeldChanges() throws -> ApplyOutcome? { try household.store.releaseHeldChanges() }
 
     func heldChanges() throws -> (count: Int, aheadMilliseconds: Int64) { try household.store.heldChanges() }
+    func millisecondsUntilHeldDue() throws -> Int64? { try household.store.millisecondsUntilHeldDue() }
 
     /// A reader of deltas on a connection of its own (one per session's sender).
     nonisolated func openReader() throws -> DeltaReader {

@@ -13,9 +13,10 @@ public final class DeltaReader {
     }
 
     /// A cursor over what a peer with `peerVector` lacks, from a snapshot taken now.
-    public func deltas(for peerVector: VersionVector, batchLimit: Int = 1000) throws -> DeltaCursor {
+    public func deltas(for peerVector: VersionVector, batchLimit: Int = DeltaCursor.defaultBatchLimit,
+                       byteLimit: Int = DeltaCursor.defaultByteLimit) throws -> DeltaCursor {
         precondition(!connection.isInTransaction, "the previous cursor of this reader is still open")
-        return try DeltaCursor(connection: connection, peerVector: peerVector, batchLimit: batchLimit)
+        return try DeltaCursor(connection: connection, peerVector: peerVector, batchLimit: batchLimit, byteLimit: byteLimit)
     }
 }
 
@@ -27,22 +28,35 @@ public final class DeltaReader {
 /// together. Numbers that no longer appear were superseded by later writes, which the
 /// same snapshot holds, so the last batch of `o` may claim coverage up to `snapshot[o]`.
 /// Memory stays bounded by the batch size, whatever the database size.
+///
+/// A batch ends at `batchLimit` changes or before its changes would take more than
+/// `byteLimit` bytes in the BATCH encoding (``wireSizeBound(_:)``, an upper bound), so that
+/// one BATCH always fits a frame (4 MiB) whatever its changes hold.
 public final class DeltaCursor {
+    /// Changes per batch: large, so that a catch-up applies few transactions (one commit
+    /// and fsync each); within the protocol's 10 000.
+    public static let defaultBatchLimit = 4000
+    /// Bytes of changes per batch: 3 MiB leaves room in a 4 MiB frame for the coverage
+    /// claims (at most 4096 of ≤ 30 bytes) and the header.
+    public static let defaultByteLimit = 3 << 20
     private let connection: Connection
     private let batchLimit: Int
+    private let byteLimit: Int
     private var pending: [(origin: ReplicaID, after: UInt64, upTo: UInt64)]
     private var finished = false
     /// The snapshot's version vector: what the peer holds once it applied every batch.
     public let snapshotVector: VersionVector
 
-    package convenience init(path: String, peerVector: VersionVector, batchLimit: Int) throws {
-        try self.init(connection: Connection(path: path, mode: .readOnly), peerVector: peerVector, batchLimit: batchLimit)
+    package convenience init(path: String, peerVector: VersionVector, batchLimit: Int, byteLimit: Int) throws {
+        try self.init(connection: Connection(path: path, mode: .readOnly), peerVector: peerVector, batchLimit: batchLimit,
+                      byteLimit: byteLimit)
     }
 
-    init(connection: Connection, peerVector: VersionVector, batchLimit: Int) throws {
-        precondition(batchLimit > 0)
+    init(connection: Connection, peerVector: VersionVector, batchLimit: Int, byteLimit: Int) throws {
+        precondition(batchLimit > 0 && byteLimit > 0)
         self.connection = connection
         self.batchLimit = batchLimit
+        self.byteLimit = byteLimit
         try connection.execute("BEGIN DEFERRED")
         // The first read fixes the snapshot.
         snapshotVector = try ReplicaStore.readVersionVector(connection)
@@ -63,14 +77,17 @@ public final class DeltaCursor {
     public func next() throws -> DeltaBatch? {
         guard !finished else { return nil }
         var batch = DeltaBatch()
+        var bytes = 0
         while let range = pending.first, batch.changes.count < batchLimit {
             let (changes, exhausted) = try read(origin: range.origin, after: range.after, upTo: range.upTo,
-                                                limit: batchLimit - batch.changes.count)
+                                                limit: batchLimit - batch.changes.count, bytes: &bytes, firstInBatch: batch.changes.isEmpty)
             batch.changes += changes
-            if !exhausted, let last = changes.last {
+            if !exhausted {
                 // The batch is full before this replica's changes end.
-                batch.coverage.append(Coverage(origin: range.origin, after: range.after, upTo: last.seq))
-                pending[0].after = last.seq
+                if let last = changes.last {
+                    batch.coverage.append(Coverage(origin: range.origin, after: range.after, upTo: last.seq))
+                    pending[0].after = last.seq
+                }
                 break
             }
             batch.coverage.append(Coverage(origin: range.origin, after: range.after, upTo: range.upTo))
@@ -83,10 +100,28 @@ public final class DeltaCursor {
         return batch.isEmpty ? nil : batch
     }
 
+    /// An upper bound of the bytes `change` takes in a BATCH (docs/PROTOCOL.md: fixed
+    /// 8-byte ids, varints of at most 10 bytes, strings as a varint length and UTF-8).
+    public static func wireSizeBound(_ change: Change) -> Int {
+        var size = 8 + 10 + 10 + 1 + 5 + change.rowID.utf8.count + 1 + 5 + (change.member?.utf8.count ?? 0) + 5
+        for field in change.fields {
+            size += 5 + field.field.utf8.count + 1 + 1 + 10 + 8
+            switch field.value {
+            case .null: break
+            case .integer: size += 10
+            case let .text(text): size += 5 + text.utf8.count
+            }
+        }
+        return size
+    }
+
     /// Up to `limit` changes of `origin` numbered in `(after, upTo]`, each complete, and
     /// whether they are all there are. A change is the fields of its row that still
     /// carry its number.
-    private func read(origin: ReplicaID, after: UInt64, upTo: UInt64, limit: Int) throws -> ([Change], Bool) {
+    /// `bytes`: the batch's size so far (``wireSizeBound(_:)``), which stays within the byte
+    /// limit (the first change of a batch always goes: one change is far below a frame).
+    private func read(origin: ReplicaID, after: UInt64, upTo: UInt64, limit: Int,
+                      bytes: inout Int, firstInBatch: Bool) throws -> ([Change], Bool) {
         try connection.query("""
             SELECT seq, entity, row_id FROM change_index
             WHERE origin = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq LIMIT ?4
@@ -115,8 +150,12 @@ public final class DeltaCursor {
                 guard let stamp else {
                     throw StoreError.corruptIndex("change \(origin)#\(seq) is indexed on \(entity.rawValue) \(rowID), which holds no field of it")
                 }
-                changes.append(Change(origin: origin, seq: seq, hlc: stamp.hlc, member: stamp.member,
-                                      entity: entity, rowID: rowID, fields: fields))
+                let change = Change(origin: origin, seq: seq, hlc: stamp.hlc, member: stamp.member,
+                                    entity: entity, rowID: rowID, fields: fields)
+                let size = Self.wireSizeBound(change)
+                if bytes + size > byteLimit && !(firstInBatch && changes.isEmpty) { return (changes, false) }
+                bytes += size
+                changes.append(change)
             }
             return (changes, true)
         }

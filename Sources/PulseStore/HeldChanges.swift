@@ -77,6 +77,16 @@ extension ReplicaStore {
         }
     }
 
+    /// How long until the earliest held change may be merged, in milliseconds (0: now), or
+    /// nil when none is held.
+    public func millisecondsUntilHeldDue() throws -> Int64? {
+        try connection.query("SELECT count(*), min(hlc) FROM held_change") { statement in
+            guard try statement.step(), statement.int(0) > 0 else { return nil }
+            let due = HybridTimestamp(rawValue: statement.int(1)).milliseconds - maxDriftMilliseconds
+            return max(0, due - physicalClock())
+        }
+    }
+
     /// Merges the held changes whose time has come (this clock is within the drift bound of
     /// their stamps) and forgets them; nil when none is due.
     @discardableResult

@@ -17,7 +17,9 @@ import PulseModel
 /// into one `row_version` record per row; migration 3 moved each complete row's record
 /// into its typed row, so that a new row is one B-tree insert (plus its index entries)
 /// instead of two; 4–5 hold far-future changes; 6 adds the machine entities; 7 gives backlog
-/// items a position (a field that rows made before it may lack: `FieldSpec.optional`).
+/// items a position (a field that rows made before it may lack: `FieldSpec.optional`); 8
+/// rewrites every record in ``RowVersions`` format 2 (field numbers, members as 16 bytes,
+/// no copy of the values a typed row's columns hold: ≈ 130 → 45 bytes a shopping item).
 package enum Migrations {
     /// One step: SQL, then (for data that SQL cannot reshape) Swift code, in the same
     /// transaction.
@@ -29,6 +31,7 @@ package enum Migrations {
     package static let all: [Step] = [
         Step(sql: migration1), Step(sql: migration2, code: foldFieldVersions), Step(sql: migration3, code: moveVersionsIntoRows),
         Step(sql: migration4), Step(sql: migration5), Step(sql: migration6), Step(sql: migration7),
+        Step(sql: "", code: reencodeRecords),
     ]
 
     package static var latest: Int { all.count }
@@ -127,6 +130,58 @@ package enum Migrations {
         try connection.execute("ALTER TABLE row_version RENAME TO partial_row")
     }
 
+    /// Migration 8: every record (typed rows and `partial_row`) re-encoded in format 2, a
+    /// thousand rows at a time in key order (memory stays bounded on a large household).
+    static func reencodeRecords(_ connection: Connection) throws {
+        for entity in EntityKind.allCases {
+            let table = entity.rawValue, schema = entity.schema
+            let select = try connection.statement(
+                "SELECT id, versions, \(schema.fieldNames.joined(separator: ", ")) FROM \(table) WHERE id > ?1 ORDER BY id LIMIT 1000")
+            let update = try connection.statement("UPDATE \(table) SET versions = ?2 WHERE id = ?1")
+            var last = ""
+            while true {
+                var records: [(String, [UInt8])] = []
+                select.reset()
+                try select.bind(.text(last), at: 1)
+                while try select.step() {
+                    let rowID = select.text(0)
+                    let fields = try ReplicaStore.decodeVersions(select, column: 1, entity: entity, rowID: rowID, typedColumns: 2)
+                    records.append((rowID, RowVersions.encode(fields, schema: schema, inTypedRow: true)))
+                }
+                select.reset()
+                guard let end = records.last?.0 else { break }
+                for (rowID, record) in records {
+                    update.reset()
+                    try update.bind(.text(rowID), at: 1)
+                    try update.bind(blob: record, at: 2)
+                    while try update.step() {}
+                }
+                update.reset()
+                last = end
+            }
+        }
+        var partial: [(String, String, [UInt8])] = []
+        try connection.query("SELECT entity, row_id, versions FROM partial_row") { statement in
+            while try statement.step() {
+                let rowID = statement.text(1)
+                guard let entity = EntityKind(rawValue: statement.text(0)) else {
+                    throw StoreError.corruptIndex("a partial row of an unknown entity \(statement.text(0).debugDescription)")
+                }
+                let fields = try ReplicaStore.decodeVersions(statement, column: 2, entity: entity, rowID: rowID, typedColumns: nil)
+                partial.append((entity.rawValue, rowID, RowVersions.encode(fields, schema: entity.schema, inTypedRow: false)))
+            }
+        }
+        let update = try connection.statement("UPDATE partial_row SET versions = ?3 WHERE entity = ?1 AND row_id = ?2")
+        for (entity, rowID, record) in partial {
+            update.reset()
+            try update.bind(.text(entity), at: 1)
+            try update.bind(.text(rowID), at: 2)
+            try update.bind(blob: record, at: 3)
+            while try update.step() {}
+        }
+        update.reset()
+    }
+
     /// Migration 2: one `row_version` record per row of `field_version`, which goes.
     static func foldFieldVersions(_ connection: Connection) throws {
         let insert = try connection.statement("INSERT INTO row_version (entity, row_id, versions) VALUES (?1, ?2, ?3)")
@@ -135,7 +190,13 @@ package enum Migrations {
             insert.reset()
             try insert.bind(.text(key.0), at: 1)
             try insert.bind(.text(key.1), at: 2)
-            try insert.bind(blob: RowVersions.encode(fields), at: 3)
+            guard let entity = EntityKind(rawValue: key.0) else {
+                throw StoreError.corruptIndex("a field version of an unknown entity \(key.0.debugDescription)")
+            }
+            if let unknown = fields.keys.first(where: { entity.schema.field($0) == nil }) {
+                throw StoreError.corruptRow(entity, rowID: key.1, reason: "unknown field \(unknown.debugDescription)")
+            }
+            try insert.bind(blob: RowVersions.encode(fields, schema: entity.schema, inTypedRow: false), at: 3)
             while try insert.step() {}
         }
         try connection.query("""

@@ -407,16 +407,23 @@ public final class ReplicaStore {
                                      typed: Statement, partial: Statement) throws -> [String: FieldVersion]? {
         defer { typed.reset(); partial.reset() }
         try typed.bind(.text(rowID), at: 1)
-        if try typed.step() { return try decodeVersions(typed, column: 0, entity: entity, rowID: rowID) }
+        if try typed.step() { return try decodeVersions(typed, column: 0, entity: entity, rowID: rowID, typedColumns: 1) }
         try partial.bind(.text(entity.rawValue), at: 1)
         try partial.bind(.text(rowID), at: 2)
         guard try partial.step() else { return nil }
-        return try decodeVersions(partial, column: 0, entity: entity, rowID: rowID)
+        return try decodeVersions(partial, column: 0, entity: entity, rowID: rowID, typedColumns: nil)
     }
 
-    static func decodeVersions(_ statement: Statement, column: Int32, entity: EntityKind, rowID: String) throws -> [String: FieldVersion] {
+    /// Decodes the record in `column`; `typedColumns`: where the row's typed columns start
+    /// (in schema order) in a typed row, which hold the values the record leaves out; nil
+    /// for `partial_row`.
+    static func decodeVersions(_ statement: Statement, column: Int32, entity: EntityKind, rowID: String,
+                               typedColumns: Int32?) throws -> [String: FieldVersion] {
         do {
-            return try statement.withBlob(column) { try RowVersions.decode($0) }
+            return try statement.withBlob(column) { bytes in
+                try RowVersions.decode(bytes, schema: entity.schema,
+                                       column: typedColumns.map { first in { statement.value(first + Int32($0)) } })
+            }
         } catch let error as RowVersions.DecodingError {
             throw StoreError.corruptRow(entity, rowID: rowID, reason: error.reason)
         }
@@ -431,10 +438,11 @@ public final class ReplicaStore {
     /// `fresh`: the row must not exist yet (an insert, which fails if it does).
     package func saveRow(_ entity: EntityKind, _ rowID: String, before: [String: FieldVersion], after: [String: FieldVersion],
                  fresh: Bool = false) throws {
-        let record = RowVersions.encode(after)
         let schema = entity.schema
+        let columns = Self.columns(schema, after)
+        let record = RowVersions.encode(after, schema: schema, inTypedRow: columns != nil)
         do {
-            if let columns = Self.columns(schema, after) {
+            if let columns {
                 let statement = try rowStatement(entity, fresh ? .insert : .upsert)
                 try statement.bind(.text(rowID), at: 1)
                 for (index, value) in columns.enumerated() { try statement.bind(value, at: Int32(index + 2)) }
@@ -493,7 +501,7 @@ public final class ReplicaStore {
             let placeholders = (1...names.count + 2).map { "?\($0)" }.joined(separator: ", ")
             let insert = "INSERT INTO \(table) (id, \(names.joined(separator: ", ")), versions) VALUES (\(placeholders))"
             let update = (names + ["versions"]).map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-            return (entity, (select: "SELECT versions FROM \(table) WHERE id = ?1",
+            return (entity, (select: "SELECT versions, \(names.joined(separator: ", ")) FROM \(table) WHERE id = ?1",
                              upsert: insert + " ON CONFLICT (id) DO UPDATE SET " + update,
                              insert: insert))
         })
@@ -593,10 +601,11 @@ public final class ReplicaStore {
     // MARK: - Deltas and export
 
     /// A cursor over everything this replica holds that a peer with `peerVector` lacks,
-    /// cut into batches of at most about `batchLimit` changes. It reads one consistent
+    /// cut into batches of at most `batchLimit` changes and about `byteLimit` bytes. It reads one consistent
     /// snapshot on its own connection, so local writes may go on meanwhile.
-    public func deltas(for peerVector: VersionVector, batchLimit: Int = 1000) throws -> DeltaCursor {
-        try DeltaCursor(path: path, peerVector: peerVector, batchLimit: batchLimit)
+    public func deltas(for peerVector: VersionVector, batchLimit: Int = DeltaCursor.defaultBatchLimit,
+                       byteLimit: Int = DeltaCursor.defaultByteLimit) throws -> DeltaCursor {
+        try DeltaCursor(path: path, peerVector: peerVector, batchLimit: batchLimit, byteLimit: byteLimit)
     }
 
     /// Every field of every row, as `entity → row id → field → value`. Two replicas
@@ -604,10 +613,12 @@ public final class ReplicaStore {
     public func canonicalState() throws -> [EntityKind: [String: [String: FieldValue]]] {
         var state: [EntityKind: [String: [String: FieldValue]]] = [:]
         for entity in EntityKind.allCases {
-            try connection.query("SELECT id, versions FROM \(entity.rawValue)") { statement in
+            let names = entity.schema.fieldNames.joined(separator: ", ")
+            try connection.query("SELECT id, versions, \(names) FROM \(entity.rawValue)") { statement in
                 while try statement.step() {
                     let rowID = statement.text(0)
-                    state[entity, default: [:]][rowID] = try Self.decodeVersions(statement, column: 1, entity: entity, rowID: rowID)
+                    state[entity, default: [:]][rowID] = try Self.decodeVersions(statement, column: 1, entity: entity, rowID: rowID,
+                                                                                 typedColumns: 2)
                         .mapValues(\.value)
                 }
             }
@@ -616,7 +627,8 @@ public final class ReplicaStore {
             while try statement.step() {
                 guard let entity = EntityKind(rawValue: statement.text(0)) else { continue }
                 let rowID = statement.text(1)
-                state[entity, default: [:]][rowID] = try Self.decodeVersions(statement, column: 2, entity: entity, rowID: rowID)
+                state[entity, default: [:]][rowID] = try Self.decodeVersions(statement, column: 2, entity: entity, rowID: rowID,
+                                                                             typedColumns: nil)
                     .mapValues(\.value)
             }
         }

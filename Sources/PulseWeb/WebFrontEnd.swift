@@ -205,7 +205,7 @@ public struct WebFrontEnd: AgentFrontEnd {
                 continuation.finish()
             }
             group.addTask {
-                while (try? await Task.sleep(for: heartbeat)) != nil { continuation.yield(.heartbeat) }
+                while (try? await LoopTimer.sleep(for: heartbeat)) != nil { continuation.yield(.heartbeat) }
             }
             group.addTask {
                 // The client hung up (NIO closes the channel at its EOF).

@@ -4,8 +4,11 @@ import Foundation
 import Logging
 import PeerSync
 import PulseStore
+import Synchronization
 
 let quick = CommandLine.arguments.contains("--quick")
+/// `--trace`: the propagation figure also times each hop of a write through both agents.
+let tracing = CommandLine.arguments.contains("--trace")
 /// `--only propagation,catch-up,writes,scale`: a subset of the figures (all by default).
 let only: Set<String>? = CommandLine.arguments.firstIndex(of: "--only").flatMap { index in
     CommandLine.arguments.dropFirst(index + 1).first.map { Set($0.split(separator: ",").map(String.init)) }
@@ -38,18 +41,29 @@ func householdPair(_ name: String, items: Int) throws -> (HouseholdHome, Househo
             added += chunk
         }
     }
-    try Household.join(home("\(name)-b"), invitation: a.invitation())
+    let b = try Household.join(home("\(name)-b"), invitation: a.invitation())
+    admitAll([a, b])
     return (home("\(name)-a"), home("\(name)-b"))
+}
+
+/// Each household's list of machines names all the others (what pairing does, one by one):
+/// their sessions are accepted from the first connection.
+func admitAll(_ households: [Household]) {
+    for (i, household) in households.enumerated() {
+        for (j, other) in households.enumerated() where j != i {
+            try! household.admit(machine: other.identity.machineID, name: "Machine \(j)", memberID: nil)
+        }
+    }
 }
 
 /// A `pulse-peer run` process.
 final class AgentRun {
     let process = Process()
     let port: Int
-    init(_ home: HouseholdHome, peers: [Int] = []) throws {
+    init(_ home: HouseholdHome, peers: [Int] = [], mdns: Bool = false) throws {
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["run", "--home", home.path, "--port", "0", "--listen", "127.0.0.1", "--no-mdns", "--log-level", "error"]
-            + peers.flatMap { ["--peer", "127.0.0.1:\($0)"] }
+        process.arguments = ["run", "--home", home.path, "--port", "0", "--log-level", "error"]
+            + (mdns ? [] : ["--listen", "127.0.0.1", "--no-mdns"]) + peers.flatMap { ["--peer", "127.0.0.1:\($0)"] }
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
@@ -73,6 +87,45 @@ final class AgentRun {
         }
         return (field("VmRSS:"), field("VmHWM:"))
     }
+    /// RSS, PSS and the private (clean + dirty) memory, in MB, from smaps_rollup.
+    var footprint: (rss: Double, pss: Double, privateClean: Double, privateDirty: Double) {
+        let rollup = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/smaps_rollup", encoding: .utf8)) ?? ""
+        func field(_ name: String) -> Double {
+            let line = rollup.split(separator: "\n").first { $0.hasPrefix(name) } ?? ""
+            return (Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "0") ?? 0) / 1024
+        }
+        return (field("Rss:"), field("Pss:"), field("Private_Clean:"), field("Private_Dirty:"))
+    }
+    /// Context switches of each of its threads so far, by thread id (each wake-up of a
+    /// sleeping thread is one).
+    var contextSwitches: [String: Int] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/task")) ?? []
+        var counts: [String: Int] = [:]
+        for task in tasks {
+            let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/task/\(task)/status", encoding: .utf8)) ?? ""
+            counts[task] = status.split(separator: "\n").filter { $0.contains("ctxt_switches:") }
+                .reduce(0) { $0 + (Int($1.split(separator: "\t").last ?? "0") ?? 0) }
+        }
+        return counts
+    }
+}
+
+/// Context switches between two readings of ``AgentRun/contextSwitches``: of the threads
+/// alive at the second (one that started meanwhile counts whole; one that ended, not at all).
+func switches(from before: [String: Int], to after: [String: Int]) -> Int {
+    after.reduce(0) { $0 + $1.value - (before[$1.key] ?? 0) }
+}
+
+/// Hops of one write (`--trace`): (hop, time) as the agents report them.
+final class TraceLog: Sendable {
+    let events = Mutex<[(String, UInt64)]>([])
+    func record(_ hop: String) { let t = now(); events.withLock { $0.append((hop, t)) } }
+    func take() -> [(String, UInt64)] {
+        events.withLock { events in
+            defer { events.removeAll() }
+            return events
+        }
+    }
 }
 
 // MARK: Baselines
@@ -95,6 +148,8 @@ if selected("propagation") {
     let silent = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
     var optionsA = AgentOptions(home: homeA)
     optionsA.port = 0; optionsA.listenHost = "127.0.0.1"; optionsA.mdns = false
+    let traceLog = TraceLog()
+    if tracing { optionsA.trace = { traceLog.record("A \($0.rawValue)") } }
     let (readyA, readySinkA) = AsyncStream<Int>.makeStream()
     let agentA = Task { try await PeerAgent(options: optionsA, logger: silent) { readySinkA.yield($0.port) }.run() }
     var readyIterator = readyA.makeAsyncIterator()
@@ -103,6 +158,7 @@ if selected("propagation") {
     optionsB.port = 0; optionsB.listenHost = "127.0.0.1"; optionsB.mdns = false
     optionsB.staticPeers = [PeerAddress(host: "127.0.0.1", port: portA)]
     optionsB.onApplied = { appliedSink.yield($0) }
+    if tracing { optionsB.trace = { traceLog.record("B \($0.rawValue)") } }
     let (readyB, readySinkB) = AsyncStream<Int>.makeStream()
     let agentB = Task { try await PeerAgent(options: optionsB, logger: silent) { readySinkB.yield($0.port) }.run() }
     var readyIteratorB = readyB.makeAsyncIterator()
@@ -111,14 +167,34 @@ if selected("propagation") {
     let writer = try Household.open(homeA)
     var iterator = applied.makeAsyncIterator()
     var latencies: [Double] = []
+    var hops: [String: [Double]] = [:] // hop → µs since the previous hop, per write
+    var hopOrder: [String] = []
     for i in 0..<1000 {
         let item = try writer.addShoppingItems(["Write \(i)"])[0]
+        _ = traceLog.take()
         let start = now()
         AgentControl.notifyChanged(home: homeA) // what the CLI does after its commit
         while let outcome = await iterator.next() {
             if outcome.applied.contains(where: { $0.rowID == item.id }) { break }
         }
-        latencies.append(Double(now() - start) / 1000)
+        let end = now()
+        latencies.append(Double(end - start) / 1000)
+        if tracing {
+            var previous = start
+            for (hop, time) in traceLog.take() + [("B onApplied → bench", end)] {
+                if !hopOrder.contains(hop) { hopOrder.append(hop) }
+                hops[hop, default: []].append(Double(Int64(time) - Int64(previous)) / 1000)
+                previous = time
+            }
+        }
+    }
+    if tracing {
+        FileHandle.standardError.write(Data("· propagation hops (median µs since the previous hop, over \(latencies.count) writes):\n".utf8))
+        for hop in hopOrder {
+            FileHandle.standardError.write(Data(String(format: "    %-34@ %7.1f µs  (p90 %.1f, seen in %d writes)\n",
+                                                       hop as NSString, percentile(hops[hop]!, 0.5), percentile(hops[hop]!, 0.9),
+                                                       hops[hop]!.count).utf8))
+        }
     }
     agentA.cancel(); agentB.cancel()
     _ = await agentA.result; _ = await agentB.result
@@ -166,6 +242,24 @@ if selected("catch-up") {
     return (changes / seconds, peak, ["frames": (bytes?.framesIn ?? 0) + (bytes?.framesOut ?? 0),
                                       "wire": (bytes?.wireIn ?? 0) + (bytes?.wireOut ?? 0)], idle)
 }
+// MARK: Idle: footprint and wake-ups of an agent with no peer
+if selected("idle") {
+    let idleHome = home("idle")
+    _ = try Household.create(idleHome, name: nil, members: [])
+    let agent = try AgentRun(idleHome)
+    _ = try AgentControl.wait(until: WaitCondition(.synced, peers: 0), timeout: 30, home: idleHome)
+    try await Task.sleep(for: .seconds(2)) // let start-up finish: the figure is the agent at rest
+    let before = agent.contextSwitches
+    let seconds = quick ? 10.0 : 30.0
+    try await Task.sleep(for: .seconds(seconds))
+    let wakeUps = switches(from: before, to: agent.contextSwitches)
+    let f = agent.footprint
+    agent.stop()
+    report("Agent idle, no peer: RSS / PSS / private (clean + dirty)",
+           String(format: "%.1f / %.1f / %.1f + %.1f MB", f.rss, f.pss, f.privateClean, f.privateDirty), "—", "≤ 20 MB")
+    report("Agent idle, no peer: wake-ups (context switches of all threads) in \(Int(seconds)) s", "\(wakeUps)", "none needed", "0")
+}
+
 if selected("catch-up") {
 let small = try catchUp(1_000, label: "1k")
 let medium = try catchUp(catchUpSize, label: "catch-up")
@@ -174,7 +268,7 @@ report("Catch-up: \(catchUpSize) changes applied per second", "\(Int(medium.rate
 let large = try catchUp(largeSize, label: "large")
 report("In-sync reconnect, 1k rows: sync messages / whole session incl. TLS", "\(small.bytes["frames"]!) B / \(small.bytes["wire"]!) B", "—", "≤ 256 B, flat")
 report("In-sync reconnect, \(largeSize / 1000)k rows: sync messages / whole session incl. TLS", "\(large.bytes["frames"]!) B / \(large.bytes["wire"]!) B", "—", "≤ 256 B, flat")
-report("Agent RSS idle", String(format: "%.1f MB", small.idle), "—", "≤ 20 MB")
+report("Agent RSS idle, after a session with a peer", String(format: "%.1f MB", small.idle), "—", "≤ 20 MB")
 report("Agent RSS peak during a \(largeSize / 1000)k-change catch-up", String(format: "%.1f MB", large.peak),
        String(format: "%d changes/s", Int(large.rate)), "≤ 64 MB")
 }
@@ -211,15 +305,25 @@ if selected("writes") {
            String(format: "plain insert %.1f µs", percentile(rawBatch, 0.5)), "≤ 1.5×")
 }
 
-// MARK: 6. Scale: 16 agents around a hub (each dials agent 0; the hub relays)
-if selected("scale") {
+// MARK: 6. Scale: 16 agents, as hub and spokes (each dials agent 0; the hub relays) and as
+// the full mesh that mDNS makes (each dials every agent started before it)
+@MainActor func scale(mesh: Bool) throws {
     let count = quick ? 4 : 16, writes = quick ? 100 : 1000
-    let first = try Household.create(home("scale-0"), name: nil, members: [])
-    var homes = [home("scale-0")]
-    for i in 1..<count { try Household.join(home("scale-\(i)"), invitation: first.invitation()); homes.append(home("scale-\(i)")) }
+    let name = mesh ? "mesh" : "hub"
+    let first = try Household.create(home("\(name)-0"), name: nil, members: [])
+    var homes = [home("\(name)-0")], households = [first]
+    for i in 1..<count {
+        households.append(try Household.join(home("\(name)-\(i)"), invitation: first.invitation()))
+        homes.append(home("\(name)-\(i)"))
+    }
+    admitAll(households)
     var agents: [AgentRun] = []
-    for (i, h) in homes.enumerated() { agents.append(try AgentRun(h, peers: i == 0 ? [] : [agents[0].port])) }
-    _ = try AgentControl.wait(until: WaitCondition(.synced, peers: count - 1), timeout: 120, home: homes[0])
+    for (i, h) in homes.enumerated() {
+        let peers = i == 0 ? [] : (mesh ? agents.map(\.port) : [agents[0].port])
+        agents.append(try AgentRun(h, peers: peers))
+    }
+    let peersOf = { (i: Int) in mesh || i == 0 ? count - 1 : 1 }
+    for (i, h) in homes.enumerated() { _ = try AgentControl.wait(until: WaitCondition(.synced, peers: peersOf(i)), timeout: 120, home: h) }
     let writers = try homes.map { try Household.open($0) }
     for round in 0..<writes {
         for (i, writer) in writers.enumerated() {
@@ -228,13 +332,38 @@ if selected("scale") {
         }
     }
     let start = now()
-    _ = try AgentControl.wait(until: WaitCondition(.synced, peers: count - 1), timeout: 600, home: homes[0])
-    for h in homes.dropFirst() { _ = try AgentControl.wait(until: WaitCondition(.synced, peers: 1), timeout: 600, home: h) }
+    for (i, h) in homes.enumerated() { _ = try AgentControl.wait(until: WaitCondition(.synced, peers: peersOf(i)), timeout: 600, home: h) }
     let seconds = Double(now() - start) / 1e9
     let exports = try Set(writers.map { try $0.canonicalExport() })
     for agent in agents { agent.stop() }
-    report("Scale: \(count) agents (hub and spokes), \(writes) writes each: last write → all identical",
+    report("Scale: \(count) agents (\(mesh ? "full mesh" : "hub and spokes")), \(writes) writes each: last write → all identical",
            String(format: "%.2f s%@", seconds, exports.count == 1 ? "" : " (NOT identical)"), "—", "≤ 1 s")
+}
+if selected("scale") {
+    try scale(mesh: false)
+    try scale(mesh: true)
+}
+
+// MARK: 7. Discovery: a second agent started → found over mDNS → synced (avahi-daemon)
+if selected("mdns") {
+    let (homeA, homeB) = try householdPair("mdns", items: 0)
+    let agentA = try AgentRun(homeA, mdns: true)
+    var times: [Double] = []
+    for _ in 0..<(quick ? 3 : 6) {
+        let start = now()
+        let agentB = try AgentRun(homeB, mdns: true)
+        guard (try? AgentControl.wait(until: WaitCondition(.synced), timeout: 30, home: homeB)) != nil else {
+            agentB.stop()
+            break
+        }
+        times.append(Double(now() - start) / 1e6)
+        agentB.stop()
+        _ = try AgentControl.wait(until: WaitCondition(.disconnected), timeout: 60, home: homeA)
+    }
+    agentA.stop()
+    report("Discovery: second agent started → found over mDNS → synced (\(times.count) starts)",
+           times.isEmpty ? "no avahi-daemon answering" : String(format: "median %.0f ms, worst %.0f ms", percentile(times, 0.5), times.max()!),
+           "—", "—")
 }
 
 // MARK: The table

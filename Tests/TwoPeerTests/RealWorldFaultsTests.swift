@@ -41,7 +41,7 @@ import Testing
         let exportA = try a.export()
         let appliedByA = try a.appliedChanges()
         try FileManager.default.removeItem(atPath: b.path + "/household.sqlite")
-        // The agent notices within its one-second watch and exits non-zero, saying why.
+        // The agent is woken by the deletion (inotify) and exits non-zero, saying why.
         agentB.process.waitUntilExit()
         #expect(agentB.process.terminationStatus != 0)
         #expect(agentB.log.contains("was deleted (or moved) while in use"), "\(agentB.log)")
@@ -51,6 +51,28 @@ import Testing
         // The CLI refuses the home until it is set up again.
         #expect(try PulsePeer.run(["shop", "list", "--home", b.path]).status != 0)
         agentA.stop()
+    }
+
+    /// The watch sleeps until the kernel reports a change (no timer): another file renamed
+    /// onto the path, or the file cut short, wakes it and the agent stops, saying why.
+    @Test(arguments: ["replaced", "truncated"])
+    func aDatabaseReplacedOrTruncatedUnderARunningAgentStopsIt(_ fault: String) throws {
+        let home = try scratch.household("a")[0]
+        try home.run(["shop", "add"], stdin: (1...2000).map { "Thing \($0)" }.joined(separator: "\n"))
+        let path = home.path + "/household.sqlite"
+        let agent = try AgentProcess(home: home.path)
+        if fault == "replaced" {
+            let other = home.path + "/other.sqlite"
+            try FileManager.default.copyItem(atPath: path, toPath: other)
+            #expect(rename(other, path) == 0)
+        } else {
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+            #expect(truncate(path, off_t(size / 2)) == 0)
+        }
+        agent.process.waitUntilExit()
+        #expect(agent.process.terminationStatus != 0)
+        let said = fault == "replaced" ? "was replaced by another file while in use" : "got shorter while in use"
+        #expect(agent.log.contains(said), "\(agent.log)")
     }
 
     @Test func aTruncatedDatabaseIsRefusedAtStartAndNeverSyncedFrom() throws {
@@ -107,7 +129,7 @@ import Testing
         #expect(a.warnings().contains { namesTheClock($0, "ahead of this machine's") }, "\(a.warnings())")
         #expect(b.warnings().contains { namesTheClock($0, "behind this machine's") }, "\(b.warnings())")
         // Then by the rule: merged once A's clock is within 14 min 45 s of the stamp (about 15 s
-        // after it was made, checked every 5 s), and A's vector covers it — sync reaches `synced`.
+        // after it was made: A sleeps until then), and A's vector covers it — sync reaches `synced`.
         try a.waitUntil("synced", timeout: 60)
         #expect(Date().timeIntervalSince(written) > 10, "merged before the clock caught up")
         #expect(try a.shoppingNames().sorted() == ["FromA", "FromSkewedB"])

@@ -40,3 +40,24 @@ import Testing
         #expect(waiters.count == 0)
     }
 }
+
+/// The agent's sleeps run on a NIO timer (LoopTimer.swift says why): they last their
+/// duration, and a cancelled one ends at once.
+@Suite struct LoopTimerTests {
+    @Test func aSleepLastsItsDurationAndACancelledOneEndsAtOnce() async throws {
+        let clock = ContinuousClock()
+        let slept = try await clock.measure { try await LoopTimer.sleep(for: .milliseconds(50)) }
+        #expect(slept >= .milliseconds(50))
+        let long = Task { try await LoopTimer.sleep(for: .seconds(3600)) }
+        let started = clock.now
+        long.cancel()
+        await #expect(throws: CancellationError.self) { try await long.value }
+        #expect(clock.now - started < .seconds(5))
+        // Cancelled before it starts: it never waits.
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await LoopTimer.sleep(for: .seconds(3600))
+        }
+        await #expect(throws: CancellationError.self) { try await early.value }
+    }
+}

@@ -4,6 +4,7 @@ import NIOTestUtils
 import Testing
 @testable import PulseModel
 @testable import PulseProtocol
+@testable import PulseStore
 
 @Suite struct WireCodecTests {
     static let sampleBatch = DeltaBatch(
@@ -118,5 +119,42 @@ import Testing
         try channel.writeInbound(bytes)
         #expect(try channel.readInbound(as: PeerMessage.self) == .batch(Self.sampleBatch))
         #expect(try channel.finish().isClean)
+    }
+}
+
+/// The delta cursor cuts batches by bytes too: a BATCH of the largest changes the schema
+/// allows still fits a frame, and the cursor's size bound is never below the encoding.
+@Suite struct BatchByteLimitTests {
+    @Test func theSizeBoundIsNeverBelowTheEncodingAndBatchesFitTheirByteLimit() throws {
+        let dir = try TemporaryDirectory()
+        let (a, b) = (try makeStore(dir, "a", id: 0xA), try makeStore(dir, "b", id: 0xB))
+        let long = String(repeating: "é", count: 200) // 400 bytes: names are at most 200 characters
+        try a.write(member: RowIDRules.random()) { tx in
+            for i in 0..<400 { try tx.put(.shoppingItem, "item-\(i)-" + String(repeating: "x", count: 100), shoppingItem(long)) }
+        }
+        let limit = 64 * 1024
+        let cursor = try a.deltas(for: VersionVector(), batchLimit: 10_000, byteLimit: limit)
+        var batches = 0
+        while let batch = try cursor.next() {
+            batches += 1
+            var bound = 0
+            for change in batch.changes {
+                var one = ByteBuffer()
+                one.writeChange(change)
+                #expect(DeltaCursor.wireSizeBound(change) >= one.readableBytes)
+                bound += DeltaCursor.wireSizeBound(change)
+            }
+            #expect(bound <= limit)
+            var encoded = ByteBuffer()
+            WireCodec.encode(.batch(batch), into: &encoded)
+            #expect(encoded.readableBytes <= limit + 1024, "\(encoded.readableBytes)")
+            try b.apply(batch)
+        }
+        #expect(batches >= 4, "cut by bytes, not by the 10 000 changes")
+        #expect(try b.canonicalState() == a.canonicalState())
+        #expect(try b.versionVector() == a.versionVector())
+        // The default limits: a whole BATCH within a 4 MiB frame.
+        #expect(DeltaCursor.defaultByteLimit + WireLimits.maxCoveragePerBatch * 30 < WireLimits.maxFrameBytes)
+        #expect(DeltaCursor.defaultBatchLimit <= WireLimits.maxChangesPerBatch)
     }
 }
