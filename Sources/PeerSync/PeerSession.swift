@@ -366,6 +366,9 @@ struct PeerSession {
         let peerMachineHex = Hex.string(try await connection.peerMachine.get())
         var window = Window(limit: max(1, options.batchesInFlight), acks: acks.makeAsyncIterator())
         let reader = try store.openReader()
+        // Checked again now that the session is registered: a removal applied during the
+        // handshake (after the reader's first look, before registration) signalled nobody.
+        try await refuseUnlessMember(peerMachineHex, outbound)
         var told = try await sendMissing(outbound, shared: shared, reader: reader, window: &window).snapshot
         try await outbound.write(.caughtUp(told))
         await engine.weCaughtUp(id)
@@ -375,14 +378,7 @@ struct PeerSession {
             guard await window.waitForRoom() else { return }
             // A machine removed meanwhile gets nothing more (not the removal, not the new
             // advertisement key): checked before every send, after every store change.
-            let standing = try await store.standing(of: peerMachineHex)
-            if standing != .member {
-                let reason = standing == .removed ? "this machine was removed from the household"
-                    : "this machine is not on the household's list of machines"
-                try? await outbound.write(.error(.notAMember, reason))
-                await engine.refused(machine: peerMachineHex, remote: connection.remoteAddress, reason: reason, byPeer: false)
-                throw End.closed(reason)
-            }
+            try await refuseUnlessMember(peerMachineHex, outbound)
             context.trace?(.standingChecked)
             let sent = try await sendMissing(outbound, shared: shared, reader: reader, window: &window)
             told = told.merging(sent.covered)
@@ -393,6 +389,18 @@ struct PeerSession {
                 told = sent.snapshot
             }
         }
+    }
+
+    /// Ends the session, telling the peer and recording the refusal, unless the household's
+    /// data (now) lists the peer as a member.
+    private func refuseUnlessMember(_ peerMachineHex: String, _ outbound: Outbox) async throws {
+        let standing = try await store.standing(of: peerMachineHex)
+        guard standing != .member else { return }
+        let reason = standing == .removed ? "this machine was removed from the household"
+            : "this machine is not on the household's list of machines"
+        try? await outbound.write(.error(.notAMember, reason))
+        await engine.refused(machine: peerMachineHex, remote: connection.remoteAddress, reason: reason, byPeer: false)
+        throw End.closed(reason)
     }
 
     /// Counts BATCHes the peer has not acknowledged yet.

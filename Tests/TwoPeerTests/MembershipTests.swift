@@ -95,7 +95,7 @@ import Testing
         let agentD2 = try AgentProcess(home: d.path, ["--peer", agentA.address])
         #expect(eventually(timeout: 30) { (try? devices(d).contains { $0["id"] as? String == idC && $0["removed"] is Double }) == true })
         #expect(try devices(a).contains { $0["id"] as? String == idC && $0["removed"] is Double }, "the stale peer did not bring C back")
-        #expect(eventually(timeout: 40) { refusals(d).contains { $0.hasPrefix(idC) } }, "D refuses C now: \(refusals(d))")
+        #expect(eventually(timeout: 40) { refusals(d).contains { $0.hasPrefix(idC) } }, "D refuses C now: \(refusals(d))\n\(agentD2.log.suffix(4000))")
         try a.waitUntil("synced", peers: 2)
         #expect(try a.shoppingNames().contains("C after its removal"), "relayed by the stale peer, merged")
         _ = agentD2.stop()

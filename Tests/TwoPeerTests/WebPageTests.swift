@@ -123,12 +123,14 @@ import Testing
         #expect(clash.status != 0 && clash.stderr.contains("the web page cannot listen on 127.0.0.1:\(port)"), "\(clash.stderr)")
         _ = agent.stop()
         // …while the default one taken leaves the agent syncing without its page, saying why.
-        let holder = try AgentProcess(home: home.path, web: "127.0.0.1:\(47654)")
+        // Held by this test, not by an agent: the default port is in the ephemeral range, so
+        // another test's connection may hold it a moment (waited for, with a deadline).
+        let holder = try HeldPort.take(47654)
         let defaulted = try AgentProcess(home: second.path, web: nil)
         #expect(defaulted.web == nil)
         let warnings = try second.status()["machine"].flatMap { ($0 as? [String: Any])?["warnings"] as? [String] } ?? []
         #expect(warnings.contains { $0.contains("the web page cannot listen on 127.0.0.1:47654") }, "\(warnings)")
         _ = defaulted.stop()
-        _ = holder.stop()
+        holder.release()
     }
 }

@@ -229,3 +229,51 @@ extension Home {
         ((try? status())?["machine"] as? [String: Any])?["warnings"] as? [String] ?? []
     }
 }
+
+/// A TCP port on 127.0.0.1 held by the test process itself (listening, never accepting),
+/// until released. A fixed port such as the web page's default (47654) lies inside
+/// Linux's ephemeral range, so another test's outbound connection or `--port 0` listener
+/// may hold it for a moment: `take` waits for it with a deadline.
+final class HeldPort {
+    let port: UInt16
+    private var descriptor: Int32
+
+    private init(port: UInt16, descriptor: Int32) {
+        self.port = port
+        self.descriptor = descriptor
+    }
+
+    /// Binds and listens on 127.0.0.1:`port`, retrying while it is in use, up to `timeout`.
+    static func take(_ port: UInt16, timeout: TimeInterval = 30) throws -> HeldPort {
+        let deadline = Date().addingTimeInterval(timeout)
+        var lastError: Int32 = 0
+        repeat {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw AgentProcess.Failure(description: "socket(): errno \(errno)") }
+            // As servers do (NIO's included): a connection of the past in TIME_WAIT does not
+            // block the port; a live listener or connection still does.
+            var one: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            if bound == 0, listen(fd, 1) == 0 { return HeldPort(port: port, descriptor: fd) }
+            lastError = errno
+            close(fd)
+            Thread.sleep(forTimeInterval: 0.1) // the re-check interval of a wait with a deadline
+        } while Date() < deadline
+        throw AgentProcess.Failure(description: "127.0.0.1:\(port) stayed in use for \(Int(timeout)) s (errno \(lastError))")
+    }
+
+    func release() {
+        guard descriptor >= 0 else { return }
+        close(descriptor)
+        descriptor = -1
+    }
+
+    deinit { release() }
+}
