@@ -85,10 +85,12 @@ public enum AgentControl {
     }
 
     /// Tells a running agent that the database changed (best effort: without an agent,
-    /// peers get the change at the next connection).
-    /// The agent's answer carries nothing, so it is not awaited: the writer goes on while
-    /// the agent pushes (the request is in the socket before this returns).
+    /// peers get the change at the next connection): a byte into its pipe
+    /// (``ChangeNotices``), or, for an agent of an earlier release, the `changed` request,
+    /// whose answer carries nothing and is not awaited. Either way the writer goes on while
+    /// the agent pushes (the notice is in the kernel before this returns).
     public static func notifyChanged(home: HouseholdHome) {
+        if ChangeNotices.send(home: home) { return }
         if let fd = try? send(ControlRequest(op: "changed"), home: home, timeout: 2) { close(fd) }
     }
 

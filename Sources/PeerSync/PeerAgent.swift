@@ -102,6 +102,8 @@ public struct PeerAgent: Service {
         let port = listener.channel.localAddress?.port ?? options.port
         let socketPath = AgentControl.socketPath(options.home)
         let control = try await ControlServer.bind(path: socketPath)
+        let noticePath = ChangeNotices.path(options.home)
+        let notices = try ChangeNotices.openForReading(noticePath)
         let peers = try await store.staticPeers()
         let api = LocalAPI(callMethod: { method, params in await call(method, params, context: context) },
                            currentStatus: { try await status(context, port: port) }, feed: feed, logins: context.logins,
@@ -125,8 +127,8 @@ public struct PeerAgent: Service {
 
         do {
             try await cancelWhenGracefulShutdown {
-                try await runAll(listener: listener, control: control, peers: peers, context: context, port: port,
-                                 frontEnds: frontEnds)
+                try await runAll(listener: listener, control: control, notices: notices, peers: peers, context: context,
+                                 port: port, frontEnds: frontEnds)
             }
         } catch is CancellationError {
             // A graceful shutdown (or the caller's cancellation): not a failure.
@@ -134,11 +136,12 @@ public struct PeerAgent: Service {
         feed.finishAll()
         await engine.closeAll()
         try? FileManager.default.removeItem(atPath: socketPath)
+        try? FileManager.default.removeItem(atPath: noticePath)
         logger.info("agent stopped")
     }
 
     private func runAll(listener: NIOAsyncChannel<PeerChannel, Never>,
-                        control: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>,
+                        control: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>, notices: CInt,
                         peers: [PeerAddress], context: Context, port: Int, frontEnds: [FrontEndHandle]) async throws {
             let directory = PeerDirectory()
             try await withThrowingDiscardingTaskGroup { group in
@@ -149,6 +152,7 @@ public struct PeerAgent: Service {
                         await handle(request, context: context, port: port)
                     }
                 }
+                group.addTask { try await ChangeNotices.serve(notices) { await localChange(context) } }
                 group.addTask { await context.events.run() }
                 group.addTask { await context.notifier.run() }
                 for peer in peers {
@@ -276,6 +280,15 @@ public struct PeerAgent: Service {
         }
     }
 
+    /// A writer on this machine committed (its notice): every session looks for what to send,
+    /// and the change becomes events.
+    private func localChange(_ context: Context) async {
+        context.trace?(.noticeReceived)
+        await context.engine.storeChanged()
+        context.trace?(.sessionsSignalled)
+        await context.events.localChanged()
+    }
+
     private func handle(_ request: ControlRequest, context: Context, port: Int) async -> ControlResponse {
         switch request.op {
         case "status":
@@ -284,11 +297,8 @@ public struct PeerAgent: Service {
             } catch {
                 return ControlResponse(ok: false, error: "\(error)")
             }
-        case "changed":
-            context.trace?(.noticeReceived)
-            await context.engine.storeChanged()
-            context.trace?(.sessionsSignalled)
-            await context.events.localChanged()
+        case "changed": // the notice of a CLI of an earlier release (now `changed.fifo`)
+            await localChange(context)
             return ControlResponse(ok: true)
         case "call":
             guard let method = request.method else { return ControlResponse(ok: false, error: "call needs `method`") }

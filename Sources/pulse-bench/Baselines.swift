@@ -46,6 +46,8 @@ enum Baselines {
     final class RawDatabase {
         let db: OpaquePointer
         init(path: String) {
+            // The library as the store sets it up (memory statistics off), whoever opens first.
+            SQLiteLibrary.configure()
             var handle: OpaquePointer?
             sqlite3_open(path, &handle)
             db = handle!

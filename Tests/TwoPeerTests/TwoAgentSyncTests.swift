@@ -31,6 +31,41 @@ import Testing
         #expect(agentB.stop() == 0)
     }
 
+    /// A CLI write reaches the running agent through its pipe (`changed.fifo`: the owner's
+    /// only, made afresh by each agent, removed when it stops); with no pipe there (an agent of
+    /// an earlier release), through the control socket's `changed`. Nothing else is written to.
+    @Test func theCLITellsTheAgentThroughItsPipeOrElseTheControlSocket() throws {
+        let homes = try scratch.household("a", "b")
+        let (a, b) = (homes[0], homes[1])
+        var agentA = try AgentProcess(home: a.path)
+        let agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
+        try b.waitUntil("synced")
+        let pipe = a.path + "/changed.fifo", socket = a.path + "/control.sock"
+        func isOwnersPipe() -> Bool {
+            var info = stat()
+            return lstat(pipe, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO && info.st_mode & 0o777 == 0o600
+        }
+        func reachesB(_ name: String) -> Bool { eventually(timeout: 20) { (try? b.shoppingNames())?.contains(name) == true } }
+        #expect(isOwnersPipe())
+        // The control socket out of reach: only the pipe can tell A.
+        #expect(rename(socket, socket + ".aside") == 0)
+        try a.run(["shop", "add", "Through the pipe"])
+        #expect(reachesB("Through the pipe"))
+        #expect(rename(socket + ".aside", socket) == 0)
+        // A plain file in the pipe's place is not written to: the control socket tells A.
+        #expect(unlink(pipe) == 0 && FileManager.default.createFile(atPath: pipe, contents: Data()))
+        try a.run(["shop", "add", "Through the socket"])
+        #expect(reachesB("Through the socket"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: pipe)).isEmpty)
+        // A new agent makes its pipe afresh, and removes it when it stops.
+        #expect(agentA.stop() == 0)
+        agentA = try AgentProcess(home: a.path)
+        #expect(isOwnersPipe())
+        #expect(agentA.stop() == 0)
+        #expect(!FileManager.default.fileExists(atPath: pipe))
+        agentB.stop()
+    }
+
     @Test func offlineEditsConvergeAndTheReconnectSendsOnlyWhatIsNew() throws {
         let homes = try scratch.household("a", "b")
         let (a, b) = (homes[0], homes[1])
