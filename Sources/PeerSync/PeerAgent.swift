@@ -421,12 +421,12 @@ public struct PeerAgent: Service {
 }
 
 /// The hops of one change through two agents, in order (`AgentOptions.trace`): on the
-/// writer's agent, the CLI's notice read from the control socket, every session told,
-/// the session's sender awake, the peer's standing checked, the batch read from the
-/// snapshot, written to TLS; on the receiver's, the batch decoded, its apply started on
+/// writer's agent, the CLI's notice read from the pipe, every session told, the session's
+/// sender awake, the peer's standing checked (on the sender's connection), the batch read
+/// from the snapshot, written to TLS; on the receiver's, the batch decoded, its apply started on
 /// the store, committed, and the session back from the store.
 public enum TraceHop: String, Sendable, CaseIterable {
-    case noticeReceived = "control: notice read"
+    case noticeReceived = "notice: read from the pipe"
     case sessionsSignalled = "engine: sessions told"
     case senderWoken = "sender: awake"
     case standingChecked = "sender: standing checked"

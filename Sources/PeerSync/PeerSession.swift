@@ -368,7 +368,7 @@ struct PeerSession {
         let reader = try store.openReader()
         // Checked again now that the session is registered: a removal applied during the
         // handshake (after the reader's first look, before registration) signalled nobody.
-        try await refuseUnlessMember(peerMachineHex, outbound)
+        try await refuseUnlessMember(peerMachineHex, outbound, reader: reader)
         var told = try await sendMissing(outbound, shared: shared, reader: reader, window: &window).snapshot
         try await outbound.write(.caughtUp(told))
         await engine.weCaughtUp(id)
@@ -377,8 +377,9 @@ struct PeerSession {
             // Wait for room first: what is written meanwhile joins this snapshot.
             guard await window.waitForRoom() else { return }
             // A machine removed meanwhile gets nothing more (not the removal, not the new
-            // advertisement key): checked before every send, after every store change.
-            try await refuseUnlessMember(peerMachineHex, outbound)
+            // advertisement key): checked before every send, after every store change, on
+            // the sender's own connection (the store's actor may be busy with other work).
+            try await refuseUnlessMember(peerMachineHex, outbound, reader: reader)
             context.trace?(.standingChecked)
             let sent = try await sendMissing(outbound, shared: shared, reader: reader, window: &window)
             told = told.merging(sent.covered)
@@ -392,9 +393,9 @@ struct PeerSession {
     }
 
     /// Ends the session, telling the peer and recording the refusal, unless the household's
-    /// data (now) lists the peer as a member.
-    private func refuseUnlessMember(_ peerMachineHex: String, _ outbound: Outbox) async throws {
-        let standing = try await store.standing(of: peerMachineHex)
+    /// data (as committed now, read by `reader`) lists the peer as a member.
+    private func refuseUnlessMember(_ peerMachineHex: String, _ outbound: Outbox, reader: DeltaReader) async throws {
+        let standing = try StoreService.standing(of: peerMachineHex, in: reader)
         guard standing != .member else { return }
         let reason = standing == .removed ? "this machine was removed from the household"
             : "this machine is not on the household's list of machines"

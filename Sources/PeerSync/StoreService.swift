@@ -78,7 +78,12 @@ actor StoreService {
 
     /// What the household's data says of `machine` (hex id), for the handshake.
     func standing(of machine: String) throws -> SessionStateMachine.PeerStanding {
-        switch try household.trust(of: machine) {
+        try Self.standing(of: machine, in: household.store)
+    }
+
+    /// The same, read by a session's sender on its own connection (no wait for this actor).
+    static func standing(of machine: String, in reader: some StoreReading) throws -> SessionStateMachine.PeerStanding {
+        switch try Household.trust(of: machine, in: reader) {
         case .member: .member
         case .removed: .removed
         case .unknown: .unknown

@@ -77,6 +77,12 @@ extension Household {
 
     /// Whether `machineID` may sync with this household.
     public func trust(of machineID: String) throws -> MachineTrust {
+        try Self.trust(of: machineID, in: store)
+    }
+
+    /// The same rule over any reader of this household's database (a session's own
+    /// connection: ``PulseStore/DeltaReader``).
+    public static func trust(of machineID: String, in store: some StoreReading) throws -> MachineTrust {
         guard RowIDRules.isValid(machineID) else { return .unknown }
         if try !store.row(.machineRemoval, machineID).isEmpty { return .removed }
         if try !store.row(.machine, machineID).isEmpty { return .member }

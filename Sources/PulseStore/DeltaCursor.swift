@@ -20,6 +20,25 @@ public final class DeltaReader {
     }
 }
 
+/// Rows read on the reader's own connection, between cursors (each statement its own
+/// snapshot of the committed database).
+extension DeltaReader: StoreReading {
+    public func row(_ entity: EntityKind, _ rowID: String) throws -> [String: FieldValue] {
+        precondition(!connection.isInTransaction, "a cursor of this reader is still open")
+        return try ReplicaStore.readVersions(connection, entity, rowID)?.mapValues(\.value) ?? [:]
+    }
+
+    public func rows(_ entity: EntityKind, _ query: RowQuery) throws -> [StoredRow] {
+        precondition(!connection.isInTransaction, "a cursor of this reader is still open")
+        return try ReplicaStore.rows(connection, entity, query)
+    }
+
+    public func meta(_ key: String) throws -> FieldValue? {
+        precondition(!connection.isInTransaction, "a cursor of this reader is still open")
+        return try ReplicaStore.meta(connection, key)
+    }
+}
+
 /// Streams what one replica holds that a peer lacks, in bounded batches, from one
 /// consistent snapshot of the database (a read transaction on a connection of its own).
 ///

@@ -148,6 +148,10 @@ public final class ReplicaStore {
     }
 
     public func meta(_ key: String) throws -> FieldValue? {
+        try Self.meta(connection, key)
+    }
+
+    static func meta(_ connection: Connection, _ key: String) throws -> FieldValue? {
         try connection.query("SELECT value FROM meta WHERE key = ?1", [.text(key)]) { try $0.step() ? $0.value(0) : nil }
     }
 

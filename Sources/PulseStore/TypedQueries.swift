@@ -31,12 +31,27 @@ public struct RowQuery: Sendable {
     }
 }
 
-/// Typed reads for the household layer: the rules never see SQL, and the store never
-/// states a household rule.
-extension ReplicaStore {
+/// The reads a household rule needs, from whichever connection serves them: the store's,
+/// or a ``DeltaReader``'s (a session's sender checks a peer's standing on its own
+/// connection, without waiting for the store's actor). The rules never see SQL, and the
+/// store never states a household rule.
+public protocol StoreReading {
+    /// All fields of one row that have arrived so far (empty: none).
+    func row(_ entity: EntityKind, _ rowID: String) throws -> [String: FieldValue]
+    /// The complete rows of `entity` selected by `query`.
+    func rows(_ entity: EntityKind, _ query: RowQuery) throws -> [StoredRow]
+    /// A local, unreplicated setting of this database.
+    func meta(_ key: String) throws -> FieldValue?
+}
+
+extension ReplicaStore: StoreReading {
     /// The complete rows of `entity` selected by `query`. Field names come from the
     /// schema (anything else is a programming error and traps), values are bound.
     public func rows(_ entity: EntityKind, _ query: RowQuery = RowQuery()) throws -> [StoredRow] {
+        try Self.rows(connection, entity, query)
+    }
+
+    static func rows(_ connection: Connection, _ entity: EntityKind, _ query: RowQuery) throws -> [StoredRow] {
         let names = entity.schema.fieldNames
         for name in query.filter.map(\.field) + query.order {
             precondition(names.contains(name), "\(entity.rawValue) has no field \(name)")

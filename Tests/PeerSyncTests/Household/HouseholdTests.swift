@@ -98,12 +98,23 @@ import Testing
         #expect(try b.membershipKey() == a.membershipKey())
         // Before the household's list arrives, B trusts the machine that admitted it, and
         // recognises its advertisements with the key it was given.
-        #expect(try b.trust(of: a.identity.machineID) == .member)
+        #expect(try trust(b, a.identity.machineID) == .member)
         #expect(try b.discoveryKeys()[0] == a.discoveryKeys()[0])
         // A does not know B until it admits it.
-        #expect(try a.trust(of: b.identity.machineID) == .unknown)
+        #expect(try trust(a, b.identity.machineID) == .unknown)
         try a.admit(machine: b.identity.machineID, name: "laptop", memberID: invitation.memberID)
-        #expect(try a.trust(of: b.identity.machineID) == .member)
+        #expect(try trust(a, b.identity.machineID) == .member)
+        _ = try a.removeMachine(String(b.identity.machineID.prefix(12)))
+        #expect(try trust(a, b.identity.machineID) == .removed)
+        #expect(try trust(a, "not a machine id") == .unknown)
+    }
+
+    /// The rule as the household reads it, checked to agree with the same rule read on a
+    /// session's own connection (a `DeltaReader`: how a sender checks a peer's standing).
+    func trust(_ household: Household, _ machine: String) throws -> MachineTrust {
+        let viaStore = try household.trust(of: machine)
+        #expect(try Household.trust(of: machine, in: DeltaReader(path: household.store.path)) == viaStore)
+        return viaStore
     }
 
     @Test func homeResolutionOrder() {
