@@ -301,9 +301,13 @@ public final class ReplicaStore {
             var clock = HybridClock(last: try lastTimestamp(), maxDriftMilliseconds: maxDriftMilliseconds)
             var vv = try versionVector()
             // Each row touched by the batch is read once, merged in memory, and written and
-            // projected once at the end, in key order.
-            var rows: [RowKey: TouchedRow] = [:]
+            // projected once at the end, in key order (B-tree locality). The rows stay where
+            // they were put; only their positions are sorted (moving the rows themselves cost
+            // a quarter of the merge's time in retains and releases).
+            var rows: [TouchedRow] = []
+            var position: [RowKey: Int] = [:]
             rows.reserveCapacity(mergeNow.count)
+            position.reserveCapacity(mergeNow.count)
             for change in holdBack {
                 if change.origin == replicaID && change.seq > vv[replicaID] {
                     throw StoreError.foreignOwnChange(seq: change.seq)
@@ -318,18 +322,26 @@ public final class ReplicaStore {
                 }
                 try clock.observe(remote: change.hlc, physicalMilliseconds: now)
                 let key = RowKey(entity: change.entity, rowID: change.rowID)
-                // Taken out and put back, so the merge mutates the only copy.
-                var row = try rows.removeValue(forKey: key) ?? TouchedRow(versions(change.entity, change.rowID))
-                if try merge(change, into: &row.current, &outcome) {
+                let index: Int
+                if let known = position[key] {
+                    index = known
+                } else {
+                    index = rows.count
+                    rows.append(TouchedRow(key: key, try versions(change.entity, change.rowID)))
+                    position[key] = index
+                }
+                // Merged in place: the array holds the only copy.
+                if try merge(change, into: &rows[index].current, &outcome) {
                     outcome.applied.append(change)
-                    row.changed = true
+                    rows[index].changed = true
                 } else {
                     outcome.ignored += 1
                 }
-                rows[key] = row
             }
-            for (key, row) in rows.filter(\.value.changed).sorted(by: { $0.key < $1.key }) {
-                try saveRow(key.entity, key.rowID, before: row.original, after: row.current)
+            let order = rows.indices.filter { rows[$0].changed }.sorted { rows[$0].key < rows[$1].key }
+            for index in order {
+                let row = rows[index]
+                try saveRow(row.key.entity, row.key.rowID, before: row.original, after: row.current)
             }
             var advanced = false
             for claim in batch.coverage {
@@ -378,10 +390,12 @@ public final class ReplicaStore {
 
     /// A row during `apply`: as read, as merged so far.
     package struct TouchedRow {
+        package let key: RowKey
         package let original: [String: FieldVersion]
         package var current: [String: FieldVersion]
         package var changed = false
-        package init(_ versions: [String: FieldVersion]) {
+        package init(key: RowKey, _ versions: [String: FieldVersion]) {
+            self.key = key
             original = versions
             current = versions
         }
