@@ -54,7 +54,7 @@ extension DeltaReader: StoreReading {
 public final class DeltaCursor {
     /// Changes per batch: large, so that a catch-up applies few transactions (one commit
     /// and fsync each); within the protocol's 10 000.
-    public static let defaultBatchLimit = 4000
+    public static let defaultBatchLimit = 3000
     /// Bytes of changes per batch: 3 MiB leaves room in a 4 MiB frame for the coverage
     /// claims (at most 4096 of ≤ 30 bytes) and the header.
     public static let defaultByteLimit = 3 << 20

@@ -33,6 +33,40 @@ import Testing
         }
     }
 
+    /// Text limits count characters (not bytes) up to the byte cap, and control characters
+    /// are refused wherever they sit; what is not a C0 control or DEL passes.
+    @Test(arguments: [
+        (String(repeating: "é", count: 200), nil as String?),            // 400 bytes, 200 characters
+        (String(repeating: "é", count: 201), "longer than 200 characters"),
+        (String(repeating: "👨‍👩‍👧", count: 200), "longer than 800 bytes"),   // 200 characters, 3600 bytes
+        ("tab\there", "control characters"), ("del\u{7F}", "control characters"), ("unit\u{1F}", "control characters"),
+        ("é\u{0}", "control characters"), ("next line \u{85} is not C0", nil), ("Milch & Brot — 2 €", nil),
+    ])
+    func textLimits(text: String, refusal: String?) {
+        let outcome = Result { try EntityKind.shoppingItem.schema.validate(change(.shoppingItem, "i1", ["name": .text(text)])) }
+        if let refusal {
+            #expect(throws: ChangeValidationError.self) { try outcome.get() }
+            if case let .failure(error) = outcome { #expect(String(describing: error).contains(refusal), "\(error)") }
+        } else {
+            #expect(throws: Never.self) { try outcome.get() }
+        }
+    }
+
+    @Test(arguments: [
+        ("anna", "i1", true), ("", "i1", false), (String(repeating: "m", count: 129), "i1", false),
+        (String(repeating: "m", count: 128), "i1", true), ("an na", "i1", false), ("änna", "i1", false),
+        ("anna", "ïd", false), ("anna", "a:b@c.d-e_F9", true), ("anna", String(repeating: "x", count: Limits.maxRowIDLength + 1), false),
+    ])
+    func membersAndRowIDs(member: String, row: String, valid: Bool) {
+        let write = Change(origin: ReplicaID(rawValue: 9), seq: 1, hlc: HybridTimestamp(milliseconds: 1), member: member,
+                           entity: .shoppingItem, rowID: row, fields: [FieldWrite(field: "name", value: .text("Milk"))])
+        if valid {
+            #expect(throws: Never.self) { try EntityKind.shoppingItem.schema.validate(write) }
+        } else {
+            #expect(throws: ChangeValidationError.self) { try EntityKind.shoppingItem.schema.validate(write) }
+        }
+    }
+
     @Test func rejectsBadDatesRowIDsAndShapes() {
         let task = EntityKind.task.schema
         for bad in ["2026-02-30", "2026-13-01", "26-01-01", "2026-1-01", "tomorrow"] {
