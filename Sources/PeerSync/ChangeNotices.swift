@@ -29,8 +29,32 @@ public enum ChangeNotices {
         // Whatever else may have taken the name (a plain file) is not written to.
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else { return false }
+        return writeNotice(descriptor)
+    }
+
+    /// One byte into `descriptor`, a pipe's write end: true when written or when the pipe
+    /// is full (a notice is waiting already). A reader gone between the open and the write
+    /// (the agent stopped) would raise SIGPIPE and end the writer — after its commit, before
+    /// it said so — so the signal is blocked for the write, a pending one taken back, and
+    /// the thread's mask restored: EPIPE is just "no notice".
+    static func writeNotice(_ descriptor: CInt) -> Bool {
+        var pipeSignal = sigset_t(), previous = sigset_t()
+        sigemptyset(&pipeSignal)
+        sigaddset(&pipeSignal, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous)
         var byte: UInt8 = 1
-        return write(descriptor, &byte, 1) == 1 || errno == EAGAIN
+        let written = write(descriptor, &byte, 1)
+        let failure = errno
+        if written < 0, failure == EPIPE, sigismember(&previous, SIGPIPE) == 0 {
+            var pending = sigset_t()
+            sigpending(&pending)
+            if sigismember(&pending, SIGPIPE) == 1 {
+                var now = timespec(tv_sec: 0, tv_nsec: 0)
+                _ = sigtimedwait(&pipeSignal, nil, &now)
+            }
+        }
+        pthread_sigmask(SIG_SETMASK, &previous, nil)
+        return written == 1 || failure == EAGAIN
     }
 
     /// Agent: makes the pipe afresh (a leftover of an agent killed is replaced, like the
