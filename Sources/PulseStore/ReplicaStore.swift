@@ -308,6 +308,10 @@ public final class ReplicaStore {
             var position: [RowKey: Int] = [:]
             rows.reserveCapacity(mergeNow.count)
             position.reserveCapacity(mergeNow.count)
+            // Usually no row waits for fields: then a row the typed table lacks is new, and
+            // `partial_row` is not probed for each (the rows this batch leaves partial are
+            // written at the end, and met again through `position` before that).
+            let anyPartial = try connection.scalarInt("SELECT EXISTS (SELECT 1 FROM partial_row)") == 1
             for change in holdBack {
                 if change.origin == replicaID && change.seq > vv[replicaID] {
                     throw StoreError.foreignOwnChange(seq: change.seq)
@@ -327,7 +331,7 @@ public final class ReplicaStore {
                     index = known
                 } else {
                     index = rows.count
-                    rows.append(TouchedRow(key: key, try versions(change.entity, change.rowID)))
+                    rows.append(TouchedRow(key: key, try versions(change.entity, change.rowID, anyPartial: anyPartial)))
                     position[key] = index
                 }
                 // Merged in place: the array holds the only copy.
@@ -409,7 +413,14 @@ public final class ReplicaStore {
 
     /// Every field version of one row (empty for a row never written).
     package func versions(_ entity: EntityKind, _ rowID: String) throws -> [String: FieldVersion] {
-        try Self.readVersions(entity, rowID, typed: rowStatement(entity, .select), partial: hot(.selectPartial)) ?? [:]
+        try versions(entity, rowID, anyPartial: true)
+    }
+
+    /// `anyPartial: false`: `partial_row` is known to be empty (checked in this transaction),
+    /// so a row the typed table lacks has no versions and is not looked for there.
+    private func versions(_ entity: EntityKind, _ rowID: String, anyPartial: Bool) throws -> [String: FieldVersion] {
+        try Self.readVersions(entity, rowID, typed: rowStatement(entity, .select),
+                              partial: anyPartial ? hot(.selectPartial) : nil) ?? [:]
     }
 
     /// The same read on another connection (the delta cursor's), with statements from its cache.
@@ -422,10 +433,11 @@ public final class ReplicaStore {
     /// when the row has none. The statements are `rowSQL[entity].select` and
     /// `HotStatement.selectPartial`, reset; they are left reset.
     private static func readVersions(_ entity: EntityKind, _ rowID: String,
-                                     typed: Statement, partial: Statement) throws -> [String: FieldVersion]? {
-        defer { typed.reset(); partial.reset() }
+                                     typed: Statement, partial: Statement?) throws -> [String: FieldVersion]? {
+        defer { typed.reset(); partial?.reset() }
         try typed.bind(.text(rowID), at: 1)
         if try typed.step() { return try decodeVersions(typed, column: 0, entity: entity, rowID: rowID, typedColumns: 1) }
+        guard let partial else { return nil }
         try partial.bind(.text(entity.rawValue), at: 1)
         try partial.bind(.text(rowID), at: 2)
         guard try partial.step() else { return nil }
