@@ -6,6 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="/opt/swift/usr/bin:$PATH"
-swift build -c release --static-swift-stdlib --product pulse-peer >&2
-swift build -c release --static-swift-stdlib --product pulse-bench >&2
+bash scripts/release-build.sh pulse-peer pulse-bench # as run.sh builds the agent
 exec "$(swift build -c release --static-swift-stdlib --show-bin-path)/pulse-bench" "$@"

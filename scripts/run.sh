@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="/opt/swift/usr/bin:$PATH"
 
-swift build -c release --static-swift-stdlib --product pulse-peer >&2
+bash scripts/release-build.sh pulse-peer # function sections, start-up code together
 built="$(swift build -c release --static-swift-stdlib --show-bin-path)/pulse-peer"
 echo "Built $built" >&2
 

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The release build of run.sh and bench.sh: `release-build.sh PRODUCT...` (binaries in
+# `swift build -c release --static-swift-stdlib --show-bin-path`). Every function gets a
+# section of its own and lld places the functions an agent runs at start together
+# (scripts/startup-order.txt, made by scripts/record-startup-order.sh): an idle agent then
+# maps ≈ 8 MB of our code instead of ≈ 19 (docs/PERFORMANCE.md, "Idle RSS"). A function
+# missing from the list (renamed since it was recorded) only lands elsewhere.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/opt/swift/usr/bin:$PATH"
+flags=(-c release --static-swift-stdlib
+       -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections
+       -Xswiftc -use-ld=lld
+       -Xlinker "--symbol-ordering-file=$PWD/scripts/startup-order.txt" -Xlinker --no-warn-symbol-ordering)
+for product in "$@"; do
+  swift build "${flags[@]}" --product "$product" >&2
+done
