@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Re-records scripts/startup-order.txt: the functions of pulse-peer that an agent runs from
-# its start until it is idle (and at its stop), as valgrind's callgrind sees them. Run after
-# large changes to start-up; scripts/release-build.sh links by the list. Needs valgrind.
+# its start until it is idle, serving its web page (and at its stop), as valgrind's
+# callgrind sees them. Run after large changes to start-up; scripts/release-build.sh links
+# by the list. Needs valgrind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { sudo=$([ "$(id -u)" = 0 ] || echo sudo); $sudo apt-get install -y -qq valgrind >/dev/null; }
@@ -14,7 +15,7 @@ trap 'rm -rf "$work"' EXIT
 cp "$built" "$work/pulse-peer" && strip --strip-debug "$work/pulse-peer"
 "$work/pulse-peer" init --home "$work/home" >/dev/null
 valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/callgrind.out" \
-  "$work/pulse-peer" run --home "$work/home" --port 0 --listen 127.0.0.1 --no-mdns --web off \
+  "$work/pulse-peer" run --home "$work/home" --port 0 --listen 127.0.0.1 --no-mdns --web 127.0.0.1:0 \
   > "$work/out" 2> "$work/err" &
 agent=$!
 for _ in $(seq 1 300); do grep -q '"event":"ready"' "$work/out" && break; sleep 0.2; done

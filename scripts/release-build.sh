@@ -8,10 +8,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
+# The list under a name of its content: SwiftPM relinks when a flag changes, not when a file
+# a flag names does.
+mkdir -p .build
+order="$PWD/.build/startup-order-$(sha256sum scripts/startup-order.txt | cut -c1-16).txt"
+[ -f "$order" ] || cp scripts/startup-order.txt "$order"
 flags=(-c release --static-swift-stdlib
        -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections
        -Xswiftc -use-ld=lld
-       -Xlinker "--symbol-ordering-file=$PWD/scripts/startup-order.txt" -Xlinker --no-warn-symbol-ordering)
+       -Xlinker "--symbol-ordering-file=$order" -Xlinker --no-warn-symbol-ordering
+       -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic)
 for product in "$@"; do
   swift build "${flags[@]}" --product "$product" >&2
 done
