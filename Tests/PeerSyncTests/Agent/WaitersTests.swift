@@ -52,7 +52,11 @@ import Testing
         let started = clock.now
         long.cancel()
         await #expect(throws: CancellationError.self) { try await long.value }
-        #expect(clock.now - started < .seconds(5))
+        // Ended by its cancellation, not by its hour. The bound is loose on purpose: this
+        // process also runs the end-to-end tests, whose blocking waits can hold both threads
+        // of the cooperative pool for seconds (15 s measured in one CI run) before this task
+        // gets one back to resume on.
+        #expect(clock.now - started < .seconds(600))
         // Cancelled before it starts: it never waits.
         let early = Task {
             withUnsafeCurrentTask { $0?.cancel() }
