@@ -3,7 +3,6 @@ import FoundationEssentials
 import Glibc
 #endif
 import NIOCore
-import NIOPosix
 import PulseHousehold
 
 /// The notice a writer on this machine (the CLI) gives the running agent after each commit:
@@ -76,18 +75,7 @@ public enum ChangeNotices {
     /// Agent: calls `changed` once per read of the pipe (`descriptor`, owned from here on)
     /// until cancelled.
     static func serve(_ descriptor: CInt, changed: @escaping @Sendable () async -> Void) async throws {
-        let channel: NIOAsyncChannel<ByteBuffer, Never>
-        do {
-            channel = try await NIOPipeBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .takingOwnershipOfDescriptor(input: descriptor) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try NIOAsyncChannel<ByteBuffer, Never>(wrappingChannelSynchronously: channel)
-                    }
-                }
-        } catch {
-            close(descriptor) // still ours when the bootstrap failed
-            throw error
-        }
+        let channel = try await DescriptorChannel.reading(descriptor)
         try await channel.executeThenClose { notices, _ in
             for try await _ in notices { await changed() }
         }

@@ -1,6 +1,5 @@
 import Logging
 import NIOCore
-import NIOPosix
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,18 +24,7 @@ enum DatabaseWatch {
                 try await LoopTimer.sleep(for: .seconds(1))
             }
         }
-        let channel: NIOAsyncChannel<ByteBuffer, Never>
-        do {
-            channel = try await NIOPipeBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .takingOwnershipOfDescriptor(input: descriptor) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try NIOAsyncChannel<ByteBuffer, Never>(wrappingChannelSynchronously: channel)
-                    }
-                }
-        } catch {
-            close(descriptor) // still ours when the bootstrap failed
-            throw error
-        }
+        let channel = try await DescriptorChannel.reading(descriptor)
         try await channel.executeThenClose { events, _ in
             // After the watch is in place: a change made before it is seen here.
             try check()

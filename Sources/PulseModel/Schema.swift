@@ -278,13 +278,7 @@ public enum RowIDRules {
         var bytes = withUnsafeBytes(of: (generator.next() as UInt64, generator.next() as UInt64)) { Array($0) }
         bytes[6] = (bytes[6] & 0x0F) | 0x40
         bytes[8] = (bytes[8] & 0x3F) | 0x80
-        var text: [UInt8] = []
-        text.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
-            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
-            Hex.append(byte, to: &text)
-        }
-        return String(decoding: text, as: UTF8.self)
+        return Hex.uuidText(bytes)
     }
 
     public static func isValid(_ id: String) -> Bool {

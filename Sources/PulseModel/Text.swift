@@ -20,6 +20,17 @@ package enum Hex {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// The canonical lower-case text of 16 UUID bytes (8-4-4-4-12 digits).
+    package static func uuidText(_ bytes: some Sequence<UInt8>) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(36)
+        for (index, byte) in bytes.enumerated() {
+            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+            append(byte, to: &text)
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
     /// The bytes of an even-length hex string (either case); nil for anything else.
     package static func bytes(_ hex: String) -> [UInt8]? {
         let utf8 = Array(hex.utf8)

@@ -218,15 +218,7 @@ package enum RowVersions {
     }
 
     /// The lowercase canonical text of 16 UUID bytes.
-    static func uuidText(_ bytes: UnsafeRawBufferPointer) -> String {
-        var text: [UInt8] = []
-        text.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
-            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
-            Hex.append(byte, to: &text)
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
+    static func uuidText(_ bytes: UnsafeRawBufferPointer) -> String { Hex.uuidText(bytes) }
 
     private static func appendFixed(_ value: UInt64, to out: inout [UInt8]) {
         withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
