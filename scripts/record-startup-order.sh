@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# Re-records scripts/startup-order.txt: the functions of pulse-peer that an agent runs from
-# its start until it is idle, serving its web page (and at its stop), as valgrind's
-# callgrind sees them. Run after large changes to start-up; scripts/release-build.sh links
-# by the list. Needs valgrind.
+# Re-records scripts/startup-order.txt: the functions of pulse-peer that an agent runs in
+# the life the idle figures measure, as valgrind's callgrind sees them, in the order of the
+# phases that first ran them:
+#   1. start until idle (serving its web page, its one peer offline: the dialer retrying);
+#   2. the CLI talking to it: status, a wait, a local write's change notice;
+#   3. a session: the peer comes up, the agent dials it, catches up and stays in step;
+#   4. the stop.
+# scripts/release-build.sh links by the list, so the functions of phase 1 share the fewest
+# pages, and those of 2 and 3 sit right after them instead of across the binary. Run after
+# large changes; it needs valgrind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { sudo=$([ "$(id -u)" = 0 ] || echo sudo); $sudo apt-get install -y -qq valgrind >/dev/null; }
@@ -10,28 +16,76 @@ bash scripts/release-build.sh pulse-peer
 export PATH="/opt/swift/usr/bin:$PATH"
 built="$(swift build -c release --static-swift-stdlib --show-bin-path)/pulse-peer"
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+peer_pid="" agent=""
+cleanup() {
+  for pid in $peer_pid $agent; do kill "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
 # valgrind cannot read the binary's DWARF; the symbol table is enough.
 cp "$built" "$work/pulse-peer" && strip --strip-debug "$work/pulse-peer"
-"$work/pulse-peer" init --home "$work/home" >/dev/null
+bin="$work/pulse-peer"
+
+# Waits (up to $2 s) for a file to hold a line.
+wait_for() { for _ in $(seq 1 $(($2 * 5))); do grep -q "$3" "$1" 2>/dev/null && return 0; sleep 0.2; done
+             echo "timed out waiting for $3 in $1" >&2; return 1; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+start_peer() {
+  "$bin" run --home "$work/peer" --port "$peer_port" --listen 127.0.0.1 --no-mdns --web off \
+    > "$work/peer.out" 2> "$work/peer.err" &
+  peer_pid=$!
+  wait_for "$work/peer.out" 60 '"event":"ready"'
+}
+
+# The peer's household, and the recorded agent's home joined to it (pairing).
+peer_port=$(free_port)
+"$bin" init --home "$work/peer" > /dev/null
+start_peer
+code=$("$bin" invite --home "$work/peer" | tail -1)
+"$bin" join --home "$work/home" --peer "127.0.0.1:$peer_port" "$code" > /dev/null
+kill -TERM "$peer_pid"; wait "$peer_pid" || true; rm -f "$work/peer.out"
+
 valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/callgrind.out" \
-  "$work/pulse-peer" run --home "$work/home" --port 0 --listen 127.0.0.1 --no-mdns --web 127.0.0.1:0 \
-  > "$work/out" 2> "$work/err" &
+  "$bin" run --home "$work/home" --port 0 --listen 127.0.0.1 --no-mdns --web 127.0.0.1:0 \
+  --peer "127.0.0.1:$peer_port" > "$work/out" 2> "$work/err" &
 agent=$!
-for _ in $(seq 1 300); do grep -q '"event":"ready"' "$work/out" && break; sleep 0.2; done
-grep -q '"event":"ready"' "$work/out" || { cat "$work/err" >&2; kill "$agent"; exit 1; }
-sleep 5 # idle: what it does once settled
-kill -TERM "$agent"; wait "$agent" || true
-python3 - "$work/callgrind.out" "$work/pulse-peer" > scripts/startup-order.txt <<'PY'
+wait_for "$work/out" 120 '"event":"ready"' || { cat "$work/err" >&2; exit 1; }
+sleep 5 # 1: idle, what it does once settled
+callgrind_control --dump=idle "$agent" > /dev/null
+# 2: the CLI
+"$bin" status --home "$work/home" > /dev/null
+"$bin" status --home "$work/home" --json > /dev/null
+"$bin" status --home "$work/home" --wait disconnected --timeout 60 > /dev/null
+"$bin" shop add --home "$work/home" Milk Bread > /dev/null
+sleep 2
+callgrind_control --dump=control "$agent" > /dev/null
+# 3: a session with the peer, which sends a change and receives ours
+start_peer
+"$bin" shop add --home "$work/peer" Eggs > /dev/null
+"$bin" status --home "$work/home" --wait synced --timeout 120 > /dev/null
+"$bin" status --home "$work/peer" --wait synced --timeout 120 > /dev/null
+sleep 2
+callgrind_control --dump=session "$agent" > /dev/null
+# 4: the stop (the last dump, at exit)
+kill -TERM "$agent"; wait "$agent" || true; agent=""
+
+python3 - "$bin" "$work"/callgrind.out.* "$work/callgrind.out" > scripts/startup-order.txt <<'PY'
 import re, subprocess, sys
-ran = set()
-for line in open(sys.argv[1]):
-    match = re.match(r"^c?fn=\(\d+\) (.+)$", line.rstrip("\n"))
-    if match: ran.add(match.group(1))
 ours = set()
-for line in subprocess.run(["nm", "--defined-only", sys.argv[2]], capture_output=True, text=True).stdout.splitlines():
+for line in subprocess.run(["nm", "--defined-only", sys.argv[1]], capture_output=True, text=True).stdout.splitlines():
     parts = line.split(maxsplit=2)
     if len(parts) == 3 and parts[1] in "tTwW": ours.add(parts[2])
-print("\n".join(sorted(ran & ours)))
+# The dumps in the order they were written (callgrind.out.1, .2, …, then the one at exit).
+dumps = sorted(sys.argv[2:-1], key=lambda path: int(path.rsplit(".", 1)[1])) + sys.argv[-1:]
+placed = set()
+for path in dumps:
+    ran = set()
+    for line in open(path):
+        match = re.match(r"^c?fn=\(\d+\) (.+)$", line.rstrip("\n"))
+        if match: ran.add(match.group(1))
+    phase = sorted((ran & ours) - placed)
+    placed.update(phase)
+    print(f"{path.rsplit('/', 1)[1]}: {len(phase)} functions", file=sys.stderr)
+    if phase: print("\n".join(phase))
 PY
 echo "scripts/startup-order.txt: $(wc -l < scripts/startup-order.txt) functions" >&2
