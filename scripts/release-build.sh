@@ -13,11 +13,22 @@ export PATH="/opt/swift/usr/bin:$PATH"
 mkdir -p .build
 order="$PWD/.build/startup-order-$(sha256sum scripts/startup-order.txt | cut -c1-16).txt"
 [ -f "$order" ] || cp scripts/startup-order.txt "$order"
-flags=(-c release --static-swift-stdlib
-       -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections
-       -Xswiftc -use-ld=lld
+compile=(-c release --static-swift-stdlib
+         -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections)
+flags=("${compile[@]}" -Xswiftc -use-ld=lld
        -Xlinker "--symbol-ordering-file=$order" -Xlinker --no-warn-symbol-ordering
        -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic)
+# Swift's multi-threaded whole-module build keeps an object file whose IR has not changed,
+# even when the code-generation flags have (found: objects of a build made before
+# -function-sections stayed one `.text` each, so the order above could not place their
+# functions). A release tree last built with other flags is rebuilt from scratch.
+stamp=.build/release-build.flags
+bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
+if [ "$(cat "$stamp" 2>/dev/null)" != "${compile[*]}" ]; then
+  [ -d "$bin" ] && echo "release-build: flags changed since the last release build; building from scratch" >&2
+  rm -rf "$bin"
+fi
 for product in "$@"; do
   swift build "${flags[@]}" --product "$product" >&2
 done
+echo "${compile[*]}" > "$stamp"

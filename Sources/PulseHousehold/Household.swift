@@ -275,8 +275,12 @@ package enum Validation {
     package static func name(_ raw: String, what: String, max: Int) throws -> String {
         let trimmed = raw.trimmed
         guard !trimmed.isEmpty else { throw HouseholdError.invalidInput("the \(what) may not be empty") }
-        guard trimmed.count <= max else { throw HouseholdError.invalidInput("the \(what) is longer than \(max) characters") }
-        guard !trimmed.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+        // Characters are counted only when the bytes could exceed them (each is a byte or more).
+        guard trimmed.utf8.count <= max || trimmed.count <= max else {
+            throw HouseholdError.invalidInput("the \(what) is longer than \(max) characters")
+        }
+        // C0 and DEL are single bytes in UTF-8, and no byte of a longer sequence is below 0x80.
+        guard !trimmed.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
             throw HouseholdError.invalidInput("the \(what) contains control characters")
         }
         return trimmed

@@ -119,8 +119,18 @@ public enum RowMerge {
     /// Merges `change` into `row` (in place, so the store's copy is not duplicated).
     /// Throws, leaving `row` unchanged, when the change rewrites a set-once field.
     public static func merge(_ change: Change, into row: inout [String: FieldVersion]) throws(MergeError) -> Merged {
-        let schema = change.entity.schema
         let incoming = change.stamp
+        if row.isEmpty {
+            // A new row (most of a catch-up): every field is taken, and there is nothing to
+            // refuse or report (nothing existed; the fields share one stamp, so no edit is
+            // after a deletion). The same result as the rule below, without its lookups.
+            row.reserveCapacity(change.fields.count)
+            for write in change.fields where row[write.field] == nil {
+                row[write.field] = FieldVersion(value: write.value, stamp: incoming, seq: change.seq, base: write.base, member: change.member)
+            }
+            return Merged(changed: !change.fields.isEmpty, conflicts: [])
+        }
+        let schema = change.entity.schema
         // Refused before anything changes: a failed merge leaves the row as it was.
         for write in change.fields {
             if let spec = schema.field(write.field), spec.immutable, let existing = row[write.field], existing.value != write.value {

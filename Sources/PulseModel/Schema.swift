@@ -64,18 +64,30 @@ public struct FieldSpec: Sendable, Hashable {
 /// The rules of one entity: its fields (every one of them is written when a row is
 /// created; a row is visible in its typed table once all have arrived), and how a
 /// deletion is expressed (a tombstone value of one field, never the absence of a row).
-public struct EntitySchema: Sendable {
+///
+/// A class, made once per entity: every change and every row write consults its schema,
+/// and a reference costs one retain where a copy of the struct cost one per array and string.
+public final class EntitySchema: Sendable {
     public let kind: EntityKind
     public let fields: [FieldSpec]
     /// The field and value that mark a row deleted; nil for append-only entities.
     public let tombstone: (field: String, value: FieldValue)?
     /// Row ids that are fixed (singleton rows), or nil for generated ids.
     public let singletonRowID: String?
+    public let fieldNames: [String]
+    /// How many fields a complete row holds at least (the fields that are not `optional`).
+    public let requiredFieldCount: Int
+
+    public init(kind: EntityKind, fields: [FieldSpec], tombstone: (field: String, value: FieldValue)?, singletonRowID: String?) {
+        self.kind = kind
+        self.fields = fields
+        self.tombstone = tombstone
+        self.singletonRowID = singletonRowID
+        fieldNames = fields.map(\.name)
+        requiredFieldCount = fields.count(where: { !$0.optional })
+    }
 
     public func field(_ name: String) -> FieldSpec? { fields.first { $0.name == name } }
-    public var fieldNames: [String] { fields.map(\.name) }
-    /// How many fields a complete row holds at least (the fields that are not `optional`).
-    public var requiredFieldCount: Int { fields.count(where: { !$0.optional }) }
 }
 
 public enum Limits {
@@ -109,7 +121,31 @@ public enum ChangeValidationError: Error, Equatable, CustomStringConvertible {
 }
 
 extension EntityKind {
-    public var schema: EntitySchema { Self.schemas[self]! }
+    public var schema: EntitySchema { Self.schemaTable[ordinal] }
+
+    /// The case's position in `allCases`.
+    package var ordinal: Int {
+        switch self {
+        case .household: 0
+        case .settings: 1
+        case .member: 2
+        case .replica: 3
+        case .shoppingItem: 4
+        case .task: 5
+        case .backlogCategory: 6
+        case .backlogItem: 7
+        case .recurringTemplate: 8
+        case .kid: 9
+        case .catalogueSelection: 10
+        case .ledgerEntry: 11
+        case .machine: 12
+        case .machineRemoval: 13
+        case .discoveryKey: 14
+        }
+    }
+
+    /// The schemas by `ordinal`: an index, not a hash, on every change's path.
+    private static let schemaTable: [EntitySchema] = allCases.map { schemas[$0]! }
 
     private static let deleted = (field: "deleted", value: FieldValue.integer(1))
     private static let title = FieldSpec("title", .text(max: 200))

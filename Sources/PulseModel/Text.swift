@@ -4,6 +4,11 @@
 extension String {
     /// The text without leading and trailing white space (spaces, tabs, newlines).
     package var trimmed: String {
+        // Printable ASCII at both ends (most names): nothing to trim, and no walk over
+        // characters, which costs a Unicode property lookup each.
+        if let head = utf8.first, let tail = utf8.last, (0x21...0x7E).contains(head), (0x21...0x7E).contains(tail) {
+            return self
+        }
         guard let first = firstIndex(where: { !$0.isWhitespace }),
               let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
         return String(self[first...last])

@@ -237,10 +237,11 @@ public final class ReplicaStore {
             let schema = entity.schema
             var stamp = fixed ?? Stamp(hlc: clock.next(physicalMilliseconds: store.physicalClock()), origin: store.replicaID)
             var writes: [FieldWrite] = []
+            writes.reserveCapacity(fields.count)
             let before = fresh ? [:] : try store.versions(entity, rowID)
             var row = before
-            for name in fields.keys.sorted() {
-                let value = fields[name]!
+            row.reserveCapacity(before.count + fields.count)
+            for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
                 let existing = row[name]
                 if fixed != nil, existing != nil {
                     throw StoreError.immutableField(entity, rowID: rowID, field: name)
@@ -251,7 +252,7 @@ public final class ReplicaStore {
                     clock = HybridClock(last: existing.stamp.hlc, maxDriftMilliseconds: clock.maxDriftMilliseconds)
                     stamp = Stamp(hlc: clock.next(physicalMilliseconds: store.physicalClock()), origin: store.replicaID)
                 }
-                if let spec = schema.field(name), spec.immutable, let existing, existing.value != value {
+                if let existing, let spec = schema.field(name), spec.immutable, existing.value != value {
                     throw StoreError.immutableField(entity, rowID: rowID, field: name)
                 }
                 writes.append(FieldWrite(field: name, value: value, base: existing?.stamp))
@@ -342,10 +343,16 @@ public final class ReplicaStore {
                     outcome.ignored += 1
                 }
             }
-            let order = rows.indices.filter { rows[$0].changed }.sorted { rows[$0].key < rows[$1].key }
-            for index in order {
-                let row = rows[index]
-                try saveRow(row.key.entity, row.key.rowID, before: row.original, after: row.current)
+            // Sorted on a fixed-width prefix of each key (the table, then the row id's first
+            // bytes), not on the keys: comparing their strings in the sort cost a seventh of
+            // the apply in retains and releases. Any order is correct (each row is written
+            // once); this one is the tables' own but for ids sharing seven bytes.
+            var order: [(prefix: UInt64, index: Int)] = []
+            order.reserveCapacity(rows.count)
+            for index in rows.indices where rows[index].changed { order.append((rows[index].key.sortPrefix, index)) }
+            order.sort { $0.prefix != $1.prefix ? $0.prefix < $1.prefix : $0.index < $1.index }
+            for (_, index) in order {
+                try saveRow(rows[index].key.entity, rows[index].key.rowID, before: rows[index].original, after: rows[index].current)
             }
             var advanced = false
             for claim in batch.coverage {
@@ -409,6 +416,17 @@ public final class ReplicaStore {
         package let entity: EntityKind
         package let rowID: String
         package static func < (lhs: Self, rhs: Self) -> Bool { (lhs.entity, lhs.rowID) < (rhs.entity, rhs.rowID) }
+
+        /// The table (top byte) and the row id's first seven bytes, big-endian: ordered
+        /// as the tables order their rows, for row ids that differ in those bytes.
+        package var sortPrefix: UInt64 {
+            var prefix = UInt64(entity.ordinal) << 56, shift: UInt64 = 48
+            for byte in rowID.utf8.prefix(7) {
+                prefix |= UInt64(byte) << shift
+                shift &-= 8
+            }
+            return prefix
+        }
     }
 
     /// Every field version of one row (empty for a row never written).
@@ -557,7 +575,8 @@ public final class ReplicaStore {
     }
     private var hotStatements = [Statement?](repeating: nil, count: HotStatement.allCases.count)
     private enum RowStatement: Int { case select, upsert, insert }
-    private var rowStatements: [EntityKind: [Statement?]] = [:]
+    /// By `entity.ordinal * 3 + RowStatement.rawValue`: an index, not a hash.
+    private var rowStatements = [Statement?](repeating: nil, count: EntityKind.allCases.count * 3)
 
     /// A hot statement, reset and ready to bind.
     private func hot(_ which: HotStatement) throws -> Statement {
@@ -572,13 +591,14 @@ public final class ReplicaStore {
 
     /// A statement of `entity`'s typed table, reset and ready to bind.
     private func rowStatement(_ entity: EntityKind, _ which: RowStatement) throws -> Statement {
-        if let statement = rowStatements[entity]?[which.rawValue] {
+        let slot = entity.ordinal * 3 + which.rawValue
+        if let statement = rowStatements[slot] {
             statement.reset()
             return statement
         }
         let sql = Self.rowSQL[entity]!
         let statement = try Statement(connection: connection, sql: [sql.select, sql.upsert, sql.insert][which.rawValue])
-        rowStatements[entity, default: [nil, nil, nil]][which.rawValue] = statement
+        rowStatements[slot] = statement
         return statement
     }
 

@@ -61,6 +61,11 @@ import Testing
         #expect(" \t Milk \n".trimmed == "Milk")
         #expect("   ".trimmed == "")
         #expect("a b".trimmed == "a b")
+        // The fast path (printable ASCII at both ends) and the ends it must not take for it.
+        for (raw, expected) in [("Milk", "Milk"), ("Milk\u{00A0}", "Milk"), ("\u{2003}Milk", "Milk"), ("a\u{0301}", "a\u{0301}"),
+                                ("Brot\u{3000}", "Brot"), ("~x~", "~x~"), ("x\u{7F}", "x\u{7F}"), ("\u{85}x", "x"), ("é", "é")] {
+            #expect(raw.trimmed == expected, "\(raw.debugDescription)")
+        }
         #expect(Hex.string([0x00, 0x0f, 0xa5, 0xff]) == "000fa5ff")
     }
 }

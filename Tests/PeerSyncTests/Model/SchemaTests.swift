@@ -8,6 +8,17 @@ import Testing
                entity: entity, rowID: row, fields: fields.map { FieldWrite(field: $0.key, value: $0.value) })
     }
 
+    /// The schema table is indexed by `ordinal`: every case finds its own schema, and the
+    /// derived values are the fields'.
+    @Test func everyEntityFindsItsSchema() {
+        for (index, entity) in EntityKind.allCases.enumerated() {
+            #expect(entity.ordinal == index)
+            #expect(entity.schema.kind == entity)
+            #expect(entity.schema.fieldNames == entity.schema.fields.map(\.name))
+            #expect(entity.schema.requiredFieldCount == entity.schema.fields.filter { !$0.optional }.count)
+        }
+    }
+
     @Test func acceptsAValidRow() {
         #expect(throws: Never.self) { try EntityKind.shoppingItem.schema.validate(change(.shoppingItem, "i1", shoppingItem("Milk"))) }
         #expect(throws: Never.self) {
