@@ -73,11 +73,9 @@ package enum RowVersions {
             appendFixed(UInt64(bitPattern: origin.stamp.origin.storage), to: &out)
             Varint.append(origin.seq, to: &out)
             if let member = origin.member {
-                if let uuid = uuidBytes(member) {
-                    out.append(2)
-                    out.append(contentsOf: uuid)
-                } else {
-                    out.append(1)
+                out.append(2)
+                if !appendUUID(member, to: &out) {
+                    out[out.count - 1] = 1
                     appendText(member, to: &out)
                 }
             } else {
@@ -192,29 +190,38 @@ package enum RowVersions {
     /// The 16 bytes of a lowercase canonical UUID (what ``RowIDRules/random()`` makes), or nil.
     static func uuidBytes(_ text: String) -> [UInt8]? {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(16)
+        return appendUUID(text, to: &bytes) ? bytes : nil
+    }
+
+    /// Appends the 16 bytes of a lower-case UUID's text to `out`, straight into it (a
+    /// record is encoded for every row written); false, with `out` as it was, for any
+    /// other text.
+    static func appendUUID(_ text: String, to out: inout [UInt8]) -> Bool {
+        let utf8 = text.utf8
+        guard utf8.count == 36 else { return false }
+        let start = out.count
         var high: UInt8?
         var position = 0
-        for c in text.utf8 {
+        for c in utf8 {
             defer { position += 1 }
             if position == 8 || position == 13 || position == 18 || position == 23 {
-                guard c == UInt8(ascii: "-") else { return nil }
+                guard c == UInt8(ascii: "-") else { out.removeSubrange(start...); return false }
                 continue
             }
             let nibble: UInt8
             switch c {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = c - UInt8(ascii: "0")
             case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = c - UInt8(ascii: "a") + 10
-            default: return nil
+            default: out.removeSubrange(start...); return false
             }
             if let h = high {
-                bytes.append(h << 4 | nibble)
+                out.append(h << 4 | nibble)
                 high = nil
             } else {
                 high = nibble
             }
         }
-        return position == 36 && bytes.count == 16 ? bytes : nil
+        return true
     }
 
     /// The lowercase canonical text of 16 UUID bytes.

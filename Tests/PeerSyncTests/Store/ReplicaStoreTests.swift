@@ -154,9 +154,14 @@ import Testing
         #expect(try format1.withUnsafeBytes { try RowVersions.decode($0, schema: schema, column: nil) } == fields)
         // A member id is 16 bytes only when it is a lowercase UUID, and reads back as the same text.
         #expect(RowVersions.uuidBytes(member)?.count == 16)
-        for notUUID in [member.uppercased(), member + "0", String(member.dropLast()), member.replacingOccurrences(of: "-", with: "_"), ""] {
+        for notUUID in [member.uppercased(), member + "0", String(member.dropLast()), String(member.dropLast()) + "g", member.replacingOccurrences(of: "-", with: "_"), ""] {
             #expect(RowVersions.uuidBytes(notUUID) == nil, "\(notUUID)")
+            // Appended in place, or nothing appended: a failure midway takes its bytes back.
+            var out: [UInt8] = [7]
+            #expect(!RowVersions.appendUUID(notUUID, to: &out) && out == [7], "\(notUUID)")
         }
+        var out: [UInt8] = [7]
+        #expect(RowVersions.appendUUID(member, to: &out) && Array(out.dropFirst()) == RowVersions.uuidBytes(member))
         // A damaged record in the database is a clear error, not a crash or a silent gap.
         let (a, _) = try pair()
         try a.write(member: nil) { try $0.put(.shoppingItem, "i1", shoppingItem("Milk")) }
