@@ -168,9 +168,21 @@ final class Statement {
         switch value {
         case .null: rc = sqlite3_bind_null(handle, index)
         case let .integer(v): rc = sqlite3_bind_int64(handle, index, v)
-        case let .text(v): rc = sqlite3_bind_text(handle, index, v, -1, csqlite_transient())
+        case let .text(v): rc = bindText(v, at: index)
         }
         guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
+    }
+
+    /// Text by its UTF-8 bytes and their count: the implicit C-string conversion copied a
+    /// short string into a new array on the heap, and SQLite then measured it with `strlen`.
+    private func bindText(_ text: String, at index: Int32) -> Int32 {
+        var text = text
+        return text.withUTF8 { bytes in
+            // An empty string still binds text, not NULL: SQLite reads no byte of a non-null
+            // pointer with length 0.
+            let start = UnsafeRawPointer(bytes.baseAddress) ?? UnsafeRawPointer(bitPattern: 1)!
+            return sqlite3_bind_text(handle, index, start.assumingMemoryBound(to: CChar.self), Int32(bytes.count), csqlite_transient())
+        }
     }
 
     func bind(blob bytes: [UInt8], at index: Int32) throws {
@@ -213,8 +225,9 @@ final class Statement {
     func optionalInt(_ column: Int32) -> Int64? { isNull(column) ? nil : int(column) }
 
     func text(_ column: Int32) -> String {
+        // The text first, then its length (SQLite's rule for the pair): no `strlen`.
         guard let pointer = sqlite3_column_text(handle, column) else { return "" }
-        return String(cString: pointer)
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column))), as: UTF8.self)
     }
 
     func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }

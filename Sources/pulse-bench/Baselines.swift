@@ -76,9 +76,10 @@ enum Baselines {
             let start = DispatchTime.now().uptimeNanoseconds
             for i in 0..<count {
                 if i % perTransaction == 0 { exec("BEGIN IMMEDIATE") }
-                let id = "\(prefix)-\(RowIDRules.random())", name = "Item \(i)"
-                sqlite3_bind_text(statement, 1, id, -1, csqlite_transient())
-                sqlite3_bind_text(statement, 2, name, -1, csqlite_transient())
+                var id = "\(prefix)-\(RowIDRules.random())", name = "Item \(i)"
+                // Bound by bytes and length, as the store binds text.
+                _ = id.withUTF8 { sqlite3_bind_text(statement, 1, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), Int32($0.count), csqlite_transient()) }
+                _ = name.withUTF8 { sqlite3_bind_text(statement, 2, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), Int32($0.count), csqlite_transient()) }
                 sqlite3_bind_int64(statement, 3, Int64(i))
                 sqlite3_step(statement)
                 sqlite3_reset(statement)

@@ -40,6 +40,26 @@ import Testing
         #expect { try ReplicaStore(path: path) } throws: { String(describing: $0).contains("newer than this pulse-peer") }
     }
 
+    /// Text is bound by its bytes and length and read back by its length: empty text stays
+    /// text (not NULL), short and long strings and multibyte characters come back whole.
+    @Test func textRoundTripsThroughStatements() throws {
+        let raw = try Connection(path: dir.path("text.sqlite"))
+        try raw.execute("CREATE TABLE t (n INTEGER PRIMARY KEY, v TEXT)")
+        let samples = ["", "a", "active", String(repeating: "x", count: 15), String(repeating: "y", count: 16),
+                       "Crème brûlée 🍮", RowIDRules.random(), String(repeating: "é", count: 200)]
+        let insert = try Statement(connection: raw, sql: "INSERT INTO t (n, v) VALUES (?1, ?2)")
+        for (n, text) in samples.enumerated() { try insert.run([.integer(Int64(n)), .text(text)]) }
+        let read = try Statement(connection: raw, sql: "SELECT v, typeof(v), length(CAST(v AS BLOB)) FROM t ORDER BY n")
+        var back: [String] = []
+        while try read.step() {
+            #expect(read.text(1) == "text")
+            #expect(Int(read.int(2)) == read.text(0).utf8.count)
+            back.append(read.text(0))
+            #expect(read.value(0) == .text(back.last!))
+        }
+        #expect(back == samples)
+    }
+
     @Test func aVersion1DatabaseIsMigratedWithItsHistory() throws {
         let path = dir.path("v1.sqlite")
         let origin = ReplicaID(rawValue: 0xC), other = ReplicaID(rawValue: 0xD)
