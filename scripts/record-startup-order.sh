@@ -2,7 +2,8 @@
 # Re-records scripts/startup-order.txt: the functions of pulse-peer that an agent runs in
 # the life the idle figures measure, as valgrind's callgrind sees them, in the order of the
 # phases that first ran them:
-#   1. start until idle (serving its web page, its one peer offline: the dialer retrying);
+#   1. start until idle (serving its web page, advertised over mDNS when an avahi-daemon
+#      runs, its one peer offline: the dialer retrying);
 #   2. the CLI talking to it: status, a wait, a local write's change notice;
 #   3. a session: the peer comes up, the agent dials it, catches up and stays in step;
 #   4. the stop.
@@ -45,8 +46,11 @@ code=$("$bin" invite --home "$work/peer" | tail -1)
 "$bin" join --home "$work/home" --peer "127.0.0.1:$peer_port" "$code" > /dev/null
 kill -TERM "$peer_pid"; wait "$peer_pid" || true; rm -f "$work/peer.out"
 
+# With mDNS when an avahi-daemon answers (as an agent runs at home), else without.
+mdns=--no-mdns
+avahi-daemon --check 2>/dev/null && mdns=""
 valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/callgrind.out" \
-  "$bin" run --home "$work/home" --port 0 --listen 127.0.0.1 --no-mdns --web 127.0.0.1:0 \
+  "$bin" run --home "$work/home" --port 0 --listen 127.0.0.1 $mdns --web 127.0.0.1:0 \
   --peer "127.0.0.1:$peer_port" > "$work/out" 2> "$work/err" &
 agent=$!
 wait_for "$work/out" 120 '"event":"ready"' || { cat "$work/err" >&2; exit 1; }

@@ -26,6 +26,14 @@ actor PeerDirectory {
         /// Where to connect, best first.
         var candidates: [PeerAddress]
 
+        /// Whether the dial loop lets the other machine dial first (for 2 s): two machines
+        /// that found each other over mDNS, this one with the larger id, and only once its
+        /// own advertisement is established — before that, no machine can have found it.
+        func letsTheOtherDialFirst(localMachine: String, advertised: Bool) -> Bool {
+            guard source == .discovered, let machine, advertised else { return false }
+            return localMachine > machine
+        }
+
         /// How a session dialed through this entry was found.
         func origin(_ address: PeerAddress) -> PeerOrigin {
             switch source {
@@ -37,6 +45,11 @@ actor PeerDirectory {
 
     private var entries: [String: Entry] = [:]
     private var machineByService: [String: String] = [:]
+    /// Whether this machine's own advertisement is established: only then can the
+    /// machines it discovers have discovered it too (``PeerAgent/keepSession(_:_:_:)``).
+    private(set) var advertised = false
+
+    func setAdvertised(_ value: Bool) { advertised = value }
 
     /// Records a static peer; returns its key when it is new (start a dial loop for it).
     func addStatic(_ address: PeerAddress) -> String? {
@@ -96,8 +109,12 @@ extension PeerAgent {
                 continue
             }
             // Two machines that found each other over mDNS: the larger id lets the other
-            // dial first, so that usually one connection is made.
-            if entry.source == .discovered, let machine = entry.machine, engine.localMachine > machine {
+            // dial first, so that usually one connection is made. Only when the other can
+            // have found this one, though: while this machine's advertisement is still being
+            // probed (a newcomer that found an established machine at once) nobody can dial
+            // it, and waiting cost the newcomer 1–2 s before its first sync.
+            if entry.letsTheOtherDialFirst(localMachine: engine.localMachine, advertised: await directory.advertised),
+               let machine = entry.machine {
                 do { try await LoopTimer.sleep(for: .seconds(2)) } catch { return }
                 if await engine.isConnected(machine) { continue }
             }

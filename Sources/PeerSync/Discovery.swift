@@ -76,6 +76,13 @@ extension PeerAgent {
                     let state = (available ? "mDNS: " : "mDNS unavailable: ") + detail
                     await engine.setDiscovery(state)
                     context.logger.info("discovery", metadata: ["state": "\(state)"])
+                    // Not (or no longer) published: publishing again starts with probes.
+                    await directory.setAdvertised(false)
+                case let .event(.published(name)):
+                    let state = "mDNS: published as \"\(name)\""
+                    await engine.setDiscovery(state)
+                    context.logger.info("discovery", metadata: ["state": "\(state)"])
+                    await directory.setAdvertised(true)
                 case let .event(.found(service)):
                     let (keys, machines) = await trust()
                     await consider(service, keys: keys, machines: machines)

@@ -172,7 +172,7 @@ package final class AvahiDiscovery: @unchecked Sendable {
             avahi_entry_group_reset(group)
             publish(avahi_entry_group_get_client(group))
         case AVAHI_ENTRY_GROUP_ESTABLISHED:
-            continuation.yield(.availability(available: true, detail: "published as \"\(advertisement?.name ?? "")\""))
+            continuation.yield(.published(name: advertisement?.name ?? ""))
         case AVAHI_ENTRY_GROUP_FAILURE:
             let reason = String(cString: avahi_strerror(avahi_client_errno(avahi_entry_group_get_client(group))))
             continuation.yield(.availability(available: false, detail: "publishing failed (\(reason))"))

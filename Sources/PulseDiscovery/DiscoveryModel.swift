@@ -18,6 +18,9 @@ public struct DiscoveredService: Sendable, Hashable {
 public enum DiscoveryEvent: Sendable, Equatable {
     /// The backend's state, for `status`: running, or unavailable and why.
     case availability(available: Bool, detail: String)
+    /// This machine's advertisement is established (probed and announced) under `name`:
+    /// from now on other machines can find it. Until then none can have.
+    case published(name: String)
     /// A service was resolved (again): the full, merged view of it.
     case found(DiscoveredService)
     /// A service disappeared from every interface.
