@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# Re-records scripts/startup-order.txt: the functions of pulse-peer that an agent runs in
-# the life the idle figures measure, as valgrind's callgrind sees them, in the order of the
-# phases that first ran them:
+# Re-records scripts/startup-order.txt: the functions of pulse-peer an agent runs in its
+# life at home, as valgrind's callgrind sees them, in the order of the phases that first
+# ran them:
 #   1. start until idle (serving its web page, advertised over mDNS when an avahi-daemon
 #      runs, its one peer offline: the dialer retrying);
 #   2. the CLI talking to it: status, a wait, a local write's change notice;
 #   3. a session: the peer comes up, the agent dials it, catches up and stays in step;
-#   4. the stop.
+#   4. the family's web page, loaded as a browser does (sign-in, the page and its assets,
+#      the API, the live feed);
+#   5. the stop.
 # scripts/release-build.sh links by the list, so the functions of phase 1 share the fewest
-# pages, and those of 2 and 3 sit right after them instead of across the binary. Run after
-# large changes; it needs valgrind.
+# pages, and those of each later phase sit right after the earlier ones instead of across
+# the binary (the bench's idle figures touch phases 1–3 only). Run after large changes;
+# it needs valgrind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { sudo=$([ "$(id -u)" = 0 ] || echo sudo); $sudo apt-get install -y -qq valgrind >/dev/null; }
@@ -70,7 +73,19 @@ start_peer
 "$bin" status --home "$work/peer" --wait synced --timeout 120 > /dev/null
 sleep 2
 callgrind_control --dump=session "$agent" > /dev/null
-# 4: the stop (the last dump, at exit)
+# 4: the family's web page, as a browser loads it: sign in, the page, its API, the feed.
+web=$(python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).readline())["web"])' "$work/out")
+link=$("$bin" open --home "$work/home" --print | grep -o 'http://[^ ]*')
+curl -fsS -c "$work/jar" -b "$work/jar" -o /dev/null "$link"
+for path in / /app.js /app.css /icon.svg /api/status; do curl -fsS -b "$work/jar" -o /dev/null "$web$path"; done
+csrf=$(curl -fsS -b "$work/jar" "$web/api/session" | python3 -c 'import json, sys; print(json.load(sys.stdin)["csrf"])')
+for method in shop.list task.list; do
+  curl -fsS -b "$work/jar" -H "Origin: $web" -H "X-Pulse-CSRF: $csrf" -H "Content-Type: application/json" -d '{}' -o /dev/null "$web/api/call/$method"
+done
+curl -sS -b "$work/jar" --max-time 2 -o /dev/null "$web/api/events" || true # a live feed, left after 2 s
+sleep 2
+callgrind_control --dump=web "$agent" > /dev/null
+# 5: the stop (the last dump, at exit)
 kill -TERM "$agent"; wait "$agent" || true; agent=""
 
 python3 - "$bin" "$work"/callgrind.out.* "$work/callgrind.out" > scripts/startup-order.txt <<'PY'
