@@ -12,10 +12,12 @@
 # scripts/release-build.sh links by the list, so the functions of phase 1 share the fewest
 # pages, and those of each later phase sit right after the earlier ones instead of across
 # the binary (the bench's idle figures touch phases 1–3 only). Run after large changes;
-# it needs valgrind.
+# it needs valgrind and curl (installed when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-command -v valgrind >/dev/null || { sudo=$([ "$(id -u)" = 0 ] || echo sudo); $sudo apt-get install -y -qq valgrind >/dev/null; }
+for tool in valgrind curl; do
+  command -v "$tool" >/dev/null || { sudo=$([ "$(id -u)" = 0 ] || echo sudo); $sudo apt-get install -y -qq "$tool" >/dev/null; }
+done
 bash scripts/release-build.sh pulse-peer
 export PATH="/opt/swift/usr/bin:$PATH"
 built="$(swift build -c release --static-swift-stdlib --show-bin-path)/pulse-peer"
