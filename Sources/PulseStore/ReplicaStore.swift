@@ -412,10 +412,9 @@ public final class ReplicaStore {
         }
     }
 
-    package struct RowKey: Hashable, Comparable {
+    package struct RowKey: Hashable {
         package let entity: EntityKind
         package let rowID: String
-        package static func < (lhs: Self, rhs: Self) -> Bool { (lhs.entity, lhs.rowID) < (rhs.entity, rhs.rowID) }
 
         /// The table (top byte) and the row id's first seven bytes, big-endian: ordered
         /// as the tables order their rows, for row ids that differ in those bytes.

@@ -40,6 +40,22 @@ import Testing
         #expect { try ReplicaStore(path: path) } throws: { String(describing: $0).contains("newer than this pulse-peer") }
     }
 
+    /// The apply writes rows in the order of their key prefixes: by table, then as the table
+    /// orders the ids (byte order) when they differ in their first seven bytes.
+    @Test func rowKeyPrefixesOrderAsTheTables() {
+        typealias Key = ReplicaStore.RowKey
+        let ids = (0..<200).map { _ in RowIDRules.random() } + ["a", "ab", "abcdefg", "abcdefh", "b", ""]
+        let sameTable = ids.map { Key(entity: .shoppingItem, rowID: $0) }
+        for a in sameTable {
+            for b in sameTable where !a.rowID.utf8.prefix(7).elementsEqual(b.rowID.utf8.prefix(7)) {
+                #expect((a.sortPrefix < b.sortPrefix) == a.rowID.utf8.lexicographicallyPrecedes(b.rowID.utf8), "\(a.rowID) \(b.rowID)")
+            }
+        }
+        // Another table: every shopping item before every task, whatever their ids.
+        let tasks = ids.map { Key(entity: .task, rowID: $0) }
+        #expect(sameTable.map(\.sortPrefix).max()! < tasks.map(\.sortPrefix).min()!)
+    }
+
     /// Text is bound by its bytes and length and read back by its length: empty text stays
     /// text (not NULL), short and long strings and multibyte characters come back whole.
     @Test func textRoundTripsThroughStatements() throws {
