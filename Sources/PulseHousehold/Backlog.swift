@@ -59,7 +59,7 @@ extension Household {
         if try backlog().contains(where: { $0.title.lowercased() == title.lowercased() && !$0.keptForItems }) {
             throw HouseholdError.invalidInput("there is already a category \(title.debugDescription)")
         }
-        let id = RowIDRules.random()
+        let id = RowIDRules.newRowID()
         let position = (try backlog().filter { $0.position != Int64.max }.map(\.position).max() ?? 0) + 1024
         try store.write(member: memberID) { try $0.create(.backlogCategory, id, ["title": .text(title), "position": .integer(position), "deleted": .bool(false)]) }
         return try resolveCategory(id)
@@ -110,7 +110,7 @@ extension Household {
     public func addBacklogItem(_ title: String, to categoryHandle: String) throws -> BacklogItem {
         let title = try Validation.name(title, what: "item title", max: 200)
         let category = try resolveCategory(categoryHandle)
-        let id = RowIDRules.random()
+        let id = RowIDRules.newRowID()
         let created = try store.orderingKey()
         try store.write(member: memberID) { tx in
             try tx.create(.backlogItem, id, ["title": .text(title), "category": .text(category.id),
@@ -175,7 +175,7 @@ extension Household {
         guard force || active < Self.focusLimit else {
             throw HouseholdError.invalidInput("focus rule: at most \(Self.focusLimit) active tasks already; finish one first, or pass --force")
         }
-        let id = RowIDRules.random()
+        let id = RowIDRules.newRowID()
         try store.write(member: memberID) { tx in
             try tx.create(.task, id, newTaskFields(item.title, assigneeID: assigneeID, due: dueDate, created: try store.orderingKey()))
             try tx.put(.backlogItem, item.id, ["deleted": .bool(true)])

@@ -123,7 +123,7 @@ public final class Household {
             throw HouseholdError.invalidInput("member \(duplicate.debugDescription) is listed twice")
         }
         return try build(home, physicalClock: physicalClock) { store, identity in
-            let memberIDs = memberNames.map { _ in RowIDRules.random() }
+            let memberIDs = memberNames.map { _ in RowIDRules.newRowID() }
             try store.setMeta("household_id", .text(RowIDRules.random()))
             try store.setMeta(secretKey, .text(Hex.string(newSecret())))
             try store.setMeta("member_id", .text(memberIDs[0]))
@@ -146,7 +146,7 @@ public final class Household {
                     "name": .text(machineName(label)), "member": .text(memberIDs[0]),
                     "added_by": .text(identity.machineID), "added": .integer(now),
                 ])
-                try tx.create(.discoveryKey, RowIDRules.random(), ["key": .text(newDiscoveryKey()), "created": .integer(now)])
+                try tx.create(.discoveryKey, RowIDRules.newRowID(), ["key": .text(newDiscoveryKey()), "created": .integer(now)])
             }
         }
     }

@@ -102,7 +102,7 @@ extension Household {
         if try ledgerLines(kid: kid.id).contains(where: { $0.item == item.id && $0.day == day && $0.outcome == "counted" }) {
             throw HouseholdError.invalidInput("\(kid.name) already earned \(item.peanuts) peanut\(item.peanuts == 1 ? "" : "s") for \"\(item.title)\" today")
         }
-        let id = Ledger.earnID(day: day, random: RowIDRules.random())
+        let id = Ledger.earnID(day: day, random: RowIDRules.newRowID())
         try writeEntry(id, kid: kid, kind: .earn, peanuts: item.peanuts, item: item.id, title: item.title)
         return try line(id, of: kid)
     }
@@ -116,7 +116,7 @@ extension Household {
             throw HouseholdError.invalidInput("\(kid.name) has \(kid.balance) peanut\(kid.balance == 1 ? "" : "s"); "
                 + "\"\(reward.title)\" costs \(reward.peanuts)")
         }
-        let id = RowIDRules.random()
+        let id = RowIDRules.newRowID()
         try writeEntry(id, kid: kid, kind: .spend, peanuts: reward.peanuts, item: reward.id, title: reward.title)
         return try line(id, of: kid)
     }
@@ -139,7 +139,7 @@ extension Household {
             throw HouseholdError.invalidInput("there is already a kid called \(clean)")
         }
         try requireAdult(pin)
-        let id = RowIDRules.random()
+        let id = RowIDRules.newRowID()
         try store.write(member: memberID) { try $0.create(.kid, id, ["name": .text(clean), "removed": .bool(false)]) }
         return Kid(id: id, name: clean, balance: 0)
     }
@@ -185,7 +185,7 @@ extension Household {
             throw HouseholdError.invalidInput("unknown category \(category.debugDescription): use security, respect or fun")
         }
         try requireAdult(pin)
-        let item = CatalogueItem(id: "own-" + RowIDRules.random(), kind: kind, category: category.lowercased(), title: clean,
+        let item = CatalogueItem(id: "own-" + RowIDRules.newRowID(), kind: kind, category: category.lowercased(), title: clean,
                                  peanuts: peanuts, selected: true, own: true)
         try store.write(member: memberID) { try $0.create(.catalogueSelection, item.id, selectionFields(item)) }
         return item
@@ -202,7 +202,7 @@ extension Household {
             throw HouseholdError.invalidInput("\(kid.name) has \(kid.balance) peanuts: cannot take \(-peanuts)")
         }
         try requireAdult(pin)
-        let id = RowIDRules.random()
+        let id = RowIDRules.newRowID()
         try writeEntry(id, kid: kid, kind: peanuts > 0 ? .earn : .spend, peanuts: abs(peanuts), item: nil, title: "Adjustment: \(why)")
         return try line(id, of: kid)
     }

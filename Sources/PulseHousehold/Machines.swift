@@ -135,7 +135,7 @@ extension Household {
         try store.write(member: memberID) { tx in
             let now = try store.orderingKey()
             _ = try tx.create(.machineRemoval, target.id, ["removed_by": .text(identity.machineID), "removed": .integer(now)])
-            _ = try tx.create(.discoveryKey, RowIDRules.random(), ["key": .text(Household.newDiscoveryKey()), "created": .integer(now)])
+            _ = try tx.create(.discoveryKey, RowIDRules.newRowID(), ["key": .text(Household.newDiscoveryKey()), "created": .integer(now)])
         }
         return try machines().first { $0.id == target.id } ?? target
     }

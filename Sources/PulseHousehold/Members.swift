@@ -64,7 +64,7 @@ extension Household {
         if existing.contains(where: { $0.name.lowercased() == name.lowercased() }) {
             throw HouseholdError.invalidInput("there is already a member called \(name.debugDescription)")
         }
-        let id = RowIDRules.random()
+        let id = RowIDRules.newRowID()
         let fields = try styleFields(initials: initials ?? MemberStyle.initials(of: name),
                                      color: color ?? MemberStyle.color(at: existing.count))
         try store.write(member: memberID) { tx in

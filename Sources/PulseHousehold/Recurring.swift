@@ -61,7 +61,7 @@ extension Household {
         let title = try Validation.name(title, what: "task title", max: 200)
         let schedule = try Self.normalizeSchedule(schedule)
         let assigneeID = try assignee.map { try memberID(named: $0) }
-        let id = RowIDRules.random()
+        let id = RowIDRules.newRowID()
         try store.write(member: memberID) { tx in
             try tx.create(.recurringTemplate, id, ["title": .text(title), "schedule": .text(schedule),
                                                 "assignee": assigneeID.map { .text($0) } ?? .null,

@@ -53,7 +53,7 @@ extension Household {
         let plan = ShoppingRules.plan(cleaned, pool: try shoppingItems(.restock))
         let base = try store.orderingKey()
         let items = plan.enumerated().map { index, step in
-            ShoppingItem(id: step.restock?.id ?? RowIDRules.random(), name: step.restock?.name ?? step.name, state: .active,
+            ShoppingItem(id: step.restock?.id ?? RowIDRules.newRowID(), name: step.restock?.name ?? step.name, state: .active,
                          listed: base + Int64(index))
         }
         try store.write(member: memberID) { tx in

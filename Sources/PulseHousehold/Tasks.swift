@@ -76,7 +76,7 @@ extension Household {
         let assigneeID = try assignee.map { try memberID(named: $0) }
         let dueDate = try due.map { try Validation.date($0).description }
         try focusCheck(adding: 1, force: force)
-        let id = RowIDRules.random()
+        let id = RowIDRules.newRowID()
         try store.write(member: memberID) { tx in
             try tx.create(.task, id, newTaskFields(title, assigneeID: assigneeID, due: dueDate, created: try store.orderingKey()))
         }
@@ -97,7 +97,7 @@ extension Household {
         return task
     }
 
-    /// A task by its position in `tasks()` (active first), title, or id prefix.
+    /// A task by its position in `tasks()` (active first), title, or the start or end of its id.
     public func resolveTask(_ handle: String) throws -> HouseholdTask {
         try Handles.resolve(handle, in: tasks(), what: "task", list: "task list", name: \.title, id: \.id)
     }

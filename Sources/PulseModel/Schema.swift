@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 /// The replicated entities of a household. The raw value is the SQLite table name
 /// and the name on the wire.
 public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Codable {
@@ -307,7 +310,35 @@ extension EntitySchema {
 }
 
 public enum RowIDRules {
-    /// A fresh random row id: a version 4 UUID in lowercase, from the system's CSPRNG
+    /// A fresh id for a new row: a version 7 UUID (RFC 9562 §5.7) in lowercase — the Unix
+    /// time in milliseconds, then the fraction of the millisecond in 12 bits (§6.2, method
+    /// 3), then 62 random bits from the system's CSPRNG. Ids made later sort later, so a
+    /// machine's new rows, and a peer's catch-up of them, land at the right edge of the
+    /// table's B-tree instead of on random pages (fewer pages written per commit, fuller
+    /// pages). The time it reveals is the row's creation, which its stamps carry anyway;
+    /// identifiers that leave the household's rows use ``random()``.
+    public static func newRowID() -> String {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        var generator = SystemRandomNumberGenerator()
+        return timeOrdered(unixNanoseconds: UInt64(max(0, time.tv_sec)) &* 1_000_000_000 &+ UInt64(max(0, time.tv_nsec)),
+                           random: generator.next())
+    }
+
+    /// The version 7 UUID of ``newRowID()`` for a given time and random bits (pure, for tests).
+    public static func timeOrdered(unixNanoseconds: UInt64, random: UInt64) -> String {
+        let milliseconds = unixNanoseconds / 1_000_000
+        let fraction = (unixNanoseconds % 1_000_000) * 4096 / 1_000_000 // 0..<4096
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> (8 * (5 - index))) }
+        bytes[6] = 0x70 | UInt8(fraction >> 8)
+        bytes[7] = UInt8(truncatingIfNeeded: fraction)
+        for index in 8..<16 { bytes[index] = UInt8(truncatingIfNeeded: random >> (8 * (15 - index))) }
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return Hex.uuidText(bytes)
+    }
+
+    /// A fresh random id: a version 4 UUID in lowercase, from the system's CSPRNG
     /// (`getrandom`), without Foundation's `UUID()`, which opens /dev/urandom each time.
     public static func random() -> String {
         var generator = SystemRandomNumberGenerator()

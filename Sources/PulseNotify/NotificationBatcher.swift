@@ -148,7 +148,8 @@ public struct NotificationBatcher: Sendable {
     public static func notification(id: Int, replaces: Int?, group: NotificationGroup, events: [HouseholdEvent]) -> PendingNotification {
         let count = events.reduce(0) { $0 + $1.count }
         let titles = events.compactMap(\.title)
-        let authors = ordered(events.compactMap { $0.authorName ?? $0.author.map { String($0.prefix(8)) } })
+        // (An unnamed author by the end of its member id: ids made since they became time-ordered start alike.)
+        let authors = ordered(events.compactMap { $0.authorName ?? $0.author.map { String($0.suffix(8)) } })
         let by = authors.isEmpty ? "" : "by " + list(authors)
         let named = titles.isEmpty ? "" : (titles.count <= 3 && titles.count == count
             ? list(titles.map(quoted)) : titles.prefix(3).map(quoted).joined(separator: ", ") + " and \(count - min(3, titles.count)) more")

@@ -76,7 +76,7 @@ enum Baselines {
             let start = DispatchTime.now().uptimeNanoseconds
             for i in 0..<count {
                 if i % perTransaction == 0 { exec("BEGIN IMMEDIATE") }
-                var id = "\(prefix)-\(RowIDRules.random())", name = "Item \(i)"
+                var id = "\(prefix)-\(RowIDRules.newRowID())", name = "Item \(i)"
                 // Bound by bytes and length, as the store binds text.
                 _ = id.withUTF8 { sqlite3_bind_text(statement, 1, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), Int32($0.count), csqlite_transient()) }
                 _ = name.withUTF8 { sqlite3_bind_text(statement, 2, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), Int32($0.count), csqlite_transient()) }

@@ -42,7 +42,7 @@ struct BacklogCommand: ParsableCommand {
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add an item to a category (never outside one).")
         @OptionGroup var options: HomeOptions
-        @Argument(help: "The category (position, name or id prefix).") var category: String
+        @Argument(help: "The category (position, name or id).") var category: String
         @Argument(help: "The item.") var title: String
         func run() throws {
             let item = try options.write { try $0.addBacklogItem(title, to: category) }
@@ -54,7 +54,7 @@ struct BacklogCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Rename an item.", discussion: "Example: pulse-peer backlog rename 2 \"Paint the fence\"")
         @OptionGroup var options: HomeOptions
-        @Argument(help: "The item (number, title or id prefix).") var item: String
+        @Argument(help: "The item (number, title or id).") var item: String
         @Argument(help: "Its new title.") var title: String
         func run() throws {
             let renamed = try options.write { try $0.renameBacklogItem(item, to: title) }
@@ -71,7 +71,7 @@ struct BacklogCommand: ParsableCommand {
               pulse-peer backlog move 4 --category Garden --position 2
             """)
         @OptionGroup var options: HomeOptions
-        @Argument(help: "The item (number, title or id prefix).") var item: String
+        @Argument(help: "The item (number, title or id).") var item: String
         @Option(help: "The category to move it to (default: its own).") var category: String?
         @Option(help: "Its place in the category, 1 = first (default: the end).") var position: Int?
         func validate() throws {

@@ -73,7 +73,7 @@ struct KidsCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Rename a kid (adult).")
         @OptionGroup var options: HomeOptions
         @OptionGroup var pin: PINOptions
-        @Argument(help: "The kid (number, name or id prefix).") var kid: String
+        @Argument(help: "The kid (number, name or id).") var kid: String
         @Argument(help: "The new name.") var newName: String
         @Flag(help: "Print JSON.") var json = false
         func run() throws {
@@ -87,7 +87,7 @@ struct KidsCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a kid from the lists (adult); their history is kept.")
         @OptionGroup var options: HomeOptions
         @OptionGroup var pin: PINOptions
-        @Argument(help: "The kid (number, name or id prefix).") var kid: String
+        @Argument(help: "The kid (number, name or id).") var kid: String
         @Flag(help: "Print JSON.") var json = false
         func run() throws {
             let removed = try options.write { try $0.removeKid(kid, pin: try pin.read(for: $0)) }
@@ -169,7 +169,7 @@ struct KidsCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "A kid kept a rule or did a chore: peanuts earned (once per kid, item and day).")
         @OptionGroup var options: HomeOptions
-        @Argument(help: "The kid (number, name or id prefix).") var kid: String
+        @Argument(help: "The kid (number, name or id).") var kid: String
         @Argument(help: "The rule or chore (number from `kids`, title or id).") var item: String
         @Flag(help: "Print JSON.") var json = false
         func run() throws {
@@ -182,7 +182,7 @@ struct KidsCommand: ParsableCommand {
     struct Redeem: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "A kid spends peanuts on a reward (the balance must cover it).")
         @OptionGroup var options: HomeOptions
-        @Argument(help: "The kid (number, name or id prefix).") var kid: String
+        @Argument(help: "The kid (number, name or id).") var kid: String
         @Argument(help: "The reward (number from `kids`, title or id).") var reward: String
         @Flag(help: "Print JSON.") var json = false
         func run() throws {
@@ -195,7 +195,7 @@ struct KidsCommand: ParsableCommand {
     struct Basket: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "A kid's basket of redeemed rewards; --remove hides one (no refund).")
         @OptionGroup var options: HomeOptions
-        @Argument(help: "The kid (number, name or id prefix).") var kid: String
+        @Argument(help: "The kid (number, name or id).") var kid: String
         @Option(help: "Remove this reward from the basket (number, title or id); no refund.") var remove: String?
         @Flag(help: "Print JSON.") var json = false
         func run() throws {
@@ -214,7 +214,7 @@ struct KidsCommand: ParsableCommand {
     struct History: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "A kid's ledger, oldest first, with what was declined and why.")
         @OptionGroup var options: HomeOptions
-        @Argument(help: "The kid (number, name or id prefix).") var kid: String
+        @Argument(help: "The kid (number, name or id).") var kid: String
         @Flag(help: "Print JSON.") var json = false
         func run() throws {
             let lines = try options.read { try $0.ledger(kid: kid) }
@@ -239,7 +239,7 @@ struct KidsCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Correct a kid's balance (adult): --add N or --take N, with a reason.")
         @OptionGroup var options: HomeOptions
         @OptionGroup var pin: PINOptions
-        @Argument(help: "The kid (number, name or id prefix).") var kid: String
+        @Argument(help: "The kid (number, name or id).") var kid: String
         @Option(help: "Peanuts to add.") var add: Int?
         @Option(help: "Peanuts to take away (never below zero).") var take: Int?
         @Option(help: "Why (shown in the history).") var reason: String

@@ -67,7 +67,7 @@ struct Shop: ParsableCommand {
     }
 
     struct Rename: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Rename an item (by position, name or id prefix).")
+        static let configuration = CommandConfiguration(abstract: "Rename an item (by position, name or id).")
         @OptionGroup var options: HomeOptions
         @Argument var item: String
         @Argument var newName: String

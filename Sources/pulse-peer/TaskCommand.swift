@@ -83,7 +83,7 @@ struct TaskCommand: ParsableCommand {
               pulse-peer task edit "Water plants" --no-assignee --no-due
             """)
         @OptionGroup var options: HomeOptions
-        @Argument(help: "The task (number, title or id prefix).") var task: String
+        @Argument(help: "The task (number, title or id).") var task: String
         @Option(help: "A new title.") var title: String?
         @Option(help: "The member it is for (\"me\": this machine's member).") var assignee: String?
         @Flag(help: "Assigned to nobody.") var noAssignee = false
@@ -112,7 +112,7 @@ struct TaskCommand: ParsableCommand {
     }
 
     struct Done: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Complete a task (by position, title or id prefix).")
+        static let configuration = CommandConfiguration(abstract: "Complete a task (by position, title or id).")
         @OptionGroup var options: HomeOptions
         @Argument var task: String
         func run() throws {

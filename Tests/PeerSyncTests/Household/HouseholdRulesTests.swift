@@ -50,20 +50,29 @@ import Testing
         let error = message { _ = try a.checkShoppingItem("milk") }
         #expect(error.contains("matches 2 items"))
         #expect(message { _ = try a.checkShoppingItem("3") }.contains("there is no item 3: the shopping list has 2"))
-        let id = try a.shoppingItems()[1].id
-        #expect(try a.checkShoppingItem(String(id.prefix(6))).id == id)
+        // Made in the same call, their ids start alike (the time); their short codes (the
+        // last 8 characters) differ, the error shows them, and either one finds its item.
+        let ids = try a.shoppingItems().map(\.id)
+        #expect(ids[0].prefix(8) == ids[1].prefix(8))
+        for id in ids { #expect(error.contains(Handles.shortCode(id) + " Milk")) }
+        #expect(message { _ = try a.checkShoppingItem(String(ids[0].prefix(8))) }.contains("matches 2 items"))
+        #expect(try a.checkShoppingItem(Handles.shortCode(ids[1])).id == ids[1])
+        #expect(try a.checkShoppingItem(String(ids[0].suffix(5)).uppercased()).id == ids[0])
     }
 
     /// An id prefix made only of digits (1 id in 16 starts with four) is an id, not a
     /// position, once it is beyond the list.
     @Test func aDigitsOnlyIdPrefixBeyondTheListIsAnID() throws {
-        let items = [("Milk", "1234abcd-0000-4000-8000-000000000000"), ("Eggs", "ffffabcd-0000-4000-8000-000000000000")]
+        let items = [("Milk", "1234abcd-0000-4000-8000-00000000beef"), ("Eggs", "ffffabcd-0000-4000-8000-00000000cafe")]
         func resolve(_ handle: String) throws -> String {
             try Handles.resolve(handle, in: items, what: "item", list: "shopping list", name: \.0, id: \.1).0
         }
         #expect(try resolve("2") == "Eggs")
         #expect(try resolve("1234") == "Milk")
         #expect(try resolve("ffff") == "Eggs")
+        #expect(try resolve("beef") == "Milk") // the end of an id, its short code's tail
+        #expect(try resolve("0000CAFE") == "Eggs")
+        #expect(message { _ = try resolve("abcd") }.contains("no item \"abcd\""))
         #expect(message { _ = try resolve("3") }.contains("there is no item 3: the shopping list has 2"))
         #expect(message { _ = try resolve("9999") }.contains("there is no item 9999"))
         // The shopping list resolves through the same rule (positions in the list, ids and

@@ -157,6 +157,43 @@ import Testing
         }
     }
 
+    /// New rows get version 7 UUIDs (RFC 9562): the Unix milliseconds, the millisecond's
+    /// fraction in 12 bits, the variant, then random bits.
+    @Test(arguments: [
+        // (nanoseconds since 1970, random bits, the id)
+        (UInt64(0), UInt64(0), "00000000-0000-7000-8000-000000000000"),
+        (1_000_000, UInt64.max, "00000000-0001-7000-bfff-ffffffffffff"),
+        (1_999_999, 0x0123_4567_89AB_CDEF, "00000000-0001-7fff-8123-456789abcdef"),
+        (1_763_800_000_123_456_789, 0xC000_0000_0000_0001, "019aaaac-267b-774f-8000-000000000001"),
+    ] as [(UInt64, UInt64, String)])
+    func timeOrderedRowIDs(nanoseconds: UInt64, random: UInt64, id: String) {
+        #expect(RowIDRules.timeOrdered(unixNanoseconds: nanoseconds, random: random) == id)
+    }
+
+    /// Later ids sort later (a quarter of a microsecond apart is enough, whatever the
+    /// random bits), and fresh ones are valid, distinct version 7 UUIDs.
+    @Test func newRowIDsSortByTime() {
+        var generator = SystemRandomNumberGenerator()
+        var time: UInt64 = 1_763_800_000_000_000_000
+        var previous = RowIDRules.timeOrdered(unixNanoseconds: time, random: generator.next())
+        for step in [245, 1_000, 999_999, 1_000_000, 86_400_000_000_000] as [UInt64] {
+            for _ in 0..<50 {
+                time += step
+                let id = RowIDRules.timeOrdered(unixNanoseconds: time, random: generator.next())
+                #expect(previous.utf8.lexicographicallyPrecedes(id.utf8), "\(previous) \(id)")
+                previous = id
+            }
+        }
+        let ids = (0..<1000).map { _ in RowIDRules.newRowID() }
+        #expect(Set(ids).count == ids.count)
+        for id in ids.prefix(50) {
+            #expect(RowIDRules.isValid(id))
+            #expect(UUID(uuidString: id)?.uuidString.lowercased() == id)
+            #expect(Array(id)[14] == "7")
+            #expect("89ab".contains(Array(id)[19]))
+        }
+    }
+
     @Test func rowVersionsRoundTripAndRefuseDamage() throws {
         let stamp = Stamp(hlc: HybridTimestamp(rawValue: 1 << 40), origin: ReplicaID(rawValue: 0xFFFF_FFFF_FFFF_FFFE))
         let later = Stamp(hlc: HybridTimestamp(rawValue: 1 << 41), origin: ReplicaID(rawValue: 7))
