@@ -210,8 +210,9 @@ public final class ReplicaStore {
             try put(entity, rowID, fields, stamp: nil, fresh: false)
         }
 
-        /// Creates a row under an id just drawn with ``RowIDRules/random()``: one change,
-        /// without reading earlier versions of the row (122 random bits name no row yet).
+        /// Creates a row under an id just drawn with ``RowIDRules/newRowID()``: one change,
+        /// without reading earlier versions of the row (its time to a quarter of a
+        /// microsecond and 62 random bits name no row yet).
         /// The insert it makes still refuses an id already in the table it writes (the
         /// typed table for a complete row, `partial_row` otherwise), and the transaction
         /// rolls back: nothing there is overwritten.
@@ -352,7 +353,10 @@ public final class ReplicaStore {
             for index in rows.indices where rows[index].changed { order.append((rows[index].key.sortPrefix, index)) }
             order.sort { $0.prefix != $1.prefix ? $0.prefix < $1.prefix : $0.index < $1.index }
             for (_, index) in order {
-                try saveRow(rows[index].key.entity, rows[index].key.rowID, before: rows[index].original, after: rows[index].current)
+                // A row read as absent (from both tables) is inserted, not upserted: an
+                // upsert probes the key before it inserts, one B-tree descent more.
+                try saveRow(rows[index].key.entity, rows[index].key.rowID, before: rows[index].original, after: rows[index].current,
+                            fresh: rows[index].original.isEmpty)
             }
             var advanced = false
             for claim in batch.coverage {
@@ -518,7 +522,13 @@ public final class ReplicaStore {
             try hot(.deleteIndex).run([.integer(gone.origin.storage), .integer(Int64(gone.seq))])
         }
         for added in new where !old.contains(added) {
-            try hot(.insertIndex).run([.integer(added.origin.storage), .integer(Int64(added.seq)), .text(entity.rawValue), .text(rowID)])
+            let statement = try hot(.insertIndex) // bound one by one: no array of values per change
+            try statement.bind(added.origin.storage, at: 1)
+            try statement.bind(Int64(added.seq), at: 2)
+            try statement.bind(.text(entity.rawValue), at: 3)
+            try statement.bind(.text(rowID), at: 4)
+            while try statement.step() {}
+            statement.reset()
         }
     }
 
