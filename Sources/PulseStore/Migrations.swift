@@ -19,7 +19,8 @@ import PulseModel
 /// instead of two; 4–5 hold far-future changes; 6 adds the machine entities; 7 gives backlog
 /// items a position (a field that rows made before it may lack: `FieldSpec.optional`); 8
 /// rewrites every record in ``RowVersions`` format 2 (field numbers, members as 16 bytes,
-/// no copy of the values a typed row's columns hold: ≈ 130 → 45 bytes a shopping item).
+/// no copy of the values a typed row's columns hold: ≈ 130 → 45 bytes a shopping item); 9
+/// keeps the clock in this replica's row of `version_vector`.
 package enum Migrations {
     /// One step: SQL, then (for data that SQL cannot reshape) Swift code, in the same
     /// transaction.
@@ -31,7 +32,7 @@ package enum Migrations {
     package static let all: [Step] = [
         Step(sql: migration1), Step(sql: migration2, code: foldFieldVersions), Step(sql: migration3, code: moveVersionsIntoRows),
         Step(sql: migration4), Step(sql: migration5), Step(sql: migration6), Step(sql: migration7),
-        Step(sql: "", code: reencodeRecords),
+        Step(sql: "", code: reencodeRecords), Step(sql: migration9),
     ]
 
     package static var latest: Int { all.count }
@@ -251,6 +252,15 @@ package enum Migrations {
         created INTEGER NOT NULL CHECK (created >= 0),
         versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
     ) WITHOUT ROWID;
+    """
+
+    /// Migration 9: the clock moves next to this replica's counter, into its row of
+    /// `version_vector`, so a commit writes one page for both instead of that page and
+    /// `meta`'s (each page is a frame more in the WAL per durable commit: ≈ 4 µs here).
+    /// `meta`'s `hlc` stays as it was and still counts (the clock is the larger of the
+    /// two): before this replica's first change it has no row, and the clock lives there.
+    static let migration9 = """
+    ALTER TABLE version_vector ADD COLUMN hlc INTEGER;
     """
 
     /// Migration 7 (protocol version 4): a backlog item's place in its category, so items

@@ -143,8 +143,20 @@ public final class ReplicaStore {
     }
 
     /// The last hybrid timestamp this replica issued or observed.
+    /// The number of this replica's last change (0 before its first).
+    func ownCounter() throws -> UInt64 {
+        let statement = try hot(.selectCounter)
+        try statement.bind(replicaID.storage, at: 1)
+        defer { statement.reset() }
+        return try statement.step() ? UInt64(statement.int(0)) : 0
+    }
+
     public func lastTimestamp() throws -> HybridTimestamp {
-        HybridTimestamp(rawValue: try connection.scalarInt("SELECT value FROM meta WHERE key = 'hlc'") ?? 0)
+        // In this replica's row of `version_vector`, or in `meta` before it has one (migration 9).
+        let statement = try hot(.selectClock)
+        try statement.bind(replicaID.storage, at: 1)
+        defer { statement.reset() }
+        return HybridTimestamp(rawValue: try statement.step() ? statement.int(0) : 0)
     }
 
     public func meta(_ key: String) throws -> FieldValue? {
@@ -186,11 +198,16 @@ public final class ReplicaStore {
         return try inWords { try connection.transaction {
             var writer = LocalWriter(store: self, member: member,
                                      clock: HybridClock(last: try lastTimestamp(), maxDriftMilliseconds: maxDriftMilliseconds),
-                                     seq: try versionVector()[replicaID])
+                                     seq: try ownCounter())
             let result = try body(&writer)
             if !writer.changes.isEmpty {
-                try saveClock(writer.clock.last)
-                try saveVersion(replicaID, writer.seq)
+                // The counter and the clock in one row: one page written for both.
+                let statement = try hot(.saveCounterAndClock)
+                try statement.bind(replicaID.storage, at: 1)
+                try statement.bind(Int64(writer.seq), at: 2)
+                try statement.bind(writer.clock.last.rawValue, at: 3)
+                while try statement.step() {}
+                statement.reset()
             }
             return (result, writer.changes)
         } }
@@ -567,6 +584,7 @@ public final class ReplicaStore {
     /// connection's cache would hash their SQL text on every call (perf: 4 % of a write).
     package enum HotStatement: Int, CaseIterable {
         case selectPartial, upsertPartial, insertPartial, deletePartial, insertIndex, deleteIndex
+        case selectCounter, selectClock, saveClock, saveCounterAndClock
 
         package var sql: String {
             switch self {
@@ -579,6 +597,16 @@ public final class ReplicaStore {
             case .deletePartial: "DELETE FROM partial_row WHERE entity = ?1 AND row_id = ?2"
             case .insertIndex: "INSERT INTO change_index (origin, seq, entity, row_id) VALUES (?1, ?2, ?3, ?4)"
             case .deleteIndex: "DELETE FROM change_index WHERE origin = ?1 AND seq = ?2"
+            case .selectCounter: "SELECT seq FROM version_vector WHERE origin = ?1"
+            case .selectClock: """
+                SELECT max(coalesce((SELECT hlc FROM version_vector WHERE origin = ?1), 0),
+                           coalesce((SELECT value FROM meta WHERE key = 'hlc'), 0))
+                """
+            case .saveClock: "UPDATE version_vector SET hlc = ?2 WHERE origin = ?1"
+            case .saveCounterAndClock: """
+                INSERT INTO version_vector (origin, seq, hlc) VALUES (?1, ?2, ?3)
+                ON CONFLICT (origin) DO UPDATE SET seq = excluded.seq, hlc = excluded.hlc
+                """
             }
         }
     }
@@ -616,8 +644,15 @@ public final class ReplicaStore {
             .run([.integer(origin.storage), .integer(Int64(seq))])
     }
 
+    /// The clock goes into this replica's row of `version_vector` (the page a commit that
+    /// advances the vector writes anyway), or into `meta` while there is no such row.
     private func saveClock(_ last: HybridTimestamp) throws {
-        try setMeta("hlc", .integer(last.rawValue))
+        let statement = try hot(.saveClock)
+        try statement.bind(replicaID.storage, at: 1)
+        try statement.bind(last.rawValue, at: 2)
+        while try statement.step() {}
+        statement.reset()
+        if connection.changes == 0 { try setMeta("hlc", .integer(last.rawValue)) }
     }
 
     private func logConflict(_ kind: ConflictRecord.Kind, _ entity: EntityKind, _ rowID: String, _ field: String,

@@ -21,10 +21,13 @@ import Testing
         chmod(a.path, 0o700)
         for file in try FileManager.default.contentsOfDirectory(atPath: a.path) { chmod(a.path + "/" + file, 0o600) }
         let database = a.path + "/household.sqlite"
+        var oldClock: Int64 = 0
         do {
             let old = try Connection(path: database, mode: .readOnly)
             #expect(try old.scalarInt("PRAGMA user_version") == 7)
+            oldClock = try old.scalarInt("SELECT value FROM meta WHERE key = 'hlc'") ?? 0
         }
+        #expect(oldClock > 0)
         // Every value as the previous release exported it.
         let expected = try String(contentsOf: Self.fixtures.appendingPathComponent("v7-home.export.json"), encoding: .utf8)
         #expect(try a.export() == expected)
@@ -45,6 +48,12 @@ import Testing
         try a.waitUntil("synced")
         #expect(try eventually(timeout: 10) { try a.shoppingNames().contains("Butter") })
         try a.run(["task", "done", "Water plants"])
+        do {
+            // The clock, kept in `meta` before migration 9 and in this replica's row of the
+            // version vector since, went on from where it was.
+            let migrated = try Connection(path: database, mode: .readOnly)
+            #expect(try migrated.scalarInt("SELECT max(hlc) FROM version_vector") ?? 0 > oldClock)
+        }
         try b.waitUntil("synced")
         #expect(try eventually(timeout: 10) { try a.export() == b.export() })
         #expect(agentB.stop() == 0)

@@ -120,6 +120,54 @@ import Testing
         #expect(changes.first { $0.seq == 1 && $0.origin == origin }?.member == "anna")
     }
 
+    /// A current database back to before migration 9: the clock into `meta`, as it was kept.
+    static let undoMigration9 = """
+        INSERT INTO meta (key, value) SELECT 'hlc', hlc FROM version_vector WHERE hlc IS NOT NULL
+          ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value);
+        ALTER TABLE version_vector DROP COLUMN hlc;
+        """
+
+    /// The clock is kept in this replica's row of `version_vector`, beside its counter (one
+    /// page written per commit for both); in `meta` before the replica's first change (a
+    /// machine that has only received) and in a database from before migration 9. The
+    /// larger of the two counts, so the clock never goes back.
+    @Test func theClockIsKeptBesideTheCounterAndNeverGoesBack() throws {
+        let (a, b) = try pair()
+        func ownRow(_ store: ReplicaStore, _ column: String) throws -> Int64? {
+            try store.connection.scalarInt("SELECT \(column) FROM version_vector WHERE origin = \(store.replicaID.storage)")
+        }
+        _ = try a.write(member: nil) { tx in _ = try tx.create(.shoppingItem, "i1", shoppingItem("Milk")) }
+        try a.sync(to: b)
+        let received = try b.lastTimestamp()
+        #expect(try received >= a.lastTimestamp())
+        #expect(try b.meta("hlc") == .integer(received.rawValue))
+        #expect(try ownRow(b, "seq") == nil)
+        // b's first change: its row holds the counter and the clock; meta's stays behind.
+        let (_, first) = try b.write(member: nil) { tx in _ = try tx.put(.shoppingItem, "i1", ["name": .text("Oat milk")]) }
+        #expect(first[0].hlc > received)
+        #expect(try ownRow(b, "seq") == 1)
+        #expect(try ownRow(b, "hlc") == first[0].hlc.rawValue)
+        #expect(try b.meta("hlc") == .integer(received.rawValue))
+        #expect(try b.lastTimestamp() == first[0].hlc)
+        // An apply that moves the clock moves it in the row.
+        clock.advance(5_000)
+        _ = try a.write(member: nil) { tx in _ = try tx.create(.shoppingItem, "i2", shoppingItem("Eggs")) }
+        try a.sync(to: b)
+        #expect(try b.lastTimestamp() >= a.lastTimestamp())
+        #expect(try ownRow(b, "hlc") == b.lastTimestamp().rawValue)
+        #expect(try b.meta("hlc") == .integer(received.rawValue))
+        // meta ahead of the row (its clock from before migration 9): the next stamp is later still.
+        let ahead = try b.lastTimestamp().rawValue + (1 << 30)
+        try b.setMeta("hlc", .integer(ahead))
+        #expect(try b.lastTimestamp().rawValue == ahead)
+        let (_, next) = try b.write(member: nil) { tx in _ = try tx.put(.shoppingItem, "i2", ["name": .text("Brown eggs")]) }
+        #expect(next[0].hlc.rawValue > ahead)
+        // And after a restart.
+        let path = b.path
+        let reopened = try ReplicaStore(path: path)
+        #expect(try reopened.lastTimestamp() == next[0].hlc)
+    }
+
     /// Migration 7 on a version-6 database: its backlog items (no position) stay complete and
     /// readable, a partial one completes without the new field, and one written with it
     /// syncs to the migrated store.
@@ -132,7 +180,7 @@ import Testing
                 _ = try tx.create(.backlogItem, "b1", item)
                 _ = try tx.create(.backlogItem, "b2", ["title": .text("Fence"), "category": .text("c1"), "created": .integer(6)])
             }
-            try store.connection.execute("ALTER TABLE backlog_item DROP COLUMN position; PRAGMA user_version = 6")
+            try store.connection.execute(Self.undoMigration9 + "ALTER TABLE backlog_item DROP COLUMN position; PRAGMA user_version = 6")
         }
         let store = try ReplicaStore(path: path, physicalClock: clock.function)
         #expect(try store.connection.scalarInt("PRAGMA user_version") == Int64(Migrations.latest))
@@ -731,7 +779,7 @@ import Testing
             while try statement.step() {}
             statement.reset()
             sizeBefore = try records(store).values.reduce(0) { $0 + $1.count }
-            try store.connection.execute("PRAGMA user_version = 7")
+            try store.connection.execute(ReplicaStoreTests.undoMigration9 + "PRAGMA user_version = 7")
         }
         let store = try ReplicaStore(path: path, physicalClock: clock.function)
         #expect(try store.connection.scalarInt("PRAGMA user_version") == Int64(Migrations.latest))
