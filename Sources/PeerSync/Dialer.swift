@@ -45,6 +45,9 @@ actor PeerDirectory {
 
     private var entries: [String: Entry] = [:]
     private var machineByService: [String: String] = [:]
+    /// Per entry: the dial loop waiting out its backoff, resumed when the entry's
+    /// addresses change or it is withdrawn (``watch(_:)``).
+    private var changeWaiters: [String: Waiters] = [:]
     /// Whether this machine's own advertisement is established: only then can the
     /// machines it discovers have discovered it too (``PeerAgent/keepSession(_:_:_:)``).
     private(set) var advertised = false
@@ -68,8 +71,12 @@ actor PeerDirectory {
         if let previous = machineByService[service.name], previous != machine { entries["mdns:\(previous)"] = nil }
         machineByService[service.name] = machine
         let hosts = (service.isLocal ? ["127.0.0.1"] : []) + service.addresses.filter { !(service.isLocal && $0 == "127.0.0.1") }
-        entries[key] = Entry(source: .discovered, machine: machine,
-                             candidates: hosts.map { PeerAddress(host: $0, port: service.port) })
+        let candidates = hosts.map { PeerAddress(host: $0, port: service.port) }
+        // A machine that came back on another port or address (the first answer may
+        // even have come from a cache that still held its last run): its dial loop
+        // tries the new addresses now instead of after its backoff.
+        if let previous = entries[key], previous.candidates != candidates { changeWaiters[key]?.resumeAll() }
+        entries[key] = Entry(source: .discovered, machine: machine, candidates: candidates)
         return isNew ? key : nil
     }
 
@@ -77,9 +84,19 @@ actor PeerDirectory {
     func lost(service name: String) {
         guard let machine = machineByService.removeValue(forKey: name) else { return }
         entries["mdns:\(machine)"] = nil
+        changeWaiters.removeValue(forKey: "mdns:\(machine)")?.resumeAll()
     }
 
     func entry(_ key: String) -> Entry? { entries[key] }
+
+    /// The entry as it is now, and a ticket that its waiters resume once its addresses
+    /// change or it is withdrawn: wait on it (``Waiters/wait(_:)``) exactly once.
+    func watch(_ key: String) -> (entry: Entry, waiters: Waiters, ticket: UInt64)? {
+        guard let entry = entries[key] else { return nil }
+        let waiters = changeWaiters[key] ?? Waiters()
+        changeWaiters[key] = waiters
+        return (entry, waiters, waiters.register())
+    }
 }
 
 /// Exponential backoff between dial attempts: 0.5 s doubling to 30 s, plus up to 250 ms
@@ -103,8 +120,8 @@ extension PeerAgent {
         let engine = context.engine
         var backoff = DialBackoff()
         while !Task.isCancelled {
-            guard let entry = await directory.entry(key) else { return }
-            if let machine = await engine.connectedMachine(entry) {
+            guard let known = await directory.entry(key) else { return }
+            if let machine = await engine.connectedMachine(known) {
                 await engine.waitUntilDisconnected(machine)
                 continue
             }
@@ -113,11 +130,14 @@ extension PeerAgent {
             // have found this one, though: while this machine's advertisement is still being
             // probed (a newcomer that found an established machine at once) nobody can dial
             // it, and waiting cost the newcomer 1–2 s before its first sync.
-            if entry.letsTheOtherDialFirst(localMachine: engine.localMachine, advertised: await directory.advertised),
-               let machine = entry.machine {
+            if known.letsTheOtherDialFirst(localMachine: engine.localMachine, advertised: await directory.advertised),
+               let machine = known.machine {
                 do { try await LoopTimer.sleep(for: .seconds(2)) } catch { return }
                 if await engine.isConnected(machine) { continue }
             }
+            // The addresses as they are now, watched from here on (the wait below ends early
+            // when they change).
+            guard let (entry, waiters, ticket) = await directory.watch(key).map({ ($0.entry, $0.waiters, $0.ticket) }) else { return }
             await engine.dialing(entry)
             var failure: String? = "no address"
             for address in entry.candidates {
@@ -137,7 +157,14 @@ extension PeerAgent {
                 await engine.dialFailed(entry, error: failure)
                 context.logger.debug("cannot reach peer", metadata: ["peer": "\(entry.candidates)", "error": "\(failure)"])
             }
-            do { try await LoopTimer.sleep(for: backoff.next()) } catch { return }
+            let delay = backoff.next()
+            let changed = await withTaskGroup(of: Bool.self) { group in
+                group.addTask { await waiters.wait(ticket); return true }
+                group.addTask { try? await LoopTimer.sleep(for: delay); return false }
+                defer { group.cancelAll() }
+                return await group.next() ?? false
+            }
+            if changed { backoff.reset() }
         }
     }
 }

@@ -1,6 +1,7 @@
 import Testing
 @testable import PulseModel
 @testable import PeerSync
+@testable import PulseDiscovery
 
 /// Who dials first when two machines find each other over mDNS: the smaller id at once; the
 /// larger lets it, but only once its own advertisement is established (before that the other
@@ -28,5 +29,30 @@ import Testing
         #expect(await directory.advertised)
         await directory.setAdvertised(false)
         #expect(await directory.advertised == false)
+    }
+
+    /// A dial loop waiting out its backoff is woken when its machine's addresses change (it
+    /// came back on another port, or the first answer came from a cache holding its last
+    /// run) or when the machine is withdrawn, and not by an advertisement that says again
+    /// what the directory knows.
+    @Test func aChangedAddressWakesTheDialLoop() async throws {
+        let directory = PeerDirectory()
+        func service(port: Int) -> DiscoveredService {
+            DiscoveredService(name: "House Pulse on kitchen", txt: [:], port: port, addresses: ["192.168.1.20"], isLocal: false)
+        }
+        let key = try #require(await directory.discovered(machine: "aa", service(port: 40001)))
+        let first = try #require(await directory.watch(key))
+        #expect(first.entry.candidates == [PeerAddress(host: "192.168.1.20", port: 40001)])
+        #expect(await directory.discovered(machine: "aa", service(port: 40001)) == nil)
+        #expect(first.waiters.count == 1, "the same addresses again: still waiting")
+        #expect(await directory.discovered(machine: "aa", service(port: 40002)) == nil) // not new: no second loop
+        #expect(first.waiters.count == 0, "the new port: woken")
+        await first.waiters.wait(first.ticket) // returns at once
+        let second = try #require(await directory.watch(key))
+        #expect(second.entry.candidates == [PeerAddress(host: "192.168.1.20", port: 40002)])
+        await directory.lost(service: "House Pulse on kitchen")
+        #expect(second.waiters.count == 0, "withdrawn: woken, and the loop finds no entry")
+        await second.waiters.wait(second.ticket)
+        #expect(await directory.watch(key) == nil)
     }
 }
