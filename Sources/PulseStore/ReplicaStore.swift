@@ -142,7 +142,6 @@ public final class ReplicaStore {
         }
     }
 
-    /// The last hybrid timestamp this replica issued or observed.
     /// The number of this replica's last change (0 before its first).
     func ownCounter() throws -> UInt64 {
         let statement = try hot(.selectCounter)
@@ -151,6 +150,7 @@ public final class ReplicaStore {
         return try statement.step() ? UInt64(statement.int(0)) : 0
     }
 
+    /// The last hybrid timestamp this replica issued or observed.
     public func lastTimestamp() throws -> HybridTimestamp {
         // In this replica's row of `version_vector`, or in `meta` before it has one (migration 9).
         let statement = try hot(.selectClock)

@@ -54,7 +54,8 @@ package enum RowVersions {
         // Where each field is in `fields` (in schema order) and which change it is from, as
         // positions: the versions are read where they are, never copied (copying them out
         // was a third of the encoding, in retains and releases). A change is its stamp and
-        // number; `changes` holds the first field of each.
+        // number and its member (one member per change, but a record says what it was
+        // given); `changes` holds the first field of each.
         var entries: [(number: Int, slot: Slot, change: Int)] = []
         var changes: [Slot] = []
         entries.reserveCapacity(fields.count)
@@ -62,7 +63,9 @@ package enum RowVersions {
             guard let slot = fields.index(forKey: spec.name) else { continue }
             let stamp = fields.values[slot].stamp, seq = fields.values[slot].seq
             let change: Int
-            if let found = changes.firstIndex(where: { fields.values[$0].stamp == stamp && fields.values[$0].seq == seq }) {
+            if let found = changes.firstIndex(where: {
+                fields.values[$0].stamp == stamp && fields.values[$0].seq == seq && fields.values[$0].member == fields.values[slot].member
+            }) {
                 change = found
             } else {
                 change = changes.count

@@ -252,6 +252,8 @@ import Testing
             "due": FieldVersion(value: .null, stamp: stamp, seq: 300, base: nil, member: member),
             "period": FieldVersion(value: .integer(-5), stamp: stamp, seq: 1, base: nil, member: "anna"), // not its column's type
             "assignee": FieldVersion(value: .text("tom"), stamp: later, seq: 2, base: nil, member: "Not-A-UUID"),
+            // The same change as `title` by its stamp and number, with another member: kept as given.
+            "template": FieldVersion(value: .text("t9"), stamp: stamp, seq: 300, base: nil, member: "bob"),
         ]
         let schema = EntityKind.task.schema
         func column(_ number: Int) -> FieldValue { fields[schema.fields[number].name]?.value ?? .null }
