@@ -316,7 +316,7 @@ public enum RowIDRules {
     /// machine's new rows, and a peer's catch-up of them, land at the right edge of the
     /// table's B-tree instead of on random pages (fewer pages written per commit, fuller
     /// pages). The time it reveals is the row's creation, which its stamps carry anyway;
-    /// identifiers that leave the household's rows use ``random()``.
+    /// the household's own id, which is not a row, uses ``random()``.
     public static func newRowID() -> String {
         var time = timespec()
         clock_gettime(CLOCK_REALTIME, &time)

@@ -194,13 +194,16 @@ import Testing
         #expect(try store.integrityCheck() == "ok")
     }
 
-    @Test func randomRowIDsAreVersion4UUIDs() throws {
-        let ids = (0..<1000).map { _ in RowIDRules.random() }
+    /// Fresh ids are distinct, valid, lowercase UUIDs of their version: random ones (the
+    /// household's id) version 4, new rows' version 7.
+    @Test(arguments: [("4", RowIDRules.random), ("7", RowIDRules.newRowID)] as [(Character, @Sendable () -> String)])
+    func freshIDsAreDistinctUUIDsOfTheirVersion(version: Character, make: @Sendable () -> String) throws {
+        let ids = (0..<1000).map { _ in make() }
         #expect(Set(ids).count == ids.count)
         for id in ids.prefix(50) {
             #expect(RowIDRules.isValid(id))
             #expect(UUID(uuidString: id)?.uuidString.lowercased() == id)
-            #expect(Array(id)[14] == "4")
+            #expect(Array(id)[14] == version)
             #expect("89ab".contains(Array(id)[19]))
         }
     }
@@ -219,7 +222,7 @@ import Testing
     }
 
     /// Later ids sort later (a quarter of a microsecond apart is enough, whatever the
-    /// random bits), and fresh ones are valid, distinct version 7 UUIDs.
+    /// random bits).
     @Test func newRowIDsSortByTime() {
         var generator = SystemRandomNumberGenerator()
         var time: UInt64 = 1_763_800_000_000_000_000
@@ -231,14 +234,6 @@ import Testing
                 #expect(previous.utf8.lexicographicallyPrecedes(id.utf8), "\(previous) \(id)")
                 previous = id
             }
-        }
-        let ids = (0..<1000).map { _ in RowIDRules.newRowID() }
-        #expect(Set(ids).count == ids.count)
-        for id in ids.prefix(50) {
-            #expect(RowIDRules.isValid(id))
-            #expect(UUID(uuidString: id)?.uuidString.lowercased() == id)
-            #expect(Array(id)[14] == "7")
-            #expect("89ab".contains(Array(id)[19]))
         }
     }
 
