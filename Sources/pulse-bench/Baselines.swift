@@ -59,7 +59,7 @@ enum Baselines {
                 CREATE TABLE IF NOT EXISTS item (
                     id TEXT PRIMARY KEY NOT NULL,
                     name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
-                    state TEXT NOT NULL CHECK (state IN ('active', 'restock', 'deleted')),
+                    state TEXT NOT NULL CHECK (state = 'active' OR state = 'restock' OR state = 'deleted'),
                     listed INTEGER NOT NULL CHECK (listed >= 0)
                 ) WITHOUT ROWID;
                 CREATE INDEX IF NOT EXISTS item_by_state ON item (state, listed);

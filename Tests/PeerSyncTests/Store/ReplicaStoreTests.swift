@@ -30,6 +30,66 @@ import Testing
         #expect(try reopened.connection.query("PRAGMA journal_mode") { try $0.step() ? $0.text(0) : "" } == "wal")
     }
 
+    /// No write builds a temporary B-tree per row: a CHECK against a list of three or more
+    /// values did (`OpenEphemeral` on every INSERT: a third of a typed insert; migration 10).
+    /// Every table's full-row insert and the store's own write statements are compiled and
+    /// their programs read; the rewritten checks still refuse what they refused.
+    @Test func noWriteBuildsATemporaryTable() throws {
+        let store = try makeStore(dir, "explain", clock: clock, id: 0xE)
+        let connection = store.connection
+        func opcodes(_ sql: String) throws -> [String] {
+            try connection.query("EXPLAIN " + sql) { statement in
+                var names: [String] = []
+                while try statement.step() { names.append(statement.text(1)) }
+                return names
+            }
+        }
+        let tables: [String] = try connection.query("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite%' ORDER BY name") { statement in
+            var names: [String] = []
+            while try statement.step() { names.append(statement.text(0)) }
+            return names
+        }
+        #expect(tables.contains("shopping_item") && tables.contains("conflict") && tables.count > 15)
+        var writes: [String] = []
+        for table in tables {
+            let columns: [(name: String, key: Bool)] = try connection.query("SELECT name, pk FROM pragma_table_info(?1)", [.text(table)]) { statement in
+                var names: [(String, Bool)] = []
+                while try statement.step() { names.append((statement.text(0), statement.int(1) > 0)) }
+                return names
+            }
+            let placeholders = columns.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
+            writes.append("INSERT INTO \(table) (\(columns.map(\.name).joined(separator: ", "))) VALUES (\(placeholders))")
+            // A row updated by its key, as the store updates rows.
+            let set = columns.filter { !$0.key }.map { "\($0.name) = ?" }, key = columns.filter(\.key).map { "\($0.name) = ?" }
+            if !set.isEmpty && !key.isEmpty {
+                writes.append("UPDATE \(table) SET \(set.joined(separator: ", ")) WHERE \(key.joined(separator: " AND "))")
+            }
+        }
+        writes += ReplicaStore.rowSQL.values.flatMap { [$0.insert, $0.upsert] }
+        writes += ReplicaStore.HotStatement.allCases.map(\.sql)
+        for sql in writes {
+            let program = try opcodes(sql)
+            #expect(program.contains("Halt") && !program.contains("OpenEphemeral"), "\(sql)")
+        }
+        // The same rules as before: a state, a kind or an appearance outside its list is refused.
+        let refused = [
+            "INSERT INTO shopping_item (id, name, state, listed, versions) VALUES ('s', 'Milk', 'gone', 1, x'0102')",
+            "INSERT INTO catalogue_selection (id, kind, title, peanuts, category, selected, versions) VALUES ('c', 'chore', 'Dishes', 2, 'chores', 1, x'0102')",
+            "INSERT INTO catalogue_selection (id, kind, title, peanuts, category, selected, versions) VALUES ('c', 'bribe', 'Dishes', 2, 'fun', 1, x'0102')",
+            "INSERT INTO settings (id, appearance, celebrations, suggestions, versions) VALUES ('settings', 'sepia', 1, 1, x'0102')",
+            "INSERT INTO conflict (logged_hlc, kind, entity, row_id, field, kept_hlc, kept_origin, lost_hlc, lost_origin) VALUES (1, 'lost', 'task', 't', 'title', 1, 1, 1, 1)",
+        ]
+        for sql in refused {
+            #expect(throws: SQLiteError.self, "\(sql)") { try connection.execute(sql) }
+        }
+        try connection.execute("""
+            INSERT INTO shopping_item (id, name, state, listed, versions) VALUES ('s', 'Milk', 'restock', 1, x'0102');
+            INSERT INTO catalogue_selection (id, kind, title, peanuts, category, selected, versions) VALUES ('c', 'reward', 'Movie', 5, 'fun', 1, x'0102');
+            INSERT INTO conflict (logged_hlc, kind, entity, row_id, field, kept_hlc, kept_origin, lost_hlc, lost_origin) VALUES (1, 'edit_of_deleted', 'task', 't', 'title', 1, 1, 1, 1);
+            """)
+        #expect(try connection.scalarInt("SELECT count(*) FROM shopping_item WHERE state = 'restock'") == 1)
+    }
+
     @Test func refusesADatabaseFromANewerVersion() throws {
         let path = dir.path("newer.sqlite")
         do { _ = try ReplicaStore(path: path) }
