@@ -335,7 +335,7 @@ public enum RowIDRules {
         bytes[7] = UInt8(truncatingIfNeeded: fraction)
         for index in 8..<16 { bytes[index] = UInt8(truncatingIfNeeded: random >> (8 * (15 - index))) }
         bytes[8] = (bytes[8] & 0x3F) | 0x80
-        return Hex.uuidText(bytes)
+        return bytes.withUnsafeBytes { Hex.uuidText($0) }
     }
 
     /// A fresh random id: a version 4 UUID in lowercase, from the system's CSPRNG
@@ -345,7 +345,7 @@ public enum RowIDRules {
         var bytes = withUnsafeBytes(of: (generator.next() as UInt64, generator.next() as UInt64)) { Array($0) }
         bytes[6] = (bytes[6] & 0x0F) | 0x40
         bytes[8] = (bytes[8] & 0x3F) | 0x80
-        return Hex.uuidText(bytes)
+        return bytes.withUnsafeBytes { Hex.uuidText($0) }
     }
 
     public static func isValid(_ id: String) -> Bool {

@@ -25,15 +25,30 @@ package enum Hex {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// The canonical lower-case text of 16 UUID bytes (8-4-4-4-12 digits).
-    package static func uuidText(_ bytes: some Sequence<UInt8>) -> String {
-        var text: [UInt8] = []
-        text.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
-            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
-            append(byte, to: &text)
+    /// The canonical lower-case text of 16 UUID bytes (8-4-4-4-12 digits), written straight
+    /// into the string's own storage. Not generic: a generic walk across modules went
+    /// through the sequence's witness table for every byte (half of a delta cursor's
+    /// reading). Every id made and every row id or member read from disk comes through here.
+    package static func uuidText(_ bytes: UnsafeRawBufferPointer) -> String {
+        precondition(bytes.count == 16, "a UUID is 16 bytes")
+        return String(unsafeUninitializedCapacity: 36) { text in
+            var count = 0
+            for index in 0..<16 {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    text[count] = UInt8(ascii: "-")
+                    count += 1
+                }
+                let byte = bytes[index]
+                text[count] = digit(byte >> 4)
+                text[count + 1] = digit(byte & 0x0F)
+                count += 2
+            }
+            return count
         }
-        return String(decoding: text, as: UTF8.self)
+    }
+
+    @inline(__always) private static func digit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") - 10 + nibble
     }
 
     /// The bytes of an even-length hex string (either case); nil for anything else.

@@ -149,9 +149,8 @@ public final class DeltaCursor {
             while try statement.step() {
                 if changes.count == limit { return (changes, false) }
                 let seq = UInt64(statement.int(0))
-                let rowID = statement.text(2)
-                guard let entity = EntityKind(rawValue: statement.text(1)) else {
-                    throw StoreError.corruptIndex("change \(origin)#\(seq) names an unknown entity \(statement.text(1).debugDescription)")
+                guard let entity = ChangeIndex.entity(code: statement.int(1)), let rowID = ChangeIndex.rowID(statement, column: 2) else {
+                    throw StoreError.corruptIndex("change \(origin)#\(seq) names an unknown entity or row")
                 }
                 guard let row = try ReplicaStore.readVersions(connection, entity, rowID) else {
                     throw StoreError.corruptIndex("change \(origin)#\(seq) is indexed on \(entity.rawValue) \(rowID), which does not exist")

@@ -11,7 +11,8 @@ import PulseModel
 /// - `partial_row` holds the versions of rows whose fields have not all arrived yet (a
 ///   change of another machine can come before the change that created its row); such a
 ///   row moves to its typed table with the change that completes it.
-/// - `change_index` finds the row of a change by `(origin, seq)` for deltas.
+/// - `change_index` finds the row of a change by `(origin, seq)` for deltas (the entity
+///   and row id as ``ChangeIndex`` stores them).
 ///
 /// History: migration 1 kept one row per field (`field_version`); migration 2 folded them
 /// into one `row_version` record per row; migration 3 moved each complete row's record
@@ -21,7 +22,8 @@ import PulseModel
 /// rewrites every record in ``RowVersions`` format 2 (field numbers, members as 16 bytes,
 /// no copy of the values a typed row's columns hold: ≈ 130 → 45 bytes a shopping item); 9
 /// keeps the clock in this replica's row of `version_vector`; 10 rewrites the checks of a
-/// column against three or more values as comparisons (see ``migration10``).
+/// column against three or more values as comparisons (see ``migration10``); 11 shortens
+/// `change_index` entries (``ChangeIndex``).
 package enum Migrations {
     /// One step: SQL, then (for data that SQL cannot reshape) Swift code, in the same
     /// transaction.
@@ -34,6 +36,7 @@ package enum Migrations {
         Step(sql: migration1), Step(sql: migration2, code: foldFieldVersions), Step(sql: migration3, code: moveVersionsIntoRows),
         Step(sql: migration4), Step(sql: migration5), Step(sql: migration6), Step(sql: migration7),
         Step(sql: "", code: reencodeRecords), Step(sql: migration9), Step(sql: migration10),
+        Step(sql: ChangeIndex.migration11, code: ChangeIndex.rewrite),
     ]
 
     package static var latest: Int { all.count }

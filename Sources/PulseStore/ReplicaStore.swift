@@ -542,8 +542,8 @@ public final class ReplicaStore {
             let statement = try hot(.insertIndex) // bound one by one: no array of values per change
             try statement.bind(added.origin.storage, at: 1)
             try statement.bind(Int64(added.seq), at: 2)
-            try statement.bind(.text(entity.rawValue), at: 3)
-            try statement.bind(.text(rowID), at: 4)
+            try statement.bind(ChangeIndex.code(entity), at: 3)
+            try ChangeIndex.bind(rowID: rowID, statement, at: 4)
             while try statement.step() {}
             statement.reset()
         }

@@ -192,6 +192,14 @@ final class Statement {
         guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
     }
 
+    /// 16 bytes as a BLOB, from two big-endian words on the stack (no array per call).
+    func bind(uuid words: (UInt64, UInt64), at index: Int32) throws {
+        let rc = withUnsafeBytes(of: (words.0.bigEndian, words.1.bigEndian)) {
+            sqlite3_bind_blob(handle, index, $0.baseAddress, 16, csqlite_transient())
+        }
+        guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
+    }
+
     func bind(_ value: Int64, at index: Int32) throws {
         let rc = sqlite3_bind_int64(handle, index, value)
         guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
@@ -221,6 +229,9 @@ final class Statement {
     func int(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
 
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+
+    /// The column's storage class: `SQLITE_INTEGER`, `SQLITE_TEXT`, `SQLITE_BLOB`, …
+    func type(_ column: Int32) -> Int32 { sqlite3_column_type(handle, column) }
 
     func optionalInt(_ column: Int32) -> Int64? { isNull(column) ? nil : int(column) }
 

@@ -180,6 +180,68 @@ import Testing
         #expect(changes.first { $0.seq == 1 && $0.origin == origin }?.member == "anna")
     }
 
+    /// A current database's `change_index` back to before migration 11: entities by name,
+    /// row ids as text.
+    static var undoMigration11: String {
+        let names = EntityKind.allCases.map { "WHEN \(ChangeIndex.code($0)) THEN '\($0.rawValue)'" }.joined(separator: " ")
+        let hex = "lower(hex(row_id))"
+        return """
+            CREATE TABLE change_index_10 (
+                origin INTEGER NOT NULL CHECK (origin <> 0), seq INTEGER NOT NULL CHECK (seq > 0),
+                entity TEXT NOT NULL, row_id TEXT NOT NULL, PRIMARY KEY (origin, seq)
+            ) WITHOUT ROWID;
+            INSERT INTO change_index_10 (origin, seq, entity, row_id)
+                SELECT origin, seq, CASE entity \(names) END,
+                       CASE WHEN typeof(row_id) = 'blob' THEN substr(\(hex), 1, 8) || '-' || substr(\(hex), 9, 4) || '-' ||
+                            substr(\(hex), 13, 4) || '-' || substr(\(hex), 17, 4) || '-' || substr(\(hex), 21) ELSE row_id END
+                FROM change_index;
+            DROP TABLE change_index;
+            ALTER TABLE change_index_10 RENAME TO change_index;
+
+            """
+    }
+
+    /// `change_index` names a row by a small entity code and, for the ids this program makes,
+    /// 16 bytes (any other id as its text); migration 11 rewrites an older index, and the
+    /// deltas read from it are the same before and after.
+    @Test func theChangeIndexIsShortAndMigrated() throws {
+        let codes = EntityKind.allCases.map(ChangeIndex.code)
+        #expect(Set(codes).count == codes.count && codes.allSatisfy { $0 > 0 })
+        #expect(EntityKind.allCases.allSatisfy { ChangeIndex.entity(code: ChangeIndex.code($0)) == $0 })
+        #expect(ChangeIndex.entity(code: 0) == nil && ChangeIndex.entity(code: 99) == nil)
+        let path = dir.path("index.sqlite")
+        let ids = (0..<5).map { _ in RowIDRules.newRowID() } + [RowIDRules.random(), "i1", "A1B2C3D4-0000-4000-8000-00000000000F"]
+        func shape(_ store: ReplicaStore) throws -> [String] {
+            try store.connection.query("SELECT typeof(entity), typeof(row_id), length(row_id) FROM change_index ORDER BY seq") { statement in
+                var rows: [String] = []
+                while try statement.step() { rows.append("\(statement.text(0)) \(statement.text(1)) \(statement.int(2))") }
+                return rows
+            }
+        }
+        let before: [DeltaBatch]
+        do {
+            let store = try ReplicaStore(path: path, physicalClock: clock.function)
+            try store.write(member: nil) { tx in
+                for id in ids { _ = try tx.create(.shoppingItem, id, shoppingItem("Item \(id)")) }
+                _ = try tx.put(.household, "profile", ["name": .text("Home")])
+            }
+            try store.write(member: nil) { tx in _ = try tx.put(.shoppingItem, ids[0], ["state": .text("restock")]) }
+            // The ids this program makes as 16 bytes; "i1", an upper-case UUID and "profile" as text.
+            #expect(try shape(store) == Array(repeating: "integer blob 16", count: 6) + ["integer text 2", "integer text 36", "integer text 7", "integer blob 16"])
+            before = try store.allDeltas(for: VersionVector())
+            try store.connection.execute(Self.undoMigration11 + "PRAGMA user_version = 10")
+            #expect(try shape(store).allSatisfy { $0.hasPrefix("text text") })
+        }
+        let store = try ReplicaStore(path: path, physicalClock: clock.function)
+        #expect(try store.connection.scalarInt("PRAGMA user_version") == Int64(Migrations.latest))
+        #expect(try shape(store).filter { $0 == "integer blob 16" }.count == 7)
+        #expect(try store.allDeltas(for: VersionVector()) == before)
+        #expect(try store.integrityCheck() == "ok")
+        // An entry the index cannot read is damage, named as such, not a crash or a skip.
+        try store.connection.execute("UPDATE change_index SET entity = 99 WHERE seq = 1")
+        #expect(throws: StoreError.self) { _ = try store.allDeltas(for: VersionVector()) }
+    }
+
     /// A current database back to before migration 9: the clock into `meta`, as it was kept.
     static let undoMigration9 = """
         INSERT INTO meta (key, value) SELECT 'hlc', hlc FROM version_vector WHERE hlc IS NOT NULL
@@ -240,7 +302,7 @@ import Testing
                 _ = try tx.create(.backlogItem, "b1", item)
                 _ = try tx.create(.backlogItem, "b2", ["title": .text("Fence"), "category": .text("c1"), "created": .integer(6)])
             }
-            try store.connection.execute(Self.undoMigration9 + "ALTER TABLE backlog_item DROP COLUMN position; PRAGMA user_version = 6")
+            try store.connection.execute(Self.undoMigration11 + Self.undoMigration9 + "ALTER TABLE backlog_item DROP COLUMN position; PRAGMA user_version = 6")
         }
         let store = try ReplicaStore(path: path, physicalClock: clock.function)
         #expect(try store.connection.scalarInt("PRAGMA user_version") == Int64(Migrations.latest))
@@ -836,7 +898,7 @@ import Testing
             while try statement.step() {}
             statement.reset()
             sizeBefore = try records(store).values.reduce(0) { $0 + $1.count }
-            try store.connection.execute(ReplicaStoreTests.undoMigration9 + "PRAGMA user_version = 7")
+            try store.connection.execute(ReplicaStoreTests.undoMigration11 + ReplicaStoreTests.undoMigration9 + "PRAGMA user_version = 7")
         }
         let store = try ReplicaStore(path: path, physicalClock: clock.function)
         #expect(try store.connection.scalarInt("PRAGMA user_version") == Int64(Migrations.latest))
