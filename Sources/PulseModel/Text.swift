@@ -47,6 +47,33 @@ package enum Hex {
         }
     }
 
+    /// The 16 bytes of a lower-case canonical UUID's text as two big-endian words, without
+    /// an allocation; nil for any other text (upper case, braces, another length).
+    package static func uuidWords(_ text: String) -> (UInt64, UInt64)? {
+        guard text.utf8.count == 36 else { return nil }
+        // Over the string's contiguous bytes (the generic UTF-8 iterator was most of this).
+        var text = text
+        return text.withUTF8 { utf8 in
+            var bytes: (UInt64, UInt64) = (0, 0) // the 16 bytes, big-endian
+            var nibbles = 0
+            for (position, c) in utf8.enumerated() {
+                if position == 8 || position == 13 || position == 18 || position == 23 {
+                    guard c == UInt8(ascii: "-") else { return nil }
+                    continue
+                }
+                let nibble: UInt64
+                switch c {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = UInt64(c - UInt8(ascii: "0"))
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = UInt64(c - UInt8(ascii: "a") + 10)
+                default: return nil
+                }
+                if nibbles < 16 { bytes.0 = bytes.0 << 4 | nibble } else { bytes.1 = bytes.1 << 4 | nibble }
+                nibbles += 1
+            }
+            return bytes
+        }
+    }
+
     @inline(__always) private static func digit(_ nibble: UInt8) -> UInt8 {
         nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") - 10 + nibble
     }

@@ -37,7 +37,7 @@ enum ChangeIndex {
 
     /// Binds a row id as the index stores it.
     static func bind(rowID: String, _ statement: Statement, at index: Int32) throws {
-        if let words = RowVersions.uuidWords(rowID) {
+        if let words = Hex.uuidWords(rowID) {
             try statement.bind(uuid: words, at: index)
         } else {
             try statement.bind(.text(rowID), at: index)
@@ -48,7 +48,7 @@ enum ChangeIndex {
     static func rowID(_ statement: Statement, column: Int32) -> String? {
         switch statement.type(column) {
         case SQLITE_TEXT: return statement.text(column)
-        case SQLITE_BLOB: return statement.withBlob(column) { $0.count == 16 ? RowVersions.uuidText($0) : nil }
+        case SQLITE_BLOB: return statement.withBlob(column) { $0.count == 16 ? Hex.uuidText($0) : nil }
         default: return nil
         }
     }

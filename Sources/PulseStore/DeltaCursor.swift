@@ -149,8 +149,11 @@ public final class DeltaCursor {
             while try statement.step() {
                 if changes.count == limit { return (changes, false) }
                 let seq = UInt64(statement.int(0))
-                guard let entity = ChangeIndex.entity(code: statement.int(1)), let rowID = ChangeIndex.rowID(statement, column: 2) else {
-                    throw StoreError.corruptIndex("change \(origin)#\(seq) names an unknown entity or row")
+                guard let entity = ChangeIndex.entity(code: statement.int(1)) else {
+                    throw StoreError.corruptIndex("change \(origin)#\(seq) names an unknown entity (code \(statement.int(1)))")
+                }
+                guard let rowID = ChangeIndex.rowID(statement, column: 2) else {
+                    throw StoreError.corruptIndex("change \(origin)#\(seq) names its \(entity.rawValue) row by neither text nor 16 bytes")
                 }
                 guard let row = try ReplicaStore.readVersions(connection, entity, rowID) else {
                     throw StoreError.corruptIndex("change \(origin)#\(seq) is indexed on \(entity.rawValue) \(rowID), which does not exist")

@@ -132,7 +132,7 @@ package enum RowVersions {
             switch try reader.byte() {
             case 0: member = nil
             case 1: member = try reader.text()
-            case 2 where version == 2: member = uuidText(try reader.take(16))
+            case 2 where version == 2: member = Hex.uuidText(try reader.take(16))
             case let kind: throw DecodingError(reason: "member kind \(kind)")
             }
             origins.append(Origin(stamp: stamp, seq: seq, member: member))
@@ -206,40 +206,11 @@ package enum RowVersions {
     /// record is encoded for every row written); false, with `out` as it was, for any
     /// other text.
     static func appendUUID(_ text: String, to out: inout [UInt8]) -> Bool {
-        guard let words = uuidWords(text) else { return false }
+        guard let words = Hex.uuidWords(text) else { return false }
         withUnsafeBytes(of: (words.0.bigEndian, words.1.bigEndian)) { out.append(contentsOf: $0) }
         return true
     }
 
-    /// The 16 bytes of a lower-case canonical UUID's text as two big-endian words, without
-    /// an allocation; nil for any other text (upper case, braces, another length).
-    static func uuidWords(_ text: String) -> (UInt64, UInt64)? {
-        guard text.utf8.count == 36 else { return nil }
-        // Over the string's contiguous bytes (the generic UTF-8 iterator was most of this).
-        var text = text
-        return text.withUTF8 { utf8 in
-            var bytes: (UInt64, UInt64) = (0, 0) // the 16 bytes, big-endian
-            var nibbles = 0
-            for (position, c) in utf8.enumerated() {
-                if position == 8 || position == 13 || position == 18 || position == 23 {
-                    guard c == UInt8(ascii: "-") else { return nil }
-                    continue
-                }
-                let nibble: UInt64
-                switch c {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = UInt64(c - UInt8(ascii: "0"))
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = UInt64(c - UInt8(ascii: "a") + 10)
-                default: return nil
-                }
-                if nibbles < 16 { bytes.0 = bytes.0 << 4 | nibble } else { bytes.1 = bytes.1 << 4 | nibble }
-                nibbles += 1
-            }
-            return bytes
-        }
-    }
-
-    /// The lowercase canonical text of 16 UUID bytes.
-    static func uuidText(_ bytes: UnsafeRawBufferPointer) -> String { Hex.uuidText(bytes) }
 
     private static func appendFixed(_ value: UInt64, to out: inout [UInt8]) {
         withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
