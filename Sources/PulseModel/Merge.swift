@@ -74,20 +74,27 @@ public struct MergeConflict: Sendable, Hashable {
     }
 }
 
-/// A change that cannot be merged: it rewrites a field that is set once.
+/// A change that cannot be merged: it rewrites a field that is set once, or (a change
+/// the schema did not validate) names a field its entity does not have or too many.
 public enum MergeError: Error, Equatable, CustomStringConvertible {
     case immutableField(String)
+    case unknownField(String)
+    case tooManyFields(Int)
 
     public var description: String {
         switch self {
         case let .immutableField(field): "\(field) is set once and cannot change"
+        case let .unknownField(field): "\(field) is not a field of this entity"
+        case let .tooManyFields(count): "\(count) fields, more than \(Limits.maxFieldsPerChange)"
         }
     }
 
-    /// The field the change could not merge.
-    public var field: String {
+    /// The same refusal in the schema's terms.
+    public func validationError(_ entity: EntityKind) -> ChangeValidationError {
         switch self {
-        case let .immutableField(field): field
+        case let .immutableField(field): .badValue(entity, field: field, reason: "is set once and cannot change")
+        case let .unknownField(field): .unknownField(entity, field)
+        case let .tooManyFields(count): .tooManyFields(count)
         }
     }
 }
@@ -117,38 +124,46 @@ public enum RowMerge {
     }
 
     /// Merges `change` into `row` (in place, so the store's copy is not duplicated).
-    /// Throws, leaving `row` unchanged, when the change rewrites a set-once field.
-    public static func merge(_ change: Change, into row: inout [String: FieldVersion]) throws(MergeError) -> Merged {
+    /// Throws, leaving `row` unchanged, when the change rewrites a set-once field or names
+    /// a field the row's entity does not have.
+    public static func merge(_ change: Change, into row: inout VersionedRow) throws(MergeError) -> Merged {
         let incoming = change.stamp
-        if row.isEmpty {
-            // A new row (most of a catch-up): every field is taken, and there is nothing to
-            // refuse or report (nothing existed; the fields share one stamp, so no edit is
-            // after a deletion). The same result as the rule below, without its lookups.
-            row.reserveCapacity(change.fields.count)
-            for write in change.fields where row[write.field] == nil {
-                row[write.field] = FieldVersion(value: write.value, stamp: incoming, seq: change.seq, base: write.base, member: change.member)
-            }
-            return Merged(changed: !change.fields.isEmpty, conflicts: [])
-        }
-        let schema = change.entity.schema
-        // Refused before anything changes: a failed merge leaves the row as it was.
-        for write in change.fields {
-            if let spec = schema.field(write.field), spec.immutable, let existing = row[write.field], existing.value != write.value {
+        let schema = row.schema
+        precondition(change.entity == schema.kind, "a \(change.entity.rawValue) change merged into a \(schema.kind.rawValue) row")
+        // Field numbers first, and refusals before anything changes: a failed merge leaves
+        // the row as it was. At most 16 fields (validated): no heap array for them.
+        guard change.fields.count <= Limits.maxFieldsPerChange else { throw .tooManyFields(change.fields.count) }
+        var numbers = InlineArray<16, Int>(repeating: 0)
+        let fresh = row.isEmpty
+        for (index, write) in change.fields.enumerated() {
+            guard let number = schema.number(of: write.field) else { throw .unknownField(write.field) }
+            numbers[index] = number
+            if !fresh, schema.fields[number].immutable, let existing = row[number], existing.value != write.value {
                 throw .immutableField(write.field)
             }
         }
+        if fresh {
+            // A new row (most of a catch-up): every field is taken, and there is nothing to
+            // refuse or report (nothing existed; the fields share one stamp, so no edit is
+            // after a deletion). The same result as the rule below, without its comparisons.
+            for (index, write) in change.fields.enumerated() where row[numbers[index]] == nil {
+                row[numbers[index]] = FieldVersion(value: write.value, stamp: incoming, seq: change.seq, base: write.base,
+                                                   member: change.member)
+            }
+            return Merged(changed: !change.fields.isEmpty, conflicts: [])
+        }
         var merged = Merged(changed: false, conflicts: [])
-        for write in change.fields {
-            let existing = row[write.field]
+        for (index, write) in change.fields.enumerated() {
+            let number = numbers[index]
             let version = FieldVersion(value: write.value, stamp: incoming, seq: change.seq, base: write.base, member: change.member)
-            guard let existing else {
-                row[write.field] = version
+            guard let existing = row[number] else {
+                row[number] = version
                 merged.changed = true
                 continue
             }
             if existing.stamp == incoming { continue } // already have it
             if incoming > existing.stamp {
-                row[write.field] = version
+                row[number] = version
                 merged.changed = true
                 if write.base != existing.stamp && write.value != existing.value {
                     merged.conflicts.append(MergeConflict(kind: .overwritten, field: write.field,
@@ -167,13 +182,14 @@ public enum RowMerge {
 
     /// After a change to a row with a tombstone: every edit of the row that a deletion
     /// did not see (in either arrival order).
-    static func editsVersusDeletion(_ change: Change, _ row: [String: FieldVersion],
+    static func editsVersusDeletion(_ change: Change, _ row: VersionedRow,
                                     tombstone mark: (field: String, value: FieldValue)) -> [MergeConflict] {
-        guard let deletion = row[mark.field], deletion.value == mark.value else { return [] }
+        guard let deletion = row[field: mark.field], deletion.value == mark.value else { return [] }
         let deletionArrived = deletion.stamp == change.stamp
         var conflicts: [MergeConflict] = []
-        for field in change.entity.schema.fieldNames where field != mark.field {
-            guard let edit = row[field], edit.stamp > deletion.stamp, edit.stamp.origin != deletion.stamp.origin,
+        for (number, edit) in row.fields {
+            let field = row.schema.fields[number].name
+            guard field != mark.field, edit.stamp > deletion.stamp, edit.stamp.origin != deletion.stamp.origin,
                   deletionArrived || edit.stamp == change.stamp else { continue }
             conflicts.append(MergeConflict(kind: .editOfDeleted, field: field, kept: ConflictSide(deletion), lost: ConflictSide(edit)))
         }

@@ -80,6 +80,9 @@ public final class EntitySchema: Sendable {
     public let fieldNames: [String]
     /// How many fields a complete row holds at least (the fields that are not `optional`).
     public let requiredFieldCount: Int
+    /// The field numbers (places in `fields`) in the order of the fields' names: the order
+    /// a change lists its fields in.
+    public let numbersByName: [Int]
 
     public init(kind: EntityKind, fields: [FieldSpec], tombstone: (field: String, value: FieldValue)?, singletonRowID: String?) {
         self.kind = kind
@@ -88,9 +91,15 @@ public final class EntitySchema: Sendable {
         self.singletonRowID = singletonRowID
         fieldNames = fields.map(\.name)
         requiredFieldCount = fields.count(where: { !$0.optional })
+        numbersByName = fields.indices.sorted { fields[$0].name < fields[$1].name }
     }
 
     public func field(_ name: String) -> FieldSpec? { fields.first { $0.name == name } }
+
+    /// The number of the field named `name`: its place in `fields`. A scan, not a
+    /// dictionary: an entity has at most a dozen short names, and comparing them costs
+    /// less than hashing one.
+    public func number(of name: String) -> Int? { fields.firstIndex { $0.name == name } }
 }
 
 public enum Limits {

@@ -25,7 +25,7 @@ public final class DeltaReader {
 extension DeltaReader: StoreReading {
     public func row(_ entity: EntityKind, _ rowID: String) throws -> [String: FieldValue] {
         precondition(!connection.isInTransaction, "a cursor of this reader is still open")
-        return try ReplicaStore.readVersions(connection, entity, rowID)?.mapValues(\.value) ?? [:]
+        return try ReplicaStore.readVersions(connection, entity, rowID)?.values ?? [:]
     }
 
     public func rows(_ entity: EntityKind, _ query: RowQuery) throws -> [StoredRow] {
@@ -160,10 +160,9 @@ public final class DeltaCursor {
                 }
                 var fields: [FieldWrite] = []
                 var stamp: (hlc: HybridTimestamp, member: String?)?
-                for name in row.keys.sorted() {
-                    let version = row[name]!
-                    guard version.stamp.origin == origin, version.seq == seq else { continue }
-                    fields.append(FieldWrite(field: name, value: version.value, base: version.base))
+                for number in entity.schema.numbersByName {
+                    guard let version = row[number], version.stamp.origin == origin, version.seq == seq else { continue }
+                    fields.append(FieldWrite(field: entity.schema.fields[number].name, value: version.value, base: version.base))
                     stamp = (version.stamp.hlc, version.member)
                 }
                 // Every indexed change still holds a field of its row (saveRow keeps it so);

@@ -151,7 +151,7 @@ package enum Migrations {
                 while try select.step() {
                     let rowID = select.text(0)
                     let fields = try ReplicaStore.decodeVersions(select, column: 1, entity: entity, rowID: rowID, typedColumns: 2)
-                    records.append((rowID, RowVersions.encode(fields, schema: schema, inTypedRow: true)))
+                    records.append((rowID, RowVersions.encode(fields, inTypedRow: true)))
                 }
                 select.reset()
                 guard let end = records.last?.0 else { break }
@@ -173,7 +173,7 @@ package enum Migrations {
                     throw StoreError.corruptIndex("a partial row of an unknown entity \(statement.text(0).debugDescription)")
                 }
                 let fields = try ReplicaStore.decodeVersions(statement, column: 2, entity: entity, rowID: rowID, typedColumns: nil)
-                partial.append((entity.rawValue, rowID, RowVersions.encode(fields, schema: entity.schema, inTypedRow: false)))
+                partial.append((entity.rawValue, rowID, RowVersions.encode(fields, inTypedRow: false)))
             }
         }
         let update = try connection.statement("UPDATE partial_row SET versions = ?3 WHERE entity = ?1 AND row_id = ?2")
@@ -198,10 +198,11 @@ package enum Migrations {
             guard let entity = EntityKind(rawValue: key.0) else {
                 throw StoreError.corruptIndex("a field version of an unknown entity \(key.0.debugDescription)")
             }
-            if let unknown = fields.keys.first(where: { entity.schema.field($0) == nil }) {
+            guard let row = VersionedRow(entity.schema, byName: fields) else {
+                let unknown = fields.keys.first { entity.schema.number(of: $0) == nil } ?? ""
                 throw StoreError.corruptRow(entity, rowID: key.1, reason: "unknown field \(unknown.debugDescription)")
             }
-            try insert.bind(blob: RowVersions.encode(fields, schema: entity.schema, inTypedRow: false), at: 3)
+            try insert.bind(blob: RowVersions.encode(row, inTypedRow: false), at: 3)
             while try insert.step() {}
         }
         try connection.query("""

@@ -175,12 +175,12 @@ public final class ReplicaStore {
 
     /// The current value of one field, or nil when the field was never written.
     public func value(_ entity: EntityKind, _ rowID: String, _ field: String) throws -> FieldValue? {
-        try versions(entity, rowID)[field]?.value
+        try versions(entity, rowID)[field: field]?.value
     }
 
     /// All fields of one row that have arrived so far.
     public func row(_ entity: EntityKind, _ rowID: String) throws -> [String: FieldValue] {
-        try versions(entity, rowID).mapValues(\.value)
+        try versions(entity, rowID).values
     }
 
     // MARK: - Local writes
@@ -256,11 +256,16 @@ public final class ReplicaStore {
             var stamp = fixed ?? Stamp(hlc: clock.next(physicalMilliseconds: store.physicalClock()), origin: store.replicaID)
             var writes: [FieldWrite] = []
             writes.reserveCapacity(fields.count)
-            let before = fresh ? [:] : try store.versions(entity, rowID)
+            let before = fresh ? VersionedRow(schema) : try store.versions(entity, rowID)
             var row = before
-            row.reserveCapacity(before.count + fields.count)
+            var numbers: [Int] = []
+            numbers.reserveCapacity(fields.count)
             for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
-                let existing = row[name]
+                guard let number = schema.number(of: name) else {
+                    throw StoreError.invalidChange(.unknownField(entity, name), origin: store.replicaID, seq: seq + 1)
+                }
+                numbers.append(number)
+                let existing = row[number]
                 if fixed != nil, existing != nil {
                     throw StoreError.immutableField(entity, rowID: rowID, field: name)
                 }
@@ -270,7 +275,7 @@ public final class ReplicaStore {
                     clock = HybridClock(last: existing.stamp.hlc, maxDriftMilliseconds: clock.maxDriftMilliseconds)
                     stamp = Stamp(hlc: clock.next(physicalMilliseconds: store.physicalClock()), origin: store.replicaID)
                 }
-                if let existing, let spec = schema.field(name), spec.immutable, existing.value != value {
+                if let existing, schema.fields[number].immutable, existing.value != value {
                     throw StoreError.immutableField(entity, rowID: rowID, field: name)
                 }
                 writes.append(FieldWrite(field: name, value: value, base: existing?.stamp))
@@ -282,8 +287,8 @@ public final class ReplicaStore {
             } catch {
                 throw StoreError.invalidChange(error, origin: change.origin, seq: change.seq)
             }
-            for write in writes {
-                row[write.field] = FieldVersion(value: write.value, stamp: change.stamp, seq: change.seq, base: write.base, member: member)
+            for (number, write) in zip(numbers, writes) {
+                row[number] = FieldVersion(value: write.value, stamp: change.stamp, seq: change.seq, base: write.base, member: member)
             }
             try store.saveRow(entity, rowID, before: before, after: row, fresh: fresh)
             seq += 1
@@ -403,13 +408,12 @@ public final class ReplicaStore {
 
     /// Merges one change into a row by the pure rule (``RowMerge``) and logs the conflicts
     /// it reports; true when at least one field took the change's value.
-    private func merge(_ change: Change, into row: inout [String: FieldVersion], _ outcome: inout ApplyOutcome) throws -> Bool {
+    private func merge(_ change: Change, into row: inout VersionedRow, _ outcome: inout ApplyOutcome) throws -> Bool {
         let merged: RowMerge.Merged
         do {
             merged = try RowMerge.merge(change, into: &row)
         } catch {
-            throw StoreError.invalidChange(.badValue(change.entity, field: error.field, reason: "is set once and cannot change"),
-                                           origin: change.origin, seq: change.seq)
+            throw StoreError.invalidChange(error.validationError(change.entity), origin: change.origin, seq: change.seq)
         }
         for conflict in merged.conflicts {
             try logConflict(conflict.kind, change.entity, change.rowID, conflict.field, kept: conflict.kept, lost: conflict.lost)
@@ -423,10 +427,10 @@ public final class ReplicaStore {
     /// A row during `apply`: as read, as merged so far.
     package struct TouchedRow {
         package let key: RowKey
-        package let original: [String: FieldVersion]
-        package var current: [String: FieldVersion]
+        package let original: VersionedRow
+        package var current: VersionedRow
         package var changed = false
-        package init(key: RowKey, _ versions: [String: FieldVersion]) {
+        package init(key: RowKey, _ versions: VersionedRow) {
             self.key = key
             original = versions
             current = versions
@@ -450,19 +454,19 @@ public final class ReplicaStore {
     }
 
     /// Every field version of one row (empty for a row never written).
-    package func versions(_ entity: EntityKind, _ rowID: String) throws -> [String: FieldVersion] {
+    package func versions(_ entity: EntityKind, _ rowID: String) throws -> VersionedRow {
         try versions(entity, rowID, anyPartial: true)
     }
 
     /// `anyPartial: false`: `partial_row` is known to be empty (checked in this transaction),
     /// so a row the typed table lacks has no versions and is not looked for there.
-    private func versions(_ entity: EntityKind, _ rowID: String, anyPartial: Bool) throws -> [String: FieldVersion] {
+    private func versions(_ entity: EntityKind, _ rowID: String, anyPartial: Bool) throws -> VersionedRow {
         try Self.readVersions(entity, rowID, typed: rowStatement(entity, .select),
-                              partial: anyPartial ? hot(.selectPartial) : nil) ?? [:]
+                              partial: anyPartial ? hot(.selectPartial) : nil) ?? VersionedRow(entity.schema)
     }
 
     /// The same read on another connection (the delta cursor's), with statements from its cache.
-    static func readVersions(_ connection: Connection, _ entity: EntityKind, _ rowID: String) throws -> [String: FieldVersion]? {
+    static func readVersions(_ connection: Connection, _ entity: EntityKind, _ rowID: String) throws -> VersionedRow? {
         try readVersions(entity, rowID, typed: connection.statement(rowSQL[entity]!.select),
                          partial: connection.statement(HotStatement.selectPartial.sql))
     }
@@ -471,7 +475,7 @@ public final class ReplicaStore {
     /// when the row has none. The statements are `rowSQL[entity].select` and
     /// `HotStatement.selectPartial`, reset; they are left reset.
     private static func readVersions(_ entity: EntityKind, _ rowID: String,
-                                     typed: Statement, partial: Statement?) throws -> [String: FieldVersion]? {
+                                     typed: Statement, partial: Statement?) throws -> VersionedRow? {
         defer { typed.reset(); partial?.reset() }
         try typed.bind(.text(rowID), at: 1)
         if try typed.step() { return try decodeVersions(typed, column: 0, entity: entity, rowID: rowID, typedColumns: 1) }
@@ -486,7 +490,7 @@ public final class ReplicaStore {
     /// (in schema order) in a typed row, which hold the values the record leaves out; nil
     /// for `partial_row`.
     static func decodeVersions(_ statement: Statement, column: Int32, entity: EntityKind, rowID: String,
-                               typedColumns: Int32?) throws -> [String: FieldVersion] {
+                               typedColumns: Int32?) throws -> VersionedRow {
         do {
             return try statement.withBlob(column) { bytes in
                 try RowVersions.decode(bytes, schema: entity.schema,
@@ -504,11 +508,10 @@ public final class ReplicaStore {
     /// field of: a change whose every field was superseded leaves the index (the later
     /// change that superseded it carries the values now).
     /// `fresh`: the row must not exist yet (an insert, which fails if it does).
-    package func saveRow(_ entity: EntityKind, _ rowID: String, before: [String: FieldVersion], after: [String: FieldVersion],
-                 fresh: Bool = false) throws {
-        let schema = entity.schema
-        let columns = Self.columns(schema, after)
-        let record = RowVersions.encode(after, schema: schema, inTypedRow: columns != nil)
+    package func saveRow(_ entity: EntityKind, _ rowID: String, before: VersionedRow, after: VersionedRow,
+                         fresh: Bool = false) throws {
+        let columns = Self.columns(after)
+        let record = RowVersions.encode(after, inTypedRow: columns != nil)
         do {
             if let columns {
                 let statement = try rowStatement(entity, fresh ? .insert : .upsert)
@@ -517,7 +520,7 @@ public final class ReplicaStore {
                 try statement.bind(blob: record, at: Int32(columns.count + 2))
                 while try statement.step() {}
                 statement.reset()
-                if !before.isEmpty && Self.columns(schema, before) == nil {
+                if !before.isEmpty && Self.columns(before) == nil {
                     try hot(.deletePartial).run([.text(entity.rawValue), .text(rowID)]) // completed now
                 }
             } else {
@@ -533,8 +536,8 @@ public final class ReplicaStore {
         }
         // A row refers to a handful of changes: arrays, not sets.
         var old: [ChangeRef] = [], new: [ChangeRef] = []
-        for version in before.values where !old.contains(version.changeRef) { old.append(version.changeRef) }
-        for version in after.values where !new.contains(version.changeRef) { new.append(version.changeRef) }
+        for (_, version) in before.fields where !old.contains(version.changeRef) { old.append(version.changeRef) }
+        for (_, version) in after.fields where !new.contains(version.changeRef) { new.append(version.changeRef) }
         for gone in old where !new.contains(gone) {
             try hot(.deleteIndex).run([.integer(gone.origin.storage), .integer(Int64(gone.seq))])
         }
@@ -551,12 +554,13 @@ public final class ReplicaStore {
 
     /// The typed columns of a row in schema order, or nil while a field that is not
     /// `optional` is missing (an optional one missing is null).
-    package static func columns(_ schema: EntitySchema, _ row: [String: FieldVersion]) -> [FieldValue]? {
+    package static func columns(_ row: VersionedRow) -> [FieldValue]? {
+        let schema = row.schema
         guard row.count >= schema.requiredFieldCount else { return nil }
         var values: [FieldValue] = []
         values.reserveCapacity(schema.fields.count)
-        for spec in schema.fields {
-            if let version = row[spec.name] {
+        for (number, spec) in schema.fields.enumerated() {
+            if let version = row[number] {
                 values.append(version.value)
             } else if spec.optional {
                 values.append(.null)
@@ -712,8 +716,7 @@ public final class ReplicaStore {
                 while try statement.step() {
                     let rowID = statement.text(0)
                     state[entity, default: [:]][rowID] = try Self.decodeVersions(statement, column: 1, entity: entity, rowID: rowID,
-                                                                                 typedColumns: 2)
-                        .mapValues(\.value)
+                                                                                 typedColumns: 2).values
                 }
             }
         }
@@ -722,8 +725,7 @@ public final class ReplicaStore {
                 guard let entity = EntityKind(rawValue: statement.text(0)) else { continue }
                 let rowID = statement.text(1)
                 state[entity, default: [:]][rowID] = try Self.decodeVersions(statement, column: 2, entity: entity, rowID: rowID,
-                                                                             typedColumns: nil)
-                    .mapValues(\.value)
+                                                                             typedColumns: nil).values
             }
         }
         return state

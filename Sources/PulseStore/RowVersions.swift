@@ -44,43 +44,40 @@ package enum RowVersions {
         }
     }
 
-    /// The record of `fields`, every one a field of `schema`. `inTypedRow`: the record goes
-    /// with the row's typed columns, so values those columns hold exactly are left out.
-    package static func encode(_ fields: [String: FieldVersion], schema: EntitySchema, inTypedRow: Bool) -> [UInt8] {
-        typealias Slot = [String: FieldVersion].Index
+    /// The record of `row`. `inTypedRow`: the record goes with the row's typed columns, so
+    /// values those columns hold exactly are left out.
+    package static func encode(_ row: VersionedRow, inTypedRow: Bool) -> [UInt8] {
+        let schema = row.schema
         var out: [UInt8] = []
-        out.reserveCapacity(48 + fields.count * 8)
+        out.reserveCapacity(48 + row.count * 8)
         out.append(format)
-        // Where each field is in `fields` (in schema order) and which change it is from, as
-        // positions: the versions are read where they are, never copied (copying them out
-        // was a third of the encoding, in retains and releases). A change is its stamp and
-        // number and its member (one member per change, but a record says what it was
-        // given); `changes` holds the first field of each.
-        var entries: [(number: Int, slot: Slot, change: Int)] = []
-        var changes: [Slot] = []
-        entries.reserveCapacity(fields.count)
-        for (number, spec) in schema.fields.enumerated() {
-            guard let slot = fields.index(forKey: spec.name) else { continue }
-            let stamp = fields.values[slot].stamp, seq = fields.values[slot].seq
+        // Which change each field is from, as the field number of the first field from it
+        // (one member per change, but a record says what it was given): the versions are
+        // read where they are, never copied (copying them out was a third of the encoding,
+        // in retains and releases).
+        var entries: [(number: Int, change: Int)] = []
+        var changes: [Int] = []
+        entries.reserveCapacity(row.count)
+        for number in schema.fields.indices {
+            guard let version = row[number] else { continue }
             let change: Int
             if let found = changes.firstIndex(where: {
-                fields.values[$0].stamp == stamp && fields.values[$0].seq == seq && fields.values[$0].member == fields.values[slot].member
+                row[$0]!.stamp == version.stamp && row[$0]!.seq == version.seq && row[$0]!.member == version.member
             }) {
                 change = found
             } else {
                 change = changes.count
-                changes.append(slot)
+                changes.append(number)
             }
-            entries.append((number, slot, change))
+            entries.append((number, change))
         }
-        precondition(entries.count == fields.count, "a field unknown to the schema of \(schema.kind.rawValue)")
         Varint.append(UInt64(changes.count), to: &out)
-        for slot in changes {
-            let stamp = fields.values[slot].stamp
-            appendFixed(UInt64(bitPattern: stamp.hlc.rawValue), to: &out)
-            appendFixed(UInt64(bitPattern: stamp.origin.storage), to: &out)
-            Varint.append(fields.values[slot].seq, to: &out)
-            if let member = fields.values[slot].member {
+        for first in changes {
+            let version = row[first]!
+            appendFixed(UInt64(bitPattern: version.stamp.hlc.rawValue), to: &out)
+            appendFixed(UInt64(bitPattern: version.stamp.origin.storage), to: &out)
+            Varint.append(version.seq, to: &out)
+            if let member = version.member {
                 out.append(2)
                 if !appendUUID(member, to: &out) {
                     out[out.count - 1] = 1
@@ -91,14 +88,15 @@ package enum RowVersions {
             }
         }
         Varint.append(UInt64(entries.count), to: &out)
-        for (number, slot, change) in entries {
+        for (number, change) in entries {
             Varint.append(UInt64(number), to: &out)
             Varint.append(UInt64(change), to: &out)
-            let base = fields.values[slot].base
-            let inline = !(inTypedRow && storedExactly(schema.fields[number].type, fields.values[slot].value))
+            let version = row[number]!
+            let base = version.base
+            let inline = !(inTypedRow && storedExactly(schema.fields[number].type, version.value))
             out.append((base == nil ? 0 : 1) | (inline ? 2 : 0))
             if inline {
-                switch fields.values[slot].value {
+                switch version.value {
                 case .null: out.append(0)
                 case let .integer(value): out.append(1); appendFixed(UInt64(bitPattern: value), to: &out)
                 case let .text(text): out.append(2); appendText(text, to: &out)
@@ -116,7 +114,7 @@ package enum RowVersions {
     /// number `n` for values the record leaves out; nil for a record without columns
     /// (`partial_row`), where every value must follow.
     package static func decode(_ bytes: UnsafeRawBufferPointer, schema: EntitySchema,
-                               column: ((Int) -> FieldValue)?) throws -> [String: FieldVersion] {
+                               column: ((Int) -> FieldValue)?) throws -> VersionedRow {
         var reader = Reader(bytes: bytes)
         let version = try reader.byte()
         guard version == 1 || version == 2 else { throw DecodingError(reason: "unknown format \(version)") }
@@ -139,21 +137,19 @@ package enum RowVersions {
         }
         let count = try reader.varint()
         guard count <= UInt64(schema.fields.count) else { throw DecodingError(reason: "\(count) fields") }
-        var fields: [String: FieldVersion] = [:]
-        fields.reserveCapacity(Int(count))
+        var row = VersionedRow(schema)
         for _ in 0..<count {
-            let name: String, number: Int
+            let number: Int
             if version == 2 {
                 let raw = try reader.varint()
                 guard raw < UInt64(schema.fields.count) else { throw DecodingError(reason: "field number \(raw)") }
                 number = Int(raw)
-                name = schema.fields[number].name
             } else {
                 let text = try reader.text()
-                guard let found = schema.fields.firstIndex(where: { $0.name == text }) else {
+                guard let found = schema.number(of: text) else {
                     throw DecodingError(reason: "unknown field \(text.prefix(40).debugDescription)")
                 }
-                (name, number) = (schema.fields[found].name, found)
+                number = found
             }
             let index = try reader.varint()
             guard index < originCount else { throw DecodingError(reason: "change index \(index)") }
@@ -174,7 +170,9 @@ package enum RowVersions {
                 case let tag: throw DecodingError(reason: "value tag \(tag)")
                 }
             } else {
-                guard let column else { throw DecodingError(reason: "\(name): value left to a column it does not have") }
+                guard let column else {
+                    throw DecodingError(reason: "\(schema.fields[number].name): value left to a column it does not have")
+                }
                 value = column(number)
             }
             let baseFlag: UInt8
@@ -189,11 +187,11 @@ package enum RowVersions {
                 base = Stamp(hlc: HybridTimestamp(rawValue: Int64(bitPattern: try reader.fixed())),
                              origin: ReplicaID(storage: Int64(bitPattern: try reader.fixed())))
             }
-            guard fields.updateValue(FieldVersion(value: value, stamp: origin.stamp, seq: origin.seq, base: base, member: origin.member),
-                                     forKey: name) == nil else { throw DecodingError(reason: "\(name) twice") }
+            guard row[number] == nil else { throw DecodingError(reason: "\(schema.fields[number].name) twice") }
+            row[number] = FieldVersion(value: value, stamp: origin.stamp, seq: origin.seq, base: base, member: origin.member)
         }
         guard reader.offset == bytes.count else { throw DecodingError(reason: "trailing bytes") }
-        return fields
+        return row
     }
 
     /// The 16 bytes of a lowercase canonical UUID (what ``RowIDRules/newRowID()`` and ``RowIDRules/random()`` make), or nil.

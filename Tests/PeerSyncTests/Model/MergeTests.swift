@@ -16,7 +16,7 @@ import Testing
 
     /// Applies the changes in order to an empty row; returns the values and every conflict.
     static func run(_ changes: [Change]) throws -> (values: [String: FieldValue], conflicts: [MergeConflict], changed: [Bool]) {
-        var row: [String: FieldVersion] = [:]
+        var row = VersionedRow(EntityKind.task.schema)
         var conflicts: [MergeConflict] = []
         var changed: [Bool] = []
         for change in changes {
@@ -24,7 +24,7 @@ import Testing
             conflicts += merged.conflicts
             changed.append(merged.changed)
         }
-        return (row.mapValues(\.value), conflicts, changed)
+        return (row.values, conflicts, changed)
     }
 
     struct Case: CustomTestStringConvertible, Sendable {
@@ -129,13 +129,58 @@ import Testing
     }
 
     @Test func aSetOnceFieldCannotChange() throws {
-        var row: [String: FieldVersion] = [:]
+        var row = VersionedRow(EntityKind.task.schema)
         _ = try RowMerge.merge(Self.change(Self.a, 100, [("created", .integer(7), nil)]), into: &row)
         let before = row
         #expect(throws: MergeError.immutableField("created")) {
             try RowMerge.merge(Self.change(Self.b, 200, [("created", .integer(8), nil)]), into: &row)
         }
         #expect(row == before)
+    }
+
+    /// A change the schema would refuse (an unknown field, too many fields) is refused
+    /// by the merge too, before anything changes: in a new row and in an existing one.
+    @Test func aChangeNamingNoFieldOfTheRowChangesNothing() throws {
+        for existing in [false, true] {
+            var row = VersionedRow(EntityKind.task.schema)
+            if existing { _ = try RowMerge.merge(Self.change(Self.a, 100, [("title", .text("Dishes"), nil)]), into: &row) }
+            let before = row
+            #expect(throws: MergeError.unknownField("colour")) {
+                try RowMerge.merge(Self.change(Self.b, 200, [("done", .bool(true), nil), ("colour", .text("red"), nil)]), into: &row)
+            }
+            let many = (0..<17).map { ("f\($0)", FieldValue.null, Stamp?.none) }
+            #expect(throws: MergeError.tooManyFields(17)) { try RowMerge.merge(Self.change(Self.b, 200, many), into: &row) }
+            #expect(row == before)
+        }
+    }
+
+    /// The row by field number: its count follows what is set and cleared, it equals a row
+    /// with the same versions whatever the order they were set in, and it refuses names
+    /// its entity does not have.
+    @Test func aVersionedRowKeepsOneVersionPerFieldNumber() throws {
+        let schema = EntityKind.task.schema
+        let v1 = FieldVersion(value: .text("Dishes"), stamp: Self.created, seq: 1, base: nil, member: nil)
+        let v2 = FieldVersion(value: .bool(true), stamp: Self.stamp(200, Self.b), seq: 4, base: Self.created, member: "anna")
+        var row = VersionedRow(schema)
+        #expect(row.isEmpty && row[0] == nil && row[field: "title"] == nil && Array(row.fields).isEmpty)
+        row[schema.number(of: "done")!] = v2
+        row[schema.number(of: "title")!] = v1
+        row[schema.number(of: "title")!] = v1
+        #expect(row.count == 2)
+        #expect(row[field: "title"] == v1 && row[field: "done"] == v2 && row[field: "nope"] == nil)
+        #expect(row.fields.map(\.number) == [schema.number(of: "title")!, schema.number(of: "done")!].sorted())
+        #expect(row.byName == ["title": v1, "done": v2])
+        #expect(row == VersionedRow(schema, byName: ["title": v1, "done": v2]))
+        #expect(row != VersionedRow(schema, byName: ["title": v1]))
+        #expect(row != VersionedRow(EntityKind.shoppingItem.schema))
+        #expect(VersionedRow(schema, byName: ["title": v1, "colour": v2]) == nil)
+        row[schema.number(of: "done")!] = nil
+        row[schema.number(of: "done")!] = nil
+        #expect(row.count == 1 && row == VersionedRow(schema, byName: ["title": v1]))
+        row[schema.number(of: "title")!] = nil
+        #expect(row.isEmpty && row == VersionedRow(schema))
+        // Numbers in name order: the order a change lists its fields in.
+        #expect(schema.numbersByName.map { schema.fields[$0].name } == schema.fieldNames.sorted())
     }
 
     @Test func anOlderWriteNeverReplacesANewerOne() throws {

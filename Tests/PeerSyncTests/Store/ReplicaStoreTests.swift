@@ -363,7 +363,8 @@ import Testing
         let stamp = Stamp(hlc: HybridTimestamp(rawValue: 1 << 40), origin: ReplicaID(rawValue: 0xFFFF_FFFF_FFFF_FFFE))
         let later = Stamp(hlc: HybridTimestamp(rawValue: 1 << 41), origin: ReplicaID(rawValue: 7))
         let member = RowIDRules.random()
-        let fields: [String: FieldVersion] = [
+        let schema = EntityKind.task.schema
+        let fields = try #require(VersionedRow(schema, byName: [
             "title": FieldVersion(value: .text("Crème brûlée 🍮"), stamp: stamp, seq: 300, base: nil, member: member),
             "done": FieldVersion(value: .integer(1), stamp: later, seq: 1 << 40, base: stamp, member: nil),
             "due": FieldVersion(value: .null, stamp: stamp, seq: 300, base: nil, member: member),
@@ -371,11 +372,10 @@ import Testing
             "assignee": FieldVersion(value: .text("tom"), stamp: later, seq: 2, base: nil, member: "Not-A-UUID"),
             // The same change as `title` by its stamp and number, with another member: kept as given.
             "template": FieldVersion(value: .text("t9"), stamp: stamp, seq: 300, base: nil, member: "bob"),
-        ]
-        let schema = EntityKind.task.schema
-        func column(_ number: Int) -> FieldValue { fields[schema.fields[number].name]?.value ?? .null }
-        let partial = RowVersions.encode(fields, schema: schema, inTypedRow: false)
-        let typed = RowVersions.encode(fields, schema: schema, inTypedRow: true)
+        ]))
+        func column(_ number: Int) -> FieldValue { fields[number]?.value ?? .null }
+        let partial = RowVersions.encode(fields, inTypedRow: false)
+        let typed = RowVersions.encode(fields, inTypedRow: true)
         #expect(typed.count < partial.count - 20, "the typed row's values are left to its columns")
         #expect(try partial.withUnsafeBytes { try RowVersions.decode($0, schema: schema, column: nil) } == fields)
         #expect(try typed.withUnsafeBytes { try RowVersions.decode($0, schema: schema, column: column) } == fields)
@@ -857,7 +857,7 @@ import Testing
     @Test func migration8RewritesEveryRecordAndKeepsEveryVersion() throws {
         let path = dir.path("v7.sqlite")
         let peer = try makeStore(dir, "peer", clock: clock, id: 0xB)
-        var before: [String: [String: FieldVersion]] = [:]
+        var before: [String: VersionedRow] = [:]
         var sizeBefore = 0
         do {
             let store = try makeStore(dir, "v7", clock: clock, id: 0xA)
@@ -891,7 +891,7 @@ import Testing
                 }
             }
             let partial = try store.versions(.shoppingItem, "p1")
-            #expect(partial.keys.sorted() == ["state"])
+            #expect(partial.byName.keys.sorted() == ["state"])
             before["partial/p1"] = partial
             let statement = try store.connection.statement("UPDATE partial_row SET versions = ?1 WHERE row_id = 'p1'")
             try statement.bind(blob: Format1.encode(partial), at: 1)
@@ -943,7 +943,8 @@ import Testing
 /// Format 1 of ``RowVersions``, as pulse-peer wrote it up to schema 7 (the tests make old
 /// databases with it).
 enum Format1 {
-    static func encode(_ fields: [String: FieldVersion]) -> [UInt8] {
+    static func encode(_ row: VersionedRow) -> [UInt8] {
+        let fields = row.byName
         var out: [UInt8] = [1]
         struct Origin: Equatable { let stamp: Stamp; let seq: UInt64; let member: String? }
         let names = fields.keys.sorted()
