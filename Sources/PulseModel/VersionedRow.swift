@@ -7,42 +7,52 @@
 /// dictionary's own storage) was a quarter of the catch-up's apply in a profile. A row
 /// never written holds no storage at all; the first field set allocates one slot per
 /// field of the schema.
+///
+/// Its hot members are `@inlinable`: called from the store without inlining, each read
+/// returned a copy of the version, and the retains and releases of its strings cost
+/// more than the dictionary's hashing had.
 public struct VersionedRow: Sendable {
     public let schema: EntitySchema
-    private var slots: [FieldVersion?] = []
-    /// How many fields have a version.
-    public private(set) var count = 0
+    @usableFromInline var slots: [FieldVersion?] = []
+    /// Bit `n` set: field number `n` has a version (an entity has at most 64 fields).
+    @usableFromInline var present: UInt64 = 0
 
     /// A row with no field written yet.
     public init(_ schema: EntitySchema) {
+        precondition(schema.fields.count <= 64, "\(schema.kind.rawValue) has more than 64 fields")
         self.schema = schema
     }
 
     /// A row from versions keyed by field name (tests, migrations); nil when a name is not
     /// a field of `schema`.
     public init?(_ schema: EntitySchema, byName versions: [String: FieldVersion]) {
-        self.schema = schema
+        self.init(schema)
         for (name, version) in versions {
             guard let number = schema.number(of: name) else { return nil }
             self[number] = version
         }
     }
 
-    public var isEmpty: Bool { count == 0 }
+    /// How many fields have a version.
+    @inlinable public var count: Int { present.nonzeroBitCount }
+
+    @inlinable public var isEmpty: Bool { present == 0 }
+
+    /// Whether field number `number` has a version.
+    @inlinable public func contains(_ number: Int) -> Bool { present & (1 << UInt64(number)) != 0 }
 
     /// The version of field number `number` (nil when it has not arrived).
-    public subscript(number: Int) -> FieldVersion? {
-        get { number < slots.count ? slots[number] : nil }
+    @inlinable public subscript(number: Int) -> FieldVersion? {
+        get { contains(number) ? slots[number] : nil }
         set {
-            if slots.isEmpty {
-                guard newValue != nil else { return }
-                slots = Array(repeating: nil, count: schema.fields.count)
+            if case .none = newValue {
+                guard contains(number) else { return }
+                present &= ~(1 << UInt64(number))
+                slots[number] = nil
+                return
             }
-            switch (slots[number] == nil, newValue == nil) {
-            case (true, false): count += 1
-            case (false, true): count -= 1
-            default: break
-            }
+            if slots.isEmpty { slots = Array(repeating: nil, count: schema.fields.count) }
+            present |= 1 << UInt64(number)
             slots[number] = newValue
         }
     }
@@ -53,15 +63,28 @@ public struct VersionedRow: Sendable {
         schema.number(of: name).flatMap { self[$0] }
     }
 
+    /// Calls `body` with each field that has a version, in schema order.
+    @inlinable public func forEach(_ body: (_ number: Int, _ version: FieldVersion) throws -> Void) rethrows {
+        var rest = present
+        while rest != 0 {
+            let number = rest.trailingZeroBitCount
+            rest &= rest - 1
+            try body(number, slots[number].unsafelyUnwrapped)
+        }
+    }
+
     /// The fields that have a version, in schema order.
-    public var fields: some Sequence<(number: Int, version: FieldVersion)> {
-        slots.lazy.enumerated().compactMap { slot in slot.element.map { (slot.offset, $0) } }
+    public var fields: [(number: Int, version: FieldVersion)] {
+        var fields: [(number: Int, version: FieldVersion)] = []
+        fields.reserveCapacity(count)
+        forEach { fields.append(($0, $1)) }
+        return fields
     }
 
     /// The versions keyed by field name.
     public var byName: [String: FieldVersion] {
         var byName: [String: FieldVersion] = [:]
-        for (number, version) in fields { byName[schema.fields[number].name] = version }
+        forEach { byName[schema.fields[$0].name] = $1 }
         return byName
     }
 
@@ -72,7 +95,7 @@ public struct VersionedRow: Sendable {
 extension VersionedRow: Equatable {
     /// Same entity, same version of every field.
     public static func == (lhs: VersionedRow, rhs: VersionedRow) -> Bool {
-        guard lhs.schema === rhs.schema, lhs.count == rhs.count else { return false }
-        return lhs.schema.fields.indices.allSatisfy { lhs[$0] == rhs[$0] }
+        guard lhs.schema === rhs.schema, lhs.present == rhs.present else { return false }
+        return lhs.schema.fields.indices.allSatisfy { !lhs.contains($0) || lhs.slots[$0] == rhs.slots[$0] }
     }
 }

@@ -159,18 +159,18 @@ public final class DeltaCursor {
                     throw StoreError.corruptIndex("change \(origin)#\(seq) is indexed on \(entity.rawValue) \(rowID), which does not exist")
                 }
                 var fields: [FieldWrite] = []
-                var stamp: (hlc: HybridTimestamp, member: String?)?
+                var stamp: (hlc: HybridTimestamp, writer: MemberRef?)?
                 for number in entity.schema.numbersByName {
                     guard let version = row[number], version.stamp.origin == origin, version.seq == seq else { continue }
                     fields.append(FieldWrite(field: entity.schema.fields[number].name, value: version.value, base: version.base))
-                    stamp = (version.stamp.hlc, version.member)
+                    stamp = (version.stamp.hlc, version.writer)
                 }
                 // Every indexed change still holds a field of its row (saveRow keeps it so);
                 // skipping one would claim coverage of a change never sent.
                 guard let stamp else {
                     throw StoreError.corruptIndex("change \(origin)#\(seq) is indexed on \(entity.rawValue) \(rowID), which holds no field of it")
                 }
-                let change = Change(origin: origin, seq: seq, hlc: stamp.hlc, member: stamp.member,
+                let change = Change(origin: origin, seq: seq, hlc: stamp.hlc, member: stamp.writer?.text,
                                     entity: entity, rowID: rowID, fields: fields)
                 let size = Self.wireSizeBound(change)
                 if bytes + size > byteLimit && !(firstInBatch && changes.isEmpty) { return (changes, false) }

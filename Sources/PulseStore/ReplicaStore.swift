@@ -258,27 +258,29 @@ public final class ReplicaStore {
             writes.reserveCapacity(fields.count)
             let before = fresh ? VersionedRow(schema) : try store.versions(entity, rowID)
             var row = before
-            var numbers: [Int] = []
-            numbers.reserveCapacity(fields.count)
+            guard fields.count <= Limits.maxFieldsPerChange else {
+                throw StoreError.invalidChange(.tooManyFields(fields.count), origin: store.replicaID, seq: seq + 1)
+            }
+            var numbers = InlineArray<16, Int>(repeating: 0) // Limits.maxFieldsPerChange
             for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
                 guard let number = schema.number(of: name) else {
                     throw StoreError.invalidChange(.unknownField(entity, name), origin: store.replicaID, seq: seq + 1)
                 }
-                numbers.append(number)
-                let existing = row[number]
+                numbers[writes.count] = number
+                let existing = row[number]?.stamp
                 if fixed != nil, existing != nil {
                     throw StoreError.immutableField(entity, rowID: rowID, field: name)
                 }
-                if let existing, existing.stamp >= stamp {
+                if let existing, existing >= stamp {
                     // Cannot happen while every stamp this database holds went through
                     // the clock; if the file was edited by hand, stay ahead of it.
-                    clock = HybridClock(last: existing.stamp.hlc, maxDriftMilliseconds: clock.maxDriftMilliseconds)
+                    clock = HybridClock(last: existing.hlc, maxDriftMilliseconds: clock.maxDriftMilliseconds)
                     stamp = Stamp(hlc: clock.next(physicalMilliseconds: store.physicalClock()), origin: store.replicaID)
                 }
-                if let existing, schema.fields[number].immutable, existing.value != value {
+                if existing != nil, schema.fields[number].immutable, row[number]?.value != value {
                     throw StoreError.immutableField(entity, rowID: rowID, field: name)
                 }
-                writes.append(FieldWrite(field: name, value: value, base: existing?.stamp))
+                writes.append(FieldWrite(field: name, value: value, base: existing))
             }
             let change = Change(origin: store.replicaID, seq: seq + 1, hlc: stamp.hlc, member: member,
                                 entity: entity, rowID: rowID, fields: writes)
@@ -287,8 +289,9 @@ public final class ReplicaStore {
             } catch {
                 throw StoreError.invalidChange(error, origin: change.origin, seq: change.seq)
             }
-            for (number, write) in zip(numbers, writes) {
-                row[number] = FieldVersion(value: write.value, stamp: change.stamp, seq: change.seq, base: write.base, member: member)
+            let writer = member.map(MemberRef.init) // parsed once for all the fields
+            for (index, write) in writes.enumerated() {
+                row[numbers[index]] = FieldVersion(value: write.value, stamp: change.stamp, seq: change.seq, base: write.base, writer: writer)
             }
             try store.saveRow(entity, rowID, before: before, after: row, fresh: fresh)
             seq += 1
@@ -536,8 +539,8 @@ public final class ReplicaStore {
         }
         // A row refers to a handful of changes: arrays, not sets.
         var old: [ChangeRef] = [], new: [ChangeRef] = []
-        for (_, version) in before.fields where !old.contains(version.changeRef) { old.append(version.changeRef) }
-        for (_, version) in after.fields where !new.contains(version.changeRef) { new.append(version.changeRef) }
+        before.forEach { _, version in if !old.contains(version.changeRef) { old.append(version.changeRef) } }
+        after.forEach { _, version in if !new.contains(version.changeRef) { new.append(version.changeRef) } }
         for gone in old where !new.contains(gone) {
             try hot(.deleteIndex).run([.integer(gone.origin.storage), .integer(Int64(gone.seq))])
         }

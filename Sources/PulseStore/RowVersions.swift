@@ -29,7 +29,7 @@ package enum RowVersions {
     private struct Origin: Equatable {
         let stamp: Stamp
         let seq: UInt64
-        let member: String?
+        let writer: MemberRef?
     }
 
     /// Whether `value`, stored in the typed column of a field of type `type`, reads back
@@ -51,47 +51,45 @@ package enum RowVersions {
         var out: [UInt8] = []
         out.reserveCapacity(48 + row.count * 8)
         out.append(format)
-        // Which change each field is from, as the field number of the first field from it
-        // (one member per change, but a record says what it was given): the versions are
-        // read where they are, never copied (copying them out was a third of the encoding,
-        // in retains and releases).
-        var entries: [(number: Int, change: Int)] = []
-        var changes: [Int] = []
-        entries.reserveCapacity(row.count)
-        for number in schema.fields.indices {
-            guard let version = row[number] else { continue }
-            let change: Int
-            if let found = changes.firstIndex(where: {
-                row[$0]!.stamp == version.stamp && row[$0]!.seq == version.seq && row[$0]!.member == version.member
-            }) {
-                change = found
-            } else {
-                change = changes.count
-                changes.append(number)
+        // Which change each field is from, and the first field of each change (one member
+        // per change, but a record says what it was given), on the stack: at most 64 fields.
+        var changeOf = InlineArray<64, UInt8>(repeating: 0), firsts = InlineArray<64, UInt8>(repeating: 0)
+        var changeCount = 0
+        for number in schema.fields.indices where row.contains(number) {
+            let version = row[number].unsafelyUnwrapped
+            var change = 0
+            while change < changeCount {
+                let first = row[Int(firsts[change])].unsafelyUnwrapped
+                if first.stamp == version.stamp && first.seq == version.seq && first.writer == version.writer { break }
+                change += 1
             }
-            entries.append((number, change))
+            if change == changeCount {
+                firsts[change] = UInt8(number)
+                changeCount += 1
+            }
+            changeOf[number] = UInt8(change)
         }
-        Varint.append(UInt64(changes.count), to: &out)
-        for first in changes {
-            let version = row[first]!
+        Varint.append(UInt64(changeCount), to: &out)
+        for change in 0..<changeCount {
+            let version = row[Int(firsts[change])].unsafelyUnwrapped
             appendFixed(UInt64(bitPattern: version.stamp.hlc.rawValue), to: &out)
             appendFixed(UInt64(bitPattern: version.stamp.origin.storage), to: &out)
             Varint.append(version.seq, to: &out)
-            if let member = version.member {
+            switch version.writer {
+            case nil: out.append(0)
+            case let .uuid(high, low)?:
                 out.append(2)
-                if !appendUUID(member, to: &out) {
-                    out[out.count - 1] = 1
-                    appendText(member, to: &out)
-                }
-            } else {
-                out.append(0)
+                withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { out.append(contentsOf: $0) }
+            case let .text(text)?:
+                out.append(1)
+                appendText(text, to: &out)
             }
         }
-        Varint.append(UInt64(entries.count), to: &out)
-        for (number, change) in entries {
+        Varint.append(UInt64(row.count), to: &out)
+        for number in schema.fields.indices where row.contains(number) {
             Varint.append(UInt64(number), to: &out)
-            Varint.append(UInt64(change), to: &out)
-            let version = row[number]!
+            Varint.append(UInt64(changeOf[number]), to: &out)
+            let version = row[number].unsafelyUnwrapped
             let base = version.base
             let inline = !(inTypedRow && storedExactly(schema.fields[number].type, version.value))
             out.append((base == nil ? 0 : 1) | (inline ? 2 : 0))
@@ -126,14 +124,14 @@ package enum RowVersions {
             let stamp = Stamp(hlc: HybridTimestamp(rawValue: Int64(bitPattern: try reader.fixed())),
                               origin: ReplicaID(storage: Int64(bitPattern: try reader.fixed())))
             let seq = try reader.varint()
-            let member: String?
+            let writer: MemberRef?
             switch try reader.byte() {
-            case 0: member = nil
-            case 1: member = try reader.text()
-            case 2 where version == 2: member = Hex.uuidText(try reader.take(16))
+            case 0: writer = nil
+            case 1: writer = MemberRef(try reader.text()) // (format 1 wrote every member as text)
+            case 2 where version == 2: writer = .uuid(try reader.bigEndian(), try reader.bigEndian())
             case let kind: throw DecodingError(reason: "member kind \(kind)")
             }
-            origins.append(Origin(stamp: stamp, seq: seq, member: member))
+            origins.append(Origin(stamp: stamp, seq: seq, writer: writer))
         }
         let count = try reader.varint()
         guard count <= UInt64(schema.fields.count) else { throw DecodingError(reason: "\(count) fields") }
@@ -187,28 +185,12 @@ package enum RowVersions {
                 base = Stamp(hlc: HybridTimestamp(rawValue: Int64(bitPattern: try reader.fixed())),
                              origin: ReplicaID(storage: Int64(bitPattern: try reader.fixed())))
             }
-            guard row[number] == nil else { throw DecodingError(reason: "\(schema.fields[number].name) twice") }
-            row[number] = FieldVersion(value: value, stamp: origin.stamp, seq: origin.seq, base: base, member: origin.member)
+            guard !row.contains(number) else { throw DecodingError(reason: "\(schema.fields[number].name) twice") }
+            row[number] = FieldVersion(value: value, stamp: origin.stamp, seq: origin.seq, base: base, writer: origin.writer)
         }
         guard reader.offset == bytes.count else { throw DecodingError(reason: "trailing bytes") }
         return row
     }
-
-    /// The 16 bytes of a lowercase canonical UUID (what ``RowIDRules/newRowID()`` and ``RowIDRules/random()`` make), or nil.
-    static func uuidBytes(_ text: String) -> [UInt8]? {
-        var bytes: [UInt8] = []
-        return appendUUID(text, to: &bytes) ? bytes : nil
-    }
-
-    /// Appends the 16 bytes of a lower-case UUID's text to `out`, straight into it (a
-    /// record is encoded for every row written); false, with `out` as it was, for any
-    /// other text.
-    static func appendUUID(_ text: String, to out: inout [UInt8]) -> Bool {
-        guard let words = Hex.uuidWords(text) else { return false }
-        withUnsafeBytes(of: (words.0.bigEndian, words.1.bigEndian)) { out.append(contentsOf: $0) }
-        return true
-    }
-
 
     private static func appendFixed(_ value: UInt64, to out: inout [UInt8]) {
         withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
@@ -254,10 +236,9 @@ package enum RowVersions {
             }
         }
 
-        mutating func take(_ count: Int) throws -> UnsafeRawBufferPointer {
-            guard bytes.count - offset >= count else { throw DecodingError(reason: "truncated") }
-            defer { offset += count }
-            return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
+        /// Eight bytes, big-endian (a UUID's half).
+        mutating func bigEndian() throws -> UInt64 {
+            try fixed().byteSwapped // the little-endian reading, reversed
         }
 
         package mutating func text() throws -> String {

@@ -392,16 +392,16 @@ import Testing
         // Format 1 (databases before migration 8) still reads.
         let format1 = Format1.encode(fields)
         #expect(try format1.withUnsafeBytes { try RowVersions.decode($0, schema: schema, column: nil) } == fields)
-        // A member id is 16 bytes only when it is a lowercase UUID, and reads back as the same text.
-        #expect(RowVersions.uuidBytes(member)?.count == 16)
+        // A member id is held as its 16 bytes only when it is a lowercase UUID (the record
+        // holds them), and reads back as the same text; any other text stays text.
+        let words = try #require(Hex.uuidWords(member))
+        #expect(MemberRef(member) == .uuid(words.0, words.1) && MemberRef(member).text == member)
+        let memberBytes = try #require(Hex.bytes(member.replacingOccurrences(of: "-", with: "")))
+        #expect(partial.indices.contains { Array(partial[$0...].prefix(16)) == memberBytes })
+        #expect(!partial.indices.contains { Array(partial[$0...].prefix(36)) == Array(member.utf8) })
         for notUUID in [member.uppercased(), member + "0", String(member.dropLast()), String(member.dropLast()) + "g", member.replacingOccurrences(of: "-", with: "_"), ""] {
-            #expect(RowVersions.uuidBytes(notUUID) == nil, "\(notUUID)")
-            // Appended in place, or nothing appended: a failure midway takes its bytes back.
-            var out: [UInt8] = [7]
-            #expect(!RowVersions.appendUUID(notUUID, to: &out) && out == [7], "\(notUUID)")
+            #expect(MemberRef(notUUID) == .text(notUUID) && MemberRef(notUUID).text == notUUID, "\(notUUID)")
         }
-        var out: [UInt8] = [7]
-        #expect(RowVersions.appendUUID(member, to: &out) && Array(out.dropFirst()) == RowVersions.uuidBytes(member))
         // A damaged record in the database is a clear error, not a crash or a silent gap.
         let (a, _) = try pair()
         try a.write(member: nil) { try $0.put(.shoppingItem, "i1", shoppingItem("Milk")) }
