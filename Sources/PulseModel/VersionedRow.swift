@@ -2,11 +2,11 @@
 /// entity's schema, ``EntitySchema/fields``): what the merge rule reads and writes, and
 /// what the store keeps in a row's record.
 ///
-/// An array, not a dictionary keyed by name: every change read, merged and written
-/// looks up each of its fields several times, and hashing the names (and the
-/// dictionary's own storage) was a quarter of the catch-up's apply in a profile. A row
-/// never written holds no storage at all; the first field set allocates one slot per
-/// field of the schema.
+/// An array, not a dictionary keyed by name: the record numbers the fields the same way,
+/// and a change's fields are looked up once, by number after that, with no hashing. (On
+/// its own this was no faster than the dictionary: docs/PERFORMANCE.md, "What changed in
+/// the last run".) A row never written holds no storage at all; the first field set
+/// allocates one slot per field of the schema.
 ///
 /// Its hot members are `@inlinable`: called from the store without inlining, each read
 /// returned a copy of the version, and the retains and releases of its strings cost
