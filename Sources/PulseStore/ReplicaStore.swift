@@ -516,8 +516,11 @@ public final class ReplicaStore {
         let columns = Self.columns(after)
         let record = RowVersions.encode(after, inTypedRow: columns != nil)
         do {
-            if let columns {
-                let statement = try rowStatement(entity, fresh ? .insert : .upsert)
+            if let columns, fresh {
+                // Held, and made with its neighbours by one multi-row insert (HeldInserts.swift).
+                connection.held.hold(entity, .init(rowID: rowID, columns: columns, record: record))
+            } else if let columns {
+                let statement = try rowStatement(entity, .upsert)
                 try statement.bind(.text(rowID), at: 1)
                 for (index, value) in columns.enumerated() { try statement.bind(value, at: Int32(index + 2)) }
                 try statement.bind(blob: record, at: Int32(columns.count + 2))
@@ -545,13 +548,7 @@ public final class ReplicaStore {
             try hot(.deleteIndex).run([.integer(gone.origin.storage), .integer(Int64(gone.seq))])
         }
         for added in new where !old.contains(added) {
-            let statement = try hot(.insertIndex) // bound one by one: no array of values per change
-            try statement.bind(added.origin.storage, at: 1)
-            try statement.bind(Int64(added.seq), at: 2)
-            try statement.bind(ChangeIndex.code(entity), at: 3)
-            try ChangeIndex.bind(rowID: rowID, statement, at: 4)
-            while try statement.step() {}
-            statement.reset()
+            connection.held.hold(.init(origin: added.origin.storage, seq: Int64(added.seq), entity: entity, rowID: rowID))
         }
     }
 
@@ -574,8 +571,9 @@ public final class ReplicaStore {
         return values
     }
 
-    /// The SQL of each typed table: read a row's versions, upsert or insert a whole row.
-    package static let rowSQL: [EntityKind: (select: String, upsert: String, insert: String)] = Dictionary(
+    /// The SQL of each typed table: read a row's versions, upsert a whole row (a new row is
+    /// inserted by ``HeldInserts``).
+    package static let rowSQL: [EntityKind: (select: String, upsert: String)] = Dictionary(
         uniqueKeysWithValues: EntityKind.allCases.map { entity in
             let names = entity.schema.fieldNames
             let table = entity.rawValue
@@ -583,14 +581,13 @@ public final class ReplicaStore {
             let insert = "INSERT INTO \(table) (id, \(names.joined(separator: ", ")), versions) VALUES (\(placeholders))"
             let update = (names + ["versions"]).map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
             return (entity, (select: "SELECT versions, \(names.joined(separator: ", ")) FROM \(table) WHERE id = ?1",
-                             upsert: insert + " ON CONFLICT (id) DO UPDATE SET " + update,
-                             insert: insert))
+                             upsert: insert + " ON CONFLICT (id) DO UPDATE SET " + update))
         })
 
     /// The statements every change runs, prepared once and held here: taking them from the
     /// connection's cache would hash their SQL text on every call (perf: 4 % of a write).
     package enum HotStatement: Int, CaseIterable {
-        case selectPartial, upsertPartial, insertPartial, deletePartial, insertIndex, deleteIndex
+        case selectPartial, upsertPartial, insertPartial, deletePartial, deleteIndex
         case selectCounter, selectClock, saveClock, saveCounterAndClock
 
         package var sql: String {
@@ -602,7 +599,6 @@ public final class ReplicaStore {
                 """
             case .insertPartial: "INSERT INTO partial_row (entity, row_id, versions) VALUES (?1, ?2, ?3)"
             case .deletePartial: "DELETE FROM partial_row WHERE entity = ?1 AND row_id = ?2"
-            case .insertIndex: "INSERT INTO change_index (origin, seq, entity, row_id) VALUES (?1, ?2, ?3, ?4)"
             case .deleteIndex: "DELETE FROM change_index WHERE origin = ?1 AND seq = ?2"
             case .selectCounter: "SELECT seq FROM version_vector WHERE origin = ?1"
             case .selectClock: """
@@ -618,9 +614,9 @@ public final class ReplicaStore {
         }
     }
     private var hotStatements = [Statement?](repeating: nil, count: HotStatement.allCases.count)
-    private enum RowStatement: Int { case select, upsert, insert }
-    /// By `entity.ordinal * 3 + RowStatement.rawValue`: an index, not a hash.
-    private var rowStatements = [Statement?](repeating: nil, count: EntityKind.allCases.count * 3)
+    private enum RowStatement: Int { case select, upsert }
+    /// By `entity.ordinal * 2 + RowStatement.rawValue`: an index, not a hash.
+    private var rowStatements = [Statement?](repeating: nil, count: EntityKind.allCases.count * 2)
 
     /// A hot statement, reset and ready to bind.
     private func hot(_ which: HotStatement) throws -> Statement {
@@ -635,13 +631,13 @@ public final class ReplicaStore {
 
     /// A statement of `entity`'s typed table, reset and ready to bind.
     private func rowStatement(_ entity: EntityKind, _ which: RowStatement) throws -> Statement {
-        let slot = entity.ordinal * 3 + which.rawValue
+        let slot = entity.ordinal * 2 + which.rawValue
         if let statement = rowStatements[slot] {
             statement.reset()
             return statement
         }
         let sql = Self.rowSQL[entity]!
-        let statement = try Statement(connection: connection, sql: [sql.select, sql.upsert, sql.insert][which.rawValue])
+        let statement = try Statement(connection: connection, sql: [sql.select, sql.upsert][which.rawValue])
         rowStatements[slot] = statement
         return statement
     }

@@ -36,6 +36,11 @@ final class Connection {
     let handle: OpaquePointer
     let path: String
     private var cache: [String: Statement] = [:]
+    /// Inserts held back to be made together (``HeldInserts``): flushed before any other
+    /// statement runs on this connection.
+    let held = HeldInserts()
+    /// The multi-row inserts of ``flushHeld()``.
+    var heldStatements = [Statement?](repeating: nil, count: Connection.heldStatementSlots)
 
     enum Mode { case readWrite, readOnly }
 
@@ -68,6 +73,7 @@ final class Connection {
 
     deinit {
         cache.removeAll()
+        heldStatements.removeAll()
         sqlite3_close_v2(handle)
         Self.openPaths.withLock { paths in
             paths[path, default: 1] -= 1
@@ -82,6 +88,7 @@ final class Connection {
     static func isOpen(_ path: String) -> Bool { openPaths.withLock { $0[path] != nil } }
 
     func execute(_ sql: String) throws {
+        if held.count != 0 { try flushHeld() }
         var errorMessage: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
         if rc != SQLITE_OK {
@@ -117,6 +124,7 @@ final class Connection {
             try execute("COMMIT")
             return result
         } catch {
+            held.discard()
             if isInTransaction { try? execute("ROLLBACK") }
             throw error
         }
@@ -141,6 +149,9 @@ final class Connection {
 final class Statement {
     private let handle: OpaquePointer
     private unowned let connection: Connection
+    /// The connection's held inserts, checked before each step (a strong reference: no
+    /// reference counting on the way to it).
+    private let held: HeldInserts
     let sql: String
 
     init(connection: Connection, sql: String) throws {
@@ -149,6 +160,7 @@ final class Statement {
         guard rc == SQLITE_OK, let statement else { throw connection.error(rc, sql: sql) }
         self.handle = statement
         self.connection = connection
+        self.held = connection.held
         self.sql = sql
     }
 
@@ -208,6 +220,7 @@ final class Statement {
     /// Steps once: true when a row is available, false when done.
     @discardableResult
     func step() throws -> Bool {
+        if held.count != 0 { try connection.flushHeld() } // nothing observes the database past held rows
         let rc = sqlite3_step(handle)
         switch rc {
         case SQLITE_ROW: return true

@@ -65,7 +65,11 @@ import Testing
                 writes.append("UPDATE \(table) SET \(set.joined(separator: ", ")) WHERE \(key.joined(separator: " AND "))")
             }
         }
-        writes += ReplicaStore.rowSQL.values.flatMap { [$0.insert, $0.upsert] }
+        writes += ReplicaStore.rowSQL.values.map(\.upsert)
+        // The held inserts, of every size (HeldInserts.swift).
+        for rows in [HeldInserts.chunk, HeldInserts.smallChunk, 1] {
+            writes += EntityKind.allCases.map { Connection.typedInsertSQL($0, rows: rows) } + [Connection.indexInsertSQL(rows: rows)]
+        }
         writes += ReplicaStore.HotStatement.allCases.map(\.sql)
         for sql in writes {
             let program = try opcodes(sql)
@@ -495,6 +499,73 @@ import Testing
         #expect(try a.row(.shoppingItem, "i2").isEmpty)
         #expect(try a.versionVector() == vector)
         #expect(try a.allDeltas(for: VersionVector()).flatMap(\.changes).count == 1)
+    }
+
+    /// New rows and index entries are held and made by multi-row inserts (HeldInserts.swift);
+    /// every statement after them must still see them: a read of a held row, a rename of
+    /// one, a write that supersedes a held row's every field (its index entry leaves).
+    @Test func heldInsertsAreSeenByEveryLaterStatement() throws {
+        let (a, b) = try pair()
+        let count = HeldInserts.chunk * 2 + HeldInserts.smallChunk + 3 // every statement size
+        try a.write(member: "anna") { tx in
+            for i in 0..<count { try tx.create(.shoppingItem, "n\(i)", shoppingItem("Item \(i)")) }
+            #expect(a.connection.held.count == count * 2) // a row and an index entry each, nothing made yet
+            #expect(try a.row(.shoppingItem, "n5") == shoppingItem("Item 5"))
+            #expect(a.connection.held.count == 0)
+            for i in count..<count + 3 { try tx.create(.shoppingItem, "n\(i)", shoppingItem("Item \(i)")) }
+            try tx.put(.shoppingItem, "n\(count + 1)", ["name": .text("Renamed")])
+            try tx.create(.shoppingItem, "m", shoppingItem("Held"))
+            try tx.put(.shoppingItem, "m", shoppingItem("Replaced", listed: 2))
+        }
+        #expect(a.connection.held.count == 0)
+        #expect(try a.connection.scalarInt("SELECT count(*) FROM shopping_item") == Int64(count + 4))
+        #expect(try a.row(.shoppingItem, "n\(count + 1)")["name"] == .text("Renamed"))
+        #expect(try a.row(.shoppingItem, "m") == shoppingItem("Replaced", listed: 2))
+        // Every create, the rename and the replacement; not the create of "m", superseded whole.
+        #expect(try a.connection.scalarInt("SELECT count(*) FROM change_index") == Int64(count + 3 + 1 + 1))
+        #expect(try a.versionVector()[a.replicaID] == UInt64(count + 3 + 3))
+        // The other side applies them through the same held inserts, and serves them again.
+        for batch in try a.allDeltas(for: b.versionVector()) { try b.apply(batch) }
+        #expect(try b.canonicalState() == (try a.canonicalState()))
+        #expect(try b.connection.scalarInt("SELECT count(*) FROM change_index") == Int64(count + 5))
+        #expect(try b.allDeltas(for: VersionVector()).flatMap(\.changes).count == count + 5)
+        #expect(try a.integrityCheck() == "ok" && (try b.integrityCheck()) == "ok")
+    }
+
+    /// A held row refused inside a chunk is named (the chunk is rerun row by row), and the
+    /// transaction leaves nothing, as when each insert ran at once.
+    @Test func aHeldRowRefusedInsideAChunkIsNamedAndNothingIsWritten() throws {
+        let (a, b) = try pair()
+        try a.write(member: nil) { try $0.create(.shoppingItem, "taken", shoppingItem("First")) }
+        let vector = try a.versionVector(), state = try a.canonicalState()
+        for position in [3, 70, HeldInserts.chunk + HeldInserts.smallChunk + 1] { // in a chunk, a small chunk, alone
+            do {
+                try a.write(member: nil) { tx in
+                    for i in 0..<(HeldInserts.chunk + HeldInserts.smallChunk + 2) {
+                        try tx.create(.shoppingItem, i == position ? "taken" : "n\(i)", shoppingItem("Item \(i)"))
+                    }
+                }
+                Issue.record("a row id already taken was accepted at \(position)")
+            } catch let StoreError.constraint(entity, rowID, _) {
+                #expect(entity == .shoppingItem && rowID == "taken")
+            }
+            #expect(a.connection.held.count == 0)
+            #expect(try a.versionVector() == vector)
+            #expect(try a.canonicalState() == state)
+            #expect(try a.connection.scalarInt("SELECT count(*) FROM change_index") == 1)
+        }
+        // A batch that names one change on two rows (forged) is refused whole, naming the second.
+        try a.write(member: nil) { tx in for i in 0..<3 { try tx.create(.shoppingItem, "f\(i)", shoppingItem("F\(i)")) } }
+        let changes = try a.allDeltas(for: VersionVector()).flatMap(\.changes)
+        let forged = Change(origin: changes[2].origin, seq: changes[1].seq, hlc: changes[2].hlc, member: nil,
+                            entity: .shoppingItem, rowID: changes[2].rowID, fields: changes[2].fields)
+        do {
+            try b.apply(DeltaBatch(changes: [changes[0], changes[1], forged]))
+            Issue.record("one change on two rows was accepted")
+        } catch let StoreError.constraint(_, rowID, _) {
+            #expect(rowID == changes[2].rowID)
+        }
+        #expect(try b.canonicalState().isEmpty && (try b.versionVector()).isEmpty)
     }
 
     @Test func concurrentEditsOfDifferentFieldsBothSurvive() throws {
