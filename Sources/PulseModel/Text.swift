@@ -51,27 +51,32 @@ package enum Hex {
     /// an allocation; nil for any other text (upper case, braces, another length).
     package static func uuidWords(_ text: String) -> (UInt64, UInt64)? {
         guard text.utf8.count == 36 else { return nil }
-        // Over the string's contiguous bytes (the generic UTF-8 iterator was most of this).
-        var text = text
-        return text.withUTF8 { utf8 in
-            var bytes: (UInt64, UInt64) = (0, 0) // the 16 bytes, big-endian
-            var nibbles = 0
-            for (position, c) in utf8.enumerated() {
-                if position == 8 || position == 13 || position == 18 || position == 23 {
-                    guard c == UInt8(ascii: "-") else { return nil }
-                    continue
-                }
-                let nibble: UInt64
-                switch c {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = UInt64(c - UInt8(ascii: "0"))
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = UInt64(c - UInt8(ascii: "a") + 10)
-                default: return nil
-                }
-                if nibbles < 16 { bytes.0 = bytes.0 << 4 | nibble } else { bytes.1 = bytes.1 << 4 | nibble }
-                nibbles += 1
+        // Over the string's contiguous bytes, without a copy of the string (which cost a
+        // retain and a release) or a branch per character (hex digits of a random id are
+        // unpredictable): the index binds one per change (a catch-up profile: 6 %).
+        return text.utf8.withContiguousStorageIfAvailable(uuidWords) ?? uuidWords(Array(text.utf8).withUnsafeBufferPointer { $0 })
+    }
+
+    private static func uuidWords(_ utf8: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64)? {
+        guard utf8.count == 36, utf8[8] == UInt8(ascii: "-"), utf8[13] == UInt8(ascii: "-"),
+              utf8[18] == UInt8(ascii: "-"), utf8[23] == UInt8(ascii: "-") else { return nil }
+        var invalid: UInt8 = 0
+        @inline(__always) func append(_ range: Range<Int>, to word: inout UInt64) {
+            for index in range {
+                let c = utf8[index]
+                let digit = c &- UInt8(ascii: "0"), letter = c &- UInt8(ascii: "a")
+                let isDigit = digit < 10
+                invalid |= (isDigit || letter < 6) ? 0 : 1
+                word = word << 4 | UInt64(isDigit ? digit : letter &+ 10)
             }
-            return bytes
         }
+        var high: UInt64 = 0, low: UInt64 = 0
+        append(0..<8, to: &high)
+        append(9..<13, to: &high)
+        append(14..<18, to: &high)
+        append(19..<23, to: &low)
+        append(24..<36, to: &low)
+        return invalid == 0 ? (high, low) : nil
     }
 
     @inline(__always) private static func digit(_ nibble: UInt8) -> UInt8 {

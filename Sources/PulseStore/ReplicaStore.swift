@@ -339,6 +339,10 @@ public final class ReplicaStore {
             // `partial_row` is not probed for each (the rows this batch leaves partial are
             // written at the end, and met again through `position` before that).
             let anyPartial = try connection.scalarInt("SELECT EXISTS (SELECT 1 FROM partial_row)") == 1
+            // Then, too, a row whose id sorts after every id of its typed table (row ids are
+            // time-ordered: a catch-up brings mostly such rows) is new without being looked
+            // for: each table's largest id is read once, when the batch first meets the table.
+            var lastIDs = LastRowIDs()
             for change in holdBack {
                 if change.origin == replicaID && change.seq > vv[replicaID] {
                     throw StoreError.foreignOwnChange(seq: change.seq)
@@ -358,7 +362,9 @@ public final class ReplicaStore {
                     index = known
                 } else {
                     index = rows.count
-                    rows.append(TouchedRow(key: key, try versions(change.entity, change.rowID, anyPartial: anyPartial)))
+                    let new = try !anyPartial && lastIDs.sortsAfterEveryRow(change.entity, change.rowID, connection)
+                    rows.append(TouchedRow(key: key, new ? VersionedRow(change.entity.schema)
+                                                         : try versions(change.entity, change.rowID, anyPartial: anyPartial)))
                     position[key] = index
                 }
                 // Merged in place: the array holds the only copy.
@@ -453,6 +459,24 @@ public final class ReplicaStore {
                 shift &-= 8
             }
             return prefix
+        }
+    }
+
+    /// The largest row id of each typed table, read when first asked (for one transaction:
+    /// rows written after the read are not counted).
+    private struct LastRowIDs {
+        private var read = [Bool](repeating: false, count: EntityKind.allCases.count)
+        private var last = [String?](repeating: nil, count: EntityKind.allCases.count)
+
+        /// Whether `rowID` sorts after every id in `entity`'s table, in SQLite's order for the
+        /// ids (BINARY: their bytes), so that the table cannot hold it.
+        mutating func sortsAfterEveryRow(_ entity: EntityKind, _ rowID: String, _ connection: Connection) throws -> Bool {
+            if !read[entity.ordinal] {
+                last[entity.ordinal] = try connection.query("SELECT max(id) FROM \(entity.rawValue)") { try $0.step() ? $0.optionalText(0) : nil }
+                read[entity.ordinal] = true
+            }
+            guard let last = last[entity.ordinal] else { return true } // an empty table
+            return last.utf8.lexicographicallyPrecedes(rowID.utf8)
         }
     }
 

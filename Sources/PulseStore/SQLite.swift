@@ -187,14 +187,18 @@ final class Statement {
 
     /// Text by its UTF-8 bytes and their count: the implicit C-string conversion copied a
     /// short string into a new array on the heap, and SQLite then measured it with `strlen`.
+    /// The bytes are lent in place (`withContiguousStorageIfAvailable`, which every native
+    /// string gives): a mutable copy for `withUTF8` cost a retain and a release per value.
     private func bindText(_ text: String, at index: Int32) -> Int32 {
-        var text = text
-        return text.withUTF8 { bytes in
+        let bind = { (bytes: UnsafeBufferPointer<UInt8>) in
             // An empty string still binds text, not NULL: SQLite reads no byte of a non-null
             // pointer with length 0.
             let start = UnsafeRawPointer(bytes.baseAddress) ?? UnsafeRawPointer(bitPattern: 1)!
-            return sqlite3_bind_text(handle, index, start.assumingMemoryBound(to: CChar.self), Int32(bytes.count), csqlite_transient())
+            return sqlite3_bind_text(self.handle, index, start.assumingMemoryBound(to: CChar.self), Int32(bytes.count), csqlite_transient())
         }
+        if let rc = text.utf8.withContiguousStorageIfAvailable(bind) { return rc }
+        var copy = text
+        return copy.withUTF8(bind)
     }
 
     func bind(blob bytes: [UInt8], at index: Int32) throws {

@@ -68,4 +68,27 @@ import Testing
         }
         #expect(Hex.string([0x00, 0x0f, 0xa5, 0xff]) == "000fa5ff")
     }
+
+    /// A lowercase canonical UUID and nothing else, as two big-endian words (the change index
+    /// and the record store a member or row id so); every character of every group checked.
+    @Test(arguments: [
+        ("0123abcd-ef45-6789-a0b1-c2d3e4f5a6b7", (0x0123_abcd_ef45_6789, 0xa0b1_c2d3_e4f5_a6b7) as (UInt64, UInt64)?),
+        ("ffffffff-ffff-ffff-ffff-ffffffffffff", (UInt64.max, UInt64.max)),
+        ("00000000-0000-0000-0000-000000000000", (0, 0)),
+        ("0123ABCD-ef45-6789-a0b1-c2d3e4f5a6b7", nil), // upper case
+        ("0123abcd-ef45-6789-a0b1-c2d3e4f5a6bg", nil), // past f, last character
+        ("g123abcd-ef45-6789-a0b1-c2d3e4f5a6b7", nil), // first character
+        ("0123abcd-ef45-67/9-a0b1-c2d3e4f5a6b7", nil), // just below 0
+        ("0123abcd-ef45-6789-a0b1-c2d3e4f5a6:7", nil), // just above 9
+        ("0123abcd-ef45-6789-a0b1-c2d3e4f5a6`7", nil), // just below a
+        ("0123abcdef45-6789-a0b1-c2d3e4f5a6b7-", nil), // dash out of place
+        ("0123abcd-ef45-6789-a0b1-c2d3e4f5a6b", nil), // short
+        ("{0123abcd-ef45-6789-a0b1-c2d3e4f5a6b}", nil),
+        ("0123abcd-ef45-6789-a0b1-c2d3e4f5a6b\u{E9}", nil), // 36 characters, 37 bytes
+    ])
+    func uuidWords(text: String, words: (UInt64, UInt64)?) {
+        let parsed = Hex.uuidWords(text)
+        #expect(parsed?.0 == words?.0 && parsed?.1 == words?.1, "\(text)")
+        if let parsed { #expect(withUnsafeBytes(of: (parsed.0.bigEndian, parsed.1.bigEndian)) { Hex.uuidText($0) } == text) }
+    }
 }

@@ -532,6 +532,31 @@ import Testing
         #expect(try a.integrityCheck() == "ok" && (try b.integrityCheck()) == "ok")
     }
 
+    /// A row whose id sorts after every id of its table is taken as new without a read; one
+    /// that sorts before, or equal to, the last is read first, and merges with what is there.
+    @Test func onlyRowsAfterTheLastIDAreTakenAsNewUnread() throws {
+        let (a, b) = try pair()
+        try b.write(member: nil) { tx in
+            try tx.put(.shoppingItem, "k5", shoppingItem("B's five", listed: 5))
+            try tx.put(.shoppingItem, "k3", shoppingItem("B's three", listed: 3))
+        }
+        clock.advance(10)
+        try a.write(member: nil) { tx in
+            for id in ["k1", "k5", "k50", "k9", "k3"] { try tx.put(.shoppingItem, id, shoppingItem("A's \(id)", listed: 9)) }
+        }
+        let outcome = try b.apply(try #require(try a.allDeltas(for: b.versionVector()).first))
+        #expect(outcome.applied.count == 5)
+        // k5 (the last id) and k3 were B's, read, and A's later write won every field, each loss
+        // logged; k1 was read and absent; k50 and k9 sort after k5: new, unread.
+        #expect(try b.row(.shoppingItem, "k5") == shoppingItem("A's k5", listed: 9))
+        #expect(try b.conflicts().count == 2 * 2) // name and listed of k5 and of k3
+        try b.sync(to: a)
+        #expect(try a.canonicalState() == (try b.canonicalState()))
+        #expect(try b.connection.scalarInt("SELECT count(*) FROM shopping_item") == 5)
+        // The same batch again: every row is there now, nothing is new.
+        #expect(try b.apply(try #require(try a.allDeltas(for: VersionVector()).first)).applied.isEmpty)
+    }
+
     /// A held row refused inside a chunk is named (the chunk is rerun row by row), and the
     /// transaction leaves nothing, as when each insert ran at once.
     @Test func aHeldRowRefusedInsideAChunkIsNamedAndNothingIsWritten() throws {
