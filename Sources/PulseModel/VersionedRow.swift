@@ -57,6 +57,14 @@ public struct VersionedRow: Sendable {
         }
     }
 
+    /// Lends the versions by field number to `body` (nil where a field has none; empty for
+    /// a row never written: check ``contains(_:)`` first). Reading a part of a version through
+    /// the pointer (`versions[n]!.stamp`) copies only that part, where the subscript copies
+    /// the whole version (an outlined copy per read: 5 % of a catch-up's record encoding).
+    @inlinable public func withVersions<R>(_ body: (UnsafeBufferPointer<FieldVersion?>) throws -> R) rethrows -> R {
+        try slots.withUnsafeBufferPointer(body)
+    }
+
     /// The version of the field named `name` (nil when it has not arrived, or is not a
     /// field of this entity).
     public subscript(field name: String) -> FieldVersion? {

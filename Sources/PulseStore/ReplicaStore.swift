@@ -311,16 +311,15 @@ public final class ReplicaStore {
         // far ahead of this clock (held, not merged: see HeldChanges.swift).
         let now = physicalClock()
         let checker = HybridClock(maxDriftMilliseconds: maxDriftMilliseconds)
-        var mergeNow: [Change] = [], holdBack: [Change] = []
-        mergeNow.reserveCapacity(batch.changes.count)
-        for change in batch.changes {
+        // The changes merged now are the batch's own, read in place: not copied into an array.
+        var holdBack: [Change] = [], heldBack: Set<Int> = []
+        for (position, change) in batch.changes.enumerated() {
             do { try change.entity.schema.validate(change) } catch {
                 throw StoreError.invalidChange(error, origin: change.origin, seq: change.seq)
             }
             if (try? checker.check(remote: change.hlc, physicalMilliseconds: now)) == nil {
                 holdBack.append(change)
-            } else {
-                mergeNow.append(change)
+                heldBack.insert(position)
             }
         }
         return try inWords { try connection.transaction {
@@ -333,8 +332,8 @@ public final class ReplicaStore {
             // a quarter of the merge's time in retains and releases).
             var rows: [TouchedRow] = []
             var position: [RowKey: Int] = [:]
-            rows.reserveCapacity(mergeNow.count)
-            position.reserveCapacity(mergeNow.count)
+            rows.reserveCapacity(batch.changes.count)
+            position.reserveCapacity(batch.changes.count)
             // Usually no row waits for fields: then a row the typed table lacks is new, and
             // `partial_row` is not probed for each (the rows this batch leaves partial are
             // written at the end, and met again through `position` before that).
@@ -351,7 +350,7 @@ public final class ReplicaStore {
             }
             outcome.held = holdBack
             let holding = holdBack.isEmpty ? try heldOrigins() : try heldOrigins().union(holdBack.map(\.origin))
-            for change in mergeNow {
+            for (offset, change) in batch.changes.enumerated() where heldBack.isEmpty || !heldBack.contains(offset) {
                 if change.origin == replicaID && change.seq > vv[replicaID] {
                     throw StoreError.foreignOwnChange(seq: change.seq)
                 }
@@ -581,18 +580,20 @@ public final class ReplicaStore {
     package static func columns(_ row: VersionedRow) -> [FieldValue]? {
         let schema = row.schema
         guard row.count >= schema.requiredFieldCount else { return nil }
-        var values: [FieldValue] = []
-        values.reserveCapacity(schema.fields.count)
-        for (number, spec) in schema.fields.enumerated() {
-            if let version = row[number] {
-                values.append(version.value)
-            } else if spec.optional {
-                values.append(.null)
-            } else {
-                return nil
+        return row.withVersions { versions in
+            var values: [FieldValue] = []
+            values.reserveCapacity(schema.fields.count)
+            for (number, spec) in schema.fields.enumerated() {
+                if row.contains(number) {
+                    values.append(versions[number]!.value) // the value alone copied
+                } else if spec.optional {
+                    values.append(.null)
+                } else {
+                    return nil
+                }
             }
+            return values
         }
-        return values
     }
 
     /// The SQL of each typed table: read a row's versions, upsert a whole row (a new row is

@@ -47,6 +47,11 @@ package enum RowVersions {
     /// The record of `row`. `inTypedRow`: the record goes with the row's typed columns, so
     /// values those columns hold exactly are left out.
     package static func encode(_ row: VersionedRow, inTypedRow: Bool) -> [UInt8] {
+        row.withVersions { encode(row, $0, inTypedRow: inTypedRow) }
+    }
+
+    /// `versions`: the row's, lent (read in place, never copied whole).
+    private static func encode(_ row: VersionedRow, _ versions: UnsafeBufferPointer<FieldVersion?>, inTypedRow: Bool) -> [UInt8] {
         let schema = row.schema
         var out: [UInt8] = []
         out.reserveCapacity(48 + row.count * 8)
@@ -56,11 +61,11 @@ package enum RowVersions {
         var changeOf = InlineArray<64, UInt8>(repeating: 0), firsts = InlineArray<64, UInt8>(repeating: 0)
         var changeCount = 0
         for number in schema.fields.indices where row.contains(number) {
-            let version = row[number].unsafelyUnwrapped
             var change = 0
             while change < changeCount {
-                let first = row[Int(firsts[change])].unsafelyUnwrapped
-                if first.stamp == version.stamp && first.seq == version.seq && first.writer == version.writer { break }
+                let first = Int(firsts[change])
+                if versions[first]!.stamp == versions[number]!.stamp && versions[first]!.seq == versions[number]!.seq
+                    && versions[first]!.writer == versions[number]!.writer { break }
                 change += 1
             }
             if change == changeCount {
@@ -71,11 +76,11 @@ package enum RowVersions {
         }
         Varint.append(UInt64(changeCount), to: &out)
         for change in 0..<changeCount {
-            let version = row[Int(firsts[change])].unsafelyUnwrapped
-            appendFixed(UInt64(bitPattern: version.stamp.hlc.rawValue), to: &out)
-            appendFixed(UInt64(bitPattern: version.stamp.origin.storage), to: &out)
-            Varint.append(version.seq, to: &out)
-            switch version.writer {
+            let first = Int(firsts[change])
+            appendFixed(UInt64(bitPattern: versions[first]!.stamp.hlc.rawValue), to: &out)
+            appendFixed(UInt64(bitPattern: versions[first]!.stamp.origin.storage), to: &out)
+            Varint.append(versions[first]!.seq, to: &out)
+            switch versions[first]!.writer {
             case nil: out.append(0)
             case let .uuid(high, low)?:
                 out.append(2)
@@ -89,18 +94,16 @@ package enum RowVersions {
         for number in schema.fields.indices where row.contains(number) {
             Varint.append(UInt64(number), to: &out)
             Varint.append(UInt64(changeOf[number]), to: &out)
-            let version = row[number].unsafelyUnwrapped
-            let base = version.base
-            let inline = !(inTypedRow && storedExactly(schema.fields[number].type, version.value))
-            out.append((base == nil ? 0 : 1) | (inline ? 2 : 0))
+            let inline = !(inTypedRow && storedExactly(schema.fields[number].type, versions[number]!.value))
+            out.append((versions[number]!.base == nil ? 0 : 1) | (inline ? 2 : 0))
             if inline {
-                switch version.value {
+                switch versions[number]!.value {
                 case .null: out.append(0)
                 case let .integer(value): out.append(1); appendFixed(UInt64(bitPattern: value), to: &out)
                 case let .text(text): out.append(2); appendText(text, to: &out)
                 }
             }
-            if let base {
+            if let base = versions[number]!.base {
                 appendFixed(UInt64(bitPattern: base.hlc.rawValue), to: &out)
                 appendFixed(UInt64(bitPattern: base.origin.storage), to: &out)
             }
