@@ -60,6 +60,13 @@ private func added(_ title: String, by author: String? = tom, local: Bool = fals
         #expect(summary.count == 2)
         #expect(summary[0].type == .shoppingAdded && summary[0].count == 50 && summary[0].title == nil && summary[0].author == tom)
         #expect(summary[1].type == .taskDone && summary[1].count == 1)
+        // A run from two machines, or by two people, names neither in its summary.
+        var mixed = many
+        for index in mixed.indices { mixed[index].machine = index == 7 ? "laptop" : "desk" }
+        mixed[9].author = anna
+        let folded = EventRules.summarize(mixed, keep: 20)
+        #expect(folded.count == 1 && folded[0].machine == nil && folded[0].author == nil && folded[0].authorName == nil)
+        #expect(EventRules.summarize(Array(mixed.prefix(5)) + Array(mixed.suffix(30)), keep: 20)[0].machine == "desk")
         let few = (0..<5).map { added("item \($0)") }
         #expect(EventRules.summarize(few) == few)
     }
