@@ -32,6 +32,18 @@ if [ "${1:-}" = "--tests" ] && ! python3 -c 'import selenium' >/dev/null 2>&1; t
     || python3 -m pip install -q --disable-pip-version-check --break-system-packages selenium
 fi
 
+# The web page's default port (47654) lies inside Linux's ephemeral range: as root, keep the
+# kernel from handing it to a connection or a port-0 listener of the many agents the tests
+# start, so the test that takes it on purpose never waits on a stranger (it once waited 30 s
+# in vain). A runtime setting of this boot, not persisted; skipped where it cannot be set.
+if [ "${1:-}" = "--tests" ] && [ "$(id -u)" -eq 0 ]; then
+  reserved=$(sysctl -n net.ipv4.ip_local_reserved_ports 2>/dev/null || true)
+  case ",$reserved," in
+    *,47654,*) ;;
+    *) sysctl -qw net.ipv4.ip_local_reserved_ports="${reserved:+$reserved,}47654" >/dev/null 2>&1 || true ;;
+  esac
+fi
+
 if ! command -v swift >/dev/null 2>&1; then
   if [ -x /opt/swift/usr/bin/swift ]; then export PATH="/opt/swift/usr/bin:$PATH"
   else echo "setup: the Swift 6 toolchain is required (https://www.swift.org/install/linux/)" >&2; exit 1; fi
