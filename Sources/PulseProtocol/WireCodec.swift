@@ -179,8 +179,11 @@ extension ByteBuffer {
 
     package mutating func readWireString() throws(WireError) -> String {
         let length = try readCount(max: WireLimits.maxStringBytes, what: "bytes in a string")
-        guard let bytes = readBytes(length: length) else { throw WireError("truncated string") }
-        guard let string = String(validating: bytes, as: UTF8.self) else { throw WireError("a string is not valid UTF-8") }
+        guard readableBytes >= length else { throw WireError("truncated string") }
+        // Read in place: no array per string.
+        let string = withUnsafeReadableBytes { String(validUTF8: UnsafeRawBufferPointer(rebasing: $0.prefix(length))) }
+        guard let string else { throw WireError("a string is not valid UTF-8") }
+        moveReaderIndex(forwardBy: length)
         return string
     }
 

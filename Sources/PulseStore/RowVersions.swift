@@ -249,7 +249,7 @@ package enum RowVersions {
             guard length <= UInt64(bytes.count - offset) else { throw DecodingError(reason: "truncated") }
             let slice = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + Int(length)])
             offset += Int(length)
-            guard let text = String(validating: slice, as: UTF8.self) else { throw DecodingError(reason: "invalid UTF-8") }
+            guard let text = String(validUTF8: slice) else { throw DecodingError(reason: "invalid UTF-8") }
             return text
         }
     }

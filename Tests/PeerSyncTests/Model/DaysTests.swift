@@ -69,6 +69,23 @@ import Testing
         #expect(Hex.string([0x00, 0x0f, 0xa5, 0xff]) == "000fa5ff")
     }
 
+    /// Valid UTF-8 becomes its text, anything else nil (never repaired): ASCII by words and a
+    /// tail, other text by the standard library; an invalid byte found in either part.
+    @Test(arguments: [
+        ([], ""), (Array("abcdefg".utf8), "abcdefg"), (Array("abcdefgh".utf8), "abcdefgh"),
+        (Array("abcdefgh-ijklmnop-q".utf8), "abcdefgh-ijklmnop-q"), (Array("Käse und Brot 🍞".utf8), "Käse und Brot 🍞"),
+        ([0x61, 0x00, 0x62], "a\u{0}b"),
+        (Array("abcdefgh".utf8) + [0xFF], nil), // in the tail
+        ([0x61, 0x62, 0xFF, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68], nil), // in a word
+        ([0xC3], nil), // cut short
+        ([0xC0, 0x80], nil), // overlong
+        ([0xED, 0xA0, 0x80], nil), // a surrogate
+        (Array("abcdefghijklmnop".utf8) + [0xE2, 0x82], nil),
+    ] as [([UInt8], String?)])
+    func validUTF8(bytes: [UInt8], text: String?) {
+        #expect(bytes.withUnsafeBytes { String(validUTF8: $0) } == text, "\(bytes)")
+    }
+
     /// A lowercase canonical UUID and nothing else, as two big-endian words (the change index
     /// and the record store a member or row id so); every character of every group checked.
     @Test(arguments: [
