@@ -182,6 +182,68 @@ public enum EventRules {
     }
 }
 
+/// ``EventRules/summarize(_:keep:)`` as the events arrive: the same result (a test holds them
+/// equal), without an array of every event first. A catch-up of 100 000 changes keeps the
+/// events of each kind until the kind's 21st, then folds them, and every later one, into
+/// the kind's summary.
+public struct EventFolder {
+    public let keep: Int
+    private var counts: [HouseholdEvent.Kind: Int] = [:]
+    /// The result in order; nil where an event was folded into its kind's summary.
+    private var slots: [HouseholdEvent?] = []
+    /// Where the kept events of a kind are, while it has at most `keep`.
+    private var kept: [HouseholdEvent.Kind: [Int]] = [:]
+    /// Where a kind's summary is, once it has more.
+    private var summaries: [HouseholdEvent.Kind: Int] = [:]
+
+    public init(keep: Int = 20) { self.keep = keep }
+
+    public mutating func add(_ event: HouseholdEvent) {
+        let count = counts[event.type, default: 0] + 1
+        counts[event.type] = count
+        if let summary = summaries[event.type] {
+            fold(event, into: summary)
+        } else if count <= keep {
+            kept[event.type, default: []].append(slots.count)
+            slots.append(event)
+        } else {
+            // The kind's first event becomes its summary, in its place; the others fold in.
+            let places = kept.removeValue(forKey: event.type) ?? []
+            guard let first = places.first, var summary = slots[first] else {
+                // `keep` 0: the event itself is the summary.
+                var summary = event
+                summary.row = nil
+                summary.title = nil
+                summaries[event.type] = slots.count
+                slots.append(summary)
+                return
+            }
+            summary.row = nil
+            summary.title = nil
+            slots[first] = summary
+            summaries[event.type] = first
+            for place in places.dropFirst() {
+                if let folded = slots[place] { fold(folded, into: first) }
+                slots[place] = nil
+            }
+            fold(event, into: first)
+        }
+    }
+
+    private mutating func fold(_ event: HouseholdEvent, into place: Int) {
+        guard var summary = slots[place] else { return }
+        slots[place] = nil // one owner while it changes: no copy of its strings
+        summary.count += event.count
+        summary.time = max(summary.time, event.time)
+        if summary.author != event.author { summary.author = nil; summary.authorName = nil }
+        if summary.machine != event.machine { summary.machine = nil }
+        slots[place] = summary
+    }
+
+    /// The events so far, kept or summarized.
+    public var events: [HouseholdEvent] { slots.compactMap { $0 } }
+}
+
 extension Household {
     /// The events of `changes` (applied from a peer, or committed here), with titles and
     /// names filled in from the rows as they are now, summarized when many.
@@ -192,21 +254,23 @@ extension Household {
     /// the store's actor).
     public func events(of changes: [Change], local: Bool) throws -> [HouseholdEvent] {
         var labels: [ReplicaID: String] = [:]
-        var derived: [HouseholdEvent] = []
+        var folder = EventFolder()
+        var any = false
         for change in changes {
             let events = EventRules.events(of: change)
             guard !events.isEmpty else { continue }
+            any = true
             if labels[change.origin] == nil {
                 labels[change.origin] = try store.value(.replica, change.origin.description, "label")?.textValue ?? change.origin.description
             }
             for var event in events {
                 event.machine = labels[change.origin]
-                derived.append(event)
+                folder.add(event)
             }
         }
-        guard !derived.isEmpty else { return [] }
+        guard any else { return [] }
         let names = try memberNames()
-        var out = EventRules.summarize(derived)
+        var out = folder.events
         for index in out.indices {
             out[index].local = local
             out[index].authorName = out[index].author.flatMap { names[$0] }

@@ -71,6 +71,27 @@ private func added(_ title: String, by author: String? = tom, local: Bool = fals
         #expect(EventRules.summarize(few) == few)
     }
 
+    /// The folder, which summarizes as events arrive, gives what `summarize` gives the whole
+    /// list: random runs of kinds, authors and machines, around and at the limit.
+    @Test func theFolderSummarizesAsTheWholeListIs() {
+        var random = SystemRandomNumberGenerator()
+        let kinds: [HouseholdEvent.Kind] = [.shoppingAdded, .shoppingChecked, .taskDone, .changed]
+        for round in 0..<300 {
+            let keep = [0, 1, 3, 20][round % 4]
+            var events: [HouseholdEvent] = []
+            for index in 0..<Int.random(in: 0...60, using: &random) {
+                var event = added("item \(index)", by: Bool.random(using: &random) ? tom : anna, kinds.randomElement(using: &random)!)
+                event.time = Int64.random(in: 0...100, using: &random)
+                event.machine = Bool.random(using: &random) ? "desk" : "laptop"
+                event.count = Int.random(in: 1...3, using: &random)
+                events.append(event)
+            }
+            var folder = EventFolder(keep: keep)
+            for event in events { folder.add(event) }
+            #expect(folder.events == EventRules.summarize(events, keep: keep), "keep \(keep): \(events.map(\.type))")
+        }
+    }
+
     @Test func onlyOthersChangesOnListsSwitchedOnNotify() {
         var settings = NotificationSettings()
         let cases: [(String, HouseholdEvent, String?, NotificationGroup?)] = [
