@@ -230,14 +230,13 @@ public struct EventFolder {
         }
     }
 
+    /// Changed in place: no copy of the summary per event folded.
     private mutating func fold(_ event: HouseholdEvent, into place: Int) {
-        guard var summary = slots[place] else { return }
-        slots[place] = nil // one owner while it changes: no copy of its strings
-        summary.count += event.count
-        summary.time = max(summary.time, event.time)
-        if summary.author != event.author { summary.author = nil; summary.authorName = nil }
-        if summary.machine != event.machine { summary.machine = nil }
-        slots[place] = summary
+        guard slots[place] != nil else { return }
+        slots[place]!.count += event.count
+        if event.time > slots[place]!.time { slots[place]!.time = event.time }
+        if slots[place]!.author != event.author { slots[place]!.author = nil; slots[place]!.authorName = nil }
+        if slots[place]!.machine != event.machine { slots[place]!.machine = nil }
     }
 
     /// The events so far, kept or summarized.
