@@ -158,32 +158,15 @@ public enum EventRules {
     /// with the count stands for all of them (its title nil, its time the latest, its author
     /// and machine nil unless every event of the run shares them).
     public static func summarize(_ events: [HouseholdEvent], keep: Int = 20) -> [HouseholdEvent] {
-        var byKind: [HouseholdEvent.Kind: Int] = [:]
-        for event in events { byKind[event.type, default: 0] += 1 }
-        guard byKind.values.contains(where: { $0 > keep }) else { return events }
-        var out: [HouseholdEvent] = []
-        var summaries: [HouseholdEvent.Kind: Int] = [:]
-        for event in events {
-            guard byKind[event.type]! > keep else { out.append(event); continue }
-            if let index = summaries[event.type] {
-                out[index].count += event.count
-                out[index].time = max(out[index].time, event.time)
-                if out[index].author != event.author { out[index].author = nil; out[index].authorName = nil }
-                if out[index].machine != event.machine { out[index].machine = nil }
-            } else {
-                var summary = event
-                summary.row = nil
-                summary.title = nil
-                summaries[event.type] = out.count
-                out.append(summary)
-            }
-        }
-        return out
+        var folder = EventFolder(keep: keep)
+        for event in events { folder.add(event) }
+        return folder.events
     }
 }
 
-/// ``EventRules/summarize(_:keep:)`` as the events arrive: the same result (a test holds them
-/// equal), without an array of every event first. A catch-up of 100 000 changes keeps the
+/// The summarizing rule of ``EventRules/summarize(_:keep:)``, applied as the events arrive
+/// (a randomized test holds it equal to the rule applied to the whole list), without an
+/// array of every event first. A catch-up of 100 000 changes keeps the
 /// events of each kind until the kind's 21st, then folds them, and every later one, into
 /// the kind's summary.
 public struct EventFolder {
