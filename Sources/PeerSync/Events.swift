@@ -184,7 +184,13 @@ actor EventPipeline {
             localDirty = false
             do {
                 var events = peers
-                if !changes.isEmpty { events += try await store.events(of: changes, local: false) }
+                // Derived here, on this actor: only the labels and the filling in are the
+                // store's work (a catch-up's 100 000 changes kept the store's actor, which
+                // applies the next batches, busy for a fifth of its time).
+                if !changes.isEmpty {
+                    let labels = try await store.replicaLabels()
+                    events += try await store.filledIn(EventRules.events(of: changes, labels: labels), local: false)
+                }
                 if conflictCount > 0 {
                     events.append(HouseholdEvent(type: .conflict, title: "\(conflictCount) concurrent edit\(conflictCount == 1 ? "" : "s") resolved",
                                                  time: Self.now(), count: conflictCount))
@@ -193,7 +199,10 @@ actor EventPipeline {
                 if local {
                     let (mine, upTo) = try await store.localChanges(after: localSeq)
                     localSeq = upTo
-                    events += try await store.events(of: mine, local: true)
+                    if !mine.isEmpty {
+                        let labels = try await store.replicaLabels()
+                        events += try await store.filledIn(EventRules.events(of: mine, labels: labels), local: true)
+                    }
                     ledgerTouched = ledgerTouched || mine.contains { $0.entity == .ledgerEntry }
                 }
                 if ledgerTouched {

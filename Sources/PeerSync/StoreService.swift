@@ -131,8 +131,10 @@ actor StoreService {
 
     // MARK: Events and notifications
 
-    func events(of changes: [Change], local: Bool) throws -> [HouseholdEvent] {
-        try household.events(of: changes, local: local)
+    func replicaLabels() throws -> [ReplicaID: String] { try household.replicaLabels() }
+
+    func filledIn(_ events: [HouseholdEvent], local: Bool) throws -> [HouseholdEvent] {
+        try household.filledIn(events, local: local)
     }
 
     /// This replica's changes numbered after `seq` (what was committed here since), and the

@@ -93,55 +93,91 @@ public struct HouseholdEvent: Sendable, Codable, Equatable {
 /// household operation writes say which operation it was (Shopping.swift, Tasks.swift,
 /// Kids.swift write exactly these sets). Table-tested in `EventRulesTests`.
 public enum EventRules {
-    public static func events(of change: Change) -> [HouseholdEvent] {
+    /// The kinds of event one change makes, in order (at most two: an item renamed and
+    /// checked in one change, a task reassigned and done), without making the events.
+    public static func kinds(of change: Change) -> EventKinds {
         // A change names each field once, and a handful: looked up in place, not through a
         // dictionary made per change (a catch-up derives one per change: 100 000 of them).
         let fields = FieldLookup(change.fields)
-        func event(_ kind: HouseholdEvent.Kind, title: String? = nil, assignee: String? = nil) -> HouseholdEvent {
-            HouseholdEvent(type: kind, entity: change.entity.rawValue, row: change.rowID, title: title, author: change.member,
-                           assignee: assignee, time: Int64(change.hlc.milliseconds), count: 1)
-        }
+        var out = EventKinds()
         switch change.entity {
         case .shoppingItem:
             let state = fields["state"]?.textValue
-            if fields["name"] != nil, fields["listed"] != nil, state == "active" {
-                return [event(.shoppingAdded, title: fields["name"]?.textValue)]
-            }
-            var out: [HouseholdEvent] = []
-            if let name = fields["name"]?.textValue { out.append(event(.shoppingRenamed, title: name)) }
+            if fields["name"] != nil, fields["listed"] != nil, state == "active" { return EventKinds(.shoppingAdded) }
+            if fields["name"]?.textValue != nil { out.append(.shoppingRenamed) }
             switch state {
-            case "restock"?: out.append(event(.shoppingChecked))
-            case "active"?: out.append(event(.shoppingRestocked))
-            case "deleted"?: out.append(event(.shoppingRemoved))
+            case "restock"?: out.append(.shoppingChecked)
+            case "active"?: out.append(.shoppingRestocked)
+            case "deleted"?: out.append(.shoppingRemoved)
             default: break
             }
-            return out
         case .task:
-            let assignee = fields["assignee"]?.textValue
-            if fields["title"] != nil, fields["created"] != nil {
-                return [event(.taskAdded, title: fields["title"]?.textValue, assignee: assignee)]
-            }
-            var out: [HouseholdEvent] = []
-            if fields["deleted"]?.boolValue == true { return [event(.taskRemoved)] }
-            if let assignee { out.append(event(.taskAssigned, assignee: assignee)) }
+            if fields["title"] != nil, fields["created"] != nil { return EventKinds(.taskAdded) }
+            if fields["deleted"]?.boolValue == true { return EventKinds(.taskRemoved) }
+            if fields["assignee"]?.textValue != nil { out.append(.taskAssigned) }
             switch fields["done"]?.boolValue {
-            case true?: out.append(event(.taskDone))
-            case false?: out.append(event(.taskReopened))
+            case true?: out.append(.taskDone)
+            case false?: out.append(.taskReopened)
             default: break
             }
-            if out.isEmpty { out.append(event(.changed)) }
-            return out
+            if out.isEmpty { out.append(.changed) }
         case .ledgerEntry:
             switch fields["kind"]?.textValue {
-            case "earn"?: return [event(.kidEarned, title: fields["title"]?.textValue)]
-            case "spend"?: return [event(.kidRedeemed, title: fields["title"]?.textValue)]
-            default: return [event(.changed)]
+            case "earn"?: out.append(.kidEarned)
+            case "spend"?: out.append(.kidRedeemed)
+            default: out.append(.changed)
             }
         case .replica, .discoveryKey:
-            return [] // bookkeeping of sync, nothing a person or a view shows
+            break // bookkeeping of sync, nothing a person or a view shows
         default:
-            return [event(.changed)]
+            out.append(.changed)
         }
+        return out
+    }
+
+    /// The event of `kind` that `change` makes: the title and assignee it carries for
+    /// that kind (the item's new name, the task's title, the ledger entry's title).
+    public static func event(_ kind: HouseholdEvent.Kind, of change: Change) -> HouseholdEvent {
+        let fields = FieldLookup(change.fields)
+        let title: String? = switch kind {
+        case .shoppingAdded, .shoppingRenamed: fields["name"]?.textValue
+        case .taskAdded, .kidEarned, .kidRedeemed: fields["title"]?.textValue
+        default: nil
+        }
+        let assignee = kind == .taskAdded || kind == .taskAssigned ? fields["assignee"]?.textValue : nil
+        return HouseholdEvent(type: kind, entity: change.entity.rawValue, row: change.rowID, title: title, author: change.member,
+                              assignee: assignee, time: Int64(change.hlc.milliseconds), count: 1)
+    }
+
+    public static func events(of change: Change) -> [HouseholdEvent] {
+        kinds(of: change).map { event($0, of: change) }
+    }
+
+    /// The events of many changes, summarized (``summarize(_:keep:)``) as they are derived:
+    /// an event is made only while its kind is kept, and a change whose kinds are all
+    /// summarized already only counts (a catch-up of 100 000 changes makes a few dozen
+    /// events). `labels` names each origin's machine (its replica's label); an origin
+    /// without one is named by its id. Titles of kept events are those the changes
+    /// carry; names and current titles are filled in by ``Household/filledIn(_:local:)``.
+    public static func events(of changes: [Change], labels: [ReplicaID: String], keep: Int = 20) -> [HouseholdEvent] {
+        var folder = EventFolder(keep: keep)
+        var origin: ReplicaID?, machine = ""
+        for change in changes {
+            let kinds = kinds(of: change)
+            guard !kinds.isEmpty else { continue }
+            if change.origin != origin {
+                origin = change.origin
+                machine = labels[change.origin] ?? change.origin.description
+            }
+            for kind in kinds {
+                folder.add(kind, time: Int64(change.hlc.milliseconds), author: change.member, machine: machine) {
+                    var event = event(kind, of: change)
+                    event.machine = machine
+                    return event
+                }
+            }
+        }
+        return folder.events
     }
 
     private struct FieldLookup {
@@ -164,6 +200,59 @@ public enum EventRules {
     }
 }
 
+/// The kinds of event of one change (at most two), kept inline: no array per change.
+public struct EventKinds: Sequence, Equatable, Sendable {
+    private var first: HouseholdEvent.Kind?
+    private var second: HouseholdEvent.Kind?
+
+    public init() {}
+    init(_ kind: HouseholdEvent.Kind) { first = kind }
+
+    mutating func append(_ kind: HouseholdEvent.Kind) {
+        if first == nil { first = kind } else { precondition(second == nil, "a change makes at most two events"); second = kind }
+    }
+
+    public var isEmpty: Bool { first == nil }
+
+    public struct Iterator: IteratorProtocol {
+        fileprivate var kinds: EventKinds
+        public mutating func next() -> HouseholdEvent.Kind? {
+            defer { kinds.first = kinds.second; kinds.second = nil }
+            return kinds.first
+        }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(kinds: self) }
+}
+
+extension HouseholdEvent.Kind {
+    /// The kind's place in `allCases`, for tables indexed by kind (a dictionary keyed by a
+    /// kind hashes its raw string: a catch-up counted 100 000 of them).
+    var index: Int {
+        switch self {
+        case .shoppingAdded: 0
+        case .shoppingChecked: 1
+        case .shoppingRestocked: 2
+        case .shoppingRenamed: 3
+        case .shoppingRemoved: 4
+        case .taskAdded: 5
+        case .taskAssigned: 6
+        case .taskDone: 7
+        case .taskReopened: 8
+        case .taskRemoved: 9
+        case .kidEarned: 10
+        case .kidRedeemed: 11
+        case .kidDeclined: 12
+        case .conflict: 13
+        case .peerConnected: 14
+        case .peerLost: 15
+        case .changed: 16
+        }
+    }
+
+    static let count = allCases.count
+}
+
 /// The summarizing rule of ``EventRules/summarize(_:keep:)``, applied as the events arrive
 /// (a randomized test holds it equal to the rule applied to the whole list), without an
 /// array of every event first. A catch-up of 100 000 changes keeps the
@@ -171,55 +260,67 @@ public enum EventRules {
 /// the kind's summary.
 public struct EventFolder {
     public let keep: Int
-    private var counts: [HouseholdEvent.Kind: Int] = [:]
+    /// By kind (``HouseholdEvent/Kind/index``): how many so far.
+    private var counts = [Int](repeating: 0, count: HouseholdEvent.Kind.count)
     /// The result in order; nil where an event was folded into its kind's summary.
     private var slots: [HouseholdEvent?] = []
-    /// Where the kept events of a kind are, while it has at most `keep`.
-    private var kept: [HouseholdEvent.Kind: [Int]] = [:]
-    /// Where a kind's summary is, once it has more.
-    private var summaries: [HouseholdEvent.Kind: Int] = [:]
+    /// By kind: where its kept events are, while it has at most `keep`.
+    private var kept = [[Int]](repeating: [], count: HouseholdEvent.Kind.count)
+    /// By kind: where its summary is, once it has more.
+    private var summaries = [Int?](repeating: nil, count: HouseholdEvent.Kind.count)
 
     public init(keep: Int = 20) { self.keep = keep }
 
     public mutating func add(_ event: HouseholdEvent) {
-        let count = counts[event.type, default: 0] + 1
-        counts[event.type] = count
-        if let summary = summaries[event.type] {
-            fold(event, into: summary)
-        } else if count <= keep {
-            kept[event.type, default: []].append(slots.count)
-            slots.append(event)
+        add(event.type, count: event.count, time: event.time, author: event.author, machine: event.machine) { event }
+    }
+
+    /// Adds an event of `kind` that stands for `count` changes; `make` makes it, and is
+    /// called only when the event is kept (or becomes its kind's summary), not when it is
+    /// folded into a summary that exists.
+    public mutating func add(_ kind: HouseholdEvent.Kind, count: Int = 1, time: Int64, author: String?, machine: String?,
+                             make: () -> HouseholdEvent) {
+        let index = kind.index
+        counts[index] += 1
+        if let summary = summaries[index] {
+            fold(count: count, time: time, author: author, machine: machine, into: summary)
+        } else if counts[index] <= keep {
+            kept[index].append(slots.count)
+            slots.append(make())
         } else {
             // The kind's first event becomes its summary, in its place; the others fold in.
-            let places = kept.removeValue(forKey: event.type) ?? []
+            let places = kept[index]
+            kept[index] = []
             guard let first = places.first, var summary = slots[first] else {
                 // `keep` 0: the event itself is the summary.
-                var summary = event
+                var summary = make()
                 summary.row = nil
                 summary.title = nil
-                summaries[event.type] = slots.count
+                summaries[index] = slots.count
                 slots.append(summary)
                 return
             }
             summary.row = nil
             summary.title = nil
             slots[first] = summary
-            summaries[event.type] = first
+            summaries[index] = first
             for place in places.dropFirst() {
-                if let folded = slots[place] { fold(folded, into: first) }
+                if let folded = slots[place] {
+                    fold(count: folded.count, time: folded.time, author: folded.author, machine: folded.machine, into: first)
+                }
                 slots[place] = nil
             }
-            fold(event, into: first)
+            fold(count: count, time: time, author: author, machine: machine, into: first)
         }
     }
 
     /// Changed in place: no copy of the summary per event folded.
-    private mutating func fold(_ event: HouseholdEvent, into place: Int) {
+    private mutating func fold(count: Int, time: Int64, author: String?, machine: String?, into place: Int) {
         guard slots[place] != nil else { return }
-        slots[place]!.count += event.count
-        if event.time > slots[place]!.time { slots[place]!.time = event.time }
-        if slots[place]!.author != event.author { slots[place]!.author = nil; slots[place]!.authorName = nil }
-        if slots[place]!.machine != event.machine { slots[place]!.machine = nil }
+        slots[place]!.count += count
+        if time > slots[place]!.time { slots[place]!.time = time }
+        if slots[place]!.author != author { slots[place]!.author = nil; slots[place]!.authorName = nil }
+        if slots[place]!.machine != machine { slots[place]!.machine = nil }
     }
 
     /// The events so far, kept or summarized.
@@ -227,32 +328,27 @@ public struct EventFolder {
 }
 
 extension Household {
-    /// The events of `changes` (applied from a peer, or committed here), with titles and
-    /// names filled in from the rows as they are now, summarized when many.
-    ///
-    /// Summarized first, then filled in: a catch-up of 100 000 changes makes a summary and
-    /// the 20 events a kind keeps, and only those read titles and names (reading a title
-    /// for each event, then dropping it in the summary, took a fifth of a catch-up's time on
-    /// the store's actor).
-    public func events(of changes: [Change], local: Bool) throws -> [HouseholdEvent] {
+    // The events of changes (applied from a peer, or committed here) are made in two
+    // halves: ``EventRules/events(of:labels:keep:)``, pure, summarizes them as it derives
+    // them (a catch-up of 100 000 changes makes a few dozen events), and
+    // ``filledIn(_:local:)`` reads titles and names for only those. The agent runs the
+    // first off the store's actor (PeerSync's EventPipeline).
+
+    /// Each replica's label (the host name of the machine it runs on), by replica.
+    public func replicaLabels() throws -> [ReplicaID: String] {
         var labels: [ReplicaID: String] = [:]
-        var folder = EventFolder()
-        var any = false
-        for change in changes {
-            let events = EventRules.events(of: change)
-            guard !events.isEmpty else { continue }
-            any = true
-            if labels[change.origin] == nil {
-                labels[change.origin] = try store.value(.replica, change.origin.description, "label")?.textValue ?? change.origin.description
-            }
-            for var event in events {
-                event.machine = labels[change.origin]
-                folder.add(event)
-            }
+        for row in try store.rows(.replica) {
+            if let replica = ReplicaID(hex: row.id) { labels[replica] = row.text("label") }
         }
-        guard any else { return [] }
+        return labels
+    }
+
+    /// Events with what the rows say now: each author's name, and the title of an event
+    /// whose change did not carry one (an item checked names the item).
+    public func filledIn(_ events: [HouseholdEvent], local: Bool) throws -> [HouseholdEvent] {
+        guard !events.isEmpty else { return [] }
         let names = try memberNames()
-        var out = folder.events
+        var out = events
         for index in out.indices {
             out[index].local = local
             out[index].authorName = out[index].author.flatMap { names[$0] }

@@ -94,6 +94,48 @@ private func added(_ title: String, by author: String? = tom, local: Bool = fals
         }
     }
 
+    /// Events derived from many changes at once (how the agent derives a batch's) are the
+    /// one-change rule's events, each named by its origin's label, summarized: random
+    /// changes of every shape, from two origins (one without a label), by two authors.
+    @Test func eventsOfManyChangesAreTheRuleSummarized() {
+        var random = SystemRandomNumberGenerator()
+        let shapes: [(EntityKind, [String: FieldValue])] = [
+            (.shoppingItem, ["name": .text("Milk"), "state": .text("active"), "listed": .integer(5)]),
+            (.shoppingItem, ["state": .text("restock")]), (.shoppingItem, ["name": .text("Oat"), "state": .text("restock")]),
+            (.task, ["done": .bool(true)]), (.task, ["assignee": .text(anna), "done": .bool(false)]),
+            (.task, ["title": .text("Dishes"), "created": .integer(1), "assignee": .text(anna)]), (.task, ["due": .integer(3)]),
+            (.ledgerEntry, ["kind": .text("earn"), "title": .text("Tidy")]), (.backlogItem, ["title": .text("x")]),
+            (.replica, ["label": .text("x")]),
+        ]
+        let desk = ReplicaID(rawValue: 7), unnamed = ReplicaID(rawValue: 9)
+        let labels = [desk: "desk"]
+        for round in 0..<200 {
+            let keep = [0, 1, 3, 20][round % 4]
+            let changes = (0..<Int.random(in: 0...80, using: &random)).map { index in
+                let (entity, fields) = shapes.randomElement(using: &random)!
+                return Change(origin: Bool.random(using: &random) ? desk : unnamed, seq: UInt64(index + 1),
+                              hlc: HybridTimestamp(milliseconds: Int64.random(in: 0...100, using: &random)),
+                              member: Bool.random(using: &random) ? tom : anna, entity: entity, rowID: "r\(index)",
+                              fields: fields.sorted { $0.key < $1.key }.map { FieldWrite(field: $0.key, value: $0.value) })
+            }
+            let oneByOne = changes.flatMap { change in
+                EventRules.events(of: change).map { event in
+                    var event = event
+                    event.machine = labels[change.origin] ?? change.origin.description
+                    return event
+                }
+            }
+            #expect(EventRules.events(of: changes, labels: labels, keep: keep) == EventRules.summarize(oneByOne, keep: keep))
+        }
+        // Two kinds from one change, in the rule's order.
+        #expect(EventRules.kinds(of: change(.task, ["assignee": .text(anna), "done": .bool(true)])).map { $0 } == [.taskAssigned, .taskDone])
+    }
+
+    /// Tables indexed by kind use its place among all kinds.
+    @Test func aKindsIndexIsItsPlace() {
+        for (place, kind) in HouseholdEvent.Kind.allCases.enumerated() { #expect(kind.index == place, "\(kind)") }
+    }
+
     /// Counts every kind first, then keeps the events of the kinds with at most `keep` and
     /// folds each other kind into a summary at its first event's place.
     private func wholeList(_ events: [HouseholdEvent], keep: Int) -> [HouseholdEvent] {
