@@ -92,14 +92,23 @@ public final class EntitySchema: Sendable {
         fieldNames = fields.map(\.name)
         requiredFieldCount = fields.count(where: { !$0.optional })
         numbersByName = fields.indices.sorted { fields[$0].name < fields[$1].name }
+        precondition(fields.count <= 64, "a change's fields are told apart in 64 bits (validate)")
     }
 
-    public func field(_ name: String) -> FieldSpec? { fields.first { $0.name == name } }
+    public func field(_ name: String) -> FieldSpec? { number(of: name).map { fields[$0] } }
 
     /// The number of the field named `name`: its place in `fields`. A scan, not a
     /// dictionary: an entity has at most a dozen short names, and comparing them costs
     /// less than hashing one.
-    public func number(of name: String) -> Int? { fields.firstIndex { $0.name == name } }
+    public func number(of name: String) -> Int? {
+        // Lengths first: a name of another length is not compared (a call per comparison,
+        // three lookups per field of every change applied).
+        let length = name.utf8.count
+        for (number, candidate) in fieldNames.enumerated() where candidate.utf8.count == length && candidate == name {
+            return number
+        }
+        return nil
+    }
 }
 
 public enum Limits {
@@ -260,9 +269,14 @@ extension EntityKind {
 extension EntitySchema {
     /// Checks one field write against the schema (type, range, length).
     public func validate(field name: String, value: FieldValue) throws(ChangeValidationError) {
-        guard let spec = field(name) else { throw .unknownField(kind, name) }
-        func bad(_ reason: String) -> ChangeValidationError { .badValue(kind, field: name, reason: reason) }
-        if value == .null {
+        guard let number = number(of: name) else { throw .unknownField(kind, name) }
+        try validate(number, value)
+    }
+
+    private func validate(_ number: Int, _ value: FieldValue) throws(ChangeValidationError) {
+        let spec = fields[number]
+        func bad(_ reason: String) -> ChangeValidationError { .badValue(kind, field: spec.name, reason: reason) }
+        if case .null = value {
             if spec.nullable { return }
             throw bad("may not be empty")
         }
@@ -277,7 +291,8 @@ extension EntitySchema {
             if bytes > max * 4 { throw bad("longer than \(max * 4) bytes") }
             // U+0000–U+001F and U+007F are single bytes in UTF-8, and no byte of a longer
             // sequence is below 0x80: the bytes tell.
-            if s.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            func control(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
+            if s.utf8.withContiguousStorageIfAvailable({ $0.contains(where: control) }) ?? s.utf8.contains(where: control) {
                 throw bad("contains control characters")
             }
         case .bool:
@@ -308,12 +323,13 @@ extension EntitySchema {
         if let singleton = singletonRowID, change.rowID != singleton { throw .badRowID(change.rowID) }
         guard !change.fields.isEmpty else { throw .emptyChange }
         guard change.fields.count <= Limits.maxFieldsPerChange else { throw .tooManyFields(change.fields.count) }
-        // At most 16 fields: compared pairwise, which costs less than hashing them.
-        for (index, write) in change.fields.enumerated() {
-            for earlier in change.fields[..<index] where earlier.field == write.field {
-                throw .duplicateField(kind, write.field)
-            }
-            try validate(field: write.field, value: write.value)
+        // Each field by its number (its name looked up once); a repeated one by its bit.
+        var seen: UInt64 = 0
+        for write in change.fields {
+            guard let number = number(of: write.field) else { throw .unknownField(kind, write.field) }
+            guard seen & (1 << number) == 0 else { throw .duplicateField(kind, write.field) }
+            seen |= 1 << number
+            try validate(number, write.value)
         }
     }
 }
@@ -364,9 +380,14 @@ public enum RowIDRules {
         return utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isIDByte) } ?? utf8.allSatisfy(isIDByte)
     }
 
-    @inline(__always) private static func isIDByte(_ c: UInt8) -> Bool {
-        (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
-            || c == 0x5F || c == 0x2D || c == 0x2E || c == 0x3A || c == 0x40
+    /// `0-9 A-Z a-z _ - . : @` as bits of the byte's value (no byte ≥ 128 is one): one
+    /// shift and test per byte, no branch per range.
+    private static let idBytesLow: UInt64 = 0x07FF_6000_0000_0000 // - . 0-9 :
+    private static let idBytesHigh: UInt64 = 0x07FF_FFFE_87FF_FFFF // @ A-Z _ a-z
+
+    @inline(__always) static func isIDByte(_ c: UInt8) -> Bool {
+        let bits = c < 64 ? idBytesLow : (c < 128 ? idBytesHigh : 0)
+        return (bits >> (c & 63)) & 1 == 1
     }
 }
 

@@ -97,6 +97,33 @@ import Testing
                                entity: .task, rowID: "t",
                                fields: [FieldWrite(field: "done", value: .bool(true)), FieldWrite(field: "done", value: .bool(false))])
         #expect(throws: ChangeValidationError.duplicateField(.task, "done")) { try task.validate(duplicate) }
+        let apart = Change(origin: ReplicaID(rawValue: 9), seq: 1, hlc: HybridTimestamp(milliseconds: 1), member: nil,
+                           entity: .task, rowID: "t", fields: [FieldWrite(field: "due", value: .null), FieldWrite(field: "done", value: .bool(true)),
+                                                               FieldWrite(field: "due", value: .null)])
+        #expect(throws: ChangeValidationError.duplicateField(.task, "due")) { try task.validate(apart) }
+    }
+
+    /// Every byte, against the rule as ranges: `0-9 A-Z a-z _ - . : @` are id bytes.
+    @Test func idBytes() {
+        for byte in UInt8.min...UInt8.max {
+            let c = byte
+            let expected = (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
+                || c == 0x5F || c == 0x2D || c == 0x2E || c == 0x3A || c == 0x40
+            #expect(RowIDRules.isIDByte(byte) == expected, "\(byte)")
+        }
+    }
+
+    /// A field's number is its place; a name of any other spelling or length has none.
+    @Test func fieldNumbers() {
+        for entity in EntityKind.allCases {
+            for name in entity.schema.fieldNames {
+                for candidate in [name, String(name.dropLast()), name + "s", name.uppercased(), "x" + name.dropFirst()] {
+                    #expect(entity.schema.number(of: candidate) == entity.schema.fieldNames.firstIndex(of: candidate), "\(candidate)")
+                }
+                #expect(entity.schema.field(name)?.name == name)
+            }
+            #expect(entity.schema.number(of: "") == nil)
+        }
     }
 
     @Test func leapYears() {
