@@ -129,7 +129,10 @@ actor EventPipeline {
     private let feed: EventFeed
     private let notifier: Notifier
     private let logger: Logger
-    private var remote: [Change] = []
+    /// The changes of each batch applied since the worker last ran (the batches' own
+    /// arrays, shared, not copied into one).
+    private var remote: [[Change]] = []
+    private var remoteLedger = false
     private var conflicts = 0
     private var peerEvents: [HouseholdEvent] = []
     private var localDirty = false
@@ -152,7 +155,8 @@ actor EventPipeline {
     /// session does not wait for the events to be derived.
     func applied(_ outcome: ApplyOutcome) {
         guard !outcome.applied.isEmpty || outcome.conflicts > 0 else { return }
-        remote += outcome.applied
+        remote.append(outcome.applied)
+        remoteLedger = remoteLedger || Self.touchesLedger(outcome.applied)
         conflicts += outcome.conflicts
         wake.resumeAll()
     }
@@ -170,6 +174,10 @@ actor EventPipeline {
 
     static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
+    private static func touchesLedger(_ changes: [Change]) -> Bool {
+        changes.indices.contains { changes[$0].entity == .ledgerEntry } // read in place, not copied
+    }
+
     func run() async {
         while !Task.isCancelled {
             let ticket = wake.register()
@@ -177,8 +185,9 @@ actor EventPipeline {
                 await wake.wait(ticket)
                 continue
             }
-            let (changes, conflictCount, peers, local) = (remote, conflicts, peerEvents, localDirty)
+            let (batches, conflictCount, peers, local, ledger) = (remote, conflicts, peerEvents, localDirty, remoteLedger)
             remote = []
+            remoteLedger = false
             conflicts = 0
             peerEvents = []
             localDirty = false
@@ -187,15 +196,15 @@ actor EventPipeline {
                 // Derived here, on this actor: only the labels and the filling in are the
                 // store's work (a catch-up's 100 000 changes kept the store's actor, which
                 // applies the next batches, busy for a fifth of its time).
-                if !changes.isEmpty {
+                if !batches.isEmpty {
                     let labels = try await store.replicaLabels()
-                    events += try await store.filledIn(EventRules.events(of: changes, labels: labels), local: false)
+                    events += try await store.filledIn(EventRules.events(of: batches, labels: labels), local: false)
                 }
                 if conflictCount > 0 {
                     events.append(HouseholdEvent(type: .conflict, title: "\(conflictCount) concurrent edit\(conflictCount == 1 ? "" : "s") resolved",
                                                  time: Self.now(), count: conflictCount))
                 }
-                var ledgerTouched = changes.contains { $0.entity == .ledgerEntry }
+                var ledgerTouched = ledger
                 if local {
                     let (mine, upTo) = try await store.localChanges(after: localSeq)
                     localSeq = upTo
@@ -203,7 +212,7 @@ actor EventPipeline {
                         let labels = try await store.replicaLabels()
                         events += try await store.filledIn(EventRules.events(of: mine, labels: labels), local: true)
                     }
-                    ledgerTouched = ledgerTouched || mine.contains { $0.entity == .ledgerEntry }
+                    ledgerTouched = ledgerTouched || Self.touchesLedger(mine)
                 }
                 if ledgerTouched {
                     let now = try await store.declinedLedgerEntries()

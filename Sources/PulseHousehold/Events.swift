@@ -160,24 +160,42 @@ public enum EventRules {
     /// without one is named by its id. Titles of kept events are those the changes
     /// carry; names and current titles are filled in by ``Household/filledIn(_:local:)``.
     public static func events(of changes: [Change], labels: [ReplicaID: String], keep: Int = 20) -> [HouseholdEvent] {
-        var folder = EventFolder(keep: keep)
-        var origin: ReplicaID?, machine = ""
-        for change in changes {
-            let kinds = kinds(of: change)
-            guard !kinds.isEmpty else { continue }
+        events(of: CollectionOfOne(changes), labels: labels, keep: keep)
+    }
+
+    /// The same for batches in order (the agent's events worker takes every batch applied
+    /// since it last ran, without joining them into one array first).
+    public static func events(of batches: some Sequence<[Change]>, labels: [ReplicaID: String], keep: Int = 20) -> [HouseholdEvent] {
+        var deriver = Deriver(folder: EventFolder(keep: keep), labels: labels)
+        for changes in batches {
+            // By index: a change is read where it is, not copied out of the array and
+            // destroyed (a retain and a release of each of its strings).
+            for index in changes.indices { deriver.add(changes[index]) }
+        }
+        return deriver.folder.events
+    }
+
+    private struct Deriver {
+        var folder: EventFolder
+        let labels: [ReplicaID: String]
+        var origin: ReplicaID?
+        var machine = ""
+
+        mutating func add(_ change: Change) {
+            let kinds = EventRules.kinds(of: change)
+            guard !kinds.isEmpty else { return }
             if change.origin != origin {
                 origin = change.origin
                 machine = labels[change.origin] ?? change.origin.description
             }
             for kind in kinds {
-                folder.add(kind, time: Int64(change.hlc.milliseconds), author: change.member, machine: machine) {
-                    var event = event(kind, of: change)
+                folder.add(kind, time: Int64(change.hlc.milliseconds), author: change.member, machine: machine) { [machine] in
+                    var event = EventRules.event(kind, of: change)
                     event.machine = machine
                     return event
                 }
             }
         }
-        return folder.events
     }
 
     private struct FieldLookup {
@@ -266,8 +284,35 @@ public struct EventFolder {
     private var slots: [HouseholdEvent?] = []
     /// By kind: where its kept events are, while it has at most `keep`.
     private var kept = [[Int]](repeating: [], count: HouseholdEvent.Kind.count)
-    /// By kind: where its summary is, once it has more.
-    private var summaries = [Int?](repeating: nil, count: HouseholdEvent.Kind.count)
+    /// By kind, once it has more: its summary so far, written into its slot by ``events``
+    /// (folding into these small values, not into the slot's event, copies no event).
+    private var summaries = [Summary?](repeating: nil, count: HouseholdEvent.Kind.count)
+
+    private struct Summary {
+        let place: Int
+        var count: Int
+        var time: Int64
+        /// The run's author and machine while every event shares them; nil once two differ.
+        var author: String?
+        var machine: String?
+        var sameAuthor = true
+        var sameMachine = true
+
+        init(place: Int, _ event: HouseholdEvent) {
+            self.place = place
+            count = event.count
+            time = event.time
+            author = event.author
+            machine = event.machine
+        }
+
+        mutating func fold(count: Int, time: Int64, author: String?, machine: String?) {
+            self.count += count
+            if time > self.time { self.time = time }
+            if sameAuthor && self.author != author { sameAuthor = false; self.author = nil }
+            if sameMachine && self.machine != machine { sameMachine = false; self.machine = nil }
+        }
+    }
 
     public init(keep: Int = 20) { self.keep = keep }
 
@@ -282,8 +327,8 @@ public struct EventFolder {
                              make: () -> HouseholdEvent) {
         let index = kind.index
         counts[index] += 1
-        if let summary = summaries[index] {
-            fold(count: count, time: time, author: author, machine: machine, into: summary)
+        if summaries[index] != nil {
+            summaries[index]!.fold(count: count, time: time, author: author, machine: machine)
         } else if counts[index] <= keep {
             kept[index].append(slots.count)
             slots.append(make())
@@ -291,40 +336,41 @@ public struct EventFolder {
             // The kind's first event becomes its summary, in its place; the others fold in.
             let places = kept[index]
             kept[index] = []
-            guard let first = places.first, var summary = slots[first] else {
+            guard let first = places.first, let event = slots[first] else {
                 // `keep` 0: the event itself is the summary.
-                var summary = make()
-                summary.row = nil
-                summary.title = nil
-                summaries[index] = slots.count
-                slots.append(summary)
+                let event = make()
+                summaries[index] = Summary(place: slots.count, event)
+                slots.append(event)
                 return
             }
-            summary.row = nil
-            summary.title = nil
-            slots[first] = summary
-            summaries[index] = first
+            var summary = Summary(place: first, event)
             for place in places.dropFirst() {
                 if let folded = slots[place] {
-                    fold(count: folded.count, time: folded.time, author: folded.author, machine: folded.machine, into: first)
+                    summary.fold(count: folded.count, time: folded.time, author: folded.author, machine: folded.machine)
                 }
                 slots[place] = nil
             }
-            fold(count: count, time: time, author: author, machine: machine, into: first)
+            summary.fold(count: count, time: time, author: author, machine: machine)
+            summaries[index] = summary
         }
     }
 
-    /// Changed in place: no copy of the summary per event folded.
-    private mutating func fold(count: Int, time: Int64, author: String?, machine: String?, into place: Int) {
-        guard slots[place] != nil else { return }
-        slots[place]!.count += count
-        if time > slots[place]!.time { slots[place]!.time = time }
-        if slots[place]!.author != author { slots[place]!.author = nil; slots[place]!.authorName = nil }
-        if slots[place]!.machine != machine { slots[place]!.machine = nil }
-    }
-
     /// The events so far, kept or summarized.
-    public var events: [HouseholdEvent] { slots.compactMap { $0 } }
+    public var events: [HouseholdEvent] {
+        var out = slots
+        for case let summary? in summaries {
+            guard var event = out[summary.place] else { continue }
+            event.row = nil
+            event.title = nil
+            event.count = summary.count
+            event.time = summary.time
+            event.author = summary.author
+            if !summary.sameAuthor { event.authorName = nil }
+            event.machine = summary.machine
+            out[summary.place] = event
+        }
+        return out.compactMap { $0 }
+    }
 }
 
 extension Household {
