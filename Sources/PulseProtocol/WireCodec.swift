@@ -23,7 +23,10 @@ public enum WireCodec {
         .backlogCategory: 7, .backlogItem: 8, .recurringTemplate: 9, .kid: 10,
         .catalogueSelection: 11, .ledgerEntry: 12, .machine: 13, .machineRemoval: 14, .discoveryKey: 15,
     ]
-    package static let entityByCode: [UInt8: EntityKind] = Dictionary(uniqueKeysWithValues: entityCodes.map { ($1, $0) })
+    /// The same table as arrays, for the changes of a batch: by ``EntityKind/ordinal``, and
+    /// by code (nil for a code no entity has).
+    static let codeByOrdinal: [UInt8] = EntityKind.allCases.map { entityCodes[$0]! }
+    static let entityByCode: [EntityKind?] = (0...UInt8.max).map { code in entityCodes.first { $0.value == code }?.key }
 
     public static func encode(_ message: PeerMessage, into buffer: inout ByteBuffer) {
         buffer.writeInteger(message.typeCode)
@@ -43,7 +46,7 @@ public enum WireCodec {
                 buffer.writeVarint(claim.upTo)
             }
             buffer.writeVarint(UInt64(batch.changes.count))
-            for change in batch.changes { buffer.writeChange(change) }
+            for index in batch.changes.indices { buffer.writeChange(batch.changes[index]) }
         case let .ping(token), let .pong(token):
             buffer.writeInteger(token)
         case let .error(code, reason):
@@ -106,7 +109,7 @@ public enum WireCodec {
             let changeCount = try buffer.readCount(max: WireLimits.maxChangesPerBatch, what: "changes")
             var changes: [Change] = []
             changes.reserveCapacity(changeCount)
-            for _ in 0..<changeCount { changes.append(try buffer.readChange()) }
+            try buffer.readChanges(changeCount, into: &changes)
             message = .batch(DeltaBatch(changes: changes, coverage: coverage))
         case 4: message = .caughtUp(try buffer.readVector())
         case 5: message = .ack(try buffer.readVector())
@@ -209,89 +212,26 @@ extension ByteBuffer {
         return VersionVector(entries)
     }
 
+    /// One change, through a raw cursor over room reserved for it (RawWire.swift).
     package mutating func writeChange(_ change: Change) {
-        writeInteger(change.origin.rawValue)
-        writeVarint(change.seq)
-        writeVarint(UInt64(bitPattern: change.hlc.rawValue))
-        writeInteger(WireCodec.entityCodes[change.entity]!)
-        writeWireString(change.rowID)
-        if let member = change.member {
-            writeInteger(UInt8(1))
-            writeWireString(member)
-        } else {
-            writeInteger(UInt8(0))
-        }
-        writeVarint(UInt64(change.fields.count))
-        for field in change.fields {
-            writeWireString(field.field)
-            switch field.value {
-            case .null: writeInteger(UInt8(0))
-            case let .integer(v):
-                writeInteger(UInt8(1))
-                writeVarint(UInt64(bitPattern: (v << 1) ^ (v >> 63))) // zigzag
-            case let .text(s):
-                writeInteger(UInt8(2))
-                writeWireString(s)
-            }
-            if let base = field.base {
-                writeInteger(UInt8(1))
-                writeVarint(UInt64(bitPattern: base.hlc.rawValue))
-                writeInteger(base.origin.rawValue)
-            } else {
-                writeInteger(UInt8(0))
-            }
+        writeWithUnsafeMutableBytes(minimumWritableBytes: RawWireWriter.bound(change)) { memory in
+            var writer = RawWireWriter(memory)
+            writer.change(change)
+            return writer.offset
         }
     }
 
-    package mutating func readChange() throws(WireError) -> Change {
-        let origin: UInt64 = try readFixed()
-        guard origin != 0 else { throw WireError("replica id 0 in a change") }
-        let seq = try readVarint()
-        let hlc = try readTimestamp()
-        let code: UInt8 = try readFixed()
-        guard let entity = WireCodec.entityByCode[code] else { throw WireError("unknown entity code \(code)", code: .rejectedBatch) }
-        let rowID = try readWireString()
-        let hasMember: UInt8 = try readFixed()
-        let member: String?
-        switch hasMember {
-        case 0: member = nil
-        case 1: member = try readWireString()
-        default: throw WireError("invalid member flag")
-        }
-        let fieldCount = try readCount(max: Limits.maxFieldsPerChange, what: "fields in a change")
-        var fields: [FieldWrite] = []
-        fields.reserveCapacity(fieldCount)
-        for _ in 0..<fieldCount {
-            let name = try readWireString()
-            let tag: UInt8 = try readFixed()
-            let value: FieldValue
-            switch tag {
-            case 0: value = .null
-            case 1:
-                let raw = try readVarint()
-                value = .integer(Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1))
-            case 2: value = .text(try readWireString())
-            default: throw WireError("unknown value tag \(tag)")
+    /// `count` changes, read in place in one pass (RawWire.swift).
+    package mutating func readChanges(_ count: Int, into changes: inout [Change]) throws(WireError) {
+        let read: Result<Int, WireError> = withUnsafeReadableBytes { bytes in
+            var reader = RawWireReader(bytes)
+            do throws(WireError) {
+                for _ in 0..<count { changes.append(try reader.change()) }
+                return .success(reader.offset)
+            } catch {
+                return .failure(error)
             }
-            let hasBase: UInt8 = try readFixed()
-            var base: Stamp?
-            switch hasBase {
-            case 0: base = nil
-            case 1:
-                let baseHLC = try readTimestamp()
-                let baseOrigin: UInt64 = try readFixed()
-                base = Stamp(hlc: baseHLC, origin: ReplicaID(rawValue: baseOrigin))
-            default: throw WireError("invalid base flag")
-            }
-            fields.append(FieldWrite(field: name, value: value, base: base))
         }
-        return Change(origin: ReplicaID(rawValue: origin), seq: seq, hlc: hlc, member: member,
-                      entity: entity, rowID: rowID, fields: fields)
-    }
-
-    private mutating func readTimestamp() throws(WireError) -> HybridTimestamp {
-        let raw = try readVarint()
-        guard raw <= UInt64(Int64.max) else { throw WireError("timestamp out of range") }
-        return HybridTimestamp(rawValue: Int64(raw))
+        moveReaderIndex(forwardBy: try read.get())
     }
 }

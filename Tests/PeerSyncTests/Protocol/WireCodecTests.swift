@@ -52,6 +52,33 @@ import Testing
         }
     }
 
+    /// The bytes of a BATCH's changes, spelled out from docs/PROTOCOL.md ("Changes"), not
+    /// from the encoder: the raw writer and reader keep the layout an independent peer reads.
+    @Test func changesHaveTheDocumentedLayout() throws {
+        func varint(_ value: UInt64) -> [UInt8] { var out: [UInt8] = []; Varint.append(value, to: &out); return out }
+        func string(_ text: String) -> [UInt8] { varint(UInt64(text.utf8.count)) + Array(text.utf8) }
+        func fixed(_ value: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) } }
+        let first = Self.sampleBatch.changes[0]
+        var expected: [UInt8] = [3] + varint(2) + fixed(2) + varint(0) + varint(1) + fixed(9) + varint(10) + varint(1 << 40) + varint(2)
+        expected += fixed(0xFFFF_0000_0000_0001) + varint(300) + varint(UInt64(first.hlc.rawValue)) + [5] + string("row-1") + [1] + string("m-1")
+        expected += varint(3) + string("name") + [2] + string("Crème fraîche ✓") + [0]
+        expected += string("listed") + [1] + varint(9) /* zigzag of -5 */ + [1] + varint(7) + fixed(3)
+        expected += string("state") + [0] + [0]
+        expected += fixed(2) + varint(1) + varint(0) + [12] + string("e") + [0] + varint(2)
+        expected += string("peanuts") + [1] + varint(UInt64.max) /* zigzag of Int64.min */ + [0]
+        expected += string("created") + [1] + varint(UInt64.max - 1) /* zigzag of Int64.max */ + [0]
+        var payload = ByteBuffer()
+        WireCodec.encode(.batch(Self.sampleBatch), into: &payload)
+        #expect(Array(payload.readableBytesView) == expected)
+        var read = ByteBuffer(bytes: expected)
+        #expect(try WireCodec.decode(&read) == .batch(Self.sampleBatch))
+        // Cut anywhere inside, the batch is refused, never read past its end.
+        for cut in 1..<expected.count {
+            var short = ByteBuffer(bytes: expected.prefix(cut))
+            #expect(throws: WireError.self) { try WireCodec.decode(&short) }
+        }
+    }
+
     @Test func theDecoderHandlesEveryWayOfSplittingTheBytes() throws {
         // The verifier feeds the input whole, byte by byte, and in random pieces.
         let pairs = try Self.messages.map { (try frame($0), [$0]) }

@@ -1,0 +1,220 @@
+import NIOCore
+import PulseModel
+
+/// The bytes of changes, the bulk of every BATCH, written and read through raw cursors
+/// over memory the ByteBuffer hands out once per change (writing) or once per batch
+/// (reading), instead of one ByteBuffer call per byte: each of those checked capacity,
+/// uniqueness and exclusive access, and together they were a fifth of a sending agent's
+/// work in a catch-up. The layout is the one docs/PROTOCOL.md gives; the round-trip,
+/// splitting and refusal tests of `WireCodecTests` hold it.
+
+/// Writes into memory reserved beforehand. Every write checks the room left (one
+/// comparison), so a bound computed wrong stops the program instead of writing past it.
+struct RawWireWriter: ~Copyable {
+    private let base: UnsafeMutableRawBufferPointer
+    private(set) var offset = 0
+
+    init(_ base: UnsafeMutableRawBufferPointer) { self.base = base }
+
+    private func room(_ count: Int) {
+        precondition(count <= base.count - offset, "a change's bytes exceed the room reserved for them")
+    }
+
+    mutating func byte(_ value: UInt8) {
+        room(1)
+        base.storeBytes(of: value, toByteOffset: offset, as: UInt8.self)
+        offset += 1
+    }
+
+    /// Big-endian, as ByteBuffer's `writeInteger` writes it.
+    mutating func fixed64(_ value: UInt64) {
+        room(8)
+        base.storeBytes(of: value.bigEndian, toByteOffset: offset, as: UInt64.self)
+        offset += 8
+    }
+
+    mutating func varint(_ value: UInt64) {
+        room(10)
+        var value = value
+        while value >= 0x80 {
+            base.storeBytes(of: UInt8(truncatingIfNeeded: value) | 0x80, toByteOffset: offset, as: UInt8.self)
+            offset += 1
+            value >>= 7
+        }
+        base.storeBytes(of: UInt8(value), toByteOffset: offset, as: UInt8.self)
+        offset += 1
+    }
+
+    /// A varint byte count, then the UTF-8 bytes.
+    mutating func string(_ string: String) {
+        let count = string.utf8.count
+        varint(UInt64(count))
+        room(count)
+        let copied: Void? = string.utf8.withContiguousStorageIfAvailable { utf8 in
+            if let source = utf8.baseAddress { (base.baseAddress! + offset).copyMemory(from: source, byteCount: count) }
+        }
+        if copied == nil {
+            var at = offset
+            for unit in string.utf8 {
+                base.storeBytes(of: unit, toByteOffset: at, as: UInt8.self)
+                at += 1
+            }
+        }
+        offset += count
+    }
+
+    /// The most bytes ``WireCodec/writeChange(_:into:)`` can write for `change`: each
+    /// varint counted at its longest (10 bytes).
+    static func bound(_ change: Change) -> Int {
+        var size = 8 + 10 + 10 + 1 + 10 + change.rowID.utf8.count + 1 + 10 + (change.member?.utf8.count ?? 0) + 10
+        for field in change.fields {
+            size += 10 + field.field.utf8.count + 1 + 10 + 1 + 10 + 8
+            if case let .text(text) = field.value { size += text.utf8.count }
+        }
+        return size
+    }
+}
+
+/// Reads from bytes in place; every read checks what is left and fails as ByteBuffer's
+/// reads do ("truncated message"), so no input reads past the end.
+struct RawWireReader: ~Copyable {
+    private let base: UnsafeRawBufferPointer
+    private(set) var offset = 0
+
+    init(_ base: UnsafeRawBufferPointer) { self.base = base }
+
+    mutating func byte() throws(WireError) -> UInt8 {
+        guard offset < base.count else { throw WireError("truncated message") }
+        defer { offset += 1 }
+        return base[offset]
+    }
+
+    mutating func fixed64() throws(WireError) -> UInt64 {
+        guard base.count - offset >= 8 else { throw WireError("truncated message") }
+        defer { offset += 8 }
+        return UInt64(bigEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
+
+    mutating func varint() throws(WireError) -> UInt64 {
+        var at = offset
+        let bytes = base
+        do {
+            let value = try Varint.decode {
+                guard at < bytes.count else { return nil }
+                defer { at += 1 }
+                return bytes[at]
+            }
+            offset = at
+            return value
+        } catch {
+            throw WireError(error.description)
+        }
+    }
+
+    mutating func count(max: Int, what: String) throws(WireError) -> Int {
+        let count = try varint()
+        guard count <= UInt64(max) else { throw WireError("too many \(what): \(count) (at most \(max))") }
+        return Int(count)
+    }
+
+    mutating func string() throws(WireError) -> String {
+        let length = try count(max: WireLimits.maxStringBytes, what: "bytes in a string")
+        guard base.count - offset >= length else { throw WireError("truncated string") }
+        guard let string = String(validUTF8: UnsafeRawBufferPointer(rebasing: base[offset..<(offset + length)])) else {
+            throw WireError("a string is not valid UTF-8")
+        }
+        offset += length
+        return string
+    }
+}
+
+extension RawWireWriter {
+    /// docs/PROTOCOL.md, "Changes": origin (8), seq, hlc, entity code (1), row id, member
+    /// flag and id, field count, then each field's name, value tag and value, base flag
+    /// and base stamp.
+    mutating func change(_ change: Change) {
+        fixed64(change.origin.rawValue)
+        varint(change.seq)
+        varint(UInt64(bitPattern: change.hlc.rawValue))
+        byte(WireCodec.codeByOrdinal[change.entity.ordinal])
+        string(change.rowID)
+        if let member = change.member {
+            byte(1)
+            string(member)
+        } else {
+            byte(0)
+        }
+        varint(UInt64(change.fields.count))
+        for index in change.fields.indices {
+            string(change.fields[index].field)
+            switch change.fields[index].value {
+            case .null: byte(0)
+            case let .integer(v):
+                byte(1)
+                varint(UInt64(bitPattern: (v << 1) ^ (v >> 63))) // zigzag
+            case let .text(text):
+                byte(2)
+                string(text)
+            }
+            if let base = change.fields[index].base {
+                byte(1)
+                varint(UInt64(bitPattern: base.hlc.rawValue))
+                fixed64(base.origin.rawValue)
+            } else {
+                byte(0)
+            }
+        }
+    }
+}
+
+extension RawWireReader {
+    mutating func change() throws(WireError) -> Change {
+        let origin = try fixed64()
+        guard origin != 0 else { throw WireError("replica id 0 in a change") }
+        let seq = try varint()
+        let hlc = try timestamp()
+        let code = try byte()
+        guard let entity = WireCodec.entityByCode[Int(code)] else {
+            throw WireError("unknown entity code \(code)", code: .rejectedBatch)
+        }
+        let rowID = try string()
+        let member: String?
+        switch try byte() {
+        case 0: member = nil
+        case 1: member = try string()
+        default: throw WireError("invalid member flag")
+        }
+        let fieldCount = try count(max: Limits.maxFieldsPerChange, what: "fields in a change")
+        var fields: [FieldWrite] = []
+        fields.reserveCapacity(fieldCount)
+        for _ in 0..<fieldCount {
+            let name = try string()
+            let value: FieldValue
+            switch try byte() {
+            case 0: value = .null
+            case 1:
+                let raw = try varint()
+                value = .integer(Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1))
+            case 2: value = .text(try string())
+            case let tag: throw WireError("unknown value tag \(tag)")
+            }
+            let base: Stamp?
+            switch try byte() {
+            case 0: base = nil
+            case 1:
+                let baseHLC = try timestamp()
+                base = Stamp(hlc: baseHLC, origin: ReplicaID(rawValue: try fixed64()))
+            default: throw WireError("invalid base flag")
+            }
+            fields.append(FieldWrite(field: name, value: value, base: base))
+        }
+        return Change(origin: ReplicaID(rawValue: origin), seq: seq, hlc: hlc, member: member,
+                      entity: entity, rowID: rowID, fields: fields)
+    }
+
+    private mutating func timestamp() throws(WireError) -> HybridTimestamp {
+        let raw = try varint()
+        guard raw <= UInt64(Int64.max) else { throw WireError("timestamp out of range") }
+        return HybridTimestamp(rawValue: Int64(raw))
+    }
+}
