@@ -7,16 +7,19 @@ import PulseModel
 /// next one is asked for.
 public final class DeltaReader {
     let connection: Connection
+    let records: ReplicaStore.RecordStatements
 
     public init(path: String) throws {
         connection = try Connection(path: path, mode: .readOnly)
+        records = ReplicaStore.RecordStatements(connection)
     }
 
     /// A cursor over what a peer with `peerVector` lacks, from a snapshot taken now.
     public func deltas(for peerVector: VersionVector, batchLimit: Int = DeltaCursor.defaultBatchLimit,
                        byteLimit: Int = DeltaCursor.defaultByteLimit) throws -> DeltaCursor {
         precondition(!connection.isInTransaction, "the previous cursor of this reader is still open")
-        return try DeltaCursor(connection: connection, peerVector: peerVector, batchLimit: batchLimit, byteLimit: byteLimit)
+        return try DeltaCursor(connection: connection, records: records, peerVector: peerVector, batchLimit: batchLimit,
+                               byteLimit: byteLimit)
     }
 }
 
@@ -25,7 +28,7 @@ public final class DeltaReader {
 extension DeltaReader: StoreReading {
     public func row(_ entity: EntityKind, _ rowID: String) throws -> [String: FieldValue] {
         precondition(!connection.isInTransaction, "a cursor of this reader is still open")
-        return try ReplicaStore.readVersions(connection, entity, rowID)?.values ?? [:]
+        return try records.versions(entity, rowID)?.values ?? [:]
     }
 
     public func rows(_ entity: EntityKind, _ query: RowQuery) throws -> [StoredRow] {
@@ -59,21 +62,28 @@ public final class DeltaCursor {
     /// claims (at most 4096 of ≤ 30 bytes) and the header.
     public static let defaultByteLimit = 3 << 20
     private let connection: Connection
+    private let records: ReplicaStore.RecordStatements
     private let batchLimit: Int
     private let byteLimit: Int
     private var pending: [(origin: ReplicaID, after: UInt64, upTo: UInt64)]
     private var finished = false
+    /// The last writer met and its id as text.
+    private var lastWriter: MemberRef?
+    private var lastWriterText: String?
     /// The snapshot's version vector: what the peer holds once it applied every batch.
     public let snapshotVector: VersionVector
 
     package convenience init(path: String, peerVector: VersionVector, batchLimit: Int, byteLimit: Int) throws {
-        try self.init(connection: Connection(path: path, mode: .readOnly), peerVector: peerVector, batchLimit: batchLimit,
-                      byteLimit: byteLimit)
+        let connection = try Connection(path: path, mode: .readOnly)
+        try self.init(connection: connection, records: ReplicaStore.RecordStatements(connection), peerVector: peerVector,
+                      batchLimit: batchLimit, byteLimit: byteLimit)
     }
 
-    init(connection: Connection, peerVector: VersionVector, batchLimit: Int, byteLimit: Int) throws {
+    init(connection: Connection, records: ReplicaStore.RecordStatements, peerVector: VersionVector, batchLimit: Int,
+         byteLimit: Int) throws {
         precondition(batchLimit > 0 && byteLimit > 0)
         self.connection = connection
+        self.records = records
         self.batchLimit = batchLimit
         self.byteLimit = byteLimit
         try connection.execute("BEGIN DEFERRED")
@@ -155,22 +165,33 @@ public final class DeltaCursor {
                 guard let rowID = ChangeIndex.rowID(statement, column: 2) else {
                     throw StoreError.corruptIndex("change \(origin)#\(seq) names its \(entity.rawValue) row by neither text nor 16 bytes")
                 }
-                guard let row = try ReplicaStore.readVersions(connection, entity, rowID) else {
+                guard let row = try records.versions(entity, rowID) else {
                     throw StoreError.corruptIndex("change \(origin)#\(seq) is indexed on \(entity.rawValue) \(rowID), which does not exist")
                 }
                 var fields: [FieldWrite] = []
                 var stamp: (hlc: HybridTimestamp, writer: MemberRef?)?
-                for number in entity.schema.numbersByName {
-                    guard let version = row[number], version.stamp.origin == origin, version.seq == seq else { continue }
-                    fields.append(FieldWrite(field: entity.schema.fields[number].name, value: version.value, base: version.base))
-                    stamp = (version.stamp.hlc, version.writer)
+                let schema = entity.schema
+                // The versions read in place: only the parts a change carries are copied.
+                row.withVersions { versions in
+                    for number in schema.numbersByName where row.contains(number) {
+                        guard versions[number].unsafelyUnwrapped.stamp.origin == origin,
+                              versions[number].unsafelyUnwrapped.seq == seq else { continue }
+                        fields.append(FieldWrite(field: schema.fieldNames[number], value: versions[number].unsafelyUnwrapped.value,
+                                                 base: versions[number].unsafelyUnwrapped.base))
+                        stamp = (versions[number].unsafelyUnwrapped.stamp.hlc, versions[number].unsafelyUnwrapped.writer)
+                    }
                 }
                 // Every indexed change still holds a field of its row (saveRow keeps it so);
                 // skipping one would claim coverage of a change never sent.
                 guard let stamp else {
                     throw StoreError.corruptIndex("change \(origin)#\(seq) is indexed on \(entity.rawValue) \(rowID), which holds no field of it")
                 }
-                let change = Change(origin: origin, seq: seq, hlc: stamp.hlc, member: stamp.writer?.text,
+                // A run of changes by one member shares one text of its id (made once).
+                if let writer = stamp.writer, writer != lastWriter {
+                    lastWriter = writer
+                    lastWriterText = writer.text
+                }
+                let change = Change(origin: origin, seq: seq, hlc: stamp.hlc, member: stamp.writer == nil ? nil : lastWriterText,
                                     entity: entity, rowID: rowID, fields: fields)
                 let size = Self.wireSizeBound(change)
                 if bytes + size > byteLimit && !(firstInBatch && changes.isEmpty) { return (changes, false) }

@@ -498,17 +498,40 @@ public final class ReplicaStore {
                               partial: anyPartial ? hot(.selectPartial) : nil) ?? VersionedRow(entity.schema)
     }
 
-    /// The same read on another connection (the delta cursor's), with statements from its cache.
-    static func readVersions(_ connection: Connection, _ entity: EntityKind, _ rowID: String) throws -> VersionedRow? {
-        try readVersions(entity, rowID, typed: connection.statement(rowSQL[entity]!.select),
-                         partial: connection.statement(HotStatement.selectPartial.sql))
+    /// The same read on another connection (a delta reader's), with the statements it keeps.
+    final class RecordStatements {
+        private let connection: Connection
+        /// By ``EntityKind/ordinal``: prepared at first use and kept (the connection's cache,
+        /// keyed by SQL text, hashed the text on every read: 6 % of a sending agent).
+        private var selects = [Statement?](repeating: nil, count: EntityKind.allCases.count)
+        private var partial: Statement?
+
+        init(_ connection: Connection) { self.connection = connection }
+
+        func versions(_ entity: EntityKind, _ rowID: String) throws -> VersionedRow? {
+            let select: Statement
+            if let prepared = selects[entity.ordinal] {
+                select = prepared
+            } else {
+                select = try Statement(connection: connection, sql: ReplicaStore.rowSQL[entity]!.select)
+                selects[entity.ordinal] = select
+            }
+            let partial: Statement
+            if let prepared = self.partial {
+                partial = prepared
+            } else {
+                partial = try Statement(connection: connection, sql: HotStatement.selectPartial.sql)
+                self.partial = partial
+            }
+            return try ReplicaStore.readVersions(entity, rowID, typed: select, partial: partial)
+        }
     }
 
     /// A row's record: from its typed table when complete, else from `partial_row`; nil
     /// when the row has none. The statements are `rowSQL[entity].select` and
     /// `HotStatement.selectPartial`, reset; they are left reset.
-    private static func readVersions(_ entity: EntityKind, _ rowID: String,
-                                     typed: Statement, partial: Statement?) throws -> VersionedRow? {
+    fileprivate static func readVersions(_ entity: EntityKind, _ rowID: String,
+                                         typed: Statement, partial: Statement?) throws -> VersionedRow? {
         defer { typed.reset(); partial?.reset() }
         try typed.bind(.text(rowID), at: 1)
         if try typed.step() { return try decodeVersions(typed, column: 0, entity: entity, rowID: rowID, typedColumns: 1) }
