@@ -168,9 +168,11 @@ public enum EventRules {
     public static func events(of batches: some Sequence<[Change]>, labels: [ReplicaID: String], keep: Int = 20) -> [HouseholdEvent] {
         var deriver = Deriver(folder: EventFolder(keep: keep), labels: labels)
         for changes in batches {
-            // By index: a change is read where it is, not copied out of the array and
-            // destroyed (a retain and a release of each of its strings).
-            for index in changes.indices { deriver.add(changes[index]) }
+            // Through a buffer pointer: a change is read where it is (the array's subscript
+            // copies it out and destroys the copy, a retain and a release of each string).
+            changes.withUnsafeBufferPointer { changes in
+                for index in changes.indices { deriver.add(changes[index]) }
+            }
         }
         return deriver.folder.events
     }

@@ -311,18 +311,18 @@ public final class ReplicaStore {
         // far ahead of this clock (held, not merged: see HeldChanges.swift).
         let now = physicalClock()
         let checker = HybridClock(maxDriftMilliseconds: maxDriftMilliseconds)
-        // The changes merged now are the batch's own, read in place: not copied into an array.
         var holdBack: [Change] = [], heldBack: Set<Int> = []
-        // By index, here and below: a change is read where it is (iterating copied each,
-        // a retain and a release of each of its strings).
-        let changes = batch.changes
-        for position in changes.indices {
-            do { try changes[position].entity.schema.validate(changes[position]) } catch {
-                throw StoreError.invalidChange(error, origin: changes[position].origin, seq: changes[position].seq)
-            }
-            if (try? checker.check(remote: changes[position].hlc, physicalMilliseconds: now)) == nil {
-                holdBack.append(changes[position])
-                heldBack.insert(position)
+        // Through a buffer pointer, here and below: a change is read where it is (iterating,
+        // or the array's subscript, copied each: a retain and a release of each string).
+        try batch.changes.withUnsafeBufferPointer { changes in
+            for position in changes.indices {
+                do throws(ChangeValidationError) { try changes[position].entity.schema.validate(changes[position]) } catch {
+                    throw StoreError.invalidChange(error, origin: changes[position].origin, seq: changes[position].seq)
+                }
+                if (try? checker.check(remote: changes[position].hlc, physicalMilliseconds: now)) == nil {
+                    holdBack.append(changes[position])
+                    heldBack.insert(position)
+                }
             }
         }
         return try inWords { try connection.transaction {
@@ -355,31 +355,34 @@ public final class ReplicaStore {
             let holding = holdBack.isEmpty ? try heldOrigins() : try heldOrigins().union(holdBack.map(\.origin))
             // The changes applied are the batch's own array, shared, unless some are not.
             var notApplied = heldBack
-            for offset in changes.indices where heldBack.isEmpty || !heldBack.contains(offset) {
-                if changes[offset].origin == replicaID && changes[offset].seq > vv[replicaID] {
-                    throw StoreError.foreignOwnChange(seq: changes[offset].seq)
-                }
-                try clock.observe(remote: changes[offset].hlc, physicalMilliseconds: now)
-                let key = RowKey(entity: changes[offset].entity, rowID: changes[offset].rowID)
-                let index: Int
-                if let known = position[key] {
-                    index = known
-                } else {
-                    index = rows.count
-                    let entity = changes[offset].entity
-                    let new = try !anyPartial && lastIDs.sortsAfterEveryRow(entity, key.rowID, connection)
-                    rows.append(TouchedRow(key: key, new ? VersionedRow(entity.schema)
-                                                         : try versions(entity, key.rowID, anyPartial: anyPartial)))
-                    position[key] = index
-                }
-                // Merged in place: the array holds the only copy.
-                if try merge(changes[offset], into: &rows[index].current, &outcome) {
-                    rows[index].changed = true
-                } else {
-                    outcome.ignored += 1
-                    notApplied.insert(offset)
+            try batch.changes.withUnsafeBufferPointer { changes in
+                for offset in changes.indices where heldBack.isEmpty || !heldBack.contains(offset) {
+                    if changes[offset].origin == replicaID && changes[offset].seq > vv[replicaID] {
+                        throw StoreError.foreignOwnChange(seq: changes[offset].seq)
+                    }
+                    try clock.observe(remote: changes[offset].hlc, physicalMilliseconds: now)
+                    let key = RowKey(entity: changes[offset].entity, rowID: changes[offset].rowID)
+                    let index: Int
+                    if let known = position[key] {
+                        index = known
+                    } else {
+                        index = rows.count
+                        let entity = changes[offset].entity
+                        let new = try !anyPartial && lastIDs.sortsAfterEveryRow(entity, key.rowID, connection)
+                        rows.append(TouchedRow(key: key, new ? VersionedRow(entity.schema)
+                                                             : try versions(entity, key.rowID, anyPartial: anyPartial)))
+                        position[key] = index
+                    }
+                    // Merged in place: the array holds the only copy.
+                    if try merge(changes[offset], into: &rows[index].current, &outcome) {
+                        rows[index].changed = true
+                    } else {
+                        outcome.ignored += 1
+                        notApplied.insert(offset)
+                    }
                 }
             }
+            let changes = batch.changes
             outcome.applied = notApplied.isEmpty ? changes : changes.indices.filter { !notApplied.contains($0) }.map { changes[$0] }
             // Sorted on a fixed-width prefix of each key (the table, then the row id's first
             // bytes), not on the keys: comparing their strings in the sort cost a seventh of
