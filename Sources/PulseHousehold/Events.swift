@@ -160,12 +160,13 @@ public enum EventRules {
     /// without one is named by its id. Titles of kept events are those the changes
     /// carry; names and current titles are filled in by ``Household/filledIn(_:local:)``.
     public static func events(of changes: [Change], labels: [ReplicaID: String], keep: Int = 20) -> [HouseholdEvent] {
-        events(of: CollectionOfOne(changes), labels: labels, keep: keep)
+        events(of: [changes], labels: labels, keep: keep)
     }
 
     /// The same for batches in order (the agent's events worker takes every batch applied
-    /// since it last ran, without joining them into one array first).
-    public static func events(of batches: some Sequence<[Change]>, labels: [ReplicaID: String], keep: Int = 20) -> [HouseholdEvent] {
+    /// since it last ran, without joining them into one array first). Not generic: called
+    /// from another module, a generic function runs unspecialized.
+    public static func events(of batches: [[Change]], labels: [ReplicaID: String], keep: Int = 20) -> [HouseholdEvent] {
         var deriver = Deriver(folder: EventFolder(keep: keep), labels: labels)
         for changes in batches {
             // Through a buffer pointer: a change is read where it is (the array's subscript
@@ -190,12 +191,10 @@ public enum EventRules {
                 origin = change.origin
                 machine = labels[change.origin] ?? change.origin.description
             }
-            for kind in kinds {
-                folder.add(kind, time: Int64(change.hlc.milliseconds), author: change.member, machine: machine) { [machine] in
-                    var event = EventRules.event(kind, of: change)
-                    event.machine = machine
-                    return event
-                }
+            for kind in kinds where !folder.folded(kind, time: Int64(change.hlc.milliseconds), author: change.member, machine: machine) {
+                var event = EventRules.event(kind, of: change)
+                event.machine = machine
+                folder.add(event)
             }
         }
     }
@@ -318,43 +317,43 @@ public struct EventFolder {
 
     public init(keep: Int = 20) { self.keep = keep }
 
-    public mutating func add(_ event: HouseholdEvent) {
-        add(event.type, count: event.count, time: event.time, author: event.author, machine: event.machine) { event }
+    /// Folds an event of `kind` into its kind's summary, without the event being made,
+    /// when the kind has one (true); false when the event is to be made and added.
+    public mutating func folded(_ kind: HouseholdEvent.Kind, count: Int = 1, time: Int64, author: String?, machine: String?) -> Bool {
+        let index = kind.index
+        guard summaries[index] != nil else { return false }
+        counts[index] += 1
+        summaries[index]!.fold(count: count, time: time, author: author, machine: machine)
+        return true
     }
 
-    /// Adds an event of `kind` that stands for `count` changes; `make` makes it, and is
-    /// called only when the event is kept (or becomes its kind's summary), not when it is
-    /// folded into a summary that exists.
-    public mutating func add(_ kind: HouseholdEvent.Kind, count: Int = 1, time: Int64, author: String?, machine: String?,
-                             make: () -> HouseholdEvent) {
-        let index = kind.index
+    public mutating func add(_ event: HouseholdEvent) {
+        if folded(event.type, count: event.count, time: event.time, author: event.author, machine: event.machine) { return }
+        let index = event.type.index
         counts[index] += 1
-        if summaries[index] != nil {
-            summaries[index]!.fold(count: count, time: time, author: author, machine: machine)
-        } else if counts[index] <= keep {
+        if counts[index] <= keep {
             kept[index].append(slots.count)
-            slots.append(make())
-        } else {
-            // The kind's first event becomes its summary, in its place; the others fold in.
-            let places = kept[index]
-            kept[index] = []
-            guard let first = places.first, let event = slots[first] else {
-                // `keep` 0: the event itself is the summary.
-                let event = make()
-                summaries[index] = Summary(place: slots.count, event)
-                slots.append(event)
-                return
-            }
-            var summary = Summary(place: first, event)
-            for place in places.dropFirst() {
-                if let folded = slots[place] {
-                    summary.fold(count: folded.count, time: folded.time, author: folded.author, machine: folded.machine)
-                }
-                slots[place] = nil
-            }
-            summary.fold(count: count, time: time, author: author, machine: machine)
-            summaries[index] = summary
+            slots.append(event)
+            return
         }
+        // The kind's first event becomes its summary, in its place; the others fold in.
+        let places = kept[index]
+        kept[index] = []
+        guard let first = places.first, let firstEvent = slots[first] else {
+            // `keep` 0: the event itself is the summary.
+            summaries[index] = Summary(place: slots.count, event)
+            slots.append(event)
+            return
+        }
+        var summary = Summary(place: first, firstEvent)
+        for place in places.dropFirst() {
+            if let other = slots[place] {
+                summary.fold(count: other.count, time: other.time, author: other.author, machine: other.machine)
+            }
+            slots[place] = nil
+        }
+        summary.fold(count: event.count, time: event.time, author: event.author, machine: event.machine)
+        summaries[index] = summary
     }
 
     /// The events so far, kept or summarized.
