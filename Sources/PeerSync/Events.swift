@@ -174,6 +174,13 @@ actor EventPipeline {
 
     static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
+    /// The pure derivation, run off this actor as well as off the store's: a catch-up's
+    /// takes milliseconds, and sessions hand their applied batches to this actor meanwhile
+    /// (``applied(_:)`` must not wait for it).
+    @concurrent private static func derive(_ batches: [[Change]], labels: [ReplicaID: String]) async -> [HouseholdEvent] {
+        EventRules.events(of: batches, labels: labels)
+    }
+
     private static func touchesLedger(_ changes: [Change]) -> Bool {
         changes.indices.contains { changes[$0].entity == .ledgerEntry } // read in place, not copied
     }
@@ -198,7 +205,7 @@ actor EventPipeline {
                 // applies the next batches, busy for a fifth of its time).
                 if !batches.isEmpty {
                     let labels = try await store.replicaLabels()
-                    events += try await store.filledIn(EventRules.events(of: batches, labels: labels), local: false)
+                    events += try await store.filledIn(await Self.derive(batches, labels: labels), local: false)
                 }
                 if conflictCount > 0 {
                     events.append(HouseholdEvent(type: .conflict, title: "\(conflictCount) concurrent edit\(conflictCount == 1 ? "" : "s") resolved",
@@ -210,7 +217,7 @@ actor EventPipeline {
                     localSeq = upTo
                     if !mine.isEmpty {
                         let labels = try await store.replicaLabels()
-                        events += try await store.filledIn(EventRules.events(of: mine, labels: labels), local: true)
+                        events += try await store.filledIn(await Self.derive([mine], labels: labels), local: true)
                     }
                     ledgerTouched = ledgerTouched || Self.touchesLedger(mine)
                 }

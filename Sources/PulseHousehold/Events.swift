@@ -91,7 +91,7 @@ public struct HouseholdEvent: Sendable, Codable, Equatable {
 
 /// The pure rules that turn one change into events, by the change's shape: the fields a
 /// household operation writes say which operation it was (Shopping.swift, Tasks.swift,
-/// Kids.swift write exactly these sets). Table-tested in `EventRulesTests`.
+/// Kids.swift write exactly these sets). Table-tested in `NotificationRulesTests`.
 public enum EventRules {
     /// The kinds of event one change makes, in order (at most two: an item renamed and
     /// checked in one change, a task reassigned and done), without making the events.

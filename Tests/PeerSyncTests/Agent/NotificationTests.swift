@@ -51,6 +51,7 @@ private func added(_ title: String, by author: String? = tom, local: Bool = fals
         }
         #expect(EventRules.events(of: change(.task, ["title": .text("T"), "created": .integer(1), "assignee": .text(anna)]))
             .first?.assignee == anna)
+        #expect(EventRules.events(of: change(.task, ["assignee": .text(anna), "done": .bool(true)])).map(\.assignee) == [anna, nil])
         #expect(EventRules.events(of: change(.backlogItem, ["title": .text("x")])).first?.topic == .backlog)
     }
 
