@@ -200,9 +200,10 @@ actor EventPipeline {
             localDirty = false
             do {
                 var events = peers
-                // Derived here, on this actor: only the labels and the filling in are the
-                // store's work (a catch-up's 100 000 changes kept the store's actor, which
-                // applies the next batches, busy for a fifth of its time).
+                // Derived off the store's actor (and this one: ``derive``): only the labels
+                // and the filling in are the store's work (deriving a catch-up's 100 000
+                // changes there kept the actor that applies the next batches busy for a
+                // fifth of its time).
                 if !batches.isEmpty {
                     let labels = try await store.replicaLabels()
                     events += try await store.filledIn(await Self.derive(batches, labels: labels), local: false)

@@ -153,19 +153,15 @@ public enum EventRules {
         kinds(of: change).map { event($0, of: change) }
     }
 
-    /// The events of many changes, summarized (``summarize(_:keep:)``) as they are derived:
-    /// an event is made only while its kind is kept, and a change whose kinds are all
-    /// summarized already only counts (a catch-up of 100 000 changes makes a few dozen
-    /// events). `labels` names each origin's machine (its replica's label); an origin
-    /// without one is named by its id. Titles of kept events are those the changes
+    /// The events of batches of changes, in order, summarized (``summarize(_:keep:)``) as
+    /// they are derived: an event is made only while its kind is kept, and a change whose
+    /// kinds are all summarized already only counts (a catch-up of 100 000 changes makes a
+    /// few dozen events). `labels` names each origin's machine (its replica's label); an
+    /// origin without one is named by its id. Titles of kept events are those the changes
     /// carry; names and current titles are filled in by ``Household/filledIn(_:local:)``.
-    public static func events(of changes: [Change], labels: [ReplicaID: String], keep: Int = 20) -> [HouseholdEvent] {
-        events(of: [changes], labels: labels, keep: keep)
-    }
-
-    /// The same for batches in order (the agent's events worker takes every batch applied
-    /// since it last ran, without joining them into one array first). Not generic: called
-    /// from another module, a generic function runs unspecialized.
+    /// Batches, not one array: the agent's events worker takes every batch applied since it
+    /// last ran without joining them. Not generic: called from another module, a generic
+    /// function runs unspecialized.
     public static func events(of batches: [[Change]], labels: [ReplicaID: String], keep: Int = 20) -> [HouseholdEvent] {
         var deriver = Deriver(folder: EventFolder(keep: keep), labels: labels)
         for changes in batches {

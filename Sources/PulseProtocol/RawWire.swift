@@ -63,8 +63,10 @@ struct RawWireWriter: ~Copyable {
         offset += count
     }
 
-    /// The most bytes ``WireCodec/writeChange(_:into:)`` can write for `change`: each
-    /// varint counted at its longest (10 bytes).
+    /// The most bytes ``change(_:)`` can write for `change`: each varint counted at its
+    /// longest (10 bytes). Looser than the delta cursor's `wireSizeBound`, which may count
+    /// on the schema's limits to cut batches; this one must hold for any change, since it
+    /// sizes the memory written.
     static func bound(_ change: Change) -> Int {
         var size = 8 + 10 + 10 + 1 + 10 + change.rowID.utf8.count + 1 + 10 + (change.member?.utf8.count ?? 0) + 10
         for field in change.fields {

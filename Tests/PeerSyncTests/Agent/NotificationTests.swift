@@ -126,7 +126,7 @@ private func added(_ title: String, by author: String? = tom, local: Bool = fals
                     return event
                 }
             }
-            #expect(EventRules.events(of: changes, labels: labels, keep: keep) == EventRules.summarize(oneByOne, keep: keep))
+            #expect(EventRules.events(of: [changes], labels: labels, keep: keep) == EventRules.summarize(oneByOne, keep: keep))
         }
         // Two kinds from one change, in the rule's order.
         #expect(EventRules.kinds(of: change(.task, ["assignee": .text(anna), "done": .bool(true)])).map { $0 } == [.taskAssigned, .taskDone])
