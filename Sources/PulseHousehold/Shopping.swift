@@ -50,13 +50,16 @@ extension Household {
         let cleaned = try names.map { $0.trimmed }.filter { !$0.isEmpty }
             .map { try Validation.name($0, what: "item name", max: 200) }
         guard !cleaned.isEmpty else { throw HouseholdError.invalidInput("nothing to add: give at least one item name") }
-        let plan = ShoppingRules.plan(cleaned, pool: try shoppingItems(.restock))
-        let base = try store.orderingKey()
-        let items = plan.enumerated().map { index, step in
-            ShoppingItem(id: step.restock?.id ?? RowIDRules.newRowID(), name: step.restock?.name ?? step.name, state: .active,
-                         listed: base + Int64(index))
-        }
-        try store.write(member: memberID) { tx in
+        // The pool and the listing key are read inside the write's transaction: under its
+        // lock, so a name another process restocks or adds meanwhile is seen, and without
+        // two read transactions of their own before it (each takes and drops a WAL lock).
+        let (addition, _) = try store.write(member: memberID) { tx in
+            let plan = ShoppingRules.plan(cleaned, pool: try shoppingItems(.restock))
+            let base = try store.orderingKey()
+            let items = plan.enumerated().map { index, step in
+                ShoppingItem(id: step.restock?.id ?? RowIDRules.newRowID(), name: step.restock?.name ?? step.name, state: .active,
+                             listed: base + Int64(index))
+            }
             for (item, step) in zip(items, plan) {
                 if step.restock != nil {
                     try tx.put(.shoppingItem, item.id, ["state": .text("active"), "listed": .integer(item.listed)])
@@ -64,8 +67,9 @@ extension Household {
                     try tx.create(.shoppingItem, item.id, ["name": .text(item.name), "state": .text("active"), "listed": .integer(item.listed)])
                 }
             }
+            return ShoppingAddition(items: items, restocked: plan.compactMap { $0.restock?.id })
         }
-        return ShoppingAddition(items: items, restocked: plan.compactMap { $0.restock?.id })
+        return addition
     }
 
     public func renameShoppingItem(_ handle: String, to newName: String) throws -> ShoppingItem {
@@ -88,9 +92,11 @@ extension Household {
     /// Moves an item between the list and the pool; `listed` records when (the list's
     /// order, and the pool's most-recently-bought-first order).
     private func move(_ item: ShoppingItem, to state: ShoppingItem.State) throws -> ShoppingItem {
-        let listed = try store.orderingKey()
-        let fields: [String: FieldValue] = ["state": .text(state.rawValue), "listed": .integer(listed)]
-        try store.write(member: memberID) { try $0.put(.shoppingItem, item.id, fields) }
+        let (listed, _) = try store.write(member: memberID) { tx in
+            let listed = try store.orderingKey()
+            try tx.put(.shoppingItem, item.id, ["state": .text(state.rawValue), "listed": .integer(listed)])
+            return listed
+        }
         return ShoppingItem(id: item.id, name: item.name, state: state, listed: listed)
     }
 

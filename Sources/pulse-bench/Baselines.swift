@@ -65,14 +65,20 @@ enum Baselines {
                 CREATE INDEX IF NOT EXISTS item_by_state ON item (state, listed);
                 """)
         }
-        deinit { sqlite3_close_v2(db) }
+        deinit { sqlite3_finalize(statement); sqlite3_close_v2(db) }
         func exec(_ sql: String) { sqlite3_exec(db, sql, nil, nil, nil) }
+
+        /// Prepared once, as the store keeps its statements: a write of one row pays no
+        /// parsing.
+        private lazy var statement: OpaquePointer? = {
+            var statement: OpaquePointer?
+            sqlite3_prepare_v2(db, "INSERT INTO item (id, name, state, listed) VALUES (?1, ?2, 'active', ?3)", -1, &statement, nil)
+            return statement
+        }()
 
         /// Inserts `count` rows, `perTransaction` to a transaction; returns seconds.
         func insert(_ count: Int, perTransaction: Int, prefix: String) -> Double {
-            var statement: OpaquePointer?
-            sqlite3_prepare_v2(db, "INSERT INTO item (id, name, state, listed) VALUES (?1, ?2, 'active', ?3)", -1, &statement, nil)
-            defer { sqlite3_finalize(statement) }
+            let statement = self.statement
             let start = DispatchTime.now().uptimeNanoseconds
             for i in 0..<count {
                 if i % perTransaction == 0 { exec("BEGIN IMMEDIATE") }
