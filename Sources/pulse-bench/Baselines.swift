@@ -76,17 +76,25 @@ enum Baselines {
             return statement
         }()
 
-        /// Inserts `count` rows, `perTransaction` to a transaction; returns seconds.
-        func insert(_ count: Int, perTransaction: Int, prefix: String) -> Double {
+        /// The next listing key: rising from call to call, as the store's (a clock), so
+        /// that each insert lands at the right edge of the index as the store's does. (A
+        /// key restarting at 0 in each call put every insert of a later call beside an
+        /// older entry, all over the index: the plain insert got slower with each call.)
+        private var listed: Int64 = 0
+
+        /// Inserts `count` rows, `perTransaction` to a transaction; returns seconds. Ids
+        /// are the store's (version 7 UUIDs, time-ordered).
+        func insert(_ count: Int, perTransaction: Int) -> Double {
             let statement = self.statement
             let start = DispatchTime.now().uptimeNanoseconds
             for i in 0..<count {
                 if i % perTransaction == 0 { exec("BEGIN IMMEDIATE") }
-                var id = "\(prefix)-\(RowIDRules.newRowID())", name = "Item \(i)"
+                var id = RowIDRules.newRowID(), name = "Item \(listed)"
                 // Bound by bytes and length, as the store binds text.
                 _ = id.withUTF8 { sqlite3_bind_text(statement, 1, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), Int32($0.count), csqlite_transient()) }
                 _ = name.withUTF8 { sqlite3_bind_text(statement, 2, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), Int32($0.count), csqlite_transient()) }
-                sqlite3_bind_int64(statement, 3, Int64(i))
+                sqlite3_bind_int64(statement, 3, listed)
+                listed += 1
                 sqlite3_step(statement)
                 sqlite3_reset(statement)
                 if i % perTransaction == perTransaction - 1 || i == count - 1 { exec("COMMIT") }

@@ -132,12 +132,12 @@ final class TraceLog: Sendable {
 let rtt = try Baselines.tcpRoundTrip()
 let raw = Baselines.RawDatabase(path: scratch.appendingPathComponent("raw.sqlite").path)
 var commitTimes: [Double] = []
-for i in 0..<300 {
+for _ in 0..<300 {
     let start = now()
-    _ = raw.insert(1, perTransaction: 1, prefix: "c\(i)")
+    _ = raw.insert(1, perTransaction: 1)
     commitTimes.append(Double(now() - start) / 1000)
 }
-let rawBatchSeconds = raw.insert(catchUpSize, perTransaction: catchUpSize, prefix: "batch")
+let rawBatchSeconds = raw.insert(catchUpSize, perTransaction: catchUpSize)
 let rawRate = Double(catchUpSize) / rawBatchSeconds
 FileHandle.standardError.write(Data("· baselines: TCP RTT p50 \(ms(percentile(rtt, 0.5))), commit p50 \(ms(percentile(commitTimes, 0.5))), raw insert \(Int(rawRate)) rows/s\n".utf8))
 
@@ -213,11 +213,11 @@ if selected("catch-up") {
     let cursor = try a.deltas(for: b.versionVector())
     var applied = 0
     // The plain insert right before and right after, in batches of the same size (1000).
-    let rawBefore = raw.insert(catchUpSize / 2, perTransaction: 1000, prefix: "apply-before")
+    let rawBefore = raw.insert(catchUpSize / 2, perTransaction: 1000)
     let start = now()
     while let batch = try cursor.next() { applied += try b.apply(batch).applied.count }
     let rate = Double(applied) / (Double(now() - start) / 1e9)
-    let rawAfter = raw.insert(catchUpSize / 2, perTransaction: 1000, prefix: "apply-after")
+    let rawAfter = raw.insert(catchUpSize / 2, perTransaction: 1000)
     let rawBeside = Double(catchUpSize) / (rawBefore + rawAfter)
     report("Catch-up, store only (in-process apply of the same \(catchUpSize) changes)", "\(Int(rate))/s",
            "raw insert in 1000-row transactions just before and after: \(Int(rawBeside)) rows/s (\(Int(rate / rawBeside * 100))%)", "—")
@@ -304,7 +304,7 @@ if selected("writes") {
     raw.exec("PRAGMA wal_checkpoint(TRUNCATE)")
     for i in 0..<20 {
         try household.addShoppingItems(["Warm-up \(i)"])
-        _ = raw.insert(1, perTransaction: 1, prefix: "w\(i)")
+        _ = raw.insert(1, perTransaction: 1)
     }
     for round in 0..<rounds {
         var storeNanos: UInt64 = 0, rawNanos: UInt64 = 0
@@ -316,7 +316,7 @@ if selected("writes") {
                     storeNanos += now() - start
                     storeCPU += threadCPU() - cpu
                 } else {
-                    _ = raw.insert(1, perTransaction: 1, prefix: "d\(round)-\(i)")
+                    _ = raw.insert(1, perTransaction: 1)
                     rawNanos += now() - start
                     rawCPU += threadCPU() - cpu
                 }
@@ -328,7 +328,7 @@ if selected("writes") {
         let start = now()
         try household.addShoppingItems((0..<batch).map { "Batch \(round)-\($0)" })
         storeBatch.append(Double(now() - start) / 1e3 / Double(batch))
-        rawBatch.append(raw.insert(batch, perTransaction: batch, prefix: "b\(round)") * 1e6 / Double(batch))
+        rawBatch.append(raw.insert(batch, perTransaction: batch) * 1e6 / Double(batch))
         batchRatios.append(storeBatch.last! / rawBatch.last!)
     }
     func spread(_ ratios: [Double]) -> String {
