@@ -77,22 +77,29 @@ extension Connection {
         for (ordinal, rows) in rows.enumerated() where !rows.isEmpty {
             let entity = EntityKind.allCases[ordinal]
             let width = entity.schema.fields.count + 2
-            try insertChunked(rows.count, width: width, sql: { Self.typedInsertSQL(entity, rows: $0) }, slot: ordinal) { statement, first, offset in
+            try insertChunked(rows.count, width: width, sql: { Self.typedInsertSQL(entity, rows: $0) }, slot: ordinal) { offset in
                 let row = rows[offset]
-                try statement.bind(.text(row.rowID), at: first)
-                for (column, value) in row.columns.enumerated() { try statement.bind(value, at: first + 1 + Int32(column)) }
-                try statement.bind(blob: row.record, at: first + Int32(width) - 1)
+                var bytes = row.rowID.utf8.count + row.record.count
+                for case let .text(text) in row.columns { bytes += text.utf8.count }
+                return bytes
+            } bind: { statement, first, offset, room in
+                let row = rows[offset]
+                try statement.bind(text: row.rowID, at: first, in: &room)
+                for (column, value) in row.columns.enumerated() { try statement.bind(value, at: first + 1 + Int32(column), in: &room) }
+                try statement.bind(blob: row.record, at: first + Int32(width) - 1, in: &room)
             } refused: { offset, error in
                 StoreError.constraint(entity, rowID: rows[offset].rowID, error)
             }
         }
         if !index.isEmpty {
-            try insertChunked(index.count, width: 4, sql: Self.indexInsertSQL, slot: EntityKind.allCases.count) { statement, first, offset in
+            try insertChunked(index.count, width: 4, sql: Self.indexInsertSQL, slot: EntityKind.allCases.count) { offset in
+                index[offset].rowID.utf8.count // at least the 16 bytes of a UUID's 36 characters
+            } bind: { statement, first, offset, room in
                 let entry = index[offset]
                 try statement.bind(entry.origin, at: first)
                 try statement.bind(entry.seq, at: first + 1)
                 try statement.bind(ChangeIndex.code(entry.entity), at: first + 2)
-                try ChangeIndex.bind(rowID: entry.rowID, statement, at: first + 3)
+                try ChangeIndex.bind(rowID: entry.rowID, statement, at: first + 3, in: &room)
             } refused: { offset, error in
                 // Two rows claimed one change (a peer's bad batch, or a damaged index): the row
                 // whose entry came second is named.
@@ -102,31 +109,38 @@ extension Connection {
     }
 
     /// Inserts `count` rows of `width` values by statements of ``HeldInserts/chunk``,
-    /// ``HeldInserts/smallChunk`` and 1 rows. `bind(statement, first, offset)` binds row
-    /// `offset` at parameters `first…`. A refused statement of several rows (which SQLite
-    /// undoes whole) is rerun row by row, so that `refused(offset, error)` names the row.
+    /// ``HeldInserts/smallChunk`` and 1 rows. `bind(statement, first, offset, room)` binds
+    /// row `offset` at parameters `first…`, its text and blobs in `room`, which has
+    /// `bytes(offset)` for it. A refused statement of several rows (which SQLite undoes
+    /// whole) is rerun row by row, so that `refused(offset, error)` names the row.
     private func insertChunked(_ count: Int, width: Int, sql: (Int) -> String, slot: Int,
-                               bind: (Statement, Int32, Int) throws -> Void,
+                               bytes: (Int) -> Int,
+                               bind: (Statement, Int32, Int, inout BindingRoom) throws -> Void,
                                refused: (Int, SQLiteError) -> any Error) throws {
+        /// Binds rows `offset..<offset + size` and runs the statement. The bindings point into
+        /// one allocation for all their bytes, and are cleared before it is freed.
+        func run(_ statement: Statement, _ offset: Int, _ size: Int) throws {
+            var total = 0
+            for row in offset..<offset + size { total += bytes(row) }
+            try withUnsafeTemporaryAllocation(byteCount: total, alignment: 1) { buffer in
+                defer { statement.reset() }
+                var room = BindingRoom(buffer)
+                for row in 0..<size { try bind(statement, Int32(row * width + 1), offset + row, &room) }
+                while try statement.step() {}
+            }
+        }
         var offset = 0
         for size in [HeldInserts.chunk, HeldInserts.smallChunk, 1] {
             while count - offset >= size {
-                let statement = try heldStatement(slot: slot, size: size, sql: sql)
-                for row in 0..<size { try bind(statement, Int32(row * width + 1), offset + row) }
                 do {
-                    while try statement.step() {}
-                    statement.reset()
+                    try run(try heldStatement(slot: slot, size: size, sql: sql), offset, size)
                 } catch let error as SQLiteError where error.isConstraint {
-                    statement.reset()
                     guard size > 1 else { throw refused(offset, error) }
                     let single = try heldStatement(slot: slot, size: 1, sql: sql)
                     for row in 0..<size {
-                        try bind(single, 1, offset + row)
                         do {
-                            while try single.step() {}
-                            single.reset()
+                            try run(single, offset + row, 1)
                         } catch let rowError as SQLiteError where rowError.isConstraint {
-                            single.reset()
                             throw refused(offset + row, rowError)
                         }
                     }

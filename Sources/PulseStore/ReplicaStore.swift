@@ -220,6 +220,16 @@ public final class ReplicaStore {
         package var clock: HybridClock
         package var seq: UInt64
         public private(set) var changes: [Change] = []
+        /// The author as the record keeps it: parsed once for the transaction's changes.
+        private let writer: MemberRef?
+
+        init(store: ReplicaStore, member: String?, clock: HybridClock, seq: UInt64) {
+            self.store = store
+            self.member = member
+            self.clock = clock
+            self.seq = seq
+            self.writer = member.map(MemberRef.init)
+        }
 
         /// Sets `fields` of one row (creating it when new): one change.
         @discardableResult
@@ -289,7 +299,6 @@ public final class ReplicaStore {
             } catch {
                 throw StoreError.invalidChange(error, origin: change.origin, seq: change.seq)
             }
-            let writer = member.map(MemberRef.init) // parsed once for all the fields
             for (index, write) in writes.enumerated() {
                 row[numbers[index]] = FieldVersion(value: write.value, stamp: change.stamp, seq: change.seq, base: write.base, writer: writer)
             }

@@ -108,4 +108,46 @@ import Testing
         #expect(parsed?.0 == words?.0 && parsed?.1 == words?.1, "\(text)")
         if let parsed { #expect(withUnsafeBytes(of: (parsed.0.bigEndian, parsed.1.bigEndian)) { Hex.uuidText($0) } == text) }
     }
+
+    /// Every byte value at every place of an id, against the digit-by-digit rule: a digit
+    /// place takes exactly 0-9 and a-f with their value there, a dash place only the dash.
+    @Test func uuidWordsTakeEveryByteAsTheRuleDoes() {
+        let valid = Array("0123abcd-ef45-6789-a0b1-c2d3e4f5a6b7".utf8)
+        func reference(_ bytes: [UInt8]) -> (UInt64, UInt64)? {
+            var words: [UInt64] = [0, 0], digits = 0
+            for (place, byte) in bytes.enumerated() {
+                if [8, 13, 18, 23].contains(place) {
+                    guard byte == UInt8(ascii: "-") else { return nil }
+                    continue
+                }
+                let value: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): value = byte - UInt8(ascii: "a") + 10
+                default: return nil
+                }
+                words[digits / 16] = words[digits / 16] << 4 | UInt64(value)
+                digits += 1
+            }
+            return (words[0], words[1])
+        }
+        var checked = 0
+        for place in valid.indices {
+            for byte in 0...255 {
+                var bytes = valid
+                bytes[place] = UInt8(byte)
+                let parsed = bytes.withUnsafeBufferPointer { Hex.uuidWords($0) }, expected = reference(bytes)
+                guard parsed?.0 != expected?.0 || parsed?.1 != expected?.1 else { checked += 1; continue }
+                Issue.record("byte \(byte) at \(place): \(String(describing: parsed)) instead of \(String(describing: expected))")
+            }
+        }
+        #expect(checked == 36 * 256)
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 { // random ids round-trip
+            let words = (generator.next() as UInt64, generator.next() as UInt64)
+            let text = withUnsafeBytes(of: (words.0.bigEndian, words.1.bigEndian)) { Hex.uuidText($0) }
+            let parsed = Hex.uuidWords(text)
+            #expect(parsed?.0 == words.0 && parsed?.1 == words.1, "\(text)")
+        }
+    }
 }
