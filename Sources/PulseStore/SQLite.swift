@@ -41,6 +41,26 @@ final class Connection {
     let held = HeldInserts()
     /// The multi-row inserts of ``flushHeld()``.
     var heldStatements = [Statement?](repeating: nil, count: Connection.heldStatementSlots)
+    /// The statements of ``ReplicaStore/rows(_:_:)``, by the query's shape.
+    private var rowQueries: [RowQueryShape: Statement] = [:]
+
+    /// What a typed query's SQL depends on: the table, the filtered fields, the order.
+    struct RowQueryShape: Hashable {
+        let entity: EntityKind
+        let filter: [String]
+        let order: [String]
+    }
+
+    /// The statement for `shape`, made from `sql()` once for the connection's life.
+    func rowQueryStatement(_ shape: RowQueryShape, sql: () -> String) throws -> Statement {
+        if let kept = rowQueries[shape] {
+            kept.reset()
+            return kept
+        }
+        let statement = try Statement(connection: self, sql: sql())
+        rowQueries[shape] = statement
+        return statement
+    }
 
     enum Mode { case readWrite, readOnly }
 
@@ -74,6 +94,7 @@ final class Connection {
     deinit {
         cache.removeAll()
         heldStatements.removeAll()
+        rowQueries.removeAll()
         sqlite3_close_v2(handle)
         Self.openPaths.withLock { paths in
             paths[path, default: 1] -= 1

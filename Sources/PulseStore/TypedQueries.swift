@@ -53,23 +53,29 @@ extension ReplicaStore: StoreReading {
 
     static func rows(_ connection: Connection, _ entity: EntityKind, _ query: RowQuery) throws -> [StoredRow] {
         let names = entity.schema.fieldNames
-        for name in query.filter.map(\.field) + query.order {
-            precondition(names.contains(name), "\(entity.rawValue) has no field \(name)")
-        }
-        var sql = "SELECT id, \(names.joined(separator: ", ")) FROM \(entity.rawValue)"
-        if !query.filter.isEmpty {
-            sql += " WHERE " + query.filter.enumerated().map { "\($1.field) = ?\($0 + 1)" }.joined(separator: " AND ")
-        }
-        sql += " ORDER BY " + (query.order + ["id"]).joined(separator: ", ")
-        return try connection.query(sql, query.filter.map(\.value)) { statement in
-            var rows: [StoredRow] = []
-            while try statement.step() {
-                var fields: [String: FieldValue] = [:]
-                for (index, name) in names.enumerated() { fields[name] = statement.value(Int32(index + 1)) }
-                rows.append(StoredRow(id: statement.text(0), fields: fields))
+        // The statement of each query's shape is kept: its SQL was built and looked up by
+        // its text on every call (a sixth of a durable `shop add`'s instructions went to
+        // reading the empty restock pool).
+        let shape = Connection.RowQueryShape(entity: entity, filter: query.filter.map(\.field), order: query.order)
+        let statement = try connection.rowQueryStatement(shape) {
+            for name in shape.filter + shape.order {
+                precondition(names.contains(name), "\(entity.rawValue) has no field \(name)")
             }
-            return rows
+            var sql = "SELECT id, \(names.joined(separator: ", ")) FROM \(entity.rawValue)"
+            if !shape.filter.isEmpty {
+                sql += " WHERE " + shape.filter.enumerated().map { "\($1) = ?\($0 + 1)" }.joined(separator: " AND ")
+            }
+            return sql + " ORDER BY " + (shape.order + ["id"]).joined(separator: ", ")
         }
+        defer { statement.reset() }
+        try statement.bind(query.filter.map(\.value))
+        var rows: [StoredRow] = []
+        while try statement.step() {
+            var fields: [String: FieldValue] = [:]
+            for (index, name) in names.enumerated() { fields[name] = statement.value(Int32(index + 1)) }
+            rows.append(StoredRow(id: statement.text(0), fields: fields))
+        }
+        return rows
     }
 
     /// A key after every key handed out so far and after the clock's last timestamp, in
