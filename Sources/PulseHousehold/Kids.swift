@@ -244,7 +244,7 @@ extension Household {
         return chosen.map { var item = $0; item.selected = selected; return item }
     }
 
-    private func selectionFields(_ item: CatalogueItem) -> [String: FieldValue] {
+    private func selectionFields(_ item: CatalogueItem) -> RowFields {
         ["kind": .text(item.kind.rawValue), "title": .text(item.title), "peanuts": .integer(Int64(item.peanuts)),
          "category": .text(item.category), "selected": .bool(item.selected)]
     }

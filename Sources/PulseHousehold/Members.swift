@@ -68,7 +68,7 @@ extension Household {
         let fields = try styleFields(initials: initials ?? MemberStyle.initials(of: name),
                                      color: color ?? MemberStyle.color(at: existing.count))
         try store.write(member: memberID) { tx in
-            try tx.create(.member, id, fields.merging(["name": .text(name), "removed": .bool(false)]) { $1 })
+            try tx.create(.member, id, RowFields(fields.merging(["name": .text(name), "removed": .bool(false)]) { $1 }))
         }
         return try resolveMember(id)
     }
@@ -85,7 +85,7 @@ extension Household {
             if initials == nil { fields["initials"] = .text(MemberStyle.initials(of: name)) }
         }
         guard !fields.isEmpty else { throw HouseholdError.invalidInput("nothing to change: give a new name, initials or colour") }
-        try store.write(member: memberID) { try $0.put(.member, member.id, fields) }
+        try store.write(member: memberID) { try $0.put(.member, member.id, RowFields(fields)) }
         return try resolveMember(member.id)
     }
 

@@ -84,7 +84,7 @@ extension Household {
     }
 
     package func newTaskFields(_ title: String, assigneeID: String?, due: String?, created: Int64,
-                       template: String? = nil, period: String? = nil) -> [String: FieldValue] {
+                       template: String? = nil, period: String? = nil) -> RowFields {
         ["title": .text(title), "done": .bool(false), "assignee": assigneeID.map { .text($0) } ?? .null,
          "due": due.map { .text($0) } ?? .null, "created": .integer(created),
          "template": template.map { .text($0) } ?? .null, "period": period.map { .text($0) } ?? .null, "deleted": .bool(false)]
@@ -149,7 +149,7 @@ extension Household {
         if let assignee, assignee != task.assigneeID { fields["assignee"] = assignee.map { .text($0) } ?? .null }
         if let due, due != task.due { fields["due"] = due.map { .text($0) } ?? .null }
         guard !fields.isEmpty else { return task }
-        try store.write(member: memberID) { try $0.put(.task, task.id, fields) }
+        try store.write(member: memberID) { try $0.put(.task, task.id, RowFields(fields)) }
         return try self.task(task.id)
     }
 

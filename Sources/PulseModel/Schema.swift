@@ -83,6 +83,9 @@ public final class EntitySchema: Sendable {
     /// The field numbers (places in `fields`) in the order of the fields' names: the order
     /// a change lists its fields in.
     public let numbersByName: [Int]
+    /// The inverse of `numbersByName`: each field number's place in the order of names
+    /// (a local write orders its fields by it without comparing the names).
+    public let nameRanks: [Int]
 
     public init(kind: EntityKind, fields: [FieldSpec], tombstone: (field: String, value: FieldValue)?, singletonRowID: String?) {
         self.kind = kind
@@ -92,6 +95,9 @@ public final class EntitySchema: Sendable {
         fieldNames = fields.map(\.name)
         requiredFieldCount = fields.count(where: { !$0.optional })
         numbersByName = fields.indices.sorted { fields[$0].name < fields[$1].name }
+        var ranks = [Int](repeating: 0, count: fields.count)
+        for (rank, number) in numbersByName.enumerated() { ranks[number] = rank }
+        nameRanks = ranks
         precondition(fields.count <= 64, "a change's fields are told apart in 64 bits (validate)")
     }
 
@@ -315,10 +321,14 @@ extension EntitySchema {
 
     /// Checks a whole change: row id, fields known and distinct, values valid.
     public func validate(_ change: Change) throws(ChangeValidationError) {
+        try validate(change, memberChecked: false)
+    }
+
+    /// The same; `memberChecked`: the change's member has passed ``validate(member:)``
+    /// already (a local transaction's changes share one, checked with the first).
+    public func validate(_ change: Change, memberChecked: Bool) throws(ChangeValidationError) {
         guard change.seq >= 1 else { throw .badSequence }
-        if let member = change.member, !RowIDRules.isValid(member) || member.utf8.count > Limits.maxMemberIDLength {
-            throw .badMember // (a valid id is ASCII and not empty: bytes are characters)
-        }
+        if !memberChecked, let member = change.member { try Self.validate(member: member) }
         guard RowIDRules.isValid(change.rowID) else { throw .badRowID(change.rowID) }
         if let singleton = singletonRowID, change.rowID != singleton { throw .badRowID(change.rowID) }
         guard !change.fields.isEmpty else { throw .emptyChange }
@@ -330,6 +340,15 @@ extension EntitySchema {
             guard seen & (1 << number) == 0 else { throw .duplicateField(kind, write.field) }
             seen |= 1 << number
             try validate(number, write.value)
+        }
+    }
+}
+
+extension EntitySchema {
+    /// A change's member: a valid id, at most ``Limits/maxMemberIDLength`` bytes.
+    public static func validate(member: String) throws(ChangeValidationError) {
+        if !RowIDRules.isValid(member) || member.utf8.count > Limits.maxMemberIDLength {
+            throw .badMember // (a valid id is ASCII and not empty: bytes are characters)
         }
     }
 }
@@ -375,6 +394,9 @@ public enum RowIDRules {
 
     public static func isValid(_ id: String) -> Bool {
         let utf8 = id.utf8
+        // A lowercase UUID (every id this program makes): its digits and hyphens are id
+        // bytes, and ``Hex/uuidWords(_:)`` reads them eight at a time.
+        if utf8.count == 36, Hex.uuidWords(id) != nil { return true }
         guard (1...Limits.maxRowIDLength).contains(utf8.count) else { return false }
         // Over the contiguous bytes of a native string (the generic view walked 7 % of a write).
         return utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isIDByte) } ?? utf8.allSatisfy(isIDByte)

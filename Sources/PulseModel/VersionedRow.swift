@@ -81,6 +81,20 @@ public struct VersionedRow: Sendable {
         }
     }
 
+    /// Whether a field numbered below `limit` (any, by default) has a version from change
+    /// `ref`; `versions`: this row's, from ``withVersions(_:)``.
+    @inlinable public func contains(_ ref: ChangeRef, before limit: Int = 64, in versions: UnsafeBufferPointer<FieldVersion?>) -> Bool {
+        var rest = present & (limit >= 64 ? ~0 : (1 << UInt64(limit)) - 1)
+        while rest != 0 {
+            let number = rest.trailingZeroBitCount
+            rest &= rest - 1
+            if versions[number].unsafelyUnwrapped.seq == ref.seq && versions[number].unsafelyUnwrapped.stamp.origin == ref.origin {
+                return true
+            }
+        }
+        return false
+    }
+
     /// The fields that have a version, in schema order.
     public var fields: [(number: Int, version: FieldVersion)] {
         var fields: [(number: Int, version: FieldVersion)] = []

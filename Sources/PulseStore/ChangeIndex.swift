@@ -44,16 +44,6 @@ enum ChangeIndex {
         }
     }
 
-    /// The same, its bytes placed in `room` (at most the id's text's length): the held
-    /// inserts' way.
-    static func bind(rowID: String, _ statement: Statement, at index: Int32, in room: inout BindingRoom) throws {
-        if let words = Hex.uuidWords(rowID) {
-            try statement.bind(uuid: words, at: index, in: &room)
-        } else {
-            try statement.bind(text: rowID, at: index, in: &room)
-        }
-    }
-
     /// The row id stored in `column`; nil for anything but 16 bytes or text.
     static func rowID(_ statement: Statement, column: Int32) -> String? {
         switch statement.type(column) {

@@ -222,6 +222,8 @@ public final class ReplicaStore {
         public private(set) var changes: [Change] = []
         /// The author as the record keeps it: parsed once for the transaction's changes.
         private let writer: MemberRef?
+        /// Whether the author has passed validation (with the first change that succeeded).
+        private var memberChecked = false
 
         init(store: ReplicaStore, member: String?, clock: HybridClock, seq: UInt64) {
             self.store = store
@@ -233,7 +235,7 @@ public final class ReplicaStore {
 
         /// Sets `fields` of one row (creating it when new): one change.
         @discardableResult
-        public mutating func put(_ entity: EntityKind, _ rowID: String, _ fields: [String: FieldValue]) throws -> Change {
+        public mutating func put(_ entity: EntityKind, _ rowID: String, _ fields: RowFields) throws -> Change {
             try put(entity, rowID, fields, stamp: nil, fresh: false)
         }
 
@@ -244,7 +246,7 @@ public final class ReplicaStore {
         /// typed table for a complete row, `partial_row` otherwise), and the transaction
         /// rolls back: nothing there is overwritten.
         @discardableResult
-        public mutating func create(_ entity: EntityKind, _ rowID: String, _ fields: [String: FieldValue]) throws -> Change {
+        public mutating func create(_ entity: EntityKind, _ rowID: String, _ fields: RowFields) throws -> Change {
             try put(entity, rowID, fields, stamp: nil, fresh: true)
         }
 
@@ -253,30 +255,50 @@ public final class ReplicaStore {
         /// person's action on it: the copies merge into one row and never undo an edit.
         /// Only for rows that do not exist here yet.
         @discardableResult
-        public mutating func putGenerated(_ entity: EntityKind, _ rowID: String, _ fields: [String: FieldValue],
+        public mutating func putGenerated(_ entity: EntityKind, _ rowID: String, _ fields: RowFields,
                                           at hlc: HybridTimestamp) throws -> Change {
             // Later local writes must still be stamped after it.
             try? clock.observe(remote: hlc, physicalMilliseconds: store.physicalClock())
             return try put(entity, rowID, fields, stamp: Stamp(hlc: hlc, origin: store.replicaID), fresh: false)
         }
 
-        private mutating func put(_ entity: EntityKind, _ rowID: String, _ fields: [String: FieldValue], stamp fixed: Stamp?,
+        private mutating func put(_ entity: EntityKind, _ rowID: String, _ fields: RowFields, stamp fixed: Stamp?,
                                   fresh: Bool) throws -> Change {
             let schema = entity.schema
             var stamp = fixed ?? Stamp(hlc: clock.next(physicalMilliseconds: store.physicalClock()), origin: store.replicaID)
-            var writes: [FieldWrite] = []
-            writes.reserveCapacity(fields.count)
             let before = fresh ? VersionedRow(schema) : try store.versions(entity, rowID)
             var row = before
             guard fields.count <= Limits.maxFieldsPerChange else {
                 throw StoreError.invalidChange(.tooManyFields(fields.count), origin: store.replicaID, seq: seq + 1)
             }
-            var numbers = InlineArray<16, Int>(repeating: 0) // Limits.maxFieldsPerChange
-            for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
+            // The fields in the order of their names (the order a change lists them in): each
+            // pair's field number placed by its name's rank, on the stack (sorting the pairs
+            // made an array of them and compared the names).
+            var entries = InlineArray<16, (number: Int, pair: Int)>(repeating: (0, 0))
+            var count = 0, seen: UInt64 = 0
+            for (pair, (name, _)) in fields.pairs.enumerated() {
                 guard let number = schema.number(of: name) else {
-                    throw StoreError.invalidChange(.unknownField(entity, name), origin: store.replicaID, seq: seq + 1)
+                    // The first unknown name in name order, as the names are met below.
+                    let unknown = fields.pairs.map(\.0).filter { schema.number(of: $0) == nil }.min()!
+                    throw StoreError.invalidChange(.unknownField(entity, unknown), origin: store.replicaID, seq: seq + 1)
                 }
-                numbers[writes.count] = number
+                guard seen & (1 << UInt64(number)) == 0 else {
+                    throw StoreError.invalidChange(.duplicateField(entity, name), origin: store.replicaID, seq: seq + 1)
+                }
+                seen |= 1 << UInt64(number)
+                var place = count
+                while place > 0, schema.nameRanks[entries[place - 1].number] > schema.nameRanks[number] {
+                    entries[place] = entries[place - 1]
+                    place -= 1
+                }
+                entries[place] = (number, pair)
+                count += 1
+            }
+            var writes: [FieldWrite] = []
+            writes.reserveCapacity(count)
+            for position in 0..<count {
+                let (number, pair) = entries[position]
+                let (name, value) = fields.pairs[pair]
                 let existing = row[number]?.stamp
                 if fixed != nil, existing != nil {
                     throw StoreError.immutableField(entity, rowID: rowID, field: name)
@@ -290,17 +312,19 @@ public final class ReplicaStore {
                 if existing != nil, schema.fields[number].immutable, row[number]?.value != value {
                     throw StoreError.immutableField(entity, rowID: rowID, field: name)
                 }
-                writes.append(FieldWrite(field: name, value: value, base: existing))
+                writes.append(FieldWrite(field: schema.fieldNames[number], value: value, base: existing))
             }
             let change = Change(origin: store.replicaID, seq: seq + 1, hlc: stamp.hlc, member: member,
                                 entity: entity, rowID: rowID, fields: writes)
             do {
-                try schema.validate(change)
+                try schema.validate(change, memberChecked: memberChecked)
             } catch {
                 throw StoreError.invalidChange(error, origin: change.origin, seq: change.seq)
             }
-            for (index, write) in writes.enumerated() {
-                row[numbers[index]] = FieldVersion(value: write.value, stamp: change.stamp, seq: change.seq, base: write.base, writer: writer)
+            memberChecked = true
+            for position in 0..<count {
+                row[entries[position].number] = FieldVersion(value: writes[position].value, stamp: change.stamp, seq: change.seq,
+                                                             base: writes[position].base, writer: writer)
             }
             try store.saveRow(entity, rowID, before: before, after: row, fresh: fresh)
             seq += 1
@@ -578,23 +602,24 @@ public final class ReplicaStore {
     /// `fresh`: the row must not exist yet (an insert, which fails if it does).
     package func saveRow(_ entity: EntityKind, _ rowID: String, before: VersionedRow, after: VersionedRow,
                          fresh: Bool = false) throws {
-        let columns = Self.columns(after)
-        let record = RowVersions.encode(after, inTypedRow: columns != nil)
+        let complete = Self.isComplete(after)
         do {
-            if let columns, fresh {
+            if complete, fresh {
                 // Held, and made with its neighbours by one multi-row insert (HeldInserts.swift).
-                connection.held.hold(entity, .init(rowID: rowID, columns: columns, record: record))
-            } else if let columns {
+                connection.held.hold(entity, rowID: rowID, row: after)
+            } else if complete, let columns = Self.columns(after) {
+                let record = RowVersions.encode(after, inTypedRow: true)
                 let statement = try rowStatement(entity, .upsert)
                 try statement.bind(.text(rowID), at: 1)
                 for (index, value) in columns.enumerated() { try statement.bind(value, at: Int32(index + 2)) }
                 try statement.bind(blob: record, at: Int32(columns.count + 2))
                 while try statement.step() {}
                 statement.reset()
-                if !before.isEmpty && Self.columns(before) == nil {
+                if !before.isEmpty && !Self.isComplete(before) {
                     try hot(.deletePartial).run([.text(entity.rawValue), .text(rowID)]) // completed now
                 }
             } else {
+                let record = RowVersions.encode(after, inTypedRow: false)
                 let statement = try hot(fresh ? .insertPartial : .upsertPartial)
                 try statement.bind(.text(entity.rawValue), at: 1)
                 try statement.bind(.text(rowID), at: 2)
@@ -605,16 +630,31 @@ public final class ReplicaStore {
         } catch let error as SQLiteError where error.isConstraint {
             throw StoreError.constraint(entity, rowID: rowID, error)
         }
-        // A row refers to a handful of changes: arrays, not sets.
-        var old: [ChangeRef] = [], new: [ChangeRef] = []
-        before.forEach { _, version in if !old.contains(version.changeRef) { old.append(version.changeRef) } }
-        after.forEach { _, version in if !new.contains(version.changeRef) { new.append(version.changeRef) } }
-        for gone in old where !new.contains(gone) {
-            try hot(.deleteIndex).run([.integer(gone.origin.storage), .integer(Int64(gone.seq))])
+        // The changes the row refers to (a handful): those it no longer does lose their index
+        // entry, those it newly does gain one, each once, in field order. Found by scanning
+        // the two rows in place (lists of them cost two arrays a write).
+        try before.withVersions { old in
+            try after.withVersions { new in
+                try before.forEach { number, version in
+                    let ref = version.changeRef
+                    guard !before.contains(ref, before: number, in: old), !after.contains(ref, in: new) else { return }
+                    try hot(.deleteIndex).run([.integer(ref.origin.storage), .integer(Int64(ref.seq))])
+                }
+                after.forEach { number, version in
+                    let ref = version.changeRef
+                    guard !after.contains(ref, before: number, in: new), !before.contains(ref, in: old) else { return }
+                    connection.held.hold(origin: ref.origin.storage, seq: Int64(ref.seq), entity: entity, rowID: rowID)
+                }
+            }
         }
-        for added in new where !old.contains(added) {
-            connection.held.hold(.init(origin: added.origin.storage, seq: Int64(added.seq), entity: entity, rowID: rowID))
-        }
+        try connection.flushIfFull()
+    }
+
+    /// Whether a row has every field that is not `optional` (its typed table can hold it).
+    package static func isComplete(_ row: VersionedRow) -> Bool {
+        let schema = row.schema
+        guard row.count >= schema.requiredFieldCount else { return false }
+        return schema.fields.indices.allSatisfy { row.contains($0) || schema.fields[$0].optional }
     }
 
     /// The typed columns of a row in schema order, or nil while a field that is not

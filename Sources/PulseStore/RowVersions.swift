@@ -47,14 +47,21 @@ package enum RowVersions {
     /// The record of `row`. `inTypedRow`: the record goes with the row's typed columns, so
     /// values those columns hold exactly are left out.
     package static func encode(_ row: VersionedRow, inTypedRow: Bool) -> [UInt8] {
-        row.withVersions { encode(row, $0, inTypedRow: inTypedRow) }
+        var out: [UInt8] = []
+        out.reserveCapacity(48 + row.count * 8)
+        row.withVersions { encode(row, $0, inTypedRow: inTypedRow, to: &out) }
+        return out
+    }
+
+    /// The same, appended to `out` (the held inserts' bytes: no array of its own).
+    package static func encode(_ row: VersionedRow, inTypedRow: Bool, appendingTo out: inout [UInt8]) {
+        row.withVersions { encode(row, $0, inTypedRow: inTypedRow, to: &out) }
     }
 
     /// `versions`: the row's, lent (read in place, never copied whole).
-    private static func encode(_ row: VersionedRow, _ versions: UnsafeBufferPointer<FieldVersion?>, inTypedRow: Bool) -> [UInt8] {
+    private static func encode(_ row: VersionedRow, _ versions: UnsafeBufferPointer<FieldVersion?>, inTypedRow: Bool,
+                               to out: inout [UInt8]) {
         let schema = row.schema
-        var out: [UInt8] = []
-        out.reserveCapacity(48 + row.count * 8)
         out.append(format)
         // Which change each field is from, and the first field of each change (one member
         // per change, but a record says what it was given), on the stack: at most 64 fields.
@@ -108,7 +115,6 @@ package enum RowVersions {
                 appendFixed(UInt64(bitPattern: base.origin.storage), to: &out)
             }
         }
-        return out
     }
 
     /// The fields of a record (format 2, or 1). `column(n)` gives the typed column of field

@@ -166,34 +166,6 @@ final class Connection {
     }
 }
 
-/// Room for the text and blobs of one statement's bindings, bound where they lie
-/// (`SQLITE_STATIC`) instead of SQLite copying each into an allocation of its own: a
-/// multi-row insert of held rows paid a malloc, a copy and a free per value (a tenth of a
-/// local write's instructions). The room is the caller's, and outlives the bindings: the
-/// statement is reset, its bindings cleared, before the room is freed
-/// (`Connection.insertChunked`).
-struct BindingRoom {
-    private var next: UnsafeMutableRawPointer?
-    private var left: Int
-
-    init(_ room: UnsafeMutableRawBufferPointer) {
-        next = room.baseAddress
-        left = room.count
-    }
-
-    /// Copies `bytes` into the room: their place there. An empty value still gets an
-    /// address (SQLite binds NULL for a null pointer, and reads no byte of an empty one).
-    mutating func place(_ bytes: UnsafeRawBufferPointer) -> (start: UnsafeRawPointer, count: Int) {
-        guard let source = bytes.baseAddress, bytes.count > 0 else { return (UnsafeRawPointer(bitPattern: 1)!, 0) }
-        precondition(bytes.count <= left, "the room was counted for every byte bound")
-        let start = next!
-        start.copyMemory(from: source, byteCount: bytes.count)
-        next = start + bytes.count
-        left -= bytes.count
-        return (UnsafeRawPointer(start), bytes.count)
-    }
-}
-
 /// A prepared statement. Bind, then `step()` until it returns false.
 final class Statement {
     private let handle: OpaquePointer
@@ -268,27 +240,19 @@ final class Statement {
     // MARK: Binding in place
 
     /// `value` at `index`, text copied into `room` and bound where it lies there.
-    func bind(_ value: FieldValue, at index: Int32, in room: inout BindingRoom) throws {
-        guard case let .text(text) = value else { return try bind(value, at: index) }
-        try bind(text: text, at: index, in: &room)
-    }
-
-    func bind(text: String, at index: Int32, in room: inout BindingRoom) throws {
-        let place = text.utf8.withContiguousStorageIfAvailable { room.place(UnsafeRawBufferPointer($0)) }
-            ?? Array(text.utf8).withUnsafeBytes { room.place($0) }
-        let rc = sqlite3_bind_text(handle, index, place.start.assumingMemoryBound(to: CChar.self), Int32(place.count), nil)
+    /// Binds text where it lies (`SQLITE_STATIC`, no copy): the caller keeps the bytes
+    /// unchanged until the statement is reset and its bindings cleared (``HeldInserts``).
+    func bind(staticText bytes: UnsafeRawBufferPointer, at index: Int32) throws {
+        // An empty value still gets an address (SQLite binds NULL for a null pointer).
+        let start = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        let rc = sqlite3_bind_text(handle, index, start.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil)
         guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
     }
 
-    func bind(blob bytes: [UInt8], at index: Int32, in room: inout BindingRoom) throws {
-        let place = bytes.withUnsafeBytes { room.place($0) }
-        let rc = sqlite3_bind_blob(handle, index, place.start, Int32(place.count), nil)
-        guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
-    }
-
-    func bind(uuid words: (UInt64, UInt64), at index: Int32, in room: inout BindingRoom) throws {
-        let place = withUnsafeBytes(of: (words.0.bigEndian, words.1.bigEndian)) { room.place($0) }
-        let rc = sqlite3_bind_blob(handle, index, place.start, 16, nil)
+    /// A blob the same way.
+    func bind(staticBlob bytes: UnsafeRawBufferPointer, at index: Int32) throws {
+        let start = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        let rc = sqlite3_bind_blob(handle, index, start, Int32(bytes.count), nil)
         guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
     }
 

@@ -120,7 +120,7 @@ private struct World {
         var plans: [(EntityKind, String, [String: FieldValue])] = []
         for _ in 0..<Int.random(in: 1...4, using: &random) { plans.append(plan()) }
         let (_, changes) = try stores[index].write(member: "m\(index)") { tx in
-            for (entity, row, fields) in plans { try tx.put(entity, row, fields) }
+            for (entity, row, fields) in plans { try tx.put(entity, row, RowFields(fields)) }
         }
         for change in changes {
             for write in change.fields {

@@ -68,3 +68,8 @@ func makeStore(_ dir: TemporaryDirectory, _ name: String, clock: ManualClock = M
 func shoppingItem(_ name: String, state: String = "active", listed: Int64 = 1) -> [String: FieldValue] {
     ["name": .text(name), "state": .text(state), "listed": .integer(listed)]
 }
+
+/// The same, as a write takes it.
+func shoppingItem(_ name: String, state: String = "active", listed: Int64 = 1) -> RowFields {
+    ["name": .text(name), "state": .text(state), "listed": .integer(listed)]
+}
