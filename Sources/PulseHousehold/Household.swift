@@ -280,7 +280,8 @@ package enum Validation {
             throw HouseholdError.invalidInput("the \(what) is longer than \(max) characters")
         }
         // C0 and DEL are single bytes in UTF-8, and no byte of a longer sequence is below 0x80.
-        guard !trimmed.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+        func control(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
+        guard !(trimmed.utf8.withContiguousStorageIfAvailable { $0.contains(where: control) } ?? trimmed.utf8.contains(where: control)) else {
             throw HouseholdError.invalidInput("the \(what) contains control characters")
         }
         return trimmed

@@ -47,13 +47,13 @@ extension Household {
     /// promise, one tap and no retyping (``ShoppingRules/plan(_:pool:)``).
     @discardableResult
     public func addOrRestockShoppingItems(_ names: [String]) throws -> ShoppingAddition {
-        let cleaned = try names.map { $0.trimmed }.filter { !$0.isEmpty }
-            .map { try Validation.name($0, what: "item name", max: 200) }
+        // Blank names are skipped; each other one is checked (one array, not three).
+        let cleaned = try names.compactMap { $0.trimmed.isEmpty ? nil : try Validation.name($0, what: "item name", max: 200) }
         guard !cleaned.isEmpty else { throw HouseholdError.invalidInput("nothing to add: give at least one item name") }
         // The pool and the listing key are read inside the write's transaction: under its
         // lock, so a name another process restocks or adds meanwhile is seen, and without
         // two read transactions of their own before it (each takes and drops a WAL lock).
-        let (addition, _) = try store.write(member: memberID) { tx in
+        let (addition, _) = try store.write(member: memberID, keepingChanges: false) { tx in
             let plan = ShoppingRules.plan(cleaned, pool: try shoppingItems(.restock))
             let base = try store.orderingKey()
             let items = plan.enumerated().map { index, step in
@@ -119,7 +119,7 @@ extension Household {
     public func clearShoppingList() throws -> [ShoppingItem] {
         let items = try shoppingItems(.active)
         guard !items.isEmpty else { throw HouseholdError.invalidInput("the shopping list is already empty") }
-        try store.write(member: memberID) { tx in
+        try store.write(member: memberID, keepingChanges: false) { tx in
             for item in items { try tx.put(.shoppingItem, item.id, ["state": .text("deleted")]) }
         }
         try store.setMeta(Self.lastClearKey, .text(items.map(\.id).joined(separator: ",")))
@@ -153,7 +153,7 @@ extension Household {
             try store.setMeta(Self.lastClearKey, .text(""))
             throw HouseholdError.invalidInput("nothing to undo: every cleared item was changed on another machine since the clear")
         }
-        try store.write(member: memberID) { tx in
+        try store.write(member: memberID, keepingChanges: false) { tx in
             for id in restorable { try tx.put(.shoppingItem, id, ["state": .text("active")]) }
         }
         try store.setMeta(Self.lastClearKey, .text(""))

@@ -279,7 +279,8 @@ extension EntitySchema {
         try validate(number, value)
     }
 
-    private func validate(_ number: Int, _ value: FieldValue) throws(ChangeValidationError) {
+    /// Checks a value of field number `number` (type, range, length).
+    public func validate(_ number: Int, _ value: FieldValue) throws(ChangeValidationError) {
         let spec = fields[number]
         func bad(_ reason: String) -> ChangeValidationError { .badValue(kind, field: spec.name, reason: reason) }
         if case .null = value {
@@ -327,12 +328,7 @@ extension EntitySchema {
     /// The same; `memberChecked`: the change's member has passed ``validate(member:)``
     /// already (a local transaction's changes share one, checked with the first).
     public func validate(_ change: Change, memberChecked: Bool) throws(ChangeValidationError) {
-        guard change.seq >= 1 else { throw .badSequence }
-        if !memberChecked, let member = change.member { try Self.validate(member: member) }
-        guard RowIDRules.isValid(change.rowID) else { throw .badRowID(change.rowID) }
-        if let singleton = singletonRowID, change.rowID != singleton { throw .badRowID(change.rowID) }
-        guard !change.fields.isEmpty else { throw .emptyChange }
-        guard change.fields.count <= Limits.maxFieldsPerChange else { throw .tooManyFields(change.fields.count) }
+        try validateHeader(change, memberChecked: memberChecked)
         // Each field by its number (its name looked up once); a repeated one by its bit.
         var seen: UInt64 = 0
         for write in change.fields {
@@ -345,6 +341,19 @@ extension EntitySchema {
 }
 
 extension EntitySchema {
+    /// The checks of ``validate(_:memberChecked:)`` before its fields: sequence number,
+    /// member, row id, and a count of fields from 1 to ``Limits/maxFieldsPerChange``. A local
+    /// write, whose fields are known distinct fields by number, checks each value with
+    /// ``validate(_:_:)`` after these.
+    public func validateHeader(_ change: Change, memberChecked: Bool) throws(ChangeValidationError) {
+        guard change.seq >= 1 else { throw .badSequence }
+        if !memberChecked, let member = change.member { try Self.validate(member: member) }
+        guard RowIDRules.isValid(change.rowID) else { throw .badRowID(change.rowID) }
+        if let singleton = singletonRowID, change.rowID != singleton { throw .badRowID(change.rowID) }
+        guard !change.fields.isEmpty else { throw .emptyChange }
+        guard change.fields.count <= Limits.maxFieldsPerChange else { throw .tooManyFields(change.fields.count) }
+    }
+
     /// A change's member: a valid id, at most ``Limits/maxMemberIDLength`` bytes.
     public static func validate(member: String) throws(ChangeValidationError) {
         if !RowIDRules.isValid(member) || member.utf8.count > Limits.maxMemberIDLength {

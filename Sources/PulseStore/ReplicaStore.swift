@@ -191,16 +191,23 @@ public final class ReplicaStore {
     @discardableResult
     /// `waitForWriters: false`: fail at once (``StoreError/busy(path:holder:)``) when another
     /// process holds the write lock, instead of waiting for it.
-    public func write<T>(member: String?, waitForWriters: Bool = true,
+    ///
+    /// Returns `body`'s result and the changes made; `keepingChanges: false` returns no
+    /// changes, for a caller that has no use for them: each is let go as soon as it is
+    /// written, where keeping them held every change of a large transaction in memory until
+    /// its commit (10 000 new items: ≈ 2 MB, out of the caches; the batched write took ≈ 7 %
+    /// longer).
+    public func write<T>(member: String?, waitForWriters: Bool = true, keepingChanges: Bool = true,
                          _ body: (inout LocalWriter) throws -> T) throws -> (T, [Change]) {
         if !waitForWriters { connection.setBusyTimeout(0) }
         defer { if !waitForWriters { connection.setBusyTimeout(Connection.busyTimeoutMilliseconds) } }
         return try inWords { try connection.transaction {
             var writer = LocalWriter(store: self, member: member,
                                      clock: HybridClock(last: try lastTimestamp(), maxDriftMilliseconds: maxDriftMilliseconds),
-                                     seq: try ownCounter())
+                                     seq: try ownCounter(), keepsChanges: keepingChanges)
+            let first = writer.seq
             let result = try body(&writer)
-            if !writer.changes.isEmpty {
+            if writer.seq != first {
                 // The counter and the clock in one row: one page written for both.
                 let statement = try hot(.saveCounterAndClock)
                 try statement.bind(replicaID.storage, at: 1)
@@ -219,13 +226,17 @@ public final class ReplicaStore {
         package let member: String?
         package var clock: HybridClock
         package var seq: UInt64
+        /// The changes made so far (none kept when the write was told it need not).
         public private(set) var changes: [Change] = []
         /// The author as the record keeps it: parsed once for the transaction's changes.
         private let writer: MemberRef?
         /// Whether the author has passed validation (with the first change that succeeded).
         private var memberChecked = false
+        /// Whether `changes` keeps each change made (``ReplicaStore/write(member:waitForWriters:keepingChanges:_:)``).
+        private let keepsChanges: Bool
 
-        init(store: ReplicaStore, member: String?, clock: HybridClock, seq: UInt64) {
+        init(store: ReplicaStore, member: String?, clock: HybridClock, seq: UInt64, keepsChanges: Bool = true) {
+            self.keepsChanges = keepsChanges
             self.store = store
             self.member = member
             self.clock = clock
@@ -316,8 +327,11 @@ public final class ReplicaStore {
             }
             let change = Change(origin: store.replicaID, seq: seq + 1, hlc: stamp.hlc, member: member,
                                 entity: entity, rowID: rowID, fields: writes)
-            do {
-                try schema.validate(change, memberChecked: memberChecked)
+            // The rules of `schema.validate(change)`; its fields are known distinct fields of
+            // the entity already (above), so each value is checked by its number.
+            do throws(ChangeValidationError) {
+                try schema.validateHeader(change, memberChecked: memberChecked)
+                for position in 0..<count { try schema.validate(entries[position].number, writes[position].value) }
             } catch {
                 throw StoreError.invalidChange(error, origin: change.origin, seq: change.seq)
             }
@@ -328,7 +342,7 @@ public final class ReplicaStore {
             }
             try store.saveRow(entity, rowID, before: before, after: row, fresh: fresh)
             seq += 1
-            changes.append(change)
+            if keepsChanges { changes.append(change) }
             return change
         }
     }

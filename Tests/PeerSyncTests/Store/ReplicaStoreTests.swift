@@ -836,6 +836,62 @@ import Testing
         #expect(try b.value(.shoppingItem, "ok", "name") == .text("Milk"))
     }
 
+    /// A write's fields are pairs as given (``RowFields``): the change lists them in the
+    /// order of their names whatever order they came in, and a name given twice, an unknown
+    /// one, a bad member or a bad value refuses the write and changes nothing.
+    @Test func aWritesFieldsAreCheckedAndListedByName() throws {
+        let (a, _) = try pair()
+        let (_, made) = try a.write(member: "anna") { tx in
+            _ = try tx.create(.shoppingItem, "i1", ["state": .text("active"), "listed": .integer(3), "name": .text("Milk")])
+            _ = try tx.create(.shoppingItem, "i2", ["name": .text("Eggs"), "state": .text("active"), "listed": .integer(4)])
+            _ = try tx.put(.task, "t1", RowFields(["title": .text("Bins"), "done": .bool(false), "created": .integer(1), "deleted": .bool(false)]))
+        }
+        #expect(made.map { $0.fields.map(\.field) } == [["listed", "name", "state"], ["listed", "name", "state"],
+                                                        ["created", "deleted", "done", "title"]])
+        #expect(made.allSatisfy { $0.member == "anna" })
+        let before = try a.canonicalState(), vector = try a.versionVector()
+        func refused(_ member: String?, _ fields: RowFields, _ expected: ChangeValidationError) {
+            #expect {
+                try a.write(member: member) { tx in
+                    _ = try tx.create(.shoppingItem, "ok", shoppingItem("Fine")) // a good change first: rolled back too
+                    _ = try tx.create(.shoppingItem, "bad", fields)
+                }
+            } throws: { error in
+                guard case let .invalidChange(reason, _, _) = error as? StoreError else { return false }
+                return reason == expected
+            }
+        }
+        refused(nil, ["name": .text("A"), "state": .text("active"), "name": .text("B"), "listed": .integer(1)],
+                .duplicateField(.shoppingItem, "name"))
+        refused(nil, ["name": .text("A"), "zz": .integer(1), "colour": .text("red"), "state": .text("active")],
+                .unknownField(.shoppingItem, "colour")) // the first unknown name in name order
+        refused("not a member id!", shoppingItem("A"), .badMember)
+        refused(nil, ["name": .text(""), "state": .text("active"), "listed": .integer(1)],
+                .badValue(.shoppingItem, field: "name", reason: "may not be empty"))
+        refused(nil, [:], .emptyChange)
+        #expect(try a.canonicalState() == before)
+        #expect(try a.versionVector() == vector)
+        #expect(a.connection.held.count == 0)
+    }
+
+    /// A write told it need not keep its changes returns none, and writes everything as
+    /// the one that keeps them: rows, counter, clock and index.
+    @Test func aWriteThatKeepsNoChangesWritesTheSame() throws {
+        let (a, b) = try pair()
+        let (count, kept) = try a.write(member: nil, keepingChanges: false) { tx in
+            for i in 0..<150 { try tx.create(.shoppingItem, "n\(i)", shoppingItem("Item \(i)")) }
+            return 150
+        }
+        #expect(count == 150 && kept.isEmpty)
+        let (_, next) = try a.write(member: nil) { tx in _ = try tx.create(.shoppingItem, "last", shoppingItem("Last")) }
+        #expect(next.map(\.seq) == [151])
+        #expect(try a.versionVector()[a.replicaID] == 151)
+        #expect(try a.connection.scalarInt("SELECT count(*) FROM change_index") == 151)
+        try a.sync(to: b)
+        #expect(try b.canonicalState() == (try a.canonicalState()))
+        #expect(try b.allDeltas(for: VersionVector()).flatMap(\.changes).count == 151)
+    }
+
     @Test func immutableFieldsCannotBeRewritten() throws {
         let (a, b) = try pair()
         let entry: [String: FieldValue] = ["kid": .text("k1"), "kind": .text("earn"), "peanuts": .integer(2), "selection": .null,
