@@ -36,7 +36,7 @@ final class HeldInserts {
     /// ×1.8 the plain insert's time where the instructions were ×1.6).
     static let flushAt = 2 * chunk
 
-    /// One bound value: a number, or text or a blob at `offset` in ``bytes``.
+    /// One bound value: a number, or text or a blob at `offset` in `Storage.bytes`.
     enum Value {
         case null
         case integer(Int64)
@@ -107,6 +107,19 @@ final class HeldInserts {
             return .text(offset: start, count: bytes.count - start)
         }
 
+        /// The text of a held value (for an error naming the row): text as it is, a UUID's
+        /// 16 bytes as its text (as ``ChangeIndex/rowID(_:column:)`` reads them back).
+        func string(_ value: Value) -> String {
+            switch value {
+            case .null: return ""
+            case let .integer(value): return String(value)
+            case let .text(offset, count): return String(decoding: bytes[offset..<offset + count], as: UTF8.self)
+            case let .blob(offset, count):
+                return count == 16 ? bytes.withUnsafeBytes { Hex.uuidText(UnsafeRawBufferPointer(rebasing: $0[offset..<offset + 16])) }
+                    : Hex.string(bytes[offset..<offset + count])
+            }
+        }
+
         mutating func removeAll() {
             bytes.removeAll(keepingCapacity: true)
             values.removeAll(keepingCapacity: true)
@@ -132,19 +145,6 @@ final class HeldInserts {
         storage.hold(origin: origin, seq: seq, entity: entity, rowID: rowID)
     }
 
-    /// The text of a held value (for an error naming the row).
-    func string(_ value: Value) -> String {
-        let bytes = storage.bytes
-        switch value {
-        case .null: return ""
-        case let .integer(value): return String(value)
-        case let .text(offset, count): return String(decoding: bytes[offset..<offset + count], as: UTF8.self)
-        case let .blob(offset, count):
-            return count == 16 ? bytes.withUnsafeBytes { Hex.uuidText(UnsafeRawBufferPointer(rebasing: $0[offset..<offset + 16])) }
-                : bytes[offset..<offset + count].map { String($0, radix: 16) }.joined()
-        }
-    }
-
     /// Forgets everything held, keeping the room (a transaction's next rows reuse it).
     func discard() { storage.removeAll() }
 }
@@ -164,7 +164,6 @@ extension Connection {
     }
 
     private func flush(_ storage: HeldInserts.Storage) throws {
-        let held = self.held
         try storage.bytes.withUnsafeBytes { bytes in
             func bind(_ value: HeldInserts.Value, _ statement: Statement, at index: Int32) throws {
                 switch value {
@@ -181,7 +180,7 @@ extension Connection {
                     try insertChunked(rows.count, width: width, sql: { Self.typedInsertSQL(entity, rows: $0) }, slot: ordinal) { statement, first, offset in
                         for column in 0..<width { try bind(values[rows[offset] + column], statement, at: first + Int32(column)) }
                     } refused: { offset, error in
-                        StoreError.constraint(entity, rowID: held.string(values[rows[offset]]), error)
+                        StoreError.constraint(entity, rowID: storage.string(values[rows[offset]]), error)
                     }
                 }
             }
@@ -195,7 +194,7 @@ extension Connection {
                 } refused: { offset, error in
                     // Two rows claimed one change (a peer's bad batch, or a damaged index): the row
                     // whose entry came second is named.
-                    StoreError.constraint(index[offset].entity, rowID: held.string(index[offset].rowID), error)
+                    StoreError.constraint(index[offset].entity, rowID: storage.string(index[offset].rowID), error)
                 }
             }
         }

@@ -674,21 +674,10 @@ public final class ReplicaStore {
     /// The typed columns of a row in schema order, or nil while a field that is not
     /// `optional` is missing (an optional one missing is null).
     package static func columns(_ row: VersionedRow) -> [FieldValue]? {
-        let schema = row.schema
-        guard row.count >= schema.requiredFieldCount else { return nil }
+        guard isComplete(row) else { return nil }
         return row.withVersions { versions in
-            var values: [FieldValue] = []
-            values.reserveCapacity(schema.fields.count)
-            for (number, spec) in schema.fields.enumerated() {
-                if row.contains(number) {
-                    values.append(versions[number]!.value) // the value alone copied
-                } else if spec.optional {
-                    values.append(.null)
-                } else {
-                    return nil
-                }
-            }
-            return values
+            // The value alone copied; an optional field without a version is null.
+            row.schema.fields.indices.map { row.contains($0) ? versions[$0]!.value : .null }
         }
     }
 
