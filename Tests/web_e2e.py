@@ -53,6 +53,19 @@ def row(driver, list_id, text):
     return None
 
 
+def click_in_row(driver, list_id, text, button, what):
+    """Clicks `button` in the row showing `text`, finding the row again if the list was
+    redrawn between finding it and the click (a live update replaces the rows: the element
+    found is then stale, and the click did not happen)."""
+    def attempt():
+        found = row(driver, list_id, text)
+        if found is None:
+            return False
+        found.find_element(By.CSS_SELECTOR, button).click()
+        return True
+    wait(what, attempt)
+
+
 def rapid_add(driver, *items):
     driver.find_element(By.ID, "add-item").click()
     field = wait("the rapid-entry row", lambda: driver.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0]
@@ -103,15 +116,14 @@ def main():
         print("ok rapid entry added two items; B's banner counts 2")
 
         # --- check → restock pool → back ---
-        wait("Oat milk's row on A", lambda: row(a, "shop-list", "Oat milk"))[0].find_element(By.CSS_SELECTOR, "button.check").click()
+        click_in_row(a, "shop-list", "Oat milk", "button.check", "Oat milk checked off on A")
         wait("Oat milk off A's list", lambda: "Oat milk" not in names(a))
         wait("Oat milk off B's list", lambda: "Oat milk" not in names(b))
         a.find_element(By.ID, "restock-toggle").click()
         wait("Oat milk in A's restock pool", lambda: "Oat milk" in names(a, "restock-list"))
         wait("Oat milk in B's restock pool", lambda: "Oat milk" in b.execute_script(
             "return [...document.querySelectorAll('#restock-list .name')].map(n => n.textContent)"))
-        wait("Oat milk's row in A's pool", lambda: row(a, "restock-list", "Oat milk"))[0].find_element(
-            By.CSS_SELECTOR, "button.restock").click()
+        click_in_row(a, "restock-list", "Oat milk", "button.restock", "Oat milk restocked from A's pool")
         wait("Oat milk back on A's list", lambda: "Oat milk" in names(a))
         wait("Oat milk back on B's list", lambda: "Oat milk" in names(b))
         wait("the pool empty again", lambda: "Oat milk" not in names(a, "restock-list"))
@@ -161,8 +173,7 @@ def main():
         a.find_element(By.ID, "task-refusal-close").click()
         wait("the refusal to close", lambda: not a.find_element(By.ID, "focus-refusal").is_displayed())
         print(f"ok the 4th active task is refused with the rule explained ({refusal!r}); nothing written")
-        wait("the plumber task on A", lambda: row(a, "task-list", "Call the plumber"))[0].find_element(
-            By.CSS_SELECTOR, "button.check").click()
+        click_in_row(a, "task-list", "Call the plumber", "button.check", "the plumber task done on A")
         wait("the task under Completed on B", lambda: row(b, "done-list", "Call the plumber"))
         print("ok a task completed on A moves to Completed on B")
 
