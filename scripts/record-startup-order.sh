@@ -18,6 +18,7 @@ cd "$(dirname "$0")/.."
 for tool in valgrind curl; do
   command -v "$tool" >/dev/null || { sudo=$([ "$(id -u)" = 0 ] || echo sudo); $sudo apt-get install -y -qq "$tool" >/dev/null; }
 done
+bash scripts/setup.sh # dbus and an avahi-daemon when none runs: phase 1 records the mDNS path
 bash scripts/release-build.sh pulse-peer
 export PATH="/opt/swift/usr/bin:$PATH"
 built="$(swift build -c release --static-swift-stdlib --show-bin-path)/pulse-peer"
