@@ -4,7 +4,7 @@
 # section of its own and lld places the functions an agent runs at start together
 # (scripts/startup-order.txt, made by scripts/record-startup-order.sh), with the functions
 # that have no symbol just before them (scripts/release-link.ld): an idle agent then maps
-# ≈ 6 MB of our code instead of ≈ 19 (docs/PERFORMANCE.md, "Idle RSS"). A function missing
+# ≈ 5.3 MB of our code instead of ≈ 19 (docs/PERFORMANCE.md, "Idle RSS"). A function missing
 # from the list (renamed since it was recorded) only lands elsewhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
