@@ -35,10 +35,19 @@ enum ChangeIndex {
     /// The entity of a stored code; nil for a code no entity has.
     static func entity(code: Int64) -> EntityKind? { byCode[code] }
 
+    /// Appends the 16 bytes the index stores for a UUID row id (most significant first);
+    /// false, appending nothing, for any other id, which the index stores as its text.
+    static func appendUUID(_ rowID: String, to bytes: inout [UInt8]) -> Bool {
+        guard let words = Hex.uuidWords(rowID) else { return false }
+        withUnsafeBytes(of: (words.0.bigEndian, words.1.bigEndian)) { bytes.append(contentsOf: $0) }
+        return true
+    }
+
     /// Binds a row id as the index stores it.
     static func bind(rowID: String, _ statement: Statement, at index: Int32) throws {
-        if let words = Hex.uuidWords(rowID) {
-            try statement.bind(uuid: words, at: index)
+        var stored: [UInt8] = []
+        if appendUUID(rowID, to: &stored) {
+            try statement.bind(blob: stored, at: index)
         } else {
             try statement.bind(.text(rowID), at: index)
         }

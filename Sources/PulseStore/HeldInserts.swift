@@ -87,14 +87,8 @@ final class HeldInserts {
         }
 
         mutating func hold(origin: Int64, seq: Int64, entity: EntityKind, rowID: String) {
-            let id: Value
-            if let words = Hex.uuidWords(rowID) {
-                let start = bytes.count
-                withUnsafeBytes(of: (words.0.bigEndian, words.1.bigEndian)) { bytes.append(contentsOf: $0) }
-                id = .blob(offset: start, count: 16)
-            } else {
-                id = text(rowID)
-            }
+            let start = bytes.count
+            let id = ChangeIndex.appendUUID(rowID, to: &bytes) ? Value.blob(offset: start, count: 16) : text(rowID)
             index.append(IndexEntry(origin: origin, seq: seq, entity: entity, rowID: id))
             count += 1
         }

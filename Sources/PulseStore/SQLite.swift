@@ -229,17 +229,8 @@ final class Statement {
         guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
     }
 
-    /// 16 bytes as a BLOB, from two big-endian words on the stack (no array per call).
-    func bind(uuid words: (UInt64, UInt64), at index: Int32) throws {
-        let rc = withUnsafeBytes(of: (words.0.bigEndian, words.1.bigEndian)) {
-            sqlite3_bind_blob(handle, index, $0.baseAddress, 16, csqlite_transient())
-        }
-        guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
-    }
-
     // MARK: Binding in place
 
-    /// `value` at `index`, text copied into `room` and bound where it lies there.
     /// Binds text where it lies (`SQLITE_STATIC`, no copy): the caller keeps the bytes
     /// unchanged until the statement is reset and its bindings cleared (``HeldInserts``).
     func bind(staticText bytes: UnsafeRawBufferPointer, at index: Int32) throws {
