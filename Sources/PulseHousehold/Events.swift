@@ -187,7 +187,7 @@ public enum EventRules {
                 origin = change.origin
                 machine = labels[change.origin] ?? change.origin.description
             }
-            for kind in kinds where !folder.folded(kind, time: Int64(change.hlc.milliseconds), author: change.member, machine: machine) {
+            for kind in kinds where !folder.folded(kind, time: Int64(change.hlc.milliseconds), writer: change.writer, machine: machine) {
                 var event = EventRules.event(kind, of: change)
                 event.machine = machine
                 folder.add(event)
@@ -290,7 +290,8 @@ public struct EventFolder {
         var count: Int
         var time: Int64
         /// The run's author and machine while every event shares them; nil once two differ.
-        var author: String?
+        /// The author as a change holds it (no text made per change folded).
+        var author: TextID?
         var machine: String?
         var sameAuthor = true
         var sameMachine = true
@@ -299,11 +300,11 @@ public struct EventFolder {
             self.place = place
             count = event.count
             time = event.time
-            author = event.author
+            author = event.author.map(TextID.init)
             machine = event.machine
         }
 
-        mutating func fold(count: Int, time: Int64, author: String?, machine: String?) {
+        mutating func fold(count: Int, time: Int64, author: TextID?, machine: String?) {
             self.count += count
             if time > self.time { self.time = time }
             if sameAuthor && self.author != author { sameAuthor = false; self.author = nil }
@@ -316,6 +317,11 @@ public struct EventFolder {
     /// Folds an event of `kind` into its kind's summary, without the event being made,
     /// when the kind has one (true); false when the event is to be made and added.
     public mutating func folded(_ kind: HouseholdEvent.Kind, count: Int = 1, time: Int64, author: String?, machine: String?) -> Bool {
+        folded(kind, count: count, time: time, writer: author.map(TextID.init), machine: machine)
+    }
+
+    /// The same with the author as a change holds it.
+    public mutating func folded(_ kind: HouseholdEvent.Kind, count: Int = 1, time: Int64, writer author: TextID?, machine: String?) -> Bool {
         let index = kind.index
         guard summaries[index] != nil else { return false }
         counts[index] += 1
@@ -344,11 +350,11 @@ public struct EventFolder {
         var summary = Summary(place: first, firstEvent)
         for place in places.dropFirst() {
             if let other = slots[place] {
-                summary.fold(count: other.count, time: other.time, author: other.author, machine: other.machine)
+                summary.fold(count: other.count, time: other.time, author: other.author.map(TextID.init), machine: other.machine)
             }
             slots[place] = nil
         }
-        summary.fold(count: event.count, time: event.time, author: event.author, machine: event.machine)
+        summary.fold(count: event.count, time: event.time, author: event.author.map(TextID.init), machine: event.machine)
         summaries[index] = summary
     }
 
@@ -361,7 +367,7 @@ public struct EventFolder {
             event.title = nil
             event.count = summary.count
             event.time = summary.time
-            event.author = summary.author
+            event.author = summary.author?.text
             if !summary.sameAuthor { event.authorName = nil }
             event.machine = summary.machine
             out[summary.place] = event

@@ -31,28 +31,103 @@ public struct FieldWrite: Sendable, Hashable {
     }
 }
 
+/// An id as a change and a field version hold it (a row's id, a member's): a lowercase
+/// canonical UUID (every id the household makes) as its 16 bytes in two words, any other
+/// text as given. Changes are made and dropped by the thousand in a catch-up, and rows copy
+/// their versions while they merge and write: a word pair is made without an allocation,
+/// copies without the atomic reference counting a 36-byte string costs, hashes and
+/// compares as two words, and is read from and written to the wire, a record or the index
+/// without text in between. Each text has exactly one form, so equal ids are equal.
+public enum TextID: Sendable, Hashable {
+    case uuid(UInt64, UInt64)
+    case text(String)
+
+    public init(_ text: String) {
+        if let words = Hex.uuidWords(text) { self = .uuid(words.0, words.1) } else { self = .text(text) }
+    }
+
+    /// The id of UTF-8 `bytes`; nil when they are not UTF-8.
+    public init?(utf8 bytes: UnsafeRawBufferPointer) {
+        if bytes.count == 36, let words = Hex.uuidWords(bytes.assumingMemoryBound(to: UInt8.self)) {
+            self = .uuid(words.0, words.1)
+        } else if let text = String(validUTF8: bytes) {
+            self = .text(text)
+        } else {
+            return nil
+        }
+    }
+
+    /// The id as text.
+    public var text: String {
+        switch self {
+        case let .uuid(high, low): withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { Hex.uuidText($0) }
+        case let .text(text): text
+        }
+    }
+
+    /// The length of ``text`` in UTF-8 bytes.
+    public var utf8Count: Int {
+        switch self {
+        case .uuid: 36
+        case let .text(text): text.utf8.count
+        }
+    }
+
+    /// Calls `body` with the UTF-8 bytes of ``text``: a UUID's written on the stack, no
+    /// string made.
+    public func withUTF8<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        switch self {
+        case let .uuid(high, low):
+            return try withUnsafeTemporaryAllocation(byteCount: 36, alignment: 8) { buffer in
+                Hex.writeUUIDText(high, low, to: buffer.baseAddress!)
+                return try body(UnsafeRawBufferPointer(buffer))
+            }
+        case var .text(text):
+            return try text.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
+        }
+    }
+}
+
 /// One write to one row, as it travels between replicas: replica `origin` numbered it
 /// `seq` (1, 2, 3 … per replica) and stamped it `hlc`; `member` is the household member
 /// who made it (nil for the system).
+///
+/// The row's id and the member's are held as ``TextID``s (`row`, `writer`); `rowID` and
+/// `member` give their text, made on each call: the paths that handle changes by the
+/// thousand (the wire, the store's apply and delta cursor) use the ids.
 public struct Change: Sendable, Hashable {
     public let origin: ReplicaID
     public let seq: UInt64
     public let hlc: HybridTimestamp
-    public let member: String?
+    /// The member who made the change (nil for the system).
+    public let writer: TextID?
     public let entity: EntityKind
-    public let rowID: String
+    /// The id of the row the change writes.
+    public let row: TextID
     public let fields: [FieldWrite]
 
-    public init(origin: ReplicaID, seq: UInt64, hlc: HybridTimestamp, member: String?,
-                entity: EntityKind, rowID: String, fields: [FieldWrite]) {
+    public init(origin: ReplicaID, seq: UInt64, hlc: HybridTimestamp, writer: TextID?,
+                entity: EntityKind, row: TextID, fields: [FieldWrite]) {
         self.origin = origin
         self.seq = seq
         self.hlc = hlc
-        self.member = member
+        self.writer = writer
         self.entity = entity
-        self.rowID = rowID
+        self.row = row
         self.fields = fields
     }
+
+    public init(origin: ReplicaID, seq: UInt64, hlc: HybridTimestamp, member: String?,
+                entity: EntityKind, rowID: String, fields: [FieldWrite]) {
+        self.init(origin: origin, seq: seq, hlc: hlc, writer: member.map(TextID.init), entity: entity,
+                  row: TextID(rowID), fields: fields)
+    }
+
+    /// The member's id as text (made on each call).
+    public var member: String? { writer?.text }
+
+    /// The row's id as text (made on each call).
+    public var rowID: String { row.text }
 
     public var stamp: Stamp { Stamp(hlc: hlc, origin: origin) }
 }

@@ -6,12 +6,12 @@ public struct FieldVersion: Sendable, Equatable {
     public let seq: UInt64
     public let base: Stamp?
     /// The member who wrote it, as held (a UUID as two words).
-    public let writer: MemberRef?
+    public let writer: TextID?
 
     /// The member who wrote it.
     public var member: String? { writer?.text }
 
-    public init(value: FieldValue, stamp: Stamp, seq: UInt64, base: Stamp?, writer: MemberRef?) {
+    public init(value: FieldValue, stamp: Stamp, seq: UInt64, base: Stamp?, writer: TextID?) {
         self.value = value
         self.stamp = stamp
         self.seq = seq
@@ -20,34 +20,11 @@ public struct FieldVersion: Sendable, Equatable {
     }
 
     public init(value: FieldValue, stamp: Stamp, seq: UInt64, base: Stamp?, member: String?) {
-        self.init(value: value, stamp: stamp, seq: seq, base: base, writer: member.map(MemberRef.init))
+        self.init(value: value, stamp: stamp, seq: seq, base: base, writer: member.map(TextID.init))
     }
 
     /// The change this version came from.
     public var changeRef: ChangeRef { ChangeRef(origin: stamp.origin, seq: seq) }
-}
-
-/// A member id as a field version holds it: a lowercase canonical UUID (every id the
-/// household makes) as its 16 bytes in two words, any other text as given. A row holds a
-/// version per field and copies them while it merges and writes: a word pair copies
-/// without the atomic reference counting a 36-byte string costs (a fifth of a catch-up's
-/// apply went to retains and releases), and reads from and writes to a record without
-/// parsing or allocating text. Each text has exactly one form, so equal ids are equal.
-public enum MemberRef: Sendable, Hashable {
-    case uuid(UInt64, UInt64)
-    case text(String)
-
-    public init(_ text: String) {
-        if let words = Hex.uuidWords(text) { self = .uuid(words.0, words.1) } else { self = .text(text) }
-    }
-
-    /// The id as text.
-    public var text: String {
-        switch self {
-        case let .uuid(high, low): withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { Hex.uuidText($0) }
-        case let .text(text): text
-        }
-    }
 }
 
 /// A change by its number: `origin`'s `seq`-th change.
@@ -160,7 +137,7 @@ public enum RowMerge {
     public static func merge(_ change: Change, into row: inout VersionedRow) throws(MergeError) -> Merged {
         let incoming = change.stamp
         let schema = row.schema
-        let writer = change.member.map(MemberRef.init) // parsed once for all the fields
+        let writer = change.writer
         precondition(change.entity == schema.kind, "a \(change.entity.rawValue) change merged into a \(schema.kind.rawValue) row")
         // Field numbers first, and refusals before anything changes: a failed merge leaves
         // the row as it was. At most 16 fields (validated): no heap array for them.

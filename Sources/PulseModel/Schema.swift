@@ -353,16 +353,21 @@ extension EntitySchema {
     /// ``validate(_:_:)`` after these.
     public func validateHeader(_ change: Change, memberChecked: Bool) throws(ChangeValidationError) {
         guard change.seq >= 1 else { throw .badSequence }
-        if !memberChecked, let member = change.member { try Self.validate(member: member) }
-        guard RowIDRules.isValid(change.rowID) else { throw .badRowID(change.rowID) }
-        if let singleton = singletonRowID, change.rowID != singleton { throw .badRowID(change.rowID) }
+        if !memberChecked, let writer = change.writer { try Self.validate(member: writer) }
+        guard RowIDRules.isValid(change.row) else { throw .badRowID(change.rowID) }
+        if let singleton = singletonRowID, change.row != TextID(singleton) { throw .badRowID(change.rowID) }
         guard !change.fields.isEmpty else { throw .emptyChange }
         guard change.fields.count <= Limits.maxFieldsPerChange else { throw .tooManyFields(change.fields.count) }
     }
 
     /// A change's member: a valid id, at most ``Limits/maxMemberIDLength`` bytes.
     public static func validate(member: String) throws(ChangeValidationError) {
-        if !RowIDRules.isValid(member) || member.utf8.count > Limits.maxMemberIDLength {
+        try validate(member: TextID(member))
+    }
+
+    /// The same of an id as a change holds it.
+    public static func validate(member: TextID) throws(ChangeValidationError) {
+        if !RowIDRules.isValid(member) || member.utf8Count > Limits.maxMemberIDLength {
             throw .badMember // (a valid id is ASCII and not empty: bytes are characters)
         }
     }
@@ -405,6 +410,14 @@ public enum RowIDRules {
         bytes[6] = (bytes[6] & 0x0F) | 0x40
         bytes[8] = (bytes[8] & 0x3F) | 0x80
         return bytes.withUnsafeBytes { Hex.uuidText($0) }
+    }
+
+    /// The same of an id as a change holds it: a UUID's is valid by its form.
+    public static func isValid(_ id: TextID) -> Bool {
+        switch id {
+        case .uuid: true
+        case let .text(text): isValid(text)
+        }
     }
 
     public static func isValid(_ id: String) -> Bool {

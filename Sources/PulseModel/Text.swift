@@ -72,6 +72,20 @@ package enum Hex {
         }
     }
 
+    /// The same text of a UUID's two big-endian words, written to the 36 bytes at `out`.
+    package static func writeUUIDText(_ high: UInt64, _ low: UInt64, to out: UnsafeMutableRawPointer) {
+        var at = 0
+        for index in 0..<32 {
+            if index == 8 || index == 12 || index == 16 || index == 20 {
+                out.storeBytes(of: UInt8(ascii: "-"), toByteOffset: at, as: UInt8.self)
+                at += 1
+            }
+            let word = index < 16 ? high : low, shift = UInt64(60 - 4 * (index & 15))
+            out.storeBytes(of: digit(UInt8(truncatingIfNeeded: word >> shift) & 0x0F), toByteOffset: at, as: UInt8.self)
+            at += 1
+        }
+    }
+
     /// The 16 bytes of a lower-case canonical UUID's text as two big-endian words, without
     /// an allocation; nil for any other text (upper case, braces, another length).
     package static func uuidWords(_ text: String) -> (UInt64, UInt64)? {

@@ -63,12 +63,25 @@ struct RawWireWriter: ~Copyable {
         offset += count
     }
 
+    /// An id as its text, as ``string(_:)`` writes it: a UUID's written from its words.
+    mutating func id(_ id: TextID) {
+        switch id {
+        case let .uuid(high, low):
+            varint(36)
+            room(36)
+            Hex.writeUUIDText(high, low, to: base.baseAddress! + offset)
+            offset += 36
+        case let .text(text):
+            string(text)
+        }
+    }
+
     /// The most bytes ``change(_:)`` can write for `change`: each varint counted at its
     /// longest (10 bytes). Looser than the delta cursor's `wireSizeBound`, which may count
     /// on the schema's limits to cut batches; this one must hold for any change, since it
     /// sizes the memory written.
     static func bound(_ change: Change) -> Int {
-        var size = 8 + 10 + 10 + 1 + 10 + change.rowID.utf8.count + 1 + 10 + (change.member?.utf8.count ?? 0) + 10
+        var size = 8 + 10 + 10 + 1 + 10 + change.row.utf8Count + 1 + 10 + (change.writer?.utf8Count ?? 0) + 10
         for field in change.fields {
             size += 10 + field.field.utf8.count + 1 + 10 + 1 + 10 + 8
             if case let .text(text) = field.value { size += text.utf8.count }
@@ -128,6 +141,17 @@ struct RawWireReader: ~Copyable {
         offset += length
         return string
     }
+
+    /// A string as an id (``TextID``): a UUID's text read into its two words, no string made.
+    mutating func id() throws(WireError) -> TextID {
+        let length = try count(max: WireLimits.maxStringBytes, what: "bytes in a string")
+        guard base.count - offset >= length else { throw WireError("truncated string") }
+        guard let id = TextID(utf8: UnsafeRawBufferPointer(rebasing: base[offset..<(offset + length)])) else {
+            throw WireError("a string is not valid UTF-8")
+        }
+        offset += length
+        return id
+    }
 }
 
 extension RawWireWriter {
@@ -139,10 +163,10 @@ extension RawWireWriter {
         varint(change.seq)
         varint(UInt64(bitPattern: change.hlc.rawValue))
         byte(WireCodec.codeByOrdinal[change.entity.ordinal])
-        string(change.rowID)
-        if let member = change.member {
+        id(change.row)
+        if let writer = change.writer {
             byte(1)
-            string(member)
+            id(writer)
         } else {
             byte(0)
         }
@@ -179,11 +203,11 @@ extension RawWireReader {
         guard let entity = WireCodec.entityByCode[Int(code)] else {
             throw WireError("unknown entity code \(code)", code: .rejectedBatch)
         }
-        let rowID = try string()
-        let member: String?
+        let row = try id()
+        let writer: TextID?
         switch try byte() {
-        case 0: member = nil
-        case 1: member = try string()
+        case 0: writer = nil
+        case 1: writer = try id()
         default: throw WireError("invalid member flag")
         }
         let fieldCount = try count(max: Limits.maxFieldsPerChange, what: "fields in a change")
@@ -210,8 +234,8 @@ extension RawWireReader {
             }
             fields.append(FieldWrite(field: name, value: value, base: base))
         }
-        return Change(origin: ReplicaID(rawValue: origin), seq: seq, hlc: hlc, member: member,
-                      entity: entity, rowID: rowID, fields: fields)
+        return Change(origin: ReplicaID(rawValue: origin), seq: seq, hlc: hlc, writer: writer,
+                      entity: entity, row: row, fields: fields)
     }
 
     private mutating func timestamp() throws(WireError) -> HybridTimestamp {

@@ -37,19 +37,33 @@ enum ChangeIndex {
 
     /// Appends the 16 bytes the index stores for a UUID row id (most significant first);
     /// false, appending nothing, for any other id, which the index stores as its text.
-    static func appendUUID(_ rowID: String, to bytes: inout [UInt8]) -> Bool {
-        guard let words = Hex.uuidWords(rowID) else { return false }
-        withUnsafeBytes(of: (words.0.bigEndian, words.1.bigEndian)) { bytes.append(contentsOf: $0) }
+    static func appendUUID(_ id: TextID, to bytes: inout [UInt8]) -> Bool {
+        guard case let .uuid(high, low) = id else { return false }
+        withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { bytes.append(contentsOf: $0) }
         return true
     }
 
     /// Binds a row id as the index stores it.
     static func bind(rowID: String, _ statement: Statement, at index: Int32) throws {
         var stored: [UInt8] = []
-        if appendUUID(rowID, to: &stored) {
+        if appendUUID(TextID(rowID), to: &stored) {
             try statement.bind(blob: stored, at: index)
         } else {
             try statement.bind(.text(rowID), at: index)
+        }
+    }
+
+    /// The row id stored in `column` as an id: 16 bytes as a UUID's words, no text made;
+    /// nil for anything but 16 bytes or text.
+    static func id(_ statement: Statement, column: Int32) -> TextID? {
+        switch statement.type(column) {
+        case SQLITE_TEXT: return TextID(statement.text(column))
+        case SQLITE_BLOB:
+            return statement.withBlob(column) { bytes in
+                bytes.count == 16 ? .uuid(UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
+                                          UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))) : nil
+            }
+        default: return nil
         }
     }
 

@@ -28,7 +28,7 @@ public final class DeltaReader {
 extension DeltaReader: StoreReading {
     public func row(_ entity: EntityKind, _ rowID: String) throws -> [String: FieldValue] {
         precondition(!connection.isInTransaction, "a cursor of this reader is still open")
-        return try records.versions(entity, rowID)?.values ?? [:]
+        return try records.versions(entity, TextID(rowID))?.values ?? [:]
     }
 
     public func rows(_ entity: EntityKind, _ query: RowQuery) throws -> [StoredRow] {
@@ -67,9 +67,6 @@ public final class DeltaCursor {
     private let byteLimit: Int
     private var pending: [(origin: ReplicaID, after: UInt64, upTo: UInt64)]
     private var finished = false
-    /// The last writer met and its id as text.
-    private var lastWriter: MemberRef?
-    private var lastWriterText: String?
     /// The snapshot's version vector: what the peer holds once it applied every batch.
     public let snapshotVector: VersionVector
 
@@ -132,7 +129,7 @@ public final class DeltaCursor {
     /// An upper bound of the bytes `change` takes in a BATCH (docs/PROTOCOL.md: fixed
     /// 8-byte ids, varints of at most 10 bytes, strings as a varint length and UTF-8).
     public static func wireSizeBound(_ change: Change) -> Int {
-        var size = 8 + 10 + 10 + 1 + 5 + change.rowID.utf8.count + 1 + 5 + (change.member?.utf8.count ?? 0) + 5
+        var size = 8 + 10 + 10 + 1 + 5 + change.row.utf8Count + 1 + 5 + (change.writer?.utf8Count ?? 0) + 5
         for field in change.fields {
             size += 5 + field.field.utf8.count + 1 + 1 + 10 + 8
             switch field.value {
@@ -162,14 +159,14 @@ public final class DeltaCursor {
                 guard let entity = ChangeIndex.entity(code: statement.int(1)) else {
                     throw StoreError.corruptIndex("change \(origin)#\(seq) names an unknown entity (code \(statement.int(1)))")
                 }
-                guard let rowID = ChangeIndex.rowID(statement, column: 2) else {
+                guard let id = ChangeIndex.id(statement, column: 2) else {
                     throw StoreError.corruptIndex("change \(origin)#\(seq) names its \(entity.rawValue) row by neither text nor 16 bytes")
                 }
-                guard let row = try records.versions(entity, rowID) else {
-                    throw StoreError.corruptIndex("change \(origin)#\(seq) is indexed on \(entity.rawValue) \(rowID), which does not exist")
+                guard let row = try records.versions(entity, id) else {
+                    throw StoreError.corruptIndex("change \(origin)#\(seq) is indexed on \(entity.rawValue) \(id.text), which does not exist")
                 }
                 var fields: [FieldWrite] = []
-                var stamp: (hlc: HybridTimestamp, writer: MemberRef?)?
+                var stamp: (hlc: HybridTimestamp, writer: TextID?)?
                 let schema = entity.schema
                 // The versions read in place: only the parts a change carries are copied.
                 row.withVersions { versions in
@@ -184,15 +181,9 @@ public final class DeltaCursor {
                 // Every indexed change still holds a field of its row (saveRow keeps it so);
                 // skipping one would claim coverage of a change never sent.
                 guard let stamp else {
-                    throw StoreError.corruptIndex("change \(origin)#\(seq) is indexed on \(entity.rawValue) \(rowID), which holds no field of it")
+                    throw StoreError.corruptIndex("change \(origin)#\(seq) is indexed on \(entity.rawValue) \(id.text), which holds no field of it")
                 }
-                // A run of changes by one member shares one text of its id (made once).
-                if let writer = stamp.writer, writer != lastWriter {
-                    lastWriter = writer
-                    lastWriterText = writer.text
-                }
-                let change = Change(origin: origin, seq: seq, hlc: stamp.hlc, member: stamp.writer == nil ? nil : lastWriterText,
-                                    entity: entity, rowID: rowID, fields: fields)
+                let change = Change(origin: origin, seq: seq, hlc: stamp.hlc, writer: stamp.writer, entity: entity, row: id, fields: fields)
                 let size = Self.wireSizeBound(change)
                 if bytes + size > byteLimit && !(firstInBatch && changes.isEmpty) { return (changes, false) }
                 bytes += size

@@ -67,9 +67,9 @@ final class HeldInserts {
         /// Rows and entries held: 0 when there is nothing to flush (the one check `step()` makes).
         var count = 0
 
-        mutating func hold(_ entity: EntityKind, rowID: String, row: VersionedRow) {
+        mutating func hold(_ entity: EntityKind, id: TextID, row: VersionedRow) {
             rows[entity.ordinal].append(values.count)
-            values.append(text(rowID))
+            values.append(text(id))
             row.withVersions { versions in
                 for number in row.schema.fields.indices {
                     guard row.contains(number) else { values.append(.null); continue }
@@ -86,10 +86,10 @@ final class HeldInserts {
             count += 1
         }
 
-        mutating func hold(origin: Int64, seq: Int64, entity: EntityKind, rowID: String) {
+        mutating func hold(origin: Int64, seq: Int64, entity: EntityKind, id: TextID) {
             let start = bytes.count
-            let id = ChangeIndex.appendUUID(rowID, to: &bytes) ? Value.blob(offset: start, count: 16) : text(rowID)
-            index.append(IndexEntry(origin: origin, seq: seq, entity: entity, rowID: id))
+            let stored = ChangeIndex.appendUUID(id, to: &bytes) ? Value.blob(offset: start, count: 16) : text(id)
+            index.append(IndexEntry(origin: origin, seq: seq, entity: entity, rowID: stored))
             count += 1
         }
 
@@ -99,6 +99,15 @@ final class HeldInserts {
             var text = text
             text.withUTF8 { bytes.append(contentsOf: UnsafeRawBufferPointer($0)) }
             return .text(offset: start, count: bytes.count - start)
+        }
+
+        /// An id's text copied into `bytes` (a UUID's written from its words).
+        private mutating func text(_ id: TextID) -> Value {
+            id.withUTF8 { utf8 in
+                let start = bytes.count
+                bytes.append(contentsOf: utf8)
+                return .text(offset: start, count: utf8.count)
+            }
         }
 
         /// The text of a held value (for an error naming the row): text as it is, a UUID's
@@ -130,13 +139,13 @@ final class HeldInserts {
 
     /// Holds a new complete row of `entity`: its id, its columns (each field's value, null
     /// for an optional one it lacks) and its record.
-    func hold(_ entity: EntityKind, rowID: String, row: VersionedRow) {
-        storage.hold(entity, rowID: rowID, row: row)
+    func hold(_ entity: EntityKind, id: TextID, row: VersionedRow) {
+        storage.hold(entity, id: id, row: row)
     }
 
     /// Holds the index entry of change `origin`#`seq`, of row `rowID` of `entity`.
-    func hold(origin: Int64, seq: Int64, entity: EntityKind, rowID: String) {
-        storage.hold(origin: origin, seq: seq, entity: entity, rowID: rowID)
+    func hold(origin: Int64, seq: Int64, entity: EntityKind, id: TextID) {
+        storage.hold(origin: origin, seq: seq, entity: entity, id: id)
     }
 
     /// Forgets everything held, keeping the room (a transaction's next rows reuse it).

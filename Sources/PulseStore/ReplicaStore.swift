@@ -229,7 +229,7 @@ public final class ReplicaStore {
         /// The changes made so far (none kept when the write was told it need not).
         public private(set) var changes: [Change] = []
         /// The author as the record keeps it: parsed once for the transaction's changes.
-        private let writer: MemberRef?
+        private let writer: TextID?
         /// Whether the author has passed validation (with the first change that succeeded).
         private var memberChecked = false
         /// Whether `changes` keeps each change made (``ReplicaStore/write(member:waitForWriters:keepingChanges:_:)``).
@@ -241,7 +241,7 @@ public final class ReplicaStore {
             self.member = member
             self.clock = clock
             self.seq = seq
-            self.writer = member.map(MemberRef.init)
+            self.writer = member.map(TextID.init)
         }
 
         /// Sets `fields` of one row (creating it when new): one change.
@@ -340,7 +340,7 @@ public final class ReplicaStore {
                 row[entries[position].number] = FieldVersion(value: writes[position].value, stamp: change.stamp, seq: change.seq,
                                                              base: writes[position].base, writer: writer)
             }
-            try store.saveRow(entity, rowID, before: before, after: row, fresh: fresh)
+            try store.saveRow(entity, change.row, before: before, after: row, fresh: fresh)
             seq += 1
             if keepsChanges { changes.append(change) }
             return change
@@ -408,15 +408,15 @@ public final class ReplicaStore {
                         throw StoreError.foreignOwnChange(seq: changes[offset].seq)
                     }
                     try clock.observe(remote: changes[offset].hlc, physicalMilliseconds: now)
-                    let key = RowKey(entity: changes[offset].entity, rowID: changes[offset].rowID)
+                    let key = RowKey(entity: changes[offset].entity, id: changes[offset].row)
                     // One hash and one probe: the row's position, or the next one claimed
                     // (a lookup, then an insert, cost two of each).
                     let (index, first) = Self.claim(&position[key, default: -1], next: rows.count)
                     if first {
                         let entity = changes[offset].entity
-                        let new = try !anyPartial && lastIDs.sortsAfterEveryRow(entity, key.rowID, connection)
+                        let new = try !anyPartial && lastIDs.sortsAfterEveryRow(entity, key.id, connection)
                         rows.append(TouchedRow(key: key, new ? VersionedRow(entity.schema)
-                                                             : try versions(entity, key.rowID, anyPartial: anyPartial)))
+                                                             : try versions(entity, key.id, anyPartial: anyPartial)))
                     }
                     // Merged in place: the array holds the only copy.
                     if try merge(changes[offset], into: &rows[index].current, &outcome) {
@@ -440,7 +440,7 @@ public final class ReplicaStore {
             for (_, index) in order {
                 // A row read as absent (from both tables) is inserted, not upserted: an
                 // upsert probes the key before it inserts, one B-tree descent more.
-                try saveRow(rows[index].key.entity, rows[index].key.rowID, before: rows[index].original, after: rows[index].current,
+                try saveRow(rows[index].key.entity, rows[index].key.id, before: rows[index].original, after: rows[index].current,
                             fresh: rows[index].original.isEmpty)
             }
             var advanced = false
@@ -509,19 +509,31 @@ public final class ReplicaStore {
 
     package struct RowKey: Hashable {
         package let entity: EntityKind
-        package let rowID: String
+        /// The row's id: a UUID's hashes and compares as two words, no string.
+        package let id: TextID
 
-        /// The table (top byte) and the row id's first seven bytes, big-endian: ordered
-        /// as the tables order their rows, for row ids that differ in those bytes.
+        /// The table (top byte), then the first seven bytes of the id's text, big-endian:
+        /// ordered as the tables order their rows, for ids that differ in those bytes (a
+        /// UUID's are the digits of its first 28 bits, made from its words).
         package var sortPrefix: UInt64 {
-            var id = rowID // a native string's bytes are contiguous (`withUTF8` copies no other)
-            return id.withUTF8 { bytes in
-                var prefix = UInt64(entity.ordinal) << 56, shift: UInt64 = 48
-                for byte in bytes.prefix(7) {
-                    prefix |= UInt64(byte) << shift
-                    shift &-= 8
+            let table = UInt64(entity.ordinal) << 56
+            switch id {
+            case let .uuid(high, _):
+                var prefix = table
+                for index in 0..<7 {
+                    let nibble = (high >> UInt64(60 - 4 * index)) & 0xF
+                    prefix |= (nibble < 10 ? 0x30 + nibble : 0x57 + nibble) << UInt64(48 - 8 * index)
                 }
                 return prefix
+            case var .text(text):
+                return text.withUTF8 { bytes in
+                    var prefix = table, shift: UInt64 = 48
+                    for byte in bytes.prefix(7) {
+                        prefix |= UInt64(byte) << shift
+                        shift &-= 8
+                    }
+                    return prefix
+                }
             }
         }
     }
@@ -530,21 +542,24 @@ public final class ReplicaStore {
     /// rows written after the read are not counted).
     private struct LastRowIDs {
         private var read = [Bool](repeating: false, count: EntityKind.allCases.count)
-        private var last = [[UInt8]?](repeating: nil, count: EntityKind.allCases.count)
+        private var last = [TextID?](repeating: nil, count: EntityKind.allCases.count)
 
         /// Whether `rowID` sorts after every id in `entity`'s table, in SQLite's order for the
         /// ids (BINARY: their bytes), so that the table cannot hold it.
-        mutating func sortsAfterEveryRow(_ entity: EntityKind, _ rowID: String, _ connection: Connection) throws -> Bool {
+        mutating func sortsAfterEveryRow(_ entity: EntityKind, _ id: TextID, _ connection: Connection) throws -> Bool {
             if !read[entity.ordinal] {
-                last[entity.ordinal] = try connection.query("SELECT max(id) FROM \(entity.rawValue)") { try $0.step() ? $0.optionalText(0).map { Array($0.utf8) } : nil }
+                last[entity.ordinal] = try connection.query("SELECT max(id) FROM \(entity.rawValue)") { try $0.step() ? $0.optionalText(0).map(TextID.init) : nil }
                 read[entity.ordinal] = true
             }
             guard let last = last[entity.ordinal] else { return true } // an empty table
-            // By memcmp over the bytes (the generic comparison of two UTF-8 views cost 2 %
-            // of the apply): the shorter first when one is a prefix of the other.
-            var id = rowID
-            return id.withUTF8 { id in
-                last.withUnsafeBufferPointer { last in
+            // Two UUIDs by their words (their texts order as their values); any other pair
+            // by memcmp over the bytes (the generic comparison of two UTF-8 views cost 2 % of
+            // the apply), the shorter first when one is a prefix of the other.
+            if case let .uuid(lastHigh, lastLow) = last, case let .uuid(high, low) = id {
+                return (lastHigh, lastLow) < (high, low)
+            }
+            return last.withUTF8 { last in
+                id.withUTF8 { id in
                     let common = min(last.count, id.count)
                     let order = common == 0 ? 0 : memcmp(last.baseAddress!, id.baseAddress!, common)
                     return order < 0 || (order == 0 && last.count < id.count)
@@ -555,13 +570,13 @@ public final class ReplicaStore {
 
     /// Every field version of one row (empty for a row never written).
     package func versions(_ entity: EntityKind, _ rowID: String) throws -> VersionedRow {
-        try versions(entity, rowID, anyPartial: true)
+        try versions(entity, TextID(rowID), anyPartial: true)
     }
 
     /// `anyPartial: false`: `partial_row` is known to be empty (checked in this transaction),
     /// so a row the typed table lacks has no versions and is not looked for there.
-    private func versions(_ entity: EntityKind, _ rowID: String, anyPartial: Bool) throws -> VersionedRow {
-        try Self.readVersions(entity, rowID, typed: rowStatement(entity, .select),
+    private func versions(_ entity: EntityKind, _ id: TextID, anyPartial: Bool) throws -> VersionedRow {
+        try Self.readVersions(entity, id, typed: rowStatement(entity, .select),
                               partial: anyPartial ? hot(.selectPartial) : nil) ?? VersionedRow(entity.schema)
     }
 
@@ -575,7 +590,7 @@ public final class ReplicaStore {
 
         init(_ connection: Connection) { self.connection = connection }
 
-        func versions(_ entity: EntityKind, _ rowID: String) throws -> VersionedRow? {
+        func versions(_ entity: EntityKind, _ id: TextID) throws -> VersionedRow? {
             let select: Statement
             if let prepared = selects[entity.ordinal] {
                 select = prepared
@@ -590,29 +605,29 @@ public final class ReplicaStore {
                 partial = try Statement(connection: connection, sql: HotStatement.selectPartial.sql)
                 self.partial = partial
             }
-            return try ReplicaStore.readVersions(entity, rowID, typed: select, partial: partial)
+            return try ReplicaStore.readVersions(entity, id, typed: select, partial: partial)
         }
     }
 
     /// A row's record: from its typed table when complete, else from `partial_row`; nil
     /// when the row has none. The statements are `rowSQL[entity].select` and
     /// `HotStatement.selectPartial`, reset; they are left reset.
-    fileprivate static func readVersions(_ entity: EntityKind, _ rowID: String,
+    fileprivate static func readVersions(_ entity: EntityKind, _ id: TextID,
                                          typed: Statement, partial: Statement?) throws -> VersionedRow? {
         defer { typed.reset(); partial?.reset() }
-        try typed.bind(.text(rowID), at: 1)
-        if try typed.step() { return try decodeVersions(typed, column: 0, entity: entity, rowID: rowID, typedColumns: 1) }
+        try typed.bind(id: id, at: 1)
+        if try typed.step() { return try decodeVersions(typed, column: 0, entity: entity, rowID: id.text, typedColumns: 1) }
         guard let partial else { return nil }
         try partial.bind(.text(entity.rawValue), at: 1)
-        try partial.bind(.text(rowID), at: 2)
+        try partial.bind(id: id, at: 2)
         guard try partial.step() else { return nil }
-        return try decodeVersions(partial, column: 0, entity: entity, rowID: rowID, typedColumns: nil)
+        return try decodeVersions(partial, column: 0, entity: entity, rowID: id.text, typedColumns: nil)
     }
 
     /// Decodes the record in `column`; `typedColumns`: where the row's typed columns start
     /// (in schema order) in a typed row, which hold the values the record leaves out; nil
     /// for `partial_row`.
-    static func decodeVersions(_ statement: Statement, column: Int32, entity: EntityKind, rowID: String,
+    static func decodeVersions(_ statement: Statement, column: Int32, entity: EntityKind, rowID: @autoclosure () -> String,
                                typedColumns: Int32?) throws -> VersionedRow {
         do {
             return try statement.withBlob(column) { bytes in
@@ -620,7 +635,7 @@ public final class ReplicaStore {
                                        column: typedColumns.map { first in { statement.value(first + Int32($0)) } })
             }
         } catch let error as RowVersions.DecodingError {
-            throw StoreError.corruptRow(entity, rowID: rowID, reason: error.reason)
+            throw StoreError.corruptRow(entity, rowID: rowID(), reason: error.reason)
         }
     }
 
@@ -631,14 +646,15 @@ public final class ReplicaStore {
     /// field of: a change whose every field was superseded leaves the index (the later
     /// change that superseded it carries the values now).
     /// `fresh`: the row must not exist yet (an insert, which fails if it does).
-    package func saveRow(_ entity: EntityKind, _ rowID: String, before: VersionedRow, after: VersionedRow,
+    package func saveRow(_ entity: EntityKind, _ id: TextID, before: VersionedRow, after: VersionedRow,
                          fresh: Bool = false) throws {
         let complete = Self.isComplete(after)
         do {
             if complete, fresh {
                 // Held, and made with its neighbours by one multi-row insert (HeldInserts.swift).
-                connection.held.hold(entity, rowID: rowID, row: after)
+                connection.held.hold(entity, id: id, row: after)
             } else if complete, let columns = Self.columns(after) {
+                let rowID = id.text
                 let record = RowVersions.encode(after, inTypedRow: true)
                 let statement = try rowStatement(entity, .upsert)
                 try statement.bind(.text(rowID), at: 1)
@@ -653,13 +669,13 @@ public final class ReplicaStore {
                 let record = RowVersions.encode(after, inTypedRow: false)
                 let statement = try hot(fresh ? .insertPartial : .upsertPartial)
                 try statement.bind(.text(entity.rawValue), at: 1)
-                try statement.bind(.text(rowID), at: 2)
+                try statement.bind(id: id, at: 2)
                 try statement.bind(blob: record, at: 3)
                 while try statement.step() {}
                 statement.reset()
             }
         } catch let error as SQLiteError where error.isConstraint {
-            throw StoreError.constraint(entity, rowID: rowID, error)
+            throw StoreError.constraint(entity, rowID: id.text, error)
         }
         // The changes the row refers to (a handful): those it no longer does lose their index
         // entry, those it newly does gain one, each once, in field order. Found by scanning
@@ -674,7 +690,7 @@ public final class ReplicaStore {
                 after.forEach { number, version in
                     let ref = version.changeRef
                     guard !after.contains(ref, before: number, in: new), !before.contains(ref, in: old) else { return }
-                    connection.held.hold(origin: ref.origin.storage, seq: Int64(ref.seq), entity: entity, rowID: rowID)
+                    connection.held.hold(origin: ref.origin.storage, seq: Int64(ref.seq), entity: entity, id: id)
                 }
             }
         }

@@ -29,7 +29,7 @@ package enum RowVersions {
     private struct Origin: Equatable {
         let stamp: Stamp
         let seq: UInt64
-        let writer: MemberRef?
+        let writer: TextID?
     }
 
     /// Whether `value`, stored in the typed column of a field of type `type`, reads back
@@ -133,10 +133,10 @@ package enum RowVersions {
             let stamp = Stamp(hlc: HybridTimestamp(rawValue: Int64(bitPattern: try reader.fixed())),
                               origin: ReplicaID(storage: Int64(bitPattern: try reader.fixed())))
             let seq = try reader.varint()
-            let writer: MemberRef?
+            let writer: TextID?
             switch try reader.byte() {
             case 0: writer = nil
-            case 1: writer = MemberRef(try reader.text()) // (format 1 wrote every member as text)
+            case 1: writer = TextID(try reader.text()) // (format 1 wrote every member as text)
             case 2 where version == 2: writer = .uuid(try reader.bigEndian(), try reader.bigEndian())
             case let kind: throw DecodingError(reason: "member kind \(kind)")
             }

@@ -222,6 +222,15 @@ final class Statement {
         return copy.withUTF8(bind)
     }
 
+    /// Binds an id's text (a UUID's written from its words; SQLite copies it).
+    func bind(id: TextID, at index: Int32) throws {
+        let rc = id.withUTF8 { bytes in
+            sqlite3_bind_text(handle, index, (bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!).assumingMemoryBound(to: CChar.self),
+                              Int32(bytes.count), csqlite_transient())
+        }
+        guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
+    }
+
     func bind(blob bytes: [UInt8], at index: Int32) throws {
         let rc = bytes.withUnsafeBytes {
             sqlite3_bind_blob(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), csqlite_transient())

@@ -52,6 +52,42 @@ import Testing
         }
     }
 
+    /// Row and member ids travel as text whatever form a change holds them in: a lowercase
+    /// UUID as its two words (written as its text, read back into words, no string made),
+    /// anything else as the text itself. Each comes back as the same text, bytes for bytes.
+    @Test func idsTravelAsTheirTextWhateverTheirForm() throws {
+        let uuid = RowIDRules.random()
+        let ids = [uuid, uuid.uppercased(), "{\(uuid)}", String(uuid.dropLast()), "row-1", "settings", "ÿ-\(uuid.dropFirst(3))"]
+        for id in ids {
+            let held = TextID(id)
+            #expect(held.text == id && held.utf8Count == id.utf8.count)
+            #expect(held.withUTF8 { Array($0) } == Array(id.utf8))
+            #expect(Array(id.utf8).withUnsafeBytes { TextID(utf8: $0) } == held)
+            if case .uuid = held { #expect(id == uuid) } else { #expect(id != uuid) }
+            let change = Change(origin: ReplicaID(rawValue: 5), seq: 1, hlc: HybridTimestamp(rawValue: 1), member: id,
+                                entity: .task, rowID: id, fields: [FieldWrite(field: "title", value: .text("x"))])
+            var payload = ByteBuffer()
+            WireCodec.encode(.batch(DeltaBatch(changes: [change], coverage: [])), into: &payload)
+            let bytes = Array(payload.readableBytesView), text = [UInt8(id.utf8.count)] + Array(id.utf8)
+            // The row id, then the member flag and the member id, as strings.
+            #expect(bytes.indices.contains { Array(bytes[$0...].prefix(2 * text.count + 1)) == text + [1] + text }, "\(id)")
+            guard case let .batch(decoded) = try WireCodec.decode(&payload) else { Issue.record("not a batch"); continue }
+            #expect(decoded.changes == [change] && decoded.changes[0].rowID == id && decoded.changes[0].member == id)
+        }
+        // The words are written as the canonical text (the same as the 16 bytes' text).
+        for _ in 0..<100 {
+            let id = RowIDRules.random()
+            guard case let .uuid(high, low) = TextID(id) else { Issue.record("\(id) is not held as words"); continue }
+            let written = [UInt8](unsafeUninitializedCapacity: 36) { buffer, count in
+                Hex.writeUUIDText(high, low, to: UnsafeMutableRawPointer(buffer.baseAddress!))
+                count = 36
+            }
+            #expect(String(decoding: written, as: UTF8.self) == id)
+        }
+        // An id that is not UTF-8 is refused, as any string.
+        #expect([UInt8]([0x24, 0xFF]).withUnsafeBytes { TextID(utf8: $0) } == nil)
+    }
+
     /// The bytes of a BATCH's changes, spelled out from docs/PROTOCOL.md ("Changes"), not
     /// from the encoder: the raw writer and reader keep the layout an independent peer reads.
     @Test func changesHaveTheDocumentedLayout() throws {

@@ -109,14 +109,15 @@ import Testing
     @Test func rowKeyPrefixesOrderAsTheTables() {
         typealias Key = ReplicaStore.RowKey
         let ids = (0..<200).map { _ in RowIDRules.random() } + ["a", "ab", "abcdefg", "abcdefh", "b", ""]
-        let sameTable = ids.map { Key(entity: .shoppingItem, rowID: $0) }
+        let sameTable = ids.map { Key(entity: .shoppingItem, id: TextID($0)) }
+        #expect(sameTable.prefix(200).allSatisfy { if case .uuid = $0.id { true } else { false } })
         for a in sameTable {
-            for b in sameTable where !a.rowID.utf8.prefix(7).elementsEqual(b.rowID.utf8.prefix(7)) {
-                #expect((a.sortPrefix < b.sortPrefix) == a.rowID.utf8.lexicographicallyPrecedes(b.rowID.utf8), "\(a.rowID) \(b.rowID)")
+            for b in sameTable where !a.id.text.utf8.prefix(7).elementsEqual(b.id.text.utf8.prefix(7)) {
+                #expect((a.sortPrefix < b.sortPrefix) == a.id.text.utf8.lexicographicallyPrecedes(b.id.text.utf8), "\(a.id.text) \(b.id.text)")
             }
         }
         // Another table: every shopping item before every task, whatever their ids.
-        let tasks = ids.map { Key(entity: .task, rowID: $0) }
+        let tasks = ids.map { Key(entity: .task, id: TextID($0)) }
         #expect(sameTable.map(\.sortPrefix).max()! < tasks.map(\.sortPrefix).min()!)
     }
 
@@ -399,12 +400,12 @@ import Testing
         // A member id is held as its 16 bytes only when it is a lowercase UUID (the record
         // holds them), and reads back as the same text; any other text stays text.
         let words = try #require(Hex.uuidWords(member))
-        #expect(MemberRef(member) == .uuid(words.0, words.1) && MemberRef(member).text == member)
+        #expect(TextID(member) == .uuid(words.0, words.1) && TextID(member).text == member)
         let memberBytes = try #require(Hex.bytes(member.replacingOccurrences(of: "-", with: "")))
         #expect(partial.indices.contains { Array(partial[$0...].prefix(16)) == memberBytes })
         #expect(!partial.indices.contains { Array(partial[$0...].prefix(36)) == Array(member.utf8) })
         for notUUID in [member.uppercased(), member + "0", String(member.dropLast()), String(member.dropLast()) + "g", member.replacingOccurrences(of: "-", with: "_"), ""] {
-            #expect(MemberRef(notUUID) == .text(notUUID) && MemberRef(notUUID).text == notUUID, "\(notUUID)")
+            #expect(TextID(notUUID) == .text(notUUID) && TextID(notUUID).text == notUUID, "\(notUUID)")
         }
         // A damaged record in the database is a clear error, not a crash or a silent gap.
         let (a, _) = try pair()
