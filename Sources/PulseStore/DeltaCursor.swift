@@ -166,17 +166,20 @@ public final class DeltaCursor {
                     throw StoreError.corruptIndex("change \(origin)#\(seq) is indexed on \(entity.rawValue) \(id.text), which does not exist")
                 }
                 var fields: [FieldWrite] = []
-                var stamp: (hlc: HybridTimestamp, writer: TextID?)?
+                fields.reserveCapacity(row.count) // one allocation (appends grew it 1, 2, 4)
                 let schema = entity.schema
-                // The versions read in place: only the parts a change carries are copied.
-                row.withVersions { versions in
+                // The versions read in place: only the parts a change carries are copied. The
+                // change's stamp and writer are read once, from the last of its fields.
+                let stamp: (hlc: HybridTimestamp, writer: TextID?)? = row.withVersions { versions in
+                    var last = -1
                     for number in schema.numbersByName where row.contains(number) {
                         guard versions[number].unsafelyUnwrapped.stamp.origin == origin,
                               versions[number].unsafelyUnwrapped.seq == seq else { continue }
                         fields.append(FieldWrite(field: schema.fieldNames[number], value: versions[number].unsafelyUnwrapped.value,
                                                  base: versions[number].unsafelyUnwrapped.base))
-                        stamp = (versions[number].unsafelyUnwrapped.stamp.hlc, versions[number].unsafelyUnwrapped.writer)
+                        last = number
                     }
+                    return last < 0 ? nil : (versions[last].unsafelyUnwrapped.stamp.hlc, versions[last].unsafelyUnwrapped.writer)
                 }
                 // Every indexed change still holds a field of its row (saveRow keeps it so);
                 // skipping one would claim coverage of a change never sent.

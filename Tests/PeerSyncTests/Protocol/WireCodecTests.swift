@@ -84,6 +84,10 @@ import Testing
             }
             #expect(String(decoding: written, as: UTF8.self) == id)
         }
+        let table: [(TextID, String)] = [(.uuid(0, 0), "00000000-0000-0000-0000-000000000000"),
+                                         (.uuid(.max, .max), "ffffffff-ffff-ffff-ffff-ffffffffffff"),
+                                         (.uuid(0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210), "01234567-89ab-cdef-fedc-ba9876543210")]
+        for (id, text) in table { #expect(id.text == text && TextID(text) == id) }
         // An id that is not UTF-8 is refused, as any string.
         #expect([UInt8]([0x24, 0xFF]).withUnsafeBytes { TextID(utf8: $0) } == nil)
     }
