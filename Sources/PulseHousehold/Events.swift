@@ -180,7 +180,7 @@ public enum EventRules {
         var origin: ReplicaID?
         var machine = ""
 
-        mutating func add(_ change: Change) {
+        mutating func add(_ change: borrowing Change) { // borrowed: a copy cost a retain and a release a change
             let kinds = EventRules.kinds(of: change)
             guard !kinds.isEmpty else { return }
             if change.origin != origin {

@@ -121,6 +121,18 @@ public final class EntitySchema: Sendable {
         }
         return nil
     }
+
+    /// The same of a name's UTF-8 bytes as they arrive (a BATCH's): the wire takes the
+    /// schema's own text of a known name, with no string made and validated per field.
+    package func number(ofUTF8 bytes: UnsafeRawBufferPointer) -> Int? {
+        for (number, candidate) in fieldNames.enumerated() where candidate.utf8.count == bytes.count {
+            let equal = candidate.utf8.withContiguousStorageIfAvailable { utf8 in
+                bytes.count == 0 || memcmp(utf8.baseAddress!, bytes.baseAddress!, bytes.count) == 0
+            } ?? candidate.utf8.elementsEqual(bytes)
+            if equal { return number }
+        }
+        return nil
+    }
 }
 
 public enum Limits {

@@ -142,6 +142,24 @@ struct RawWireReader: ~Copyable {
         return string
     }
 
+    /// A string as a field's name: the schema's own text when it names one of `schema`'s
+    /// fields (no string made, no UTF-8 to check: three a change), any other as read (the
+    /// store refuses it by name).
+    mutating func fieldName(of schema: EntitySchema) throws(WireError) -> String {
+        let length = try count(max: WireLimits.maxStringBytes, what: "bytes in a string")
+        guard base.count - offset >= length else { throw WireError("truncated string") }
+        let bytes = UnsafeRawBufferPointer(rebasing: base[offset..<(offset + length)])
+        let name: String
+        if let number = schema.number(ofUTF8: bytes) {
+            name = schema.fieldNames[number]
+        } else {
+            guard let text = String(validUTF8: bytes) else { throw WireError("a string is not valid UTF-8") }
+            name = text
+        }
+        offset += length
+        return name
+    }
+
     /// A string as an id (``TextID``): a UUID's text read into its two words, no string made.
     mutating func id() throws(WireError) -> TextID {
         let length = try count(max: WireLimits.maxStringBytes, what: "bytes in a string")
@@ -213,8 +231,9 @@ extension RawWireReader {
         let fieldCount = try count(max: Limits.maxFieldsPerChange, what: "fields in a change")
         var fields: [FieldWrite] = []
         fields.reserveCapacity(fieldCount)
+        let schema = entity.schema
         for _ in 0..<fieldCount {
-            let name = try string()
+            let name = try fieldName(of: schema)
             let value: FieldValue
             switch try byte() {
             case 0: value = .null

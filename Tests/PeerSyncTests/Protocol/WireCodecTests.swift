@@ -92,6 +92,26 @@ import Testing
         #expect([UInt8]([0x24, 0xFF]).withUnsafeBytes { TextID(utf8: $0) } == nil)
     }
 
+    /// A field's name is read as the schema's own text when the entity has it, and as the
+    /// bytes say otherwise (the store refuses it by that name); bytes that are not UTF-8
+    /// are refused whatever the name.
+    @Test func fieldNamesArriveAsSentKnownOrNot() throws {
+        let names = ["title", "done", "nonsense", "tïtle", "titl", "titles", ""]
+        let change = Change(origin: ReplicaID(rawValue: 5), seq: 1, hlc: HybridTimestamp(rawValue: 1), member: nil,
+                            entity: .task, rowID: "t-1", fields: names.map { FieldWrite(field: $0, value: .integer(1)) })
+        var payload = ByteBuffer()
+        WireCodec.encode(.batch(DeltaBatch(changes: [change], coverage: [])), into: &payload)
+        var bytes = Array(payload.readableBytesView)
+        guard case let .batch(decoded) = try WireCodec.decode(&payload) else { Issue.record("not a batch"); return }
+        #expect(decoded.changes == [change] && decoded.changes[0].fields.map(\.field) == names)
+        // "done" with its last byte made invalid UTF-8: refused.
+        let done = [UInt8(4)] + Array("done".utf8)
+        let at = try #require(bytes.indices.first { Array(bytes[$0...].prefix(5)) == done })
+        bytes[at + 4] = 0xFF
+        var damaged = ByteBuffer(bytes: bytes)
+        #expect(throws: WireError.self) { try WireCodec.decode(&damaged) }
+    }
+
     /// The bytes of a BATCH's changes, spelled out from docs/PROTOCOL.md ("Changes"), not
     /// from the encoder: the raw writer and reader keep the layout an independent peer reads.
     @Test func changesHaveTheDocumentedLayout() throws {
