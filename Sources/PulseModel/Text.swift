@@ -87,7 +87,7 @@ package enum Hex {
     /// spread into a byte of its own, then '0' added, and 'a' - '9' - 1 more where it is 10
     /// or more (a byte's nibble plus 6 carries into its bit 4 exactly then, and into no
     /// other byte).
-    @inline(__always) private static func hex8(_ value: UInt32) -> UInt64 {
+    @inline(__always) package static func hex8(_ value: UInt32) -> UInt64 {
         var x = UInt64(value)
         x = (x | x << 16) & 0x0000_FFFF_0000_FFFF
         x = (x | x << 8) & 0x00FF_00FF_00FF_00FF

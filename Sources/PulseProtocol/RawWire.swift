@@ -132,13 +132,19 @@ struct RawWireReader: ~Copyable {
         return Int(count)
     }
 
-    mutating func string() throws(WireError) -> String {
+    /// A string's bytes where they lie (its varint length, then that many bytes), read past.
+    /// ``string()``, ``fieldName(of:)`` and ``id()`` make their values of them.
+    private mutating func stringBytes() throws(WireError) -> UnsafeRawBufferPointer {
         let length = try count(max: WireLimits.maxStringBytes, what: "bytes in a string")
         guard base.count - offset >= length else { throw WireError("truncated string") }
-        guard let string = String(validUTF8: UnsafeRawBufferPointer(rebasing: base[offset..<(offset + length)])) else {
-            throw WireError("a string is not valid UTF-8")
-        }
-        offset += length
+        defer { offset += length }
+        return UnsafeRawBufferPointer(rebasing: base[offset..<(offset + length)])
+    }
+
+    private static var notUTF8: WireError { WireError("a string is not valid UTF-8") }
+
+    mutating func string() throws(WireError) -> String {
+        guard let string = String(validUTF8: try stringBytes()) else { throw Self.notUTF8 }
         return string
     }
 
@@ -146,28 +152,15 @@ struct RawWireReader: ~Copyable {
     /// fields (no string made, no UTF-8 to check: three a change), any other as read (the
     /// store refuses it by name).
     mutating func fieldName(of schema: EntitySchema) throws(WireError) -> String {
-        let length = try count(max: WireLimits.maxStringBytes, what: "bytes in a string")
-        guard base.count - offset >= length else { throw WireError("truncated string") }
-        let bytes = UnsafeRawBufferPointer(rebasing: base[offset..<(offset + length)])
-        let name: String
-        if let number = schema.number(ofUTF8: bytes) {
-            name = schema.fieldNames[number]
-        } else {
-            guard let text = String(validUTF8: bytes) else { throw WireError("a string is not valid UTF-8") }
-            name = text
-        }
-        offset += length
+        let bytes = try stringBytes()
+        if let number = schema.number(ofUTF8: bytes) { return schema.fieldNames[number] }
+        guard let name = String(validUTF8: bytes) else { throw Self.notUTF8 }
         return name
     }
 
     /// A string as an id (``TextID``): a UUID's text read into its two words, no string made.
     mutating func id() throws(WireError) -> TextID {
-        let length = try count(max: WireLimits.maxStringBytes, what: "bytes in a string")
-        guard base.count - offset >= length else { throw WireError("truncated string") }
-        guard let id = TextID(utf8: UnsafeRawBufferPointer(rebasing: base[offset..<(offset + length)])) else {
-            throw WireError("a string is not valid UTF-8")
-        }
-        offset += length
+        guard let id = TextID(utf8: try stringBytes()) else { throw Self.notUTF8 }
         return id
     }
 }

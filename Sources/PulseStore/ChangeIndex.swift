@@ -67,15 +67,6 @@ enum ChangeIndex {
         }
     }
 
-    /// The row id stored in `column`; nil for anything but 16 bytes or text.
-    static func rowID(_ statement: Statement, column: Int32) -> String? {
-        switch statement.type(column) {
-        case SQLITE_TEXT: return statement.text(column)
-        case SQLITE_BLOB: return statement.withBlob(column) { $0.count == 16 ? Hex.uuidText($0) : nil }
-        default: return nil
-        }
-    }
-
     /// Migration 11 in SQL: the new table beside the old one.
     static let migration11 = """
     CREATE TABLE change_index_11 (

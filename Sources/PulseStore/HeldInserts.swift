@@ -111,7 +111,7 @@ final class HeldInserts {
         }
 
         /// The text of a held value (for an error naming the row): text as it is, a UUID's
-        /// 16 bytes as its text (as ``ChangeIndex/rowID(_:column:)`` reads them back).
+        /// 16 bytes as its text (the text of the id ``ChangeIndex/id(_:column:)`` reads back).
         func string(_ value: Value) -> String {
             switch value {
             case .null: return ""

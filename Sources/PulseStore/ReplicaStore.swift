@@ -519,12 +519,8 @@ public final class ReplicaStore {
             let table = UInt64(entity.ordinal) << 56
             switch id {
             case let .uuid(high, _):
-                var prefix = table
-                for index in 0..<7 {
-                    let nibble = (high >> UInt64(60 - 4 * index)) & 0xF
-                    prefix |= (nibble < 10 ? 0x30 + nibble : 0x57 + nibble) << UInt64(48 - 8 * index)
-                }
-                return prefix
+                // Its first eight digits, the first in the top byte, less the eighth.
+                return table | Hex.hex8(UInt32(truncatingIfNeeded: high >> 32)).byteSwapped >> 8
             case var .text(text):
                 return text.withUTF8 { bytes in
                     var prefix = table, shift: UInt64 = 48
