@@ -76,6 +76,9 @@ public struct PeerAgent: Service {
     }
 
     public func run() async throws {
+        // One agent per home, taken before anything in the home is opened (HomeLock.swift).
+        let lock = try HomeLock(home: options.home)
+        defer { withExtendedLifetime(lock) {} }
         let store = try StoreService(home: options.home, maxClockAheadMilliseconds: options.maxClockAheadMilliseconds)
         try await store.rememberStaticPeers(options.staticPeers)
         let identity = await store.identity()

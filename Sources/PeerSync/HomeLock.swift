@@ -1,0 +1,84 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import PulseHousehold
+
+/// One agent per home: `agent.lock` (mode 0600) in the home directory, held with an
+/// exclusive `flock` for the agent's whole life. The kernel drops the lock when the process
+/// ends, however it ends (kill -9 included), so a stale file never blocks the next agent.
+/// The file holds the holder's PID, for the refusal's words only: the lock, not the text,
+/// decides.
+///
+/// Taken before the agent opens anything else in the home: a second `run` refuses at once
+/// and touches nothing (not the control socket, not the change pipe, not the database).
+public final class HomeLock: Sendable {
+    public static let fileName = "agent.lock"
+    private let descriptor: CInt
+
+    public enum Failure: Error, CustomStringConvertible, Sendable {
+        /// Another agent holds the lock; its PID when the file names one.
+        case held(path: String, pid: Int32?)
+        case cannotOpen(path: String, reason: String)
+
+        public var description: String {
+            switch self {
+            case let .held(path, pid):
+                let home = String(path.prefix(upTo: path.lastIndex(of: "/") ?? path.endIndex))
+                let who = pid.map { "process \($0)" + (Self.commandLine(of: $0).map { " (\($0))" } ?? "") } ?? "another process"
+                return "an agent is already running for \(home): \(who); "
+                    + "stop it first (`pulse-peer service remove` or Ctrl-C in its terminal), or use another --home"
+            case let .cannotOpen(path, reason):
+                return "cannot lock \(path): \(reason)"
+            }
+        }
+
+        static func commandLine(of pid: Int32) -> String? {
+            guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"), !data.isEmpty else { return nil }
+            let words = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            let text = words.joined(separator: " ").split(whereSeparator: \.isNewline).joined(separator: " ")
+            return text.count > 80 ? String(text.prefix(79)) + "…" : text
+        }
+    }
+
+    public static func path(_ home: HouseholdHome) -> String {
+        home.directory.appendingPathComponent(fileName).path
+    }
+
+    /// Takes the home's lock, or throws ``Failure/held`` at once (no waiting).
+    public init(home: HouseholdHome) throws {
+        let path = Self.path(home)
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw Failure.cannotOpen(path: path, reason: String(cString: strerror(errno))) }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let reason = errno
+            let pid = Self.readPID(fd)
+            close(fd)
+            if reason == EWOULDBLOCK { throw Failure.held(path: path, pid: pid) }
+            throw Failure.cannotOpen(path: path, reason: String(cString: strerror(reason)))
+        }
+        // Ours now: record who holds it (for the next one's refusal).
+        let text = Array("\(getpid())\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        descriptor = fd
+    }
+
+    /// Whether an agent holds the lock of `home` now (a probe: takes and drops a shared
+    /// lock, never waits; a home without the file has no agent).
+    public static func isHeld(_ home: HouseholdHome) -> Bool {
+        let fd = open(path(home), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK
+    }
+
+    private static func readPID(_ fd: CInt) -> Int32? {
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count], as: UTF8.self).split(whereSeparator: \.isWhitespace).first.flatMap { Int32($0) }
+    }
+
+    deinit { close(descriptor) }
+}
