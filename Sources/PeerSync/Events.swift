@@ -151,6 +151,12 @@ actor EventPipeline {
         declined = Set(try await store.declinedLedgerEntries().keys)
     }
 
+    /// The database continued as a new replica (it went back in time): this machine's own
+    /// changes are numbered anew, after `localSeq` (the re-issued ones are no news).
+    func replicaRestarted(localSeq: UInt64) {
+        self.localSeq = localSeq
+    }
+
     /// A peer's batch (or changes held for a clock ahead) was committed. Only appends: the
     /// session does not wait for the events to be derived.
     func applied(_ outcome: ApplyOutcome) {

@@ -96,7 +96,7 @@ public struct PeerAgent: Service {
         let feed = EventFeed()
         let events = try await EventPipeline(store: store, feed: feed, notifier: notifier, logger: logger)
         let context = Context(store: store, engine: engine, tls: tls, secret: secret,
-                              localReplica: store.replicaID, options: options.session, logger: logger,
+                              options: options.session, logger: logger,
                               onApplied: options.onApplied, trace: options.trace, invitations: InvitationBook(),
                               events: events, feed: feed, notifier: notifier)
 
@@ -180,7 +180,6 @@ public struct PeerAgent: Service {
         let engine: SyncEngine
         let tls: PeerTLS
         let secret: SymmetricKey
-        let localReplica: ReplicaID
         let options: SessionOptions
         let logger: Logger
         let onApplied: (@Sendable (ApplyOutcome) -> Void)?
@@ -393,7 +392,7 @@ public struct PeerAgent: Service {
             if let label = try await store.label(of: replica) { labels[replica] = label }
         }
         let machine = AgentStatus.Machine(
-            machineID: store.machineID, replicaID: store.replicaID.description, householdID: store.householdID,
+            machineID: store.machineID, replicaID: await store.replicaID.description, householdID: store.householdID,
             household: summary.household, member: summary.member, listenAddress: options.listenHost, port: port,
             changes: vector.total, discovery: await context.engine.discoveryState,
             appliedChanges: await context.engine.appliedChanges, pendingWaits: await context.engine.pendingWaits,
@@ -413,6 +412,9 @@ public struct PeerAgent: Service {
         let bound = options.maxClockAheadMilliseconds
         status.machine.warnings += AgentStatus.clockWarnings(status.peers, maxAheadMilliseconds: bound)
         do { _ = try Catalogue.load(home: options.home) } catch { status.machine.warnings.append("\(error)") }
+        if let back = try await store.lastWentBackInTime(), ReplicaStore.systemClock() - back.at < 7 * 86_400_000 {
+            status.machine.warnings.append(back.sentence + " (\(AgentStatus.describe(milliseconds: ReplicaStore.systemClock() - back.at)) ago)")
+        }
         let held = try await store.heldChanges()
         if held.count > 0 {
             status.machine.warnings.append("\(held.count) change\(held.count == 1 ? " is" : "s are") held: stamped up to "

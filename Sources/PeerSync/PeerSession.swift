@@ -47,7 +47,6 @@ struct PeerSession {
     private var engine: SyncEngine { context.engine }
     private var tls: PeerTLS { context.tls }
     private var secret: SymmetricKey { context.secret }
-    private var localReplica: ReplicaID { context.localReplica }
     private var options: SessionOptions { context.options }
     private var onApplied: (@Sendable (ApplyOutcome) -> Void)? { context.onApplied }
 
@@ -67,6 +66,8 @@ struct PeerSession {
             var peerMachine: String?
             /// A pairing in progress (server): what the joiner must confirm, and for whom.
             var pairing: PendingPairing?
+            /// The replica id this session said HELLO with.
+            var localReplica: ReplicaID?
         }
         struct PendingPairing {
             let expectedConfirmation: [UInt8]
@@ -139,6 +140,8 @@ struct PeerSession {
                       ack: AsyncStream<Void>.Continuation) async throws {
         let peerMachine = try await connection.peerMachine.get()
         let machineHex = Hex.string(peerMachine)
+        let localReplica = await store.replicaID
+        shared.state.withLock { $0.localReplica = localReplica }
         var machine = SessionStateMachine(role: role, secret: secret, localMachine: tls.localMachine,
                                           peerMachine: peerMachine, localReplica: localReplica,
                                           peerStanding: try await store.standing(of: machineHex))
@@ -218,6 +221,7 @@ struct PeerSession {
                 shared.state.withLock { $0.peerMachine = machineHex }
                 try await outbound.write(.vector(store.versionVector()))
             case let .startCatchUp(vector):
+                try await checkNotBehindItself(vector, outbound, shared: shared, machineHex: machineHex)
                 shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(vector) }
                 await engine.peerVector(id, vector)
                 peerVector.yield(vector)
@@ -264,6 +268,27 @@ struct PeerSession {
                 try await finishPairing(confirmation, outbound, shared: shared, machineHex: machineHex)
             }
         }
+    }
+
+    /// The peer's VECTOR holds more of this replica than this machine ever sent: this
+    /// database went back in time (PulseStore/Rewind.swift). It continues as a new replica,
+    /// says so, and every session starts again under the new id (the peers send back what
+    /// was lost here; the re-issued changes reach them under new numbers).
+    private func checkNotBehindItself(_ vector: VersionVector, _ outbound: Outbox, shared: Shared, machineHex: String) async throws {
+        guard let replica = shared.state.withLock({ $0.localReplica }) else { return }
+        let peer = (try? await store.machineName(machineHex)) ?? String(machineHex.prefix(12))
+        guard let found = try await store.checkNotBehindItself(replica: replica, peerVector: vector, peer: peer) else {
+            if await store.replicaID != replica {
+                try? await outbound.write(.error(.shuttingDown, "this machine continues under a new replica id"))
+                throw End.closed("this machine continues under a new replica id")
+            }
+            return
+        }
+        logger.warning("\(found.sentence)", metadata: ["former replica": "\(found.former)", "replica": "\(found.current)"])
+        await context.events.replicaRestarted(localSeq: found.counter)
+        try? await outbound.write(.error(.shuttingDown, "this machine continues under a new replica id"))
+        await engine.closeAll()
+        throw End.closed("this machine went back in time; it continues under a new replica id")
     }
 
     /// Applies a batch. While the store refuses it for a reason that passes by itself (the
@@ -428,9 +453,15 @@ struct PeerSession {
         let known = shared.state.withLock { $0.peerKnown }
         let cursor = try reader.deltas(for: known, batchLimit: options.batchLimit)
         var covered = VersionVector()
+        let mine = shared.state.withLock { $0.localReplica }
         while let batch = try cursor.next() {
             context.trace?(.batchRead)
             guard await window.waitForRoom() else { throw End.closed("session ended while sending") }
+            // Durably "may have left this machine" before it leaves (PulseStore/Rewind.swift).
+            if let mine, let own = batch.coverage.lazy.filter({ $0.origin == mine }).map(\.upTo).max(),
+               own > store.published.withLock({ $0 }) {
+                try await store.markPublished(upTo: own)
+            }
             try await outbound.write(.batch(batch))
             context.trace?(.batchWritten)
             window.inFlight += 1

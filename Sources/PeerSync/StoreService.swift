@@ -1,4 +1,5 @@
 import Crypto
+import Synchronization
 import FoundationEssentials
 import PulseStore
 import PulseIdentity
@@ -13,7 +14,11 @@ import PulseProtocol
 actor StoreService {
     private let household: Household
     let householdID: String
-    let replicaID: ReplicaID
+    /// This database's replica id: a new one when it went back in time (``continueAsNewReplica(ifStill:peerHolds:peer:)``).
+    private(set) var replicaID: ReplicaID
+    /// The highest change number of this replica that may have left this machine, as last
+    /// read or written (PulseStore/Rewind.swift): the senders check it without a hop here.
+    nonisolated let published: Mutex<UInt64>
     let machineID: String
     let databasePath: String
     /// The database file opened (checked by the agent's watch).
@@ -27,6 +32,53 @@ actor StoreService {
         machineID = household.identity.machineID
         databasePath = household.home.databasePath
         file = household.store.file
+        published = Mutex(try household.store.publishedSeq())
+    }
+
+    // MARK: A database that went back in time (PulseStore/Rewind.swift)
+
+    /// Before a BATCH carrying this replica's changes up to `seq` is sent: records, durably,
+    /// that they may have left this machine (a no-op when already recorded).
+    func markPublished(upTo seq: UInt64) throws {
+        guard seq > published.withLock({ $0 }) else { return }
+        try household.store.markPublished(upTo: seq)
+        published.withLock { $0 = max($0, seq) }
+    }
+
+    /// After this agent's own write: with the check passed, its changes are published as they
+    /// are made (the mark rose in the write's own transaction).
+    private func notePublishedWrites() throws {
+        guard household.store.publishesWrites else { return }
+        let mark = try household.store.publishedSeq()
+        published.withLock { $0 = max($0, mark) }
+    }
+
+    /// A peer's VECTOR arrived. When it holds more of this replica than this machine ever
+    /// sent, this database went back in time: it continues as a new replica (once, even when
+    /// several sessions see it) and the answer says what happened. Otherwise the check passed,
+    /// and from now on this agent's own writes mark themselves published as they commit.
+    func checkNotBehindItself(replica: ReplicaID, peerVector: VersionVector, peer: String) throws -> WentBackInTime? {
+        guard replica == replicaID else { return nil } // a new replica already: the session ends anyway
+        let mark = try household.store.publishedSeq()
+        let held = peerVector[replica]
+        guard held > mark else {
+            household.store.publishesWrites = true
+            return nil
+        }
+        let result = try household.continueAsNewReplica()
+        replicaID = result.current
+        published.withLock { $0 = 0 }
+        household.store.publishesWrites = false
+        let record = WentBackInTime(at: ReplicaStore.systemClock(), peer: peer, published: mark, peerHeld: held,
+                                    reissued: result.reissued, former: result.former, current: result.current,
+                                    counter: try household.store.versionVector()[result.current])
+        try household.store.setMeta("went_back_in_time", .text(record.stored))
+        return record
+    }
+
+    /// The last time this database was found to have gone back in time, if it was.
+    func lastWentBackInTime() throws -> WentBackInTime? {
+        try household.store.meta("went_back_in_time")?.textValue.flatMap(WentBackInTime.init(stored:))
     }
 
     func identity() -> MachineIdentity { household.identity }
@@ -37,7 +89,8 @@ actor StoreService {
 
     /// A household method of the local API (the same rules as the CLI).
     func call(_ method: String, _ params: [String: JSONValue]) throws -> JSONValue {
-        try HouseholdAPI.call(method, params, on: household)
+        defer { try? notePublishedWrites() }
+        return try HouseholdAPI.call(method, params, on: household)
     }
 
     func generateRecurringTasks() throws -> Int { try household.generateRecurringTasks() }
@@ -163,5 +216,51 @@ actor StoreService {
     /// A machine's name, for peer events.
     func machineName(_ machine: String) throws -> String {
         try household.machines().first { $0.id == machine }?.name ?? String(machine.prefix(12))
+    }
+}
+
+/// What was found when this database went back in time, and what it did (kept in `meta`,
+/// shown by `status`).
+struct WentBackInTime: Sendable, Equatable {
+    /// When it was found (Unix milliseconds).
+    let at: Int64
+    /// The peer whose data showed it.
+    let peer: String
+    /// This replica's changes this database had sent, and how many the peer held.
+    let published: UInt64
+    let peerHeld: UInt64
+    /// Changes issued again under the new replica id.
+    let reissued: Int
+    let former: ReplicaID
+    let current: ReplicaID
+    /// The new replica's counter right after (its re-issued changes and its replica row).
+    let counter: UInt64
+
+    var stored: String {
+        [String(at), String(published), String(peerHeld), String(reissued), former.description, current.description,
+         String(counter), peer].joined(separator: "\n")
+    }
+
+    init(at: Int64, peer: String, published: UInt64, peerHeld: UInt64, reissued: Int, former: ReplicaID, current: ReplicaID,
+         counter: UInt64) {
+        (self.at, self.peer, self.published, self.peerHeld, self.reissued) = (at, peer, published, peerHeld, reissued)
+        (self.former, self.current, self.counter) = (former, current, counter)
+    }
+
+    init?(stored: String) {
+        let parts = stored.split(separator: "\n", maxSplits: 7, omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 8, let at = Int64(parts[0]), let published = UInt64(parts[1]), let held = UInt64(parts[2]),
+              let reissued = Int(parts[3]), let former = ReplicaID(hex: parts[4]), let current = ReplicaID(hex: parts[5]),
+              let counter = UInt64(parts[6]) else { return nil }
+        self.init(at: at, peer: parts[7], published: published, peerHeld: held, reissued: reissued, former: former,
+                  current: current, counter: counter)
+    }
+
+    /// In words, for `status` and the log.
+    var sentence: String {
+        "this computer's household data went back in time (restored from a backup or an older copy?): "
+            + "it had sent its own changes up to #\(published), but \(peer) holds #\(peerHeld) of them. "
+            + "Recovered by itself: it continues under a new replica id, its \(reissued) change\(reissued == 1 ? "" : "s") "
+            + "issued again so that every computer gets them, and what it had lost is taken back from the other computers"
     }
 }

@@ -312,3 +312,13 @@ package enum Validation {
         return names.first { !seen.insert($0.lowercased()).inserted }
     }
 }
+
+extension Household {
+    /// This database went back in time (PulseStore/Rewind.swift): it continues as a new
+    /// replica of the same machine, with the label its former replica had.
+    public func continueAsNewReplica() throws -> ReplicaStore.NewReplica {
+        let label = try store.value(.replica, store.replicaID.description, "label")
+            ?? .text(String(ProcessInfo.processInfo.hostName.prefix(100)))
+        return try store.continueAsNewReplica(replicaRow: ["machine": .text(identity.machineID), "label": label])
+    }
+}

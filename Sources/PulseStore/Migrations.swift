@@ -36,7 +36,7 @@ package enum Migrations {
         Step(sql: migration1), Step(sql: migration2, code: foldFieldVersions), Step(sql: migration3, code: moveVersionsIntoRows),
         Step(sql: migration4), Step(sql: migration5), Step(sql: migration6), Step(sql: migration7),
         Step(sql: "", code: reencodeRecords), Step(sql: migration9), Step(sql: migration10),
-        Step(sql: ChangeIndex.migration11, code: ChangeIndex.rewrite),
+        Step(sql: ChangeIndex.migration11, code: ChangeIndex.rewrite), Step(sql: migration12),
     ]
 
     package static var latest: Int { all.count }
@@ -264,6 +264,14 @@ package enum Migrations {
     /// `meta`'s (each page is a frame more in the WAL per durable commit: ≈ 4 µs here).
     /// `meta`'s `hlc` stays as it was and still counts (the clock is the larger of the
     /// two): before this replica's first change it has no row, and the clock lives there.
+    /// Migration 12: `published_seq`, the highest change number of this replica that may have
+    /// left this machine (Rewind.swift). A database from before it may have sent everything
+    /// it made; a new one (no replica id yet) has sent nothing.
+    static let migration12 = """
+    INSERT OR IGNORE INTO meta (key, value) SELECT 'published_seq', coalesce((SELECT seq FROM version_vector
+        WHERE origin = (SELECT value FROM meta WHERE key = 'replica_id')), 0);
+    """
+
     static let migration9 = """
     ALTER TABLE version_vector ADD COLUMN hlc INTEGER;
     """

@@ -40,12 +40,17 @@ public struct ApplyOutcome: Sendable {
 /// write transaction re-reads the clock and the change counter under SQLite's write lock.
 public final class ReplicaStore {
     public let path: String
-    public let replicaID: ReplicaID
+    /// This database's replica id; a new one when it went back in time (Rewind.swift).
+    public internal(set) var replicaID: ReplicaID
     /// The file this store has open (the agent checks it is still the one at `path`).
     public let file: DatabaseFile
     let connection: Connection
     let physicalClock: @Sendable () -> Int64
     public let maxDriftMilliseconds: Int64
+    /// Whether a local write also records its changes as published (Rewind.swift): set by
+    /// the agent once a peer's vector showed this database did not go back in time, since
+    /// what it writes then leaves at once.
+    public var publishesWrites = false
 
     public static let fileName = "household.sqlite"
     /// The page cache of the writing connection, in KiB.
@@ -202,6 +207,10 @@ public final class ReplicaStore {
         if !waitForWriters { connection.setBusyTimeout(0) }
         defer { if !waitForWriters { connection.setBusyTimeout(Connection.busyTimeoutMilliseconds) } }
         return try inWords { try connection.transaction {
+            // Another process may have started a new replica since this one opened (Rewind.swift).
+            let current = try hot(.selectReplicaID)
+            if try current.step() { replicaID = ReplicaID(storage: current.int(0)) }
+            current.reset()
             var writer = LocalWriter(store: self, member: member,
                                      clock: HybridClock(last: try lastTimestamp(), maxDriftMilliseconds: maxDriftMilliseconds),
                                      seq: try ownCounter(), keepsChanges: keepingChanges)
@@ -215,6 +224,12 @@ public final class ReplicaStore {
                 try statement.bind(writer.clock.last.rawValue, at: 3)
                 while try statement.step() {}
                 statement.reset()
+                if publishesWrites {
+                    let mark = try hot(.savePublished)
+                    try mark.bind(Int64(writer.seq), at: 1)
+                    while try mark.step() {}
+                    mark.reset()
+                }
             }
             return (result, writer.changes)
         } }
@@ -727,7 +742,7 @@ public final class ReplicaStore {
     /// connection's cache would hash their SQL text on every call (perf: 4 % of a write).
     package enum HotStatement: Int, CaseIterable {
         case selectPartial, upsertPartial, insertPartial, deletePartial, deleteIndex
-        case selectCounter, selectClock, saveClock, saveCounterAndClock
+        case selectCounter, selectClock, saveClock, saveCounterAndClock, selectReplicaID, savePublished
 
         package var sql: String {
             switch self {
@@ -745,6 +760,11 @@ public final class ReplicaStore {
                            coalesce((SELECT value FROM meta WHERE key = 'hlc'), 0))
                 """
             case .saveClock: "UPDATE version_vector SET hlc = ?2 WHERE origin = ?1"
+            case .selectReplicaID: "SELECT value FROM meta WHERE key = 'replica_id'"
+            case .savePublished: """
+                INSERT INTO meta (key, value) VALUES ('published_seq', ?1)
+                ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)
+                """
             case .saveCounterAndClock: """
                 INSERT INTO version_vector (origin, seq, hlc) VALUES (?1, ?2, ?3)
                 ON CONFLICT (origin) DO UPDATE SET seq = excluded.seq, hlc = excluded.hlc
@@ -758,7 +778,7 @@ public final class ReplicaStore {
     private var rowStatements = [Statement?](repeating: nil, count: EntityKind.allCases.count * 2)
 
     /// A hot statement, reset and ready to bind.
-    private func hot(_ which: HotStatement) throws -> Statement {
+    func hot(_ which: HotStatement) throws -> Statement {
         if let statement = hotStatements[which.rawValue] {
             statement.reset()
             return statement

@@ -35,4 +35,218 @@ import Testing
         _ = again.stop()
         _ = agentA.stop()
     }
+
+    /// When the restored machine writes: with its agent running (the check and the writes
+    /// race), before it meets any peer (the CLI, no agent), or after a copy 1 000 changes behind.
+    enum Restore: String, CaseIterable, CustomTestStringConvertible {
+        case writesWhileRunning, writesBeforeMeetingAnyPeer, copyAThousandChangesBehind
+        var testDescription: String { rawValue }
+    }
+
+    @Test(arguments: Restore.allCases)
+    func aHomePutBackFromAnOlderCopyHealsAndNothingIsLost(_ restore: Restore) throws {
+        let homes = try scratch.household("a", "b")
+        let (a, b) = (homes[0], homes[1])
+        let agentA = try AgentProcess(home: a.path)
+        var agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
+        try b.run(["shop", "add", "Milk"])
+        try b.waitUntil("synced")
+        #expect(agentB.stop() == 0)
+        let copy = scratch.home("b-copy")
+        try FileManager.default.copyItem(atPath: b.path, toPath: copy)
+        // After the copy: changes that reach A, then the disk dies.
+        agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
+        try b.run(["shop", "add", "Eggs"])
+        try b.run(["task", "add", "Dishes"])
+        if restore == .copyAThousandChangesBehind {
+            try b.run(["shop", "add"], stdin: (1...1000).map { "Thing \($0)" }.joined(separator: "\n"))
+        }
+        try b.waitUntil("synced")
+        try a.waitUntil("synced")
+        #expect(agentB.stop() == 0)
+        try FileManager.default.removeItem(atPath: b.path)
+        try FileManager.default.copyItem(atPath: copy, toPath: b.path)
+        // The restored machine writes: its own change numbers after the copy are used again.
+        if restore == .writesBeforeMeetingAnyPeer {
+            try b.run(["shop", "add", "Jam"])
+            try b.run(["task", "add", "Laundry"])
+        }
+        agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
+        if restore != .writesBeforeMeetingAnyPeer {
+            try b.run(["shop", "add", "Jam"])
+            try b.run(["task", "add", "Laundry"])
+        }
+        try b.waitUntil("synced")
+        try a.waitUntil("synced")
+        // Both hold every change made before and after the restore, the same way.
+        let expected = ["Milk", "Eggs", "Jam"] + (restore == .copyAThousandChangesBehind ? (1...1000).map { "Thing \($0)" } : [])
+        #expect(Set(try a.shoppingNames()) == Set(expected))
+        #expect(Set(try b.shoppingNames()) == Set(expected))
+        let tasks = { (home: Home) throws -> Set<String> in
+            let list = try JSONSerialization.jsonObject(with: Data(try home.run(["task", "--json"]).stdout.utf8)) as? [[String: Any]] ?? []
+            return Set(list.compactMap { $0["title"] as? String })
+        }
+        #expect(try tasks(a) == ["Dishes", "Laundry"])
+        #expect(try tasks(b) == ["Dishes", "Laundry"])
+        #expect(try a.export() == b.export())
+        // The restored machine said what happened, in words, in its status and its log.
+        let status = try JSONSerialization.jsonObject(with: Data(try b.run(["status", "--json"]).stdout.utf8)) as? [String: Any]
+        let warnings = (status?["machine"] as? [String: Any])?["warnings"] as? [String] ?? []
+        #expect(warnings.contains { $0.contains("went back in time") }, "\(warnings)")
+        #expect(try b.run(["status"]).stdout.contains("went back in time"))
+        #expect(agentB.log.contains("went back in time"), "\(agentB.log)")
+        #expect(!agentB.log.contains("never made"), "\(agentB.log)")
+        #expect(!agentA.log.contains("rejected"), "\(agentA.log)")
+        // And it goes on: a change on either side reaches the other.
+        try a.run(["shop", "add", "Butter"])
+        try a.waitUntil("synced")
+        try b.waitUntil("synced")
+        #expect(try b.shoppingNames().contains("Butter"))
+        _ = agentB.stop()
+        _ = agentA.stop()
+    }
+
+    /// Both machines put back, each from its own copy: A's older than B's. What A made
+    /// between the copies lives on in B's copy and comes back; both write before they meet.
+    @Test func twoMachinesPutBackFromOlderCopiesHealTogether() throws {
+        let homes = try scratch.household("a", "b")
+        let (a, b) = (homes[0], homes[1])
+        var agentA = try AgentProcess(home: a.path)
+        var agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
+        func stopBoth() { _ = agentB.stop(); _ = agentA.stop() }
+        func startBoth() throws {
+            agentA = try AgentProcess(home: a.path)
+            agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
+        }
+        try a.run(["shop", "add", "Milk"])
+        try b.run(["shop", "add", "Bread"])
+        try a.waitUntil("synced")
+        stopBoth()
+        try FileManager.default.copyItem(atPath: a.path, toPath: a.path + "-copy")
+        try startBoth()
+        try a.run(["shop", "add", "Eggs"])
+        try b.run(["task", "add", "Dishes"])
+        try a.waitUntil("synced")
+        try b.waitUntil("synced")
+        stopBoth()
+        try FileManager.default.copyItem(atPath: b.path, toPath: b.path + "-copy")
+        for home in [a, b] {
+            try FileManager.default.removeItem(atPath: home.path)
+            try FileManager.default.copyItem(atPath: home.path + "-copy", toPath: home.path)
+        }
+        try a.run(["shop", "add", "Jam"])
+        try b.run(["task", "add", "Laundry"])
+        try startBoth()
+        try a.waitUntil("synced")
+        try b.waitUntil("synced")
+        #expect(Set(try a.shoppingNames()) == ["Milk", "Bread", "Eggs", "Jam"])
+        #expect(Set(try b.shoppingNames()) == ["Milk", "Bread", "Eggs", "Jam"])
+        #expect(try a.export() == b.export())
+        #expect(try a.run(["status"]).stdout.contains("went back in time"))
+        stopBoth()
+    }
+}
+
+/// Strangers that never speak TLS: the descriptors they make the agent hold are bounded, and
+/// given back at once when they go (docs/SECURITY.md, "Before authentication").
+@Suite struct StrangerDescriptorTests {
+    let scratch: Scratch
+    init() throws { scratch = try Scratch() }
+
+    /// A TCP connection from `source` (a loopback address) to the agent that never sends a byte.
+    static func connect(from source: String, to port: Int) -> CInt? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var local = sockaddr_in(), remote = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        inet_pton(AF_INET, source, &local.sin_addr)
+        remote.sin_family = sa_family_t(AF_INET)
+        remote.sin_port = in_port_t(UInt16(port).bigEndian)
+        inet_pton(AF_INET, "127.0.0.1", &remote.sin_addr)
+        let bound = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        let connected = withUnsafePointer(to: &remote) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard bound == 0, connected == 0 else { close(fd); return nil }
+        return fd
+    }
+
+    /// How many of `fds` the agent has closed (a read sees the end), waiting up to `timeout`.
+    static func closedByPeer(_ fds: [CInt], timeout: TimeInterval) -> Int {
+        var pending = Set(fds), closed = 0
+        let deadline = Date().addingTimeInterval(timeout)
+        while !pending.isEmpty && Date() < deadline {
+            var polls = pending.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            guard poll(&polls, nfds_t(polls.count), 100) >= 0 else { break }
+            for entry in polls where entry.revents != 0 {
+                var byte: UInt8 = 0
+                if recv(entry.fd, &byte, 1, Int32(MSG_DONTWAIT)) <= 0 { pending.remove(entry.fd); closed += 1 }
+            }
+        }
+        return closed
+    }
+
+    static func descriptors(of pid: Int32) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
+    }
+
+    /// Sockets to or from `port` in CLOSE-WAIT (state 08) in /proc/net/tcp.
+    static func closeWait(port: Int) -> Int {
+        let hex = String(format: ":%04X", port)
+        let text = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").filter { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 3 && fields[1].hasSuffix(hex) && fields[3] == "08"
+        }.count
+    }
+
+    /// Waits until `condition` holds, up to `timeout`.
+    static func eventually(_ timeout: TimeInterval, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(50_000)
+        }
+        return condition()
+    }
+
+    @Test func connectionsBeyondTheLimitsAreClosedOnAcceptAndNoneIsLeftWhenStrangersGo() throws {
+        let homes = try scratch.household("a", "b")
+        let (a, b) = (homes[0], homes[1])
+        let agentA = try AgentProcess(home: a.path)
+        let agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
+        try b.waitUntil("synced")
+        let pid = agentA.process.processIdentifier
+        let idle = Self.descriptors(of: pid)
+        let memory = try AgentProcess.memory(pid: pid)
+        // From one address: 8 may wait for their handshake, the other 192 are closed at once.
+        let one = (0..<200).compactMap { _ in Self.connect(from: "127.0.0.1", to: agentA.port) }
+        #expect(one.count == 200)
+        let closedAtOnce = Self.closedByPeer(one, timeout: 3)
+        #expect(closedAtOnce >= 192, "closed on accept: \(closedAtOnce) of 200")
+        // From many addresses: 64 in all may wait, the rest are closed at once.
+        let many = (0..<200).compactMap { Self.connect(from: "127.0.0.\(2 + $0 / 4)", to: agentA.port) }
+        #expect(many.count == 200)
+        let closedToo = Self.closedByPeer(many, timeout: 3)
+        #expect(closedToo >= 200 - 64 + 8, "closed on accept: \(closedToo) of 200 (while \(one.count - closedAtOnce) wait)")
+        // A real peer syncs meanwhile.
+        try b.run(["shop", "add", "During the flood"])
+        try a.waitUntil("synced")
+        #expect(try a.shoppingNames() == ["During the flood"])
+        // The strangers go: everything they held is given back within seconds.
+        for fd in one + many { close(fd) }
+        let back = Self.eventually(5) { Self.descriptors(of: pid) <= idle + 2 && Self.closeWait(port: agentA.port) == 0 }
+        #expect(back, "descriptors \(Self.descriptors(of: pid)) (idle \(idle)), CLOSE-WAIT \(Self.closeWait(port: agentA.port))")
+        let after = try AgentProcess.memory(pid: pid)
+        #expect(after.current - memory.current < 16 * 1024, "RSS \(memory.current) → \(after.current) KiB")
+        // Half-open and slow: connections that stay silent are closed at the handshake deadline.
+        let silent = (0..<8).compactMap { _ in Self.connect(from: "127.0.0.1", to: agentA.port) }
+        #expect(Self.closedByPeer(silent, timeout: 15) == 8)
+        for fd in silent { close(fd) }
+        #expect(Self.eventually(5) { Self.descriptors(of: pid) <= idle + 2 && Self.closeWait(port: agentA.port) == 0 })
+        try b.run(["shop", "add", "After the flood"])
+        try a.waitUntil("synced")
+        _ = agentB.stop()
+        _ = agentA.stop()
+    }
 }
