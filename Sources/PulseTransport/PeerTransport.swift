@@ -42,6 +42,9 @@ public enum PeerTransport {
             .bind(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     guard let ticket = admission.admit(channel.remoteAddress?.ipAddress ?? "?") else {
+                        // Closed here: a failed initializer alone leaves the socket open and never
+                        // read (the stranger's FIN unseen: CLOSE-WAIT, a descriptor held for good).
+                        channel.close(promise: nil)
                         throw TransportError.tooManyUnauthenticated
                     }
                     channel.closeFuture.whenComplete { _ in ticket.release() }
