@@ -1,4 +1,5 @@
 import Crypto
+import Dispatch
 import FoundationEssentials
 import Logging
 import NIOCore
@@ -164,6 +165,7 @@ public struct PeerAgent: Service {
                     }
                 }
                 group.addTask { await generateRecurringTasksDaily(context) }
+                group.addTask { await backUpDaily(context) }
                 group.addTask { try await watchDatabase(context) }
                 group.addTask { await releaseHeldChanges(context) }
                 if options.mdns {
@@ -279,6 +281,32 @@ public struct PeerAgent: Service {
                 context.logger.warning("cannot generate recurring tasks", metadata: ["error": "\(error)"])
             }
             do { try await LoopTimer.sleep(for: .seconds(Days.secondsUntilNextMidnight())) } catch { return }
+        }
+    }
+
+    /// The automatic backups (`Household.backUpDaily`): at start when today's is missing, then
+    /// after every local midnight. SQLite's snapshot blocks its thread for as long as the
+    /// database takes to copy, so it runs on a dispatch thread, never on the tasks' pool.
+    private func backUpDaily(_ context: Context) async {
+        let home = options.home
+        while !Task.isCancelled {
+            let outcome: Result<[String], Error> = await withCheckedContinuation { continuation in
+                DispatchQueue.global(qos: .utility).async {
+                    continuation.resume(returning: Result { try Household.backUpDaily(home) })
+                }
+            }
+            switch outcome {
+            case let .success(made) where !made.isEmpty:
+                context.logger.info("backed up the household", metadata: ["files": "\(made.joined(separator: ", "))"])
+                await context.engine.setBackupProblem(nil)
+            case .success:
+                break
+            case let .failure(error):
+                context.logger.warning("cannot back up the household", metadata: ["error": "\(error)"])
+                await context.engine.setBackupProblem("the automatic backup failed: \(error)")
+            }
+            // A few minutes after midnight: the recurring tasks of the day are made first.
+            do { try await LoopTimer.sleep(for: .seconds(Days.secondsUntilNextMidnight() + 300)) } catch { return }
         }
     }
 

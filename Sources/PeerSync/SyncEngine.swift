@@ -66,6 +66,9 @@ actor SyncEngine {
     private(set) var pendingWaits = 0
 
     /// Why the store refuses writes right now (a full disk…), for `status`.
+    /// Why the last automatic backup failed (nil: it did not).
+    private(set) var backupProblem: String?
+    func setBackupProblem(_ problem: String?) { backupProblem = problem }
     private(set) var storeProblem: String?
 
     func setStoreProblem(_ problem: String?) {
@@ -311,7 +314,7 @@ actor SyncEngine {
     func knownReplicas() -> [ReplicaID] { peers.values.compactMap(\.replica) }
 
     /// What needs a person's attention, for `status`.
-    var warnings: [String] { [storeProblem].compactMap { $0 } }
+    var warnings: [String] { [storeProblem, backupProblem].compactMap { $0 } }
 
     /// The last refusals either way (newest first), for `status`.
     private(set) var refusals: [AgentStatus.Refusal] = []

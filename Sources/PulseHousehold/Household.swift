@@ -158,7 +158,7 @@ public final class Household {
     }
 
     /// Records which machine this replica (database incarnation) belongs to.
-    private static func recordReplica(_ tx: inout ReplicaStore.LocalWriter, store: ReplicaStore,
+    static func recordReplica(_ tx: inout ReplicaStore.LocalWriter, store: ReplicaStore,
                                       identity: MachineIdentity, label: String?) throws {
         try tx.put(.replica, store.replicaID.description, [
             "machine": .text(identity.machineID),
@@ -169,14 +169,16 @@ public final class Household {
     /// Builds a new household database beside its final name, fills it through `fill`,
     /// and renames it into place: a crash leaves either no household or a whole one.
     /// Refuses, changing nothing, when `home` already holds a household.
-    private static func build(_ home: HouseholdHome, physicalClock: @escaping @Sendable () -> Int64,
-                              fill: (ReplicaStore, MachineIdentity) throws -> Void) throws -> Household {
+    /// `source`: a backup the new database starts as a copy of (``restore(from:into:label:)``).
+    static func build(_ home: HouseholdHome, physicalClock: @escaping @Sendable () -> Int64, from source: String? = nil,
+                      fill: (ReplicaStore, MachineIdentity) throws -> Void) throws -> Household {
         guard !home.hasHousehold else { throw HouseholdError.alreadyExists(home.path) }
         if let problem = home.problem { throw HouseholdError.invalidInput(problem) }
         try Directories.make(home.path, mode: 0o700)
         let identity = try MachineIdentity.loadOrCreate(in: home.directory)
         let staging = home.databasePath + ".new"
         for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: staging + suffix) }
+        if let source { try FileManager.default.copyItem(atPath: source, toPath: staging) }
         do {
             let store = try ReplicaStore(path: staging, physicalClock: physicalClock)
             try fill(store, identity)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import PeerSync
 
 struct Export: ParsableCommand {
@@ -7,8 +8,11 @@ struct Export: ParsableCommand {
         discussion: """
         Without --json: a summary for people (the household, its members, how many items, tasks and projects).
         With --json: every replicated row with its fields, keys and rows sorted; two machines that have
-        converged print byte-identical output (compare them with diff).
-        Example: pulse-peer export --json > household-backup.json
+        converged print byte-identical output (compare them with diff). An export is for reading and
+        comparing; to keep the household safe, use `pulse-peer backup` (a backup can be restored).
+        Output that cannot be written whole (a full disk) is an error: with --output the file is written
+        beside its name and renamed into place, so no truncated file is ever left.
+        Example: pulse-peer export --json --output household.json
         """
     )
 
@@ -17,23 +21,132 @@ struct Export: ParsableCommand {
     @Flag(name: .long, help: "Print the whole household as canonical JSON.")
     var json = false
 
+    @Option(name: .long, help: "Write to this file (whole, or not at all) instead of standard output.")
+    var output: String?
+
     func run() throws {
         let household = try options.openHousehold()
         do {
-            if json {
-                print(try household.canonicalExport(), terminator: "")
-                return
+            let text = json ? try household.canonicalExport() : try summary(household)
+            if let output {
+                try OutputFiles.writeAtomically(text, to: output, mode: 0o600)
+            } else {
+                try OutputFiles.writeToStandardOutput(text)
             }
-            let tasks = try household.tasks()
-            let backlog = try household.backlog()
-            print(try household.householdName())
-            print("  members: \(try household.members().map(\.name).joined(separator: ", "))")
-            print("  shopping: \(try household.shoppingItems(.active).count) on the list, "
-                + "\(try household.shoppingItems(.restock).count) in the restock pool")
-            print("  tasks: \(tasks.filter { !$0.done }.count) active, \(tasks.filter(\.done).count) done, "
-                + "\(try household.recurringTemplates().count) recurring")
-            print("  backlog: \(backlog.count) categories, \(backlog.reduce(0) { $0 + $1.items.count }) items")
-            print("Everything, canonically: pulse-peer export --json")
+        } catch {
+            throw CLIError(error)
+        }
+    }
+
+    private func summary(_ household: Household) throws -> String {
+        let tasks = try household.tasks()
+        let backlog = try household.backlog()
+        return """
+        \(try household.householdName())
+          members: \(try household.members().map(\.name).joined(separator: ", "))
+          shopping: \(try household.shoppingItems(.active).count) on the list, \(try household.shoppingItems(.restock).count) in the restock pool
+          tasks: \(tasks.filter { !$0.done }.count) active, \(tasks.filter(\.done).count) done, \(try household.recurringTemplates().count) recurring
+          backlog: \(backlog.count) categories, \(backlog.reduce(0) { $0 + $1.items.count }) items
+        Everything, canonically: pulse-peer export --json
+
+        """
+    }
+}
+
+struct BackupCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backup",
+        abstract: "Save a backup of the household now (a consistent snapshot that `pulse-peer restore` brings back).",
+        discussion: """
+        FILE defaults to house-pulse-backup-DATE.sqlite in the current directory; a directory gets that
+        name inside it. An existing file is not replaced unless --force. The backup is written beside its
+        name and renamed into place (owner-only): a crash or a full disk never leaves a partial backup.
+        The running agent also keeps automatic backups in the home's backups/ directory: one a day for
+        the last 7 days and one a week for the last 4 weeks (`pulse-peer backup --list`).
+        A backup holds the household's secrets (its membership key): keep it as private as the home.
+        Examples: pulse-peer backup; pulse-peer backup /media/usb; pulse-peer backup --list
+        """
+    )
+
+    @OptionGroup var options: HomeOptions
+
+    @Argument(help: "Where to write the backup.")
+    var file: String?
+
+    @Flag(help: "Replace FILE when it exists.")
+    var force = false
+
+    @Flag(help: "List the automatic backups kept in the home.")
+    var list = false
+
+    func validate() throws {
+        if list && file != nil { throw ValidationError("--list takes no FILE") }
+    }
+
+    func run() throws {
+        let household = try options.openHousehold()
+        if list {
+            let directory = Household.backupsDirectory(options.resolved)
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+                .filter { $0.hasSuffix(".sqlite") }.sorted(by: >)
+            if names.isEmpty { print("No automatic backups yet in \(directory) (the agent makes one each day it runs).") }
+            for name in names {
+                let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? Int) ?? 0
+                print("\(directory)/\(name)  \(size / 1024) KiB")
+            }
+            return
+        }
+        var path = file ?? "house-pulse-backup-\(Days.today()).sqlite"
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            path = (path.hasSuffix("/") ? path : path + "/") + "house-pulse-backup-\(Days.today()).sqlite"
+        }
+        if FileManager.default.fileExists(atPath: path) && !force {
+            throw CLIError(message: "\(path) exists: choose another name, or --force to replace it (nothing was written)")
+        }
+        do {
+            let bytes = try household.backUp(to: path)
+            print("Backed up \(try household.householdName()) to \(path) (\(max(1, bytes / 1024)) KiB). "
+                + "Bring it back on a new computer with: pulse-peer restore \(path)")
+        } catch {
+            throw CLIError(error)
+        }
+    }
+}
+
+struct Restore: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Bring the household back from a backup, when every computer of it was lost.",
+        discussion: """
+        Restores into a home with no household (a new computer, or a new --home): this computer comes back
+        as a new machine of the household, with the backup's data; pair the family's other computers with
+        it (`pulse-peer invite` here, `pulse-peer join CODE` there). The lost computers stay on the list of
+        machines: remove those gone for good with `pulse-peer devices remove`.
+        If another computer of the household still works, do not restore: pair with it instead, and it
+        sends everything. A home that holds a household is refused, and nothing is changed.
+        Example: pulse-peer restore house-pulse-backup-2026-11-24.sqlite
+        """
+    )
+
+    @OptionGroup var options: HomeOptions
+
+    @Argument(help: "The backup file (from `pulse-peer backup`, or the home's backups/ directory).")
+    var file: String
+
+    @Option(help: "This computer's name in the household (default: its host name).")
+    var name: String?
+
+    func run() throws {
+        do {
+            let (household, summary) = try Household.restore(from: file, into: options.resolved, label: name)
+            print("Restored \(summary.householdName ?? "the household") from \(file) into \(options.resolved.path).")
+            print("This computer is a new machine of the household. Start it with `pulse-peer run`, then pair the "
+                + "others: `pulse-peer invite` here, `pulse-peer join CODE` on each.")
+            let lost = try household.machines().filter { !$0.isThisMachine && !$0.isRemoved }
+            if !lost.isEmpty {
+                print("The lost computers are still listed (\(lost.map(\.name).joined(separator: ", "))): remove those gone "
+                    + "for good with `pulse-peer devices remove ID` (see `pulse-peer devices`).")
+            }
         } catch {
             throw CLIError(error)
         }

@@ -21,7 +21,7 @@ struct PulsePeer: AsyncParsableCommand {
         """,
         groupedSubcommands: [
             CommandGroup(name: "Household", subcommands: [Init.self, Open.self, HouseholdCommand.self, MemberCommand.self, Whoami.self,
-                                                        SettingsCommand.self, Export.self]),
+                                                        SettingsCommand.self, Export.self, BackupCommand.self, Restore.self]),
             CommandGroup(name: "Shopping", subcommands: [Shop.self]),
             CommandGroup(name: "Tasks", subcommands: [TaskCommand.self, RecurringCommand.self]),
             CommandGroup(name: "Backlog", subcommands: [BacklogCommand.self]),

@@ -200,16 +200,6 @@ import Testing
         }.count
     }
 
-    /// Waits until `condition` holds, up to `timeout`.
-    static func eventually(_ timeout: TimeInterval, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(50_000)
-        }
-        return condition()
-    }
-
     @Test func connectionsBeyondTheLimitsAreClosedOnAcceptAndNoneIsLeftWhenStrangersGo() throws {
         let homes = try scratch.household("a", "b")
         let (a, b) = (homes[0], homes[1])
@@ -235,7 +225,7 @@ import Testing
         #expect(try a.shoppingNames() == ["During the flood"])
         // The strangers go: everything they held is given back within seconds.
         for fd in one + many { close(fd) }
-        let back = Self.eventually(5) { Self.descriptors(of: pid) <= idle + 2 && Self.closeWait(port: agentA.port) == 0 }
+        let back = eventually(timeout: 5) { Self.descriptors(of: pid) <= idle + 2 && Self.closeWait(port: agentA.port) == 0 }
         #expect(back, "descriptors \(Self.descriptors(of: pid)) (idle \(idle)), CLOSE-WAIT \(Self.closeWait(port: agentA.port))")
         let after = try AgentProcess.memory(pid: pid)
         #expect(after.current - memory.current < 16 * 1024, "RSS \(memory.current) → \(after.current) KiB")
@@ -243,7 +233,7 @@ import Testing
         let silent = (0..<8).compactMap { _ in Self.connect(from: "127.0.0.1", to: agentA.port) }
         #expect(Self.closedByPeer(silent, timeout: 15) == 8)
         for fd in silent { close(fd) }
-        #expect(Self.eventually(5) { Self.descriptors(of: pid) <= idle + 2 && Self.closeWait(port: agentA.port) == 0 })
+        #expect(eventually(timeout: 5) { Self.descriptors(of: pid) <= idle + 2 && Self.closeWait(port: agentA.port) == 0 })
         try b.run(["shop", "add", "After the flood"])
         try a.waitUntil("synced")
         _ = agentB.stop()

@@ -123,10 +123,11 @@ struct Home {
     /// A command every command runs under (e.g. ``FakeTime/offset(_:)``).
     var wrapper: [String] = []
 
+    /// `orFail: false`: return a failed command's result instead of throwing.
     @discardableResult
-    func run(_ args: [String], stdin: String? = nil) throws -> PulsePeer.Result {
+    func run(_ args: [String], stdin: String? = nil, orFail: Bool = true) throws -> PulsePeer.Result {
         let result = try PulsePeer.run(args + ["--home", path], stdin: stdin, wrapper: wrapper)
-        if result.status != 0 {
+        if orFail && result.status != 0 {
             throw AgentProcess.Failure(description: "pulse-peer \(args.joined(separator: " ")) failed: \(result.stderr)")
         }
         return result
