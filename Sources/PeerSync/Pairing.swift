@@ -46,13 +46,9 @@ public enum Pairing {
                             label: String? = nil) async throws -> Joined {
         guard let code = PairingCode.normalize(typed) else { throw PairingError.badCode }
         guard !home.hasHousehold else { throw HouseholdError.alreadyExists(home.path) }
-        do {
-            try FileManager.default.createDirectory(at: home.directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw HouseholdError.io("cannot create \(home.path): \(error)")
-        }
-        let identity = try MachineIdentity.loadOrCreate(in: home.directory)
+        if let problem = home.problem { throw HouseholdError.invalidInput(problem) }
+        // Nothing is written before the welcome: a new key stays in memory until then.
+        let (identity, isNew) = try MachineIdentity.loadOrMake(in: home.directory)
         let tls = try PeerTLS(identity: identity)
         let name = Household.machineName(label)
 
@@ -61,6 +57,13 @@ public enum Pairing {
         } else {
             try await joinDiscovered(code: code, tls: tls, name: name, timeout: timeout)
         }
+        do {
+            try FileManager.default.createDirectory(at: home.directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw HouseholdError.io("cannot create \(home.path): \(error)")
+        }
+        if isNew { try identity.save(in: home.directory) }
         try Household.join(home, invitation: Invitation(householdID: message.householdID, secret: message.secret,
                                                                        memberID: message.memberID),
                                            introducedBy: inviter, discoveryKey: message.discoveryKey, label: label)

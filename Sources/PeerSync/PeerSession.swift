@@ -202,7 +202,10 @@ struct PeerSession {
                 let channel = connection.channel.channel
                 let registration = await engine.register(id, machine: machineHex, replica: peer, role: role, origin: origin,
                                                          remote: connection.remoteAddress, bytes: connection.bytes,
-                                                         close: { channel.close(promise: nil) }, signal: signal)
+                                                         close: { farewell in
+                                                             if let farewell { channel.writeAndFlush(farewell, promise: nil) }
+                                                             channel.close(promise: nil)
+                                                         }, signal: signal)
                 if case .duplicate = registration {
                     try? await outbound.write(.error(.duplicateSession, "already connected"))
                     throw End.closed("duplicate session with \(machineHex.prefix(12))")
@@ -287,7 +290,7 @@ struct PeerSession {
         logger.warning("\(found.sentence)", metadata: ["former replica": "\(found.former)", "replica": "\(found.current)"])
         await context.events.replicaRestarted(localSeq: found.counter)
         try? await outbound.write(.error(.shuttingDown, "this machine continues under a new replica id"))
-        await engine.closeAll()
+        await engine.closeAll("this machine continues under a new replica id")
         throw End.closed("this machine went back in time; it continues under a new replica id")
     }
 

@@ -24,7 +24,8 @@ actor SyncEngine {
     struct SessionEntry {
         let machine: String
         let role: MembershipProof.Role
-        let close: @Sendable () -> Void
+        /// Closes the session's connection, sending `farewell` (an ERROR) first when given.
+        let close: @Sendable (_ farewell: PeerMessage?) -> Void
         let signal: AsyncStream<Void>.Continuation
     }
 
@@ -194,7 +195,7 @@ actor SyncEngine {
     /// id; when the same side dialed again, its old connection is dead on its side (half-open
     /// here, waiting for the silence timeout), so the new session replaces it.
     func register(_ id: Int, machine: String, replica: ReplicaID, role: MembershipProof.Role, origin: PeerOrigin,
-                  remote: String, bytes: ByteCounts, close: @escaping @Sendable () -> Void,
+                  remote: String, bytes: ByteCounts, close: @escaping @Sendable (_ farewell: PeerMessage?) -> Void,
                   signal: AsyncStream<Void>.Continuation) -> Registration {
         let key = "machine:\(machine)"
         var record = peers[key] ?? PeerRecord()
@@ -204,7 +205,7 @@ actor SyncEngine {
                 let preferred: MembershipProof.Role = localMachine < machine ? .client : .server
                 if entry.role == preferred { return .duplicate }
             }
-            entry.close()
+            entry.close(.error(.duplicateSession, "replaced by a newer session from the same machine"))
             sessions[existing] = nil
             replacedOld = true
         }
@@ -291,8 +292,9 @@ actor SyncEngine {
         bump()
     }
 
-    func closeAll() {
-        for entry in sessions.values { entry.close() }
+    /// Closes every session, telling each peer why (ERROR 8).
+    func closeAll(_ reason: String = "shutting down") {
+        for entry in sessions.values { entry.close(.error(.shuttingDown, reason)) }
     }
 
     // MARK: Status

@@ -55,6 +55,20 @@ public struct MachineIdentity: Sendable {
         return identity
     }
 
+    /// The identity in `directory` when it holds one, else a new one kept in memory only
+    /// (``save(in:)`` writes it once there is a reason to: a pairing that succeeded).
+    public static func loadOrMake(in directory: URL) throws -> (identity: MachineIdentity, isNew: Bool) {
+        let file = directory.appendingPathComponent(fileName)
+        if FileManager.default.fileExists(atPath: file.path) { return (try load(from: file), false) }
+        return (MachineIdentity(privateKey: P256.Signing.PrivateKey()), true)
+    }
+
+    /// Writes this identity into `directory` (0600, atomically).
+    public func save(in directory: URL) throws {
+        try FileSafety.writeAtomically(Data(privateKey.pemRepresentation.utf8), to: directory.appendingPathComponent(Self.fileName),
+                                       mode: 0o600)
+    }
+
     public static func load(from file: URL) throws -> MachineIdentity {
         // stat(2), not FileManager's attributes: their mode is not an `Int` here, and a cast
         // that fails silently would skip the check.

@@ -36,6 +36,24 @@ import Testing
         _ = agentA.stop()
     }
 
+    @Test func aJoinThatFailsWritesNothing() throws {
+        let a = try scratch.household("a")[0]
+        let agentA = try AgentProcess(home: a.path)
+        let code = try a.run(["invite"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let wrong = code.last == "0" ? String(code.dropLast()) + "1" : String(code.dropLast()) + "0"
+        let home = scratch.home("joiner")
+        let refused = try PulsePeer.run(["join", wrong, "--peer", agentA.address, "--home", home])
+        #expect(refused.status != 0 && refused.stderr.contains("wrong pairing code"), "\(refused.stderr)")
+        let nobody = try PulsePeer.run(["join", code, "--peer", "127.0.0.1:1", "--home", home])
+        #expect(nobody.status != 0)
+        #expect(!FileManager.default.fileExists(atPath: home), "a failed join wrote into \(home)")
+        // The right code still works, and only then is the home made.
+        let joined = try PulsePeer.run(["join", code, "--peer", agentA.address, "--home", home])
+        #expect(joined.status == 0, "\(joined.stderr)")
+        #expect(FileManager.default.fileExists(atPath: home + "/identity.pem"))
+        _ = agentA.stop()
+    }
+
     /// When the restored machine writes: with its agent running (the check and the writes
     /// race), before it meets any peer (the CLI, no agent), or after a copy 1 000 changes behind.
     enum Restore: String, CaseIterable, CustomTestStringConvertible {
