@@ -66,6 +66,10 @@ public final class DeltaCursor {
     private let batchLimit: Int
     private let byteLimit: Int
     private var pending: [(origin: ReplicaID, after: UInt64, upTo: UInt64)]
+    /// Changes held here beyond the vector's entry for their origin: while a change of that
+    /// origin is held (stamped too far ahead), the entry waits, but the changes merged meanwhile
+    /// are current and travel on (no coverage is claimed for them: HeldChanges.swift).
+    private var beyond: [(origin: ReplicaID, after: UInt64, upTo: UInt64)]
     private var finished = false
     /// The snapshot's version vector: what the peer holds once it applied every batch.
     public let snapshotVector: VersionVector
@@ -90,6 +94,17 @@ public final class DeltaCursor {
             .filter { $0.value > peerVector[$0.key] }
             .sorted { $0.key < $1.key }
             .map { (origin: $0.key, after: peerVector[$0.key], upTo: $0.value) }
+        let vector = snapshotVector
+        beyond = try connection.query("SELECT origin, up_to FROM held_coverage ORDER BY origin") { statement in
+            var ranges: [(origin: ReplicaID, after: UInt64, upTo: UInt64)] = []
+            while try statement.step() {
+                let origin = ReplicaID(storage: statement.int(0))
+                let after = max(vector[origin], peerVector[origin])
+                let upTo = UInt64(max(0, statement.int(1)))
+                if upTo > after { ranges.append((origin, after, upTo)) }
+            }
+            return ranges
+        }
     }
 
     deinit {
@@ -119,7 +134,17 @@ public final class DeltaCursor {
             batch.coverage.append(Coverage(origin: range.origin, after: range.after, upTo: range.upTo))
             pending.removeFirst()
         }
-        if pending.isEmpty {
+        while pending.isEmpty, let range = beyond.first, batch.changes.count < batchLimit {
+            let (changes, exhausted) = try read(origin: range.origin, after: range.after, upTo: range.upTo,
+                                                limit: batchLimit - batch.changes.count, bytes: &bytes, firstInBatch: batch.changes.isEmpty)
+            batch.changes += changes
+            if !exhausted {
+                if let last = changes.last { beyond[0].after = last.seq }
+                break
+            }
+            beyond.removeFirst()
+        }
+        if pending.isEmpty && beyond.isEmpty {
             finished = true
             if connection.isInTransaction { try connection.execute("COMMIT") }
         }

@@ -54,6 +54,33 @@ import Testing
         _ = agentA.stop()
     }
 
+    /// B made one change, then its clock jumped two hours ahead and it made another; both
+    /// reach A in one batch. A holds the far-ahead one and applies the other, which goes on
+    /// to C at once (it used to wait for the held one: about 50 minutes in an outside check).
+    @Test(.enabled(if: FakeTime.available, "needs libfaketime (scripts/setup.sh --tests installs `faketime`)"))
+    func aCurrentChangeIsRelayedWhileAnotherOfTheSameMachineIsHeld() throws {
+        let homes = try scratch.household("a", "b", "c")
+        let (a, c) = (homes[0], homes[2])
+        var b = homes[1]
+        let agentA = try AgentProcess(home: a.path)
+        let agentC = try AgentProcess(home: c.path, ["--peer", agentA.address])
+        try c.waitUntil("synced")
+        try b.run(["shop", "add", "Early"])
+        b.wrapper = FakeTime.offset("+2h")
+        try b.run(["shop", "add", "Late"])
+        b.wrapper = []
+        let agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
+        #expect(eventually(timeout: 20) { (try? a.shoppingNames().contains("Early")) == true })
+        #expect(eventually(timeout: 20) { (try? c.shoppingNames().contains("Early")) == true }, "C never got the current change")
+        #expect(try !a.shoppingNames().contains("Late"))
+        #expect(try !c.shoppingNames().contains("Late"))
+        #expect(a.warnings().contains { $0.contains("held") }, "\(a.warnings())")
+        _ = agentB.stop()
+        _ = agentC.stop()
+        _ = agentA.stop()
+        FakeTime.removeLeftovers()
+    }
+
     /// When the restored machine writes: with its agent running (the check and the writes
     /// race), before it meets any peer (the CLI, no agent), or after a copy 1 000 changes behind.
     enum Restore: String, CaseIterable, CustomTestStringConvertible {
