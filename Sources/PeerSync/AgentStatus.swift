@@ -83,6 +83,9 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         public var sessionBytes: ByteCounts.Snapshot?
         /// The peer's wall clock minus this machine's at the last handshake, in milliseconds.
         public var clockOffsetMilliseconds: Int64?
+        /// A batch refused either way (by this machine or by the peer), in words with what to
+        /// do; the peer is not in sync while it stands.
+        public var problem: String?
     }
 
     public var machine: Machine

@@ -26,6 +26,9 @@ public struct AgentOptions: Sendable {
     /// How far ahead of this clock a peer's change may be stamped and still be merged at
     /// once; later ones are held until this clock catches up (default 10 min).
     public var maxClockAheadMilliseconds = HybridClock.defaultMaxDriftMilliseconds
+    /// How long after start the day's automatic backup is made (when it is missing): start-up
+    /// and the first catch-up go first.
+    public var firstBackupDelay: Duration = .seconds(120)
     /// Bounds on connections waiting for their handshake (docs/SECURITY.md).
     public var admission = AdmissionControl()
     /// Called after each batch from a peer is committed, with the changes it brought
@@ -289,24 +292,25 @@ public struct PeerAgent: Service {
     /// database takes to copy, so it runs on a dispatch thread, never on the tasks' pool.
     private func backUpDaily(_ context: Context) async {
         let home = options.home
+        do { try await LoopTimer.sleep(for: options.firstBackupDelay) } catch { return }
         while !Task.isCancelled {
             let outcome: Result<[String], Error> = await withCheckedContinuation { continuation in
                 DispatchQueue.global(qos: .utility).async {
                     continuation.resume(returning: Result { try Household.backUpDaily(home) })
                 }
             }
+            var next = Duration.seconds(Days.secondsUntilNextMidnight() + 300)
             switch outcome {
-            case let .success(made) where !made.isEmpty:
-                context.logger.info("backed up the household", metadata: ["files": "\(made.joined(separator: ", "))"])
+            case let .success(made):
+                if !made.isEmpty { context.logger.info("backed up the household", metadata: ["files": "\(made.joined(separator: ", "))"]) }
                 await context.engine.setBackupProblem(nil)
-            case .success:
-                break
             case let .failure(error):
-                context.logger.warning("cannot back up the household", metadata: ["error": "\(error)"])
-                await context.engine.setBackupProblem("the automatic backup failed: \(error)")
+                context.logger.warning("cannot back up the household; trying again in 10 min", metadata: ["error": "\(error)"])
+                await context.engine.setBackupProblem("the automatic backup failed (tried again every 10 min): \(error)")
+                next = min(next, .seconds(600))
             }
-            // A few minutes after midnight: the recurring tasks of the day are made first.
-            do { try await LoopTimer.sleep(for: .seconds(Days.secondsUntilNextMidnight() + 300)) } catch { return }
+            // After midnight, a few minutes late: the recurring tasks of the day are made first.
+            do { try await LoopTimer.sleep(for: next) } catch { return }
         }
     }
 

@@ -158,6 +158,13 @@ struct PeerSession {
                 return
             }
             guard let message = next else { return }
+            if case let .error(.rejectedBatch, reason) = message {
+                await engine.rejected(machine: machineHex, remote: connection.remoteAddress,
+                                      problem: "it refused this machine's changes (\(reason)). They stay here and are offered "
+                                        + "again at every connection; see `pulse-peer status` on it for what to do",
+                                      byPeer: true)
+                logger.warning("the peer rejected our changes", metadata: ["peer": "\(machineHex.prefix(12))", "reason": "\(reason)"])
+            }
             if case let .error(.notAMember, reason) = message {
                 if shared.state.withLock({ $0.pairing != nil }) {
                     // The joiner found our confirmation wrong: it tried a wrong code.
@@ -175,6 +182,12 @@ struct PeerSession {
             do {
                 try await perform(actions, outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector, ack: ack)
             } catch let error as StoreError {
+                await engine.rejected(machine: machineHex, remote: connection.remoteAddress,
+                                      problem: "this machine refused its changes: \(error). Nothing of them was applied here; "
+                                        + "they are offered again at every connection. If both run the same pulse-peer, its "
+                                        + "database may be damaged (see `pulse-peer status` on it)",
+                                      byPeer: false)
+                logger.warning("rejected a batch", metadata: ["peer": "\(machineHex.prefix(12))", "error": "\(error)"])
                 actions = machine.fail(.rejectedBatch, "rejected a batch: \(error)")
                 try await perform(actions, outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector, ack: ack)
             }

@@ -45,6 +45,8 @@ actor SyncEngine {
         var bytes: ByteCounts?
         /// The peer's wall clock minus ours at the last HELLO, in milliseconds.
         var clockOffset: Int64?
+        /// A batch refused either way, in words, until a whole catch-up both ways succeeds.
+        var problem: String?
     }
 
     let localMachine: String
@@ -278,10 +280,27 @@ actor SyncEngine {
         update(id) {
             $0.vector = ($0.vector ?? VersionVector()).merging(vector)
             $0.peerCaughtUp = true
+            if $0.weCaughtUp { $0.problem = nil }
         }
     }
 
-    func weCaughtUp(_ id: Int) { update(id) { $0.weCaughtUp = true } }
+    func weCaughtUp(_ id: Int) {
+        update(id) {
+            $0.weCaughtUp = true
+            if $0.peerCaughtUp { $0.problem = nil }
+        }
+    }
+
+    /// A batch was refused, by this machine (`byPeer` false) or by the peer: the peer is not
+    /// in sync, whatever the vectors say, until a later catch-up both ways succeeds.
+    func rejected(machine: String, remote: String, problem: String, byPeer: Bool) {
+        refused(machine: machine, remote: remote, reason: problem, byPeer: byPeer)
+        if var record = peers["machine:\(machine)"] {
+            record.problem = problem
+            peers["machine:\(machine)"] = record
+        }
+        bump()
+    }
 
     func peerClock(_ id: Int, offset: Int64) { update(id) { $0.clockOffset = offset } }
 
@@ -304,11 +323,12 @@ actor SyncEngine {
             let lacks = record.vector.map { $0.missing(from: localVector) }
             let weLack = record.vector.map { localVector.missing(from: $0) }
             let inSync = record.state == .connected && record.peerCaughtUp && record.weCaughtUp && lacks == 0 && weLack == 0
+                && record.problem == nil
             return AgentStatus.Peer(
                 name: record.replica.flatMap { labels[$0] }, machineID: record.machine, replicaID: record.replica?.description,
                 addresses: record.addresses, foundBy: record.foundBy.sorted(), state: record.state, lastSeen: record.lastSeen,
                 peerLacks: lacks, weLack: weLack, inSync: inSync, lastError: record.lastError,
-                sessionBytes: record.bytes?.snapshot, clockOffsetMilliseconds: record.clockOffset)
+                sessionBytes: record.bytes?.snapshot, clockOffsetMilliseconds: record.clockOffset, problem: record.problem)
         }
         .sorted { ($0.machineID ?? $0.addresses.first ?? "") < ($1.machineID ?? $1.addresses.first ?? "") }
     }

@@ -387,7 +387,8 @@ public final class ReplicaStore {
                 }
             }
         }
-        return try inWords { try connection.transaction {
+        // Any refusal of SQLite's (a rule of the database) is a refused batch, in words.
+        return try inWords { do { return try connection.transaction {
             var outcome = ApplyOutcome()
             var clock = HybridClock(last: try lastTimestamp(), maxDriftMilliseconds: maxDriftMilliseconds)
             var vv = try versionVector()
@@ -481,6 +482,8 @@ public final class ReplicaStore {
             if !outcome.applied.isEmpty || advanced { try saveClock(clock.last) }
             outcome.versionVector = vv
             return outcome
+        } } catch let error as SQLiteError where error.code & 0xFF != 5 && error.code & 0xFF != 13 && error.code & 0xFF != 10 {
+            throw StoreError.sqlite(error)
         } }
     }
 

@@ -38,6 +38,9 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Seconds between keepalive pings; a peer silent for three is disconnected.")
     var keepalive = 15
 
+    @Option(help: "Seconds after start before the day's automatic backup, when it is missing (the home's backups/).")
+    var firstBackupAfter = 120
+
     @Option(help: ArgumentHelp("Seconds a peer's change may be stamped ahead of this clock and still merge at once.",
                                discussion: "Later ones are kept and merged when this clock catches up (docs/ARCHITECTURE.md)."))
     var maxClockAhead = Int(HybridClock.defaultMaxDriftMilliseconds / 1000)
@@ -62,6 +65,7 @@ struct Run: AsyncParsableCommand {
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard (1...3600).contains(keepalive) else { throw ValidationError("--keepalive must be between 1 and 3600 seconds") }
+        guard (0...86_400).contains(firstBackupAfter) else { throw ValidationError("--first-backup-after must be between 0 and 86400 seconds") }
         guard (1...86_400).contains(maxClockAhead) else {
             throw ValidationError("--max-clock-ahead must be between 1 and 86400 seconds")
         }
@@ -90,6 +94,7 @@ struct Run: AsyncParsableCommand {
         agentOptions.session.keepalive = .seconds(keepalive)
         agentOptions.mdns = !noMdns
         agentOptions.maxClockAheadMilliseconds = Int64(maxClockAhead) * 1000
+        agentOptions.firstBackupDelay = .seconds(firstBackupAfter)
         agentOptions.notifyHook = onNotify
         agentOptions.desktopNotifications = !noDesktopNotifications
         agentOptions.notificationBus = AgentOptions.sessionBusAddress(environment: ProcessInfo.processInfo.environment)
@@ -198,6 +203,7 @@ struct Status: ParsableCommand {
             }
             print("  \(name)  \(id)  \(peer.state.rawValue)  via \(peer.foundBy.joined(separator: "+")) \(peer.addresses.joined(separator: ", "))")
             print("      \(seen); \(sync)\(peer.lastError.map { "; last error: \($0)" } ?? "")")
+            if let problem = peer.problem { print("      not in sync: \(problem)") }
         }
     }
 }

@@ -20,7 +20,7 @@ import Testing
     @Test func aBackupBringsTheHouseholdBackWhenEveryMachineWasLostAndANewMachinePairsWithIt() throws {
         let homes = try scratch.household("a", "b")
         let (a, b) = (homes[0], homes[1])
-        let agentA = try AgentProcess(home: a.path)
+        let agentA = try AgentProcess(home: a.path, ["--first-backup-after", "0"])
         let agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
         try a.run(["shop", "add", "Milk", "Eggs"])
         try b.run(["task", "add", "Dishes", "--assignee", "Tom"])

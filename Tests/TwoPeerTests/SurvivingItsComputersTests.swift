@@ -81,6 +81,44 @@ import Testing
         FakeTime.removeLeftovers()
     }
 
+    /// A rule of A's database refuses a change of B's (a trigger stands in for a damaged or
+    /// mismatched database): while it does, neither machine says "in sync", and both say why.
+    @Test func aRefusedBatchShowsInBothStatusesAndNeitherSaysInSync() throws {
+        let homes = try scratch.household("a", "b")
+        let (a, b) = (homes[0], homes[1])
+        let agentA = try AgentProcess(home: a.path)
+        let agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
+        try b.waitUntil("synced")
+        let sql = { (statement: String) throws in
+            let run = try Shell.run(["python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2])",
+                                     a.path + "/household.sqlite", statement])
+            #expect(run.status == 0, "\(run.stderr)")
+        }
+        try sql("CREATE TRIGGER refuse BEFORE INSERT ON shopping_item WHEN NEW.name = 'Forbidden' BEGIN SELECT RAISE(ABORT, 'refused by a test rule'); END;")
+        try b.run(["shop", "add", "Forbidden"])
+        func peer(_ home: Home) -> [String: Any] {
+            let text = (try? home.run(["status", "--json"]).stdout) ?? ""
+            let status = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+            return (status?["peers"] as? [[String: Any]])?.first ?? [:]
+        }
+        #expect(eventually(timeout: 20) { (peer(a)["problem"] as? String)?.contains("refused its changes") == true }, "\(peer(a))")
+        #expect(eventually(timeout: 20) { (peer(b)["problem"] as? String)?.contains("refused this machine's changes") == true }, "\(peer(b))")
+        #expect(peer(a)["inSync"] as? Bool == false)
+        #expect(peer(b)["inSync"] as? Bool == false)
+        #expect(try a.run(["status"]).stdout.contains("not in sync: this machine refused its changes"))
+        #expect(try b.run(["status"]).stdout.contains("not in sync: it refused this machine's changes"))
+        let waited = try PulsePeer.run(["status", "--wait", "synced", "--timeout", "2", "--home", b.path])
+        #expect(waited.status != 0, "status --wait synced said in sync while a batch is refused")
+        // The rule gone, the change goes through at the next connection, and both say so.
+        try sql("DROP TRIGGER refuse;")
+        try b.waitUntil("synced", timeout: 90)
+        try a.waitUntil("synced", timeout: 90)
+        #expect(try a.shoppingNames() == ["Forbidden"])
+        #expect(peer(a)["problem"] == nil && peer(b)["problem"] == nil)
+        _ = agentB.stop()
+        _ = agentA.stop()
+    }
+
     /// When the restored machine writes: with its agent running (the check and the writes
     /// race), before it meets any peer (the CLI, no agent), or after a copy 1 000 changes behind.
     enum Restore: String, CaseIterable, CustomTestStringConvertible {
