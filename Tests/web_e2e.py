@@ -189,6 +189,15 @@ def main():
             raise Failed(f"B changed too: {background(b)}")
         print(f"ok appearance dark applied on A ({light} → rgb(0, 0, 0)), kept after a reload; B's page unchanged")
 
+        # --- More offers the household's backup as a download, from this page's own origin ---
+        link = wait("the backup link on A", lambda: a.find_element(By.ID, "download-backup"))[0]
+        href = link.get_attribute("href")
+        got = a.execute_script("return fetch(arguments[0]).then(r => r.arrayBuffer()).then(b => "
+                               "String.fromCharCode(...new Uint8Array(b.slice(0, 15))))", href)
+        if not link.is_displayed() or got != "SQLite format 3":
+            raise Failed(f"the backup link {href!r} gave {got!r}")
+        print(f"ok More offers 'Download a backup' ({href}): a whole SQLite file")
+
         if SHOTS:
             screenshots(a, b)
 

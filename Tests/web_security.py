@@ -70,7 +70,7 @@ def main():
     secret_words = [item for item in ["Milk", "Smith"] if item in before]
 
     # --- no cookie: 401 and no data ---
-    for method, path in [("GET", "/api/session"), ("GET", "/api/status"), ("GET", "/api/events"),
+    for method, path in [("GET", "/api/session"), ("GET", "/api/status"), ("GET", "/api/events"), ("GET", "/api/backup"),
                          ("POST", "/api/call/shop.list"), ("POST", "/api/call/shop.add")]:
         status, _, _, body = send(method, path, {"Host": HOST, "Origin": WEB, "Content-Type": "application/json"}, "{}")
         expect(status == 401, f"{method} {path} without a cookie → 401 (got {status})")
@@ -139,6 +139,13 @@ def main():
     expect(status == 413, f"a 65 KiB body → 413 (got {status})")
     expect(household() == before, "bad input changed the household")
     print("ok bad parameters, unknown methods and oversized bodies get a clear error and change nothing")
+
+    # --- a backup: signed in only, a whole SQLite file, never cached ---
+    status, response, _, body = send("GET", "/api/backup", {"Host": HOST, "Cookie": cookie})
+    expect(status == 200 and body.startswith("SQLite format 3\x00"), f"GET /api/backup signed in → a database (got {status}, {body[:16]!r})")
+    expect(response.get("cache-control") == "no-store", f"a backup is not cached ({response.get('cache-control')!r})")
+    expect("attachment" in response.get("content-disposition", ""), "a backup downloads as a file")
+    print("ok a signed-in page downloads a whole backup (never cached); without a session it gets 401")
 
     # --- every response carries the security headers; no inline script allowed ---
     for method, target, headers in [("GET", "/", {"Host": HOST}), ("GET", "/api/session", {"Host": HOST, "Cookie": cookie}),

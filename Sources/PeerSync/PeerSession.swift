@@ -266,6 +266,9 @@ struct PeerSession {
                     logger.debug("applied batch", metadata: ["changes": "\(outcome.applied.count)", "conflicts": "\(outcome.conflicts)"])
                 }
             case let .peerCaughtUp(vector):
+                do { try await store.noteCaughtUp() } catch {
+                    logger.warning("cannot record the first sync", metadata: ["error": "\(error)"])
+                }
                 await engine.peerCaughtUp(id, vector)
             case let .peerAcknowledged(vector):
                 shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(vector) }

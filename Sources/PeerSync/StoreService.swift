@@ -76,6 +76,15 @@ actor StoreService {
         return record
     }
 
+    private var syncedOnce: Bool?
+
+    /// A peer's catch-up ended here (its CAUGHT_UP): this database holds the household's data.
+    func noteCaughtUp() throws {
+        if syncedOnce == true { return }
+        try household.noteSyncedOnce()
+        syncedOnce = true
+    }
+
     /// The last time this database was found to have gone back in time, if it was.
     func lastWentBackInTime() throws -> WentBackInTime? {
         try household.store.meta("went_back_in_time")?.textValue.flatMap(WentBackInTime.init(stored:))

@@ -60,6 +60,12 @@ extension Household {
         try StoreBackup.write(database: home.databasePath, to: path)
     }
 
+    /// A backup of the household in `home` now, to `path`, without opening it as a household.
+    @discardableResult
+    public static func backUp(_ home: HouseholdHome, to path: String) throws -> Int {
+        try StoreBackup.write(database: home.databasePath, to: path)
+    }
+
     /// Meta keys that are the lost machine's own, dropped by a restore.
     static let machineOwnKeys = ["static_peers", "went_back_in_time", introducedByKey, introducedKeyKey,
                                  pinFailuresKey, pinRetryAtKey, lastClearKey]
@@ -87,6 +93,7 @@ extension Household {
         }
         let household = try build(home, physicalClock: physicalClock, from: backup) { store, identity in
             try store.beginAsRestoredReplica(dropping: machineOwnKeys)
+            try store.setMeta(syncedOnceKey, .integer(1))
             let memberID = try store.meta("member_id")?.textValue
             try store.write(member: memberID) { tx in
                 try recordReplica(&tx, store: store, identity: identity, label: label)

@@ -127,8 +127,8 @@ public enum EventRules {
             case "spend"?: out.append(.kidRedeemed)
             default: out.append(.changed)
             }
-        case .replica, .discoveryKey:
-            break // bookkeeping of sync, nothing a person or a view shows
+        case .replica, .discoveryKey, .kidsPIN:
+            break // bookkeeping of sync and a secret's hash: nothing a person or a view shows
         default:
             out.append(.changed)
         }

@@ -127,6 +127,7 @@ public final class Household {
             try store.setMeta("household_id", .text(RowIDRules.random()))
             try store.setMeta(secretKey, .text(Hex.string(newSecret())))
             try store.setMeta("member_id", .text(memberIDs[0]))
+            try store.setMeta(syncedOnceKey, .integer(1)) // it holds the household's data: it made it
             try store.write(member: memberIDs[0]) { tx in
                 try tx.put(.household, "profile", ["name": .text(householdName)])
                 try tx.put(.settings, "settings", ["appearance": .text("system"), "celebrations": .bool(true), "suggestions": .bool(true)])
@@ -231,6 +232,10 @@ public final class Household {
                 // An advertisement key is a secret: the export shows its fingerprint only.
                 if kind == .discoveryKey, let key = fields["key"]?.textValue {
                     fields["key"] = .text("sha256:" + Hex.string(SHA256.hash(data: Array(key.utf8)).prefix(8)))
+                }
+                // The PIN's hash would let anyone holding an export try the 10 000 PINs offline.
+                if kind == .kidsPIN {
+                    for name in ["hash", "reset"] where fields[name]?.textValue != nil { fields[name] = .text(name == "hash" ? "set" : "pending") }
                 }
                 return .object(fields.mapValues(CanonicalJSON.init))
             })

@@ -75,7 +75,7 @@ public enum HouseholdAPI {
         "recurring.list", "recurring.add", "recurring.remove",
         "kids.list", "kids.catalogue.list", "kids.history.list", "kids.basket.list", "kids.done", "kids.redeem",
         "kids.basket.remove", "kids.add", "kids.rename", "kids.remove", "kids.select", "kids.deselect", "kids.own",
-        "kids.adjust", "kids.pin.set", "kids.pin.change",
+        "kids.adjust", "kids.pin.set", "kids.pin.change", "kids.pin.reset", "kids.pin.confirmReset",
     ]
 
     public static func call(_ method: String, _ params: [String: JSONValue], on household: Household) throws -> JSONValue {
@@ -205,6 +205,11 @@ public enum HouseholdAPI {
             return .bool(true)
         case "kids.pin.change":
             try h.changeKidsPIN(current: string("pin"), new: string("new"))
+            return .bool(true)
+        case "kids.pin.reset":
+            return .string(try h.requestKidsPINReset())
+        case "kids.pin.confirmReset":
+            try h.confirmKidsPINReset(code: string("code"))
             return .bool(true)
         default:
             throw HouseholdError.invalidInput("unknown method \(method.debugDescription); methods: \(methods.joined(separator: ", "))")

@@ -4,50 +4,155 @@ import FoundationEssentials
 import PulseModel
 import PulseStore
 
-/// The adults' 4-digit PIN for the kids' ledger.
+/// The adults' 4-digit PIN for the kids' ledger: **one for the household**, replicated as a
+/// salted slow hash (scrypt, N = 2^15, r = 8, p = 1: about 0.1 s per guess in a release build)
+/// in the `kids_pin` entity (protocol 5), so a machine that joins has it.
 ///
-/// Per machine, not replicated: it guards this computer's keyboard (a child at it), and the
-/// parents of a household set it on each family computer. Replicating it would spread the
-/// hash to every machine without protecting anything more. Stored only as a salted scrypt
-/// hash (N = 2^15, r = 8, p = 1: about 0.1 s per guess in a release build) in the local
-/// `meta` table. Honest limits: 10 000 PINs are tried offline in minutes by anyone who can
-/// read the database file; the PIN stops a child at the keyboard, not an adult with the
-/// file. Wrong PINs are rate-limited per machine: from the third wrong one in a row, the
-/// next attempt must wait 5 s, doubling up to 15 minutes; kid actions are never blocked.
+/// - Set once, by a machine that holds the household's data (``syncedOnceKey``): a child at a
+///   newly joined computer cannot set one before the parents' arrives. Changed only with the
+///   current PIN. Wrong attempts are rate-limited per machine: from the third wrong one in a
+///   row, the next must wait 5 s, doubling up to 15 minutes; kid actions are never blocked.
+/// - Forgotten: `kids pin reset` on one computer shows a 6-digit code (kept as a scrypt hash,
+///   24 hours); `kids pin reset --confirm CODE` on **another** computer of the household clears
+///   the PIN everywhere, and an adult sets a new one. A child alone at one computer cannot.
+/// - A machine of an earlier release kept its own PIN in `meta`: it is still accepted there
+///   until the household's PIN row exists, and becomes the household's the first time a parent
+///   uses it (when the household has none): nobody is locked out by the upgrade.
+/// - Honest limits (docs/SECURITY.md): 10 000 PINs are tried offline in minutes by anyone who can
+///   read a database file or a backup; a child who can use two of the family's computers can
+///   reset it; the PIN stops a child at the keyboard, not an adult with the files.
 extension Household {
     package static let pinKey = "kids_pin"
     package static let pinFailuresKey = "kids_pin_failures"
     package static let pinRetryAtKey = "kids_pin_retry_at"
     static let scryptRounds = 1 << 15
 
-    public var hasKidsPIN: Bool { (try? store.meta(Self.pinKey))??.textValue != nil }
+    /// Set in `meta` once this database holds the household's data (it made the household,
+    /// was restored from a backup, or completed a catch-up from a peer): before that, a machine
+    /// cannot know whether the household has a PIN, and may not set a first one.
+    package static let syncedOnceKey = "synced_once"
+    static let pinRowID = "pin"
+    /// How long a requested reset can be confirmed from another machine.
+    static let resetLifetimeMilliseconds: Int64 = 24 * 3_600_000
 
-    /// Sets the PIN the first time; refused once one is set (change it with the current one).
+    /// The household's PIN row: its hash (nil: none, or reset), and whether the row exists.
+    private func householdPIN() throws -> (exists: Bool, hash: String?, reset: String?) {
+        let row = try store.row(.kidsPIN, Self.pinRowID)
+        return (!row.isEmpty, row["hash"]?.textValue, row["reset"]?.textValue)
+    }
+
+    /// A PIN set on this machine alone by a release before the household's PIN (protocol 4):
+    /// still accepted here until the household has a PIN row of its own.
+    private func legacyPIN() throws -> String? { try store.meta(Self.pinKey)?.textValue }
+
+    public var hasKidsPIN: Bool {
+        guard let pin = try? householdPIN() else { return false }
+        if pin.exists { return pin.hash != nil }
+        return (try? legacyPIN()) != nil
+    }
+
+    public var hasSyncedOnce: Bool { (try? store.meta(Self.syncedOnceKey)) != nil }
+
+    /// Records that this database holds the household's data (see ``syncedOnceKey``).
+    public func noteSyncedOnce() throws {
+        if try store.meta(Self.syncedOnceKey) == nil { try store.setMeta(Self.syncedOnceKey, .integer(1)) }
+    }
+
+    private func writePIN(hash: String?, reset: String?) throws {
+        try store.write(member: memberID) { tx in
+            try tx.put(.kidsPIN, Self.pinRowID, ["hash": hash.map(FieldValue.text) ?? .null, "reset": reset.map(FieldValue.text) ?? .null])
+        }
+        try store.removeMeta(Self.pinKey)
+    }
+
+    /// Sets the household's PIN the first time; refused once one is set (change it with the
+    /// current one), and on a machine that has not synced with the household yet (it cannot
+    /// know that none is set: a child at a newly joined computer would otherwise set one).
     public func setKidsPIN(_ new: String) throws {
-        guard !hasKidsPIN else { throw HouseholdError.invalidInput("a PIN is already set: change it with `kids pin change`") }
-        try store.setMeta(Self.pinKey, .text(try Self.hashPIN(Self.checkedPIN(new))))
+        let fresh = try Self.checkedPIN(new)
+        guard !hasKidsPIN else {
+            throw HouseholdError.invalidInput("the household's PIN is already set: change it with `pulse-peer kids pin change` "
+                + "(the current PIN is needed); forgotten, see `pulse-peer kids pin reset --help`")
+        }
+        guard hasSyncedOnce else {
+            throw HouseholdError.invalidInput("this computer has not synced with the household yet, so it cannot tell whether "
+                + "the household has a PIN: start the agent (`pulse-peer run`), let it sync, then try again")
+        }
+        try writePIN(hash: try Self.hashPIN(fresh), reset: nil)
     }
 
     public func changeKidsPIN(current: String, new: String) throws {
         let fresh = try Self.checkedPIN(new)
         try requireAdult(current)
-        try store.setMeta(Self.pinKey, .text(try Self.hashPIN(fresh)))
+        try writePIN(hash: try Self.hashPIN(fresh), reset: nil)
+    }
+
+    /// Starts the reset of a forgotten PIN on this machine: returns a 6-digit code, good for
+    /// 24 hours, that must be confirmed on **another** computer of the household
+    /// (``confirmKidsPINReset(code:)``): a child alone at one computer cannot clear the PIN.
+    public func requestKidsPINReset() throws -> String {
+        guard hasKidsPIN else { throw HouseholdError.invalidInput("no PIN is set: set one with `pulse-peer kids pin set`") }
+        var generator = SystemRandomNumberGenerator()
+        let number = String(Int.random(in: 0...999_999, using: &generator))
+        let code = String(repeating: "0", count: 6 - number.count) + number
+        let pin = try householdPIN()
+        let hash = pin.exists ? pin.hash : try legacyPIN()
+        let request = "\(identity.machineID)$\(ReplicaStore.systemClock())$\(try Self.hashPIN(code))"
+        try writePIN(hash: hash, reset: request)
+        return code
+    }
+
+    /// Confirms, on another computer than the one that asked, the reset of the PIN: the PIN is
+    /// cleared for the whole household, and an adult sets a new one (`kids pin set`).
+    public func confirmKidsPINReset(code: String) throws {
+        let pin = try householdPIN()
+        let parts = pin.reset?.split(separator: "$", maxSplits: 2).map(String.init) ?? []
+        guard parts.count == 3, let asked = Int64(parts[1]) else {
+            throw HouseholdError.invalidInput("no reset of the PIN was asked for (or it has not reached this computer yet): "
+                + "ask for one on another computer with `pulse-peer kids pin reset`")
+        }
+        guard parts[0] != identity.machineID else {
+            throw HouseholdError.invalidInput("the reset was asked for on this computer: confirm it on another computer of the "
+                + "household (`pulse-peer kids pin reset --confirm CODE` there), so that no one alone at one computer can clear the PIN")
+        }
+        guard ReplicaStore.systemClock() - asked < Self.resetLifetimeMilliseconds else {
+            throw HouseholdError.invalidInput("the reset asked for has expired (24 hours): ask for a new one with `pulse-peer kids pin reset`")
+        }
+        try rateLimited {
+            guard try Self.verify(code, against: parts[2]) else { return false }
+            try writePIN(hash: nil, reset: nil)
+            return true
+        } wrong: { "wrong reset code" }
     }
 
     /// Checks an adult's PIN, with the per-machine rate limit; throws when it is missing,
-    /// wrong or tried too soon. Nothing else is written.
+    /// wrong or tried too soon. A right legacy PIN (this machine's own, from before the
+    /// household's) becomes the household's when it has none yet.
     package func requireAdult(_ pin: String?) throws {
-        guard case let .text(stored)? = try store.meta(Self.pinKey) else {
-            throw HouseholdError.invalidInput("adult actions need a PIN: set one first with `pulse-peer kids pin set`")
+        let household = try householdPIN()
+        let legacy = household.exists ? nil : try legacyPIN()
+        guard household.hash != nil || legacy != nil else {
+            throw HouseholdError.invalidInput("adult actions need the household's PIN: set one first with `pulse-peer kids pin set`")
         }
         guard let pin else { throw HouseholdError.invalidInput("this is an adult action: give the PIN (prompted, or --pin-stdin)") }
+        try rateLimited {
+            if let hash = household.hash { return try Self.verify(pin, against: hash) }
+            guard let legacy, try Self.verify(pin, against: legacy) else { return false }
+            if hasSyncedOnce { try writePIN(hash: legacy, reset: nil) } // published once a parent uses it
+            return true
+        } wrong: { "wrong PIN" }
+    }
+
+    /// Runs `check` unless this machine must wait after wrong attempts; counts a failure
+    /// (from the third in a row, a wait of 5 s doubling to 15 min) or clears the count.
+    private func rateLimited(_ check: () throws -> Bool, wrong: () -> String) throws {
         let now = ReplicaStore.systemClock()
         let retryAt = try store.meta(Self.pinRetryAtKey)?.integerValue ?? 0
         if now < retryAt {
             let seconds = (retryAt - now + 999) / 1000
-            throw HouseholdError.invalidInput("too many wrong PINs: try again in \(seconds) s")
+            throw HouseholdError.invalidInput("too many wrong attempts: try again in \(seconds) s")
         }
-        if try Self.verify(pin, against: stored) {
+        if try check() {
             if try store.meta(Self.pinFailuresKey) != nil {
                 try store.setMeta(Self.pinFailuresKey, .integer(0))
                 try store.setMeta(Self.pinRetryAtKey, .integer(0))
@@ -60,7 +165,7 @@ extension Household {
             let delay = min(Int64(5_000) << min(failures - 3, 20), 15 * 60_000)
             try store.setMeta(Self.pinRetryAtKey, .integer(now + delay))
         }
-        throw HouseholdError.invalidInput("wrong PIN")
+        throw HouseholdError.invalidInput(wrong())
     }
 
     static func checkedPIN(_ pin: String) throws -> String {
@@ -83,7 +188,7 @@ extension Household {
         let parts = stored.split(separator: "$").map(String.init)
         guard parts.count == 6, parts[0] == "scrypt", let rounds = Int(parts[1]), let blockSize = Int(parts[2]),
               let parallelism = Int(parts[3]), let salt = Data(base64Encoded: parts[4]), let expected = Data(base64Encoded: parts[5]),
-              (1 << 10...1 << 20).contains(rounds), (1...16).contains(blockSize), (1...4).contains(parallelism) else {
+              (1 << 10...1 << 16).contains(rounds), (1...8).contains(blockSize), (1...2).contains(parallelism) else {
             throw HouseholdError.io("the stored PIN hash is damaged (docs/ARCHITECTURE.md, \"The kids' PIN\", says how to clear it)")
         }
         let actual = try derive(pin, salt: Array(salt), rounds: rounds, blockSize: blockSize, parallelism: parallelism)

@@ -24,6 +24,9 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
     /// A key for recognising the household's mDNS advertisements; a new one is made at
     /// each removal (the newest is used, older ones still recognise stale machines).
     case discoveryKey = "discovery_key"
+    /// The kids' PIN of the household (protocol 5): one row, `pin`, holding its salted slow
+    /// hash and a pending reset (docs/SECURITY.md, "The kids' PIN").
+    case kidsPIN = "kids_pin"
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
@@ -186,6 +189,7 @@ extension EntityKind {
         case .machine: 12
         case .machineRemoval: 13
         case .discoveryKey: 14
+        case .kidsPIN: 15
         }
     }
 
@@ -285,6 +289,10 @@ extension EntityKind {
                 FieldSpec("key", .text(max: 64), immutable: true),
                 FieldSpec("created", .timestamp, immutable: true),
             ], tombstone: nil, singletonRowID: nil),
+            EntitySchema(kind: .kidsPIN, fields: [
+                FieldSpec("hash", .text(max: 200), nullable: true),
+                FieldSpec("reset", .text(max: 300), nullable: true),
+            ], tombstone: nil, singletonRowID: "pin"),
         ]
         return Dictionary(uniqueKeysWithValues: list.map { ($0.kind, $0) })
     }()

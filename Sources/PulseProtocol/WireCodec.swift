@@ -22,6 +22,7 @@ public enum WireCodec {
         .household: 1, .settings: 2, .member: 3, .replica: 4, .shoppingItem: 5, .task: 6,
         .backlogCategory: 7, .backlogItem: 8, .recurringTemplate: 9, .kid: 10,
         .catalogueSelection: 11, .ledgerEntry: 12, .machine: 13, .machineRemoval: 14, .discoveryKey: 15,
+        .kidsPIN: 16,
     ]
     /// The same table as arrays, for the changes of a batch: by ``EntityKind/ordinal``, and
     /// by code (nil for a code no entity has).
@@ -86,9 +87,10 @@ public enum WireCodec {
             let replica: UInt64 = try buffer.readFixed()
             guard let proof = buffer.readBytes(length: WireLimits.proofBytes) else { throw WireError("truncated hello") }
             var clock: Int64?
-            if (2...4).contains(version) {
+            // Versions 2–5 share one layout (docs/PROTOCOL.md §7).
+            if (2...PeerMessage.Hello.currentVersion).contains(version) {
                 clock = Int64(bitPattern: try buffer.readFixed() as UInt64)
-            } else if version > 4 {
+            } else if version > PeerMessage.Hello.currentVersion {
                 // A later version's layout is unknown: keep what is common, so the state
                 // machine can answer ERROR 2 (unsupported version) instead of "malformed".
                 buffer.moveReaderIndex(forwardBy: buffer.readableBytes)

@@ -27,6 +27,7 @@ enum ChangeIndex {
         case .machine: 13
         case .machineRemoval: 14
         case .discoveryKey: 15
+        case .kidsPIN: 16
         }
     }
 

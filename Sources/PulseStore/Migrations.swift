@@ -23,7 +23,8 @@ import PulseModel
 /// no copy of the values a typed row's columns hold: ≈ 130 → 45 bytes a shopping item); 9
 /// keeps the clock in this replica's row of `version_vector`; 10 rewrites the checks of a
 /// column against three or more values as comparisons (see ``migration10``); 11 shortens
-/// `change_index` entries (``ChangeIndex``).
+/// `change_index` entries (``ChangeIndex``); 12 records `published_seq` (Rewind.swift); 13 adds
+/// the household's kids' PIN (`kids_pin`, protocol 5) and `synced_once`.
 package enum Migrations {
     /// One step: SQL, then (for data that SQL cannot reshape) Swift code, in the same
     /// transaction.
@@ -36,7 +37,7 @@ package enum Migrations {
         Step(sql: migration1), Step(sql: migration2, code: foldFieldVersions), Step(sql: migration3, code: moveVersionsIntoRows),
         Step(sql: migration4), Step(sql: migration5), Step(sql: migration6), Step(sql: migration7),
         Step(sql: "", code: reencodeRecords), Step(sql: migration9), Step(sql: migration10),
-        Step(sql: ChangeIndex.migration11, code: ChangeIndex.rewrite), Step(sql: migration12),
+        Step(sql: ChangeIndex.migration11, code: ChangeIndex.rewrite), Step(sql: migration12), Step(sql: migration13),
     ]
 
     package static var latest: Int { all.count }
@@ -105,7 +106,11 @@ package enum Migrations {
     """
 
     /// The entities whose tables migration 1 creates (later ones are born with `versions`).
-    static let entitiesOfMigration1 = EntityKind.allCases.filter { ![.machine, .machineRemoval, .discoveryKey].contains($0) }
+    static let entitiesOfMigration1 = EntityKind.allCases.filter { !entitiesAfterMigration1.contains($0) }
+    /// The entities made by later migrations (6: machines; 13: the kids' PIN).
+    static let entitiesAfterMigration1: [EntityKind] = [.machine, .machineRemoval, .discoveryKey, .kidsPIN]
+    /// The entities whose tables exist at migration 8.
+    static let entitiesOfMigration8 = EntityKind.allCases.filter { $0 != .kidsPIN }
 
     /// Migration 3, in SQL: every typed table gains `versions`. The default (two zero bytes)
     /// only lets existing rows take the column; `moveVersionsIntoRows` fills every one of
@@ -138,7 +143,7 @@ package enum Migrations {
     /// Migration 8: every record (typed rows and `partial_row`) re-encoded in format 2, a
     /// thousand rows at a time in key order (memory stays bounded on a large household).
     static func reencodeRecords(_ connection: Connection) throws {
-        for entity in EntityKind.allCases {
+        for entity in entitiesOfMigration8 {
             let table = entity.rawValue, schema = entity.schema
             let select = try connection.statement(
                 "SELECT id, versions, \(schema.fieldNames.joined(separator: ", ")) FROM \(table) WHERE id > ?1 ORDER BY id LIMIT 1000")
@@ -270,6 +275,19 @@ package enum Migrations {
     static let migration12 = """
     INSERT OR IGNORE INTO meta (key, value) SELECT 'published_seq', coalesce((SELECT seq FROM version_vector
         WHERE origin = (SELECT value FROM meta WHERE key = 'replica_id')), 0);
+    """
+
+    /// Migration 13: the household's kids' PIN, replicated (protocol 5); and `synced_once`
+    /// for a database that already holds the household's data (KidsPIN.swift: a machine that
+    /// never synced may not set the first PIN).
+    static let migration13 = """
+    CREATE TABLE kids_pin (
+        id TEXT PRIMARY KEY NOT NULL CHECK (id = 'pin'),
+        hash TEXT CHECK (hash IS NULL OR length(hash) BETWEEN 1 AND 200),
+        reset TEXT CHECK (reset IS NULL OR length(reset) BETWEEN 1 AND 300),
+        versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+    ) WITHOUT ROWID;
+    INSERT OR IGNORE INTO meta (key, value) SELECT 'synced_once', 1 WHERE EXISTS (SELECT 1 FROM household);
     """
 
     static let migration9 = """

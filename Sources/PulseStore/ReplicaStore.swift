@@ -178,6 +178,11 @@ public final class ReplicaStore {
             .run([.text(key), value]) }
     }
 
+    /// Removes a local setting (nothing when it is absent).
+    public func removeMeta(_ key: String) throws {
+        try inWords { try connection.statement("DELETE FROM meta WHERE key = ?1").run([.text(key)]) }
+    }
+
     /// The current value of one field, or nil when the field was never written.
     public func value(_ entity: EntityKind, _ rowID: String, _ field: String) throws -> FieldValue? {
         try versions(entity, rowID)[field: field]?.value

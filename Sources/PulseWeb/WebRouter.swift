@@ -104,6 +104,17 @@ struct WebRouter: Sendable {
             } catch {
                 return .response(json(500, ["error": .string("\(error)")]))
             }
+        case ("GET", "/api/backup"):
+            // A consistent snapshot, as `pulse-peer backup` makes (it holds the household's
+            // secrets: a signed-in page of this computer only, never cached).
+            do {
+                let bytes = try await api.backup()
+                let name = "house-pulse-backup-\(Days.today()).sqlite"
+                return .response(WebResponse(status: 200, headers: apiHeaders("application/vnd.sqlite3")
+                    + [("Content-Disposition", "attachment; filename=\"\(name)\"")], body: bytes))
+            } catch {
+                return .response(json(500, ["error": .string("\(error)")]))
+            }
         case ("GET", "/api/events"):
             let resume = request.header("last-event-id") ?? query["resume"]
             return .events(resume: resume?.isEmpty == true ? nil : resume)

@@ -258,19 +258,19 @@ struct KidsCommand: ParsableCommand {
 
     struct PIN: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "pin", abstract: "The adults' 4-digit PIN on this machine: set it once, change it with the current one.",
-            subcommands: [Set.self, Change.self])
+            commandName: "pin", abstract: "The adults' 4-digit PIN, one for the household: set it once, change it with the current one.",
+            subcommands: [Set.self, Change.self, Reset.self])
 
         struct Set: ParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Set the PIN (first time only).")
             @OptionGroup var options: HomeOptions
             @Flag(help: "Read the new PIN from standard input (one line) instead of a prompt.") var pinStdin = false
             func run() throws {
-                let household = try options.openHousehold()
+                _ = try options.openHousehold() // the home is checked before a PIN is asked
                 let new = try PINOptions.readSecret("New PIN (4 digits): ", fromStdin: pinStdin)
                 if !pinStdin, try PINOptions.readSecret("Again: ", fromStdin: false) != new { throw CLIError(message: "the PINs differ; nothing was changed") }
-                do { try household.setKidsPIN(new) } catch { throw CLIError(error) }
-                print("PIN set on this machine")
+                try options.write { try $0.setKidsPIN(new) }
+                print("PIN set for the household (every computer gets it when it syncs)")
             }
         }
 
@@ -279,11 +279,34 @@ struct KidsCommand: ParsableCommand {
             @OptionGroup var options: HomeOptions
             @Flag(help: "Read the current and the new PIN from standard input (two lines).") var pinStdin = false
             func run() throws {
-                let household = try options.openHousehold()
+                _ = try options.openHousehold() // the home is checked before a PIN is asked
                 let current = try PINOptions.readSecret("Current PIN: ", fromStdin: pinStdin)
                 let new = try PINOptions.readSecret("New PIN (4 digits): ", fromStdin: pinStdin)
-                do { try household.changeKidsPIN(current: current, new: new) } catch { throw CLIError(error) }
-                print("PIN changed on this machine")
+                try options.write { try $0.changeKidsPIN(current: current, new: new) }
+                print("PIN changed for the household (every computer gets it when it syncs)")
+            }
+        }
+
+        struct Reset: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "A forgotten PIN: ask here, confirm on another computer of the household.",
+                discussion: """
+                Without --confirm: shows a 6-digit code (good for 24 hours). On another computer of the household,
+                once it has synced, `pulse-peer kids pin reset --confirm CODE` clears the PIN everywhere; then
+                an adult sets a new one with `pulse-peer kids pin set`. A reset asked on one computer cannot be
+                confirmed on the same one, so a child alone at one computer cannot clear the PIN.
+                """)
+            @OptionGroup var options: HomeOptions
+            @Option(help: "The code shown by `kids pin reset` on another computer.") var confirm: String?
+            func run() throws {
+                if let confirm {
+                    try options.write { try $0.confirmKidsPINReset(code: confirm) }
+                    print("PIN cleared for the household: set a new one with `pulse-peer kids pin set`")
+                } else {
+                    let code = try options.write { try $0.requestKidsPINReset() }
+                    print("Reset code: \(code)")
+                    print("On another computer of the household (once it has synced), run: pulse-peer kids pin reset --confirm \(code)")
+                }
             }
         }
     }

@@ -119,6 +119,48 @@ import Testing
         _ = agentA.stop()
     }
 
+    /// One kids' PIN for the household: set on A, it reaches B; a newly joined C cannot set its
+    /// own before the household's data arrives; a forgotten PIN is reset from two computers.
+    @Test func theKidsPINIsTheHouseholdsAndAForgottenOneIsResetFromTwoComputers() throws {
+        let homes = try scratch.household("a", "b")
+        let (a, b) = (homes[0], homes[1])
+        try a.run(["kids", "pin", "set", "--pin-stdin"], stdin: "1234\n")
+        let agentA = try AgentProcess(home: a.path)
+        let agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
+        try b.waitUntil("synced")
+        let wrong = try b.run(["kids", "add", "Sam", "--pin-stdin"], stdin: "0000\n", orFail: false)
+        #expect(wrong.status != 0 && wrong.stderr.contains("wrong PIN"), "\(wrong.stderr)")
+        try b.run(["kids", "add", "Sam", "--pin-stdin"], stdin: "1234\n")
+        // The child's move at a newly joined computer: set a PIN there, then award peanuts.
+        let c = Home(path: scratch.home("c"))
+        try c.pair(with: a, at: agentA)
+        let own = try c.run(["kids", "pin", "set", "--pin-stdin"], stdin: "9999\n", orFail: false)
+        #expect(own.status != 0 && own.stderr.contains("has not synced with the household yet"), "\(own.stderr)")
+        let agentC = try AgentProcess(home: c.path, ["--peer", agentA.address])
+        try c.waitUntil("synced")
+        let after = try c.run(["kids", "pin", "set", "--pin-stdin"], stdin: "9999\n", orFail: false)
+        #expect(after.status != 0 && after.stderr.contains("already set"), "\(after.stderr)")
+        let adjust = try c.run(["kids", "adjust", "Sam", "--add", "20", "--reason", "I said so", "--pin-stdin"], stdin: "9999\n", orFail: false)
+        #expect(adjust.status != 0 && adjust.stderr.contains("wrong PIN"), "\(adjust.stderr)")
+        // Forgotten: asked on C, it cannot be confirmed on C; on A it can.
+        let asked = try c.run(["kids", "pin", "reset"]).stdout
+        let code = try #require(asked.split(separator: "\n").first?.split(separator: " ").last.map(String.init))
+        let same = try c.run(["kids", "pin", "reset", "--confirm", code], orFail: false)
+        #expect(same.status != 0 && same.stderr.contains("confirm it on another computer"), "\(same.stderr)")
+        try c.waitUntil("synced")
+        try a.waitUntil("synced", peers: 2)
+        try a.run(["kids", "pin", "reset", "--confirm", code])
+        try a.waitUntil("synced", peers: 2)
+        try b.waitUntil("synced")
+        try b.run(["kids", "pin", "set", "--pin-stdin"], stdin: "4321\n")
+        try b.waitUntil("synced")
+        try a.waitUntil("synced", peers: 2)
+        try a.run(["kids", "adjust", "Sam", "--add", "5", "--reason", "Birthday", "--pin-stdin"], stdin: "4321\n")
+        _ = agentC.stop()
+        _ = agentB.stop()
+        _ = agentA.stop()
+    }
+
     /// When the restored machine writes: with its agent running (the check and the writes
     /// race), before it meets any peer (the CLI, no agent), or after a copy 1 000 changes behind.
     enum Restore: String, CaseIterable, CustomTestStringConvertible {

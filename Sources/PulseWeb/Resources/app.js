@@ -208,8 +208,9 @@ function renderHeader() {
   const status = state.status;
   if (!status) return;
   const connected = status.peers.filter((p) => p.state === "connected");
+  const refused = status.peers.some((p) => p.problem);
   $("sync-state").textContent = connected.length
-    ? `${connected.length} other computer${connected.length === 1 ? "" : "s"} connected${connected.every((p) => p.inSync) ? ", in sync" : ", syncing"}`
+    ? `${connected.length} other computer${connected.length === 1 ? "" : "s"} connected${refused ? ", not in sync: see More" : connected.every((p) => p.inSync) ? ", in sync" : ", syncing"}`
     : (status.peers.length ? "Other computers not reachable: changes wait here" : "This computer only");
 }
 
@@ -505,9 +506,10 @@ function renderMachines() {
   const rows = [el("li", {}, el("span", { class: "grow", text: `This computer${m.member ? ` (${m.member})` : ""}` }),
     el("span", { class: "state ok", text: `${m.changes} changes` }))];
   for (const p of status.peers) {
-    const text = p.state === "connected" ? (p.inSync ? "connected, in sync" : "connected, syncing") : p.state;
+    const text = p.problem ? "not in sync" : p.state === "connected" ? (p.inSync ? "connected, in sync" : "connected, syncing") : p.state;
     rows.push(el("li", {}, el("span", { class: "grow", text: p.name || "(unknown machine)" }),
       el("span", { class: `state ${p.state === "connected" && p.inSync ? "ok" : ""}`, text })));
+    if (p.problem) rows.push(el("li", {}, el("span", { class: "grow muted", text: p.problem })));
   }
   for (const warning of m.warnings) rows.push(el("li", {}, el("span", { class: "grow muted", text: warning })));
   $("machine-list").replaceChildren(...rows);

@@ -132,7 +132,7 @@ import Testing
         #expect(message { _ = try a.addKid("Sam", pin: "0001") } == "wrong PIN")
         #expect(message { _ = try a.addKid("Sam", pin: "0002") } == "wrong PIN")
         // From the third wrong PIN on, even the right one waits.
-        #expect(message { _ = try a.addKid("Sam", pin: "1234") }.contains("too many wrong PINs: try again in 5 s"))
+        #expect(message { _ = try a.addKid("Sam", pin: "1234") }.contains("too many wrong attempts: try again in 5 s"))
         #expect(try a.kids().isEmpty)
         // Kid actions are never blocked by it.
         #expect(message { _ = try a.redeem(kid: "Sam", reward: "1") }.contains("no kid"))
@@ -147,20 +147,74 @@ import Testing
         #expect(message { _ = try a.addKid("X", pin: "1234") }.contains("try again in 10 s"))
     }
 
-    @Test func thePINIsStoredOnlyAsASaltedSlowHash() throws {
+    @Test func thePINIsTheHouseholdsAndTravelsOnlyAsASaltedSlowHash() throws {
         try a.setKidsPIN("2580")
-        guard case let .text(stored)? = try a.store.meta(Household.pinKey) else { Issue.record("no PIN stored"); return }
+        let stored = try #require(try a.store.value(.kidsPIN, "pin", "hash")?.textValue)
         #expect(stored.hasPrefix("scrypt$32768$8$1$"))
         #expect(!stored.contains("2580"))
+        let export = try a.canonicalExport()
+        #expect(export.contains("\"set\"") && !export.contains(stored), "the export shows the hash")
         // Only trying PINs finds it (what anyone with the file can do: docs say so).
         #expect(try Household.verify("2580", against: stored))
         #expect(try !Household.verify("2581", against: stored))
-        // Another machine of the household does not get it (per machine).
-        #expect(try !machine("b").hasKidsPIN)
-        // Changing needs the current one.
-        #expect(message { try a.changeKidsPIN(current: "0000", new: "1111") } == "wrong PIN")
-        try a.changeKidsPIN(current: "2580", new: "1111")
+        // Another machine of the household gets it with the household's data.
+        let b = try machine("b")
+        #expect(b.hasKidsPIN)
+        #expect(message { _ = try b.addKid("Sam", pin: "0000") } == "wrong PIN")
+        // Changing needs the current one, on any machine; the change travels.
+        #expect(message { try b.changeKidsPIN(current: "0000", new: "1111") } == "wrong PIN")
+        try b.store.setMeta(Household.pinRetryAtKey, .integer(0))
+        try b.changeKidsPIN(current: "2580", new: "1111")
+        try sync(b, a)
         #expect(try a.addKid("Sam", pin: "1111").name == "Sam")
+        #expect(message { _ = try a.addKid("Zoe", pin: "2580") } == "wrong PIN")
+    }
+
+    @Test func aMachineThatNeverSyncedCannotSetAPINOfItsOwn() throws {
+        try a.setKidsPIN("2580")
+        // Joined, but the household's data has not arrived: it cannot know a PIN is set.
+        let c = try Household.join(HouseholdHome(directory: dir.url.appendingPathComponent("c")), invitation: a.invitation(forMember: "Tom"))
+        #expect(!c.hasKidsPIN)
+        #expect(message { try c.setKidsPIN("0000") }.contains("has not synced with the household yet"))
+        // After its first sync it has the household's PIN, and still cannot set its own.
+        try a.store.sync(to: c.store)
+        try c.noteSyncedOnce()
+        #expect(message { try c.setKidsPIN("0000") }.contains("already set"))
+        #expect(try c.addKid("Sam", pin: "2580").name == "Sam")
+    }
+
+    @Test func aForgottenPINIsResetOnlyFromASecondMachine() throws {
+        try a.setKidsPIN("2580")
+        let b = try machine("b")
+        let code = try a.requestKidsPINReset()
+        #expect(code.count == 6 && code.allSatisfy(\.isNumber))
+        // Not on the machine that asked: a child alone at it cannot finish it.
+        #expect(message { try a.confirmKidsPINReset(code: code) }.contains("confirm it on another computer"))
+        #expect(message { try b.confirmKidsPINReset(code: code) }.contains("no reset of the PIN was asked for"))
+        try sync(a, b)
+        #expect(message { try b.confirmKidsPINReset(code: code == "000000" ? "000001" : "000000") } == "wrong reset code")
+        try b.confirmKidsPINReset(code: code)
+        #expect(!b.hasKidsPIN)
+        try sync(b, a)
+        #expect(!a.hasKidsPIN)
+        #expect(message { _ = try a.addKid("Sam", pin: "2580") }.contains("set one first"))
+        try a.setKidsPIN("4444")
+        #expect(try a.addKid("Sam", pin: "4444").name == "Sam")
+        // A used code does not work again.
+        try sync(a, b)
+        #expect(message { try b.confirmKidsPINReset(code: code) }.contains("no reset of the PIN was asked for"))
+    }
+
+    @Test func aPINSetByAnEarlierReleaseOnOneMachineStillWorksAndBecomesTheHouseholds() throws {
+        // What a release before the household's PIN left: a hash in this machine's meta.
+        try a.store.setMeta(Household.pinKey, .text(try Household.hashPIN("1357")))
+        let b = try machine("b")
+        #expect(a.hasKidsPIN && !b.hasKidsPIN)
+        #expect(try a.addKid("Sam", pin: "1357").name == "Sam") // nobody locked out
+        #expect(try a.store.meta(Household.pinKey) == nil)
+        try sync(a, b)
+        #expect(b.hasKidsPIN)
+        #expect(try b.addKid("Zoe", pin: "1357").name == "Zoe")
     }
 
     // MARK: Rules

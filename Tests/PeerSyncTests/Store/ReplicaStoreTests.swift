@@ -186,11 +186,13 @@ import Testing
     }
 
     /// A current database's `change_index` back to before migration 11: entities by name,
-    /// row ids as text.
+    /// row ids as text (migrations 12 and 13 undone first: `published_seq`, the kids' PIN).
     static var undoMigration11: String {
         let names = EntityKind.allCases.map { "WHEN \(ChangeIndex.code($0)) THEN '\($0.rawValue)'" }.joined(separator: " ")
         let hex = "lower(hex(row_id))"
         return """
+            DROP TABLE kids_pin;
+            DELETE FROM meta WHERE key IN ('published_seq', 'synced_once');
             CREATE TABLE change_index_10 (
                 origin INTEGER NOT NULL CHECK (origin <> 0), seq INTEGER NOT NULL CHECK (seq > 0),
                 entity TEXT NOT NULL, row_id TEXT NOT NULL, PRIMARY KEY (origin, seq)
