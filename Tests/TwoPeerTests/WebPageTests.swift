@@ -46,7 +46,7 @@ import Testing
         #expect(run.status == 0, "\(output)")
         let passed = lines(run.stdout)
         for check in ["shown on B without a reload", "New items added (1)", "restock pool (both pages) → back",
-                      "Undo brought back", "“Me” on Tom's machine", "4th active task is refused", "appearance dark applied",
+                      "Undo brought back", "“Me” on Tom's machine", "4th active task is refused", "appearance dark applied", "Download a backup",
                       "shows the agent unreachable", "its page recovered by itself", "no script errors"] {
             #expect(passed.contains { $0.contains(check) }, "missing: \(check)\n\(output)")
         }
@@ -68,7 +68,8 @@ import Testing
         let output = run.stdout + run.stderr
         #expect(run.status == 0, "\(output)")
         for check in ["answers 401 and no household data", "works once", "is refused (421/400)", "POSTs from another origin",
-                      "change nothing", "X-Frame-Options DENY", "the page still answers", "hostile page", "sign-out ends"] {
+                      "change nothing", "X-Frame-Options DENY", "the page still answers", "hostile page", "sign-out ends",
+                      "downloads a whole backup"] {
             #expect(lines(run.stdout).contains { $0.contains(check) }, "missing: \(check)\n\(output)")
         }
         #expect(!agent.log.contains("token=") && !agent.log.contains("pulse_session"), "the agent logs no sign-in token or cookie")
