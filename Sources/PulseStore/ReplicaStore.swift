@@ -222,13 +222,7 @@ public final class ReplicaStore {
             let first = writer.seq
             let result = try body(&writer)
             if writer.seq != first {
-                // The counter and the clock in one row: one page written for both.
-                let statement = try hot(.saveCounterAndClock)
-                try statement.bind(replicaID.storage, at: 1)
-                try statement.bind(Int64(writer.seq), at: 2)
-                try statement.bind(writer.clock.last.rawValue, at: 3)
-                while try statement.step() {}
-                statement.reset()
+                try saveCounterAndClock(writer.seq, writer.clock.last)
                 if publishesWrites {
                     let mark = try hot(.savePublished)
                     try mark.bind(Int64(writer.seq), at: 1)
@@ -238,6 +232,16 @@ public final class ReplicaStore {
             }
             return (result, writer.changes)
         } }
+    }
+
+    /// This replica's counter and clock, in its row of `version_vector`: one page for both.
+    func saveCounterAndClock(_ seq: UInt64, _ clock: HybridTimestamp) throws {
+        let statement = try hot(.saveCounterAndClock)
+        try statement.bind(replicaID.storage, at: 1)
+        try statement.bind(Int64(seq), at: 2)
+        try statement.bind(clock.rawValue, at: 3)
+        while try statement.step() {}
+        statement.reset()
     }
 
     /// The handle through which a local transaction writes rows.

@@ -23,14 +23,22 @@ extension ReplicaStore {
         return try ownCounter() // a database from before the rule: everything it made may have left
     }
 
-    /// Records, durably, that changes of this replica up to `seq` may leave this machine
-    /// (called before sending them). Never lowers the mark.
+    /// Records that changes of this replica up to `seq` may leave this machine (called before
+    /// sending them). Never lowers the mark. Committed without its own fsync (SQLite's
+    /// `synchronous = NORMAL` for this one commit; the next ordinary commit syncs it): it
+    /// survives a crash of the process, and a power cut right after it can only make the
+    /// mark too low — then the next session sees a peer holding more than the mark and the
+    /// database continues as a new replica for nothing: nothing is lost (a vector entry is
+    /// spent). A durable commit here cost a whole fsync on every live write (propagation
+    /// p50 0.2 → 1.15 ms in the bench).
     public func markPublished(upTo seq: UInt64) throws {
+        try connection.execute("PRAGMA synchronous = NORMAL")
+        defer { try? connection.execute("PRAGMA synchronous = FULL") }
         try inWords { try connection.transaction {
-            try connection.statement("""
-                INSERT INTO meta (key, value) VALUES ('published_seq', ?1)
-                ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)
-                """).run([.integer(Int64(seq))])
+            let statement = try hot(.savePublished)
+            try statement.bind(Int64(seq), at: 1)
+            while try statement.step() {}
+            statement.reset()
         } }
     }
 
@@ -90,12 +98,7 @@ extension ReplicaStore {
             var writer = LocalWriter(store: self, member: nil, clock: HybridClock(last: clock, maxDriftMilliseconds: maxDriftMilliseconds),
                                      seq: UInt64(seqs.count), keepsChanges: false)
             try writer.put(.replica, newID.description, replicaRow)
-            let statement = try hot(.saveCounterAndClock)
-            try statement.bind(newID.storage, at: 1)
-            try statement.bind(Int64(writer.seq), at: 2)
-            try statement.bind(writer.clock.last.rawValue, at: 3)
-            while try statement.step() {}
-            statement.reset()
+            try saveCounterAndClock(writer.seq, writer.clock.last)
             return NewReplica(former: former, current: newID, reissued: seqs.count)
         } }
     }

@@ -1,5 +1,8 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import PeerSync
 
 struct Export: ParsableCommand {
@@ -97,8 +100,8 @@ struct BackupCommand: ParsableCommand {
             return
         }
         var path = file ?? "house-pulse-backup-\(Days.today()).sqlite"
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
             path = (path.hasSuffix("/") ? path : path + "/") + "house-pulse-backup-\(Days.today()).sqlite"
         }
         if FileManager.default.fileExists(atPath: path) && !force {
