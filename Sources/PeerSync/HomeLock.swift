@@ -13,8 +13,11 @@ import PulseHousehold
 /// Taken before the agent opens anything else in the home: a second `run` refuses at once
 /// and touches nothing (not the control socket, not the change pipe, not the database).
 public final class HomeLock: Sendable {
-    public static let fileName = "agent.lock"
+    public static let fileName = AgentLockFile.fileName
     private let descriptor: CInt
+    /// A random token of this agent's life, written in the file after the PID: the CLI's
+    /// writes compare it with `meta.publishing_token` (AgentLockFile).
+    public let token: String
 
     public enum Failure: Error, CustomStringConvertible, Sendable {
         /// Another agent holds the lock; its PID when the file names one.
@@ -57,20 +60,12 @@ public final class HomeLock: Sendable {
             if reason == EWOULDBLOCK { throw Failure.held(path: path, pid: pid) }
             throw Failure.cannotOpen(path: path, reason: String(cString: strerror(reason)))
         }
-        // Ours now: record who holds it (for the next one's refusal).
-        let text = Array("\(getpid())\n".utf8)
+        // Ours now: record who holds it (for the next one's refusal) and this life's token.
+        token = String(UInt64.random(in: 1...UInt64.max), radix: 16)
+        let text = Array("\(getpid())\n\(token)\n".utf8)
         _ = ftruncate(fd, 0)
         _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         descriptor = fd
-    }
-
-    /// Whether an agent holds the lock of `home` now (a probe: takes and drops a shared
-    /// lock, never waits; a home without the file has no agent).
-    public static func isHeld(_ home: HouseholdHome) -> Bool {
-        let fd = open(path(home), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        return flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK
     }
 
     private static func readPID(_ fd: CInt) -> Int32? {

@@ -83,7 +83,8 @@ public struct PeerAgent: Service {
         // One agent per home, taken before anything in the home is opened (HomeLock.swift).
         let lock = try HomeLock(home: options.home)
         defer { withExtendedLifetime(lock) {} }
-        let store = try StoreService(home: options.home, maxClockAheadMilliseconds: options.maxClockAheadMilliseconds)
+        let store = try StoreService(home: options.home, maxClockAheadMilliseconds: options.maxClockAheadMilliseconds,
+                                     agentToken: lock.token)
         try await store.rememberStaticPeers(options.staticPeers)
         let identity = await store.identity()
         let tls = try PeerTLS(identity: identity)

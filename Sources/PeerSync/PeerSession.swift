@@ -478,7 +478,7 @@ struct PeerSession {
             guard await window.waitForRoom() else { throw End.closed("session ended while sending") }
             // Durably "may have left this machine" before it leaves (PulseStore/Rewind.swift).
             if let mine, let own = batch.coverage.lazy.filter({ $0.origin == mine }).map(\.upTo).max(),
-               own > store.published.withLock({ $0 }) {
+               own > max(cursor.publishedSeq, store.published.withLock({ $0 })) {
                 try await store.markPublished(upTo: own)
             }
             try await outbound.write(.batch(batch))

@@ -24,8 +24,12 @@ actor StoreService {
     /// The database file opened (checked by the agent's watch).
     nonisolated let file: DatabaseFile
 
-    init(home: HouseholdHome, maxClockAheadMilliseconds: Int64) throws {
+    /// This agent's token (HomeLock): written into `meta` once a peer's vector passed the check.
+    private let agentToken: String
+
+    init(home: HouseholdHome, maxClockAheadMilliseconds: Int64, agentToken: String) throws {
         let household = try Household.open(home, maxClockAheadMilliseconds: maxClockAheadMilliseconds)
+        self.agentToken = agentToken
         self.household = household
         householdID = household.householdID
         replicaID = household.store.replicaID
@@ -62,13 +66,13 @@ actor StoreService {
         let mark = try household.store.publishedSeq()
         let held = peerVector[replica]
         guard held > mark else {
-            household.store.publishesWrites = true
+            if !household.store.publishesWrites { try household.startPublishingWrites(token: agentToken) }
             return nil
         }
         let result = try household.continueAsNewReplica()
         replicaID = result.current
         published.withLock { $0 = 0 }
-        household.store.publishesWrites = false
+        try household.stopPublishingWrites()
         let record = WentBackInTime(at: ReplicaStore.systemClock(), peer: peer, published: mark, peerHeld: held,
                                     reissued: result.reissued, former: result.former, current: result.current,
                                     counter: try household.store.versionVector()[result.current])

@@ -67,7 +67,7 @@ extension Household {
     }
 
     /// Meta keys that are the lost machine's own, dropped by a restore.
-    static let machineOwnKeys = ["static_peers", "went_back_in_time", introducedByKey, introducedKeyKey,
+    static let machineOwnKeys = ["static_peers", "went_back_in_time", AgentLockFile.publishingTokenKey, introducedByKey, introducedKeyKey,
                                  pinFailuresKey, pinRetryAtKey, lastClearKey]
 
     /// Brings a household back from a backup into `home`, which must hold none: for when every

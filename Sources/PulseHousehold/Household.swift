@@ -108,7 +108,9 @@ public final class Household {
             }
         }
         let store = try ReplicaStore(path: home.databasePath, physicalClock: physicalClock, maxDriftMilliseconds: maxClockAheadMilliseconds)
-        return try Household(home: home, store: store, identity: identity)
+        let household = try Household(home: home, store: store, identity: identity)
+        store.publishesWrites = household.agentPublishes()
+        return household
     }
 
     /// Creates a new household in `home`: its profile, default settings and members, and

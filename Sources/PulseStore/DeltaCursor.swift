@@ -73,6 +73,9 @@ public final class DeltaCursor {
     private var finished = false
     /// The snapshot's version vector: what the peer holds once it applied every batch.
     public let snapshotVector: VersionVector
+    /// The snapshot's `published_seq` (Rewind.swift): a local write that raised it in its own
+    /// commit needs no mark before its changes are sent.
+    public let publishedSeq: UInt64
 
     package convenience init(path: String, peerVector: VersionVector, batchLimit: Int, byteLimit: Int) throws {
         let connection = try Connection(path: path, mode: .readOnly)
@@ -90,6 +93,7 @@ public final class DeltaCursor {
         try connection.execute("BEGIN DEFERRED")
         // The first read fixes the snapshot.
         snapshotVector = try ReplicaStore.readVersionVector(connection)
+        publishedSeq = UInt64(max(0, try connection.scalarInt("SELECT value FROM meta WHERE key = 'published_seq'") ?? 0))
         pending = snapshotVector.entries
             .filter { $0.value > peerVector[$0.key] }
             .sorted { $0.key < $1.key }
