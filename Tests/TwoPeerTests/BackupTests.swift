@@ -78,27 +78,34 @@ import Testing
         let previous = try Data(contentsOf: URL(fileURLWithPath: file))
         try home.run(["shop", "add", "After the first backup"])
         var interrupted = 0
-        for delay in [0.005, 0.02, 0.05, 0.1, 0.2] {
+        for attempt in 0..<5 {
             let process = Process()
             process.executableURL = PulsePeer.executable
             process.arguments = ["backup", file, "--force", "--home", home.path]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            Thread.sleep(forTimeInterval: delay) // the fault's moment, not a wait for a condition
+            // The fault's moment: once the snapshot is being written (its partial file is
+            // there), a little later at each attempt. A spin with a deadline, not a sleep.
+            let partial = file + ".partial"
+            let deadline = Date().addingTimeInterval(10)
+            while !FileManager.default.fileExists(atPath: partial) && process.isRunning && Date() < deadline { sched_yield() }
+            var spins = attempt * 20_000
+            while spins > 0 && process.isRunning { spins -= 1; sched_yield() }
+            let writing = FileManager.default.fileExists(atPath: partial)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            if process.terminationReason == .uncaughtSignal { interrupted += 1 }
+            if process.terminationReason == .uncaughtSignal && writing { interrupted += 1 }
             // Under the backup's name: the previous backup, or a whole new one. Never a part.
             let now = try Data(contentsOf: URL(fileURLWithPath: file))
             if now != previous {
-                let check = try PulsePeer.run(["restore", file, "--home", scratch.home("check-\(delay)")])
+                let check = try PulsePeer.run(["restore", file, "--home", scratch.home("check-\(attempt)")])
                 #expect(check.status == 0, "a backup cut short is under the backup's name: \(check.stderr)")
             }
             let names = try FileManager.default.contentsOfDirectory(atPath: folder)
             #expect(names.allSatisfy { $0 == "family.sqlite" || $0.hasPrefix("family.sqlite.partial") }, "\(names)")
         }
-        #expect(interrupted > 0, "no backup was interrupted")
+        #expect(interrupted > 0, "no backup was interrupted while writing its snapshot")
         // A partial file is never a backup: refused, and the next backup removes it.
         let partial = file + ".partial"
         if FileManager.default.fileExists(atPath: partial) {
