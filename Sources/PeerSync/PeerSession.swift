@@ -472,14 +472,17 @@ struct PeerSession {
         let known = shared.state.withLock { $0.peerKnown }
         let cursor = try reader.deltas(for: known, batchLimit: options.batchLimit)
         var covered = VersionVector()
-        let mine = shared.state.withLock { $0.localReplica }
+        // This database's replica as the snapshot holds it (a new one since the session began
+        // is marked too: the session is being closed, but its batch may still leave).
+        let mine = cursor.ownReplica
         while let batch = try cursor.next() {
             context.trace?(.batchRead)
             guard await window.waitForRoom() else { throw End.closed("session ended while sending") }
-            // Durably "may have left this machine" before it leaves (PulseStore/Rewind.swift).
+            // Marked "may have left this machine" before it leaves (PulseStore/Rewind.swift).
             if let mine, let own = batch.coverage.lazy.filter({ $0.origin == mine }).map(\.upTo).max(),
-               own > max(cursor.publishedSeq, store.published.withLock({ $0 })) {
-                try await store.markPublished(upTo: own)
+               own > max(cursor.publishedSeq, store.published.withLock({ $0 })),
+               try await !store.markPublished(upTo: own, of: mine) {
+                throw End.closed("this machine continues under a new replica id")
             }
             try await outbound.write(.batch(batch))
             context.trace?(.batchWritten)

@@ -41,12 +41,16 @@ actor StoreService {
 
     // MARK: A database that went back in time (PulseStore/Rewind.swift)
 
-    /// Before a BATCH carrying this replica's changes up to `seq` is sent: records, durably,
-    /// that they may have left this machine (a no-op when already recorded).
-    func markPublished(upTo seq: UInt64) throws {
-        guard seq > published.withLock({ $0 }) else { return }
+    /// Before a BATCH carrying this replica's changes up to `seq` is sent: records that they
+    /// may have left this machine (a no-op when already recorded).
+    /// False when `replica` is no longer this database's (it went back in time meanwhile):
+    /// nothing is marked, and the batch must not leave.
+    func markPublished(upTo seq: UInt64, of replica: ReplicaID) throws -> Bool {
+        guard replica == replicaID else { return false }
+        guard seq > published.withLock({ $0 }) else { return true }
         try household.store.markPublished(upTo: seq)
         published.withLock { $0 = max($0, seq) }
+        return true
     }
 
     /// After this agent's own write: with the check passed, its changes are published as they

@@ -73,9 +73,10 @@ public final class DeltaCursor {
     private var finished = false
     /// The snapshot's version vector: what the peer holds once it applied every batch.
     public let snapshotVector: VersionVector
-    /// The snapshot's `published_seq` (Rewind.swift): a local write that raised it in its own
-    /// commit needs no mark before its changes are sent.
+    /// The snapshot's `published_seq` and replica id (Rewind.swift): a local write that raised
+    /// the mark in its own commit needs no mark before its changes are sent.
     public let publishedSeq: UInt64
+    public let ownReplica: ReplicaID?
 
     package convenience init(path: String, peerVector: VersionVector, batchLimit: Int, byteLimit: Int) throws {
         let connection = try Connection(path: path, mode: .readOnly)
@@ -93,7 +94,15 @@ public final class DeltaCursor {
         try connection.execute("BEGIN DEFERRED")
         // The first read fixes the snapshot.
         snapshotVector = try ReplicaStore.readVersionVector(connection)
-        publishedSeq = UInt64(max(0, try connection.scalarInt("SELECT value FROM meta WHERE key = 'published_seq'") ?? 0))
+        (publishedSeq, ownReplica) = try connection.query(
+            "SELECT key, value FROM meta WHERE key IN ('published_seq', 'replica_id')") { statement in
+            var published: UInt64 = 0, replica: ReplicaID?
+            while try statement.step() {
+                if statement.text(0) == "replica_id" { replica = ReplicaID(storage: statement.int(1)) }
+                else { published = UInt64(max(0, statement.int(1))) }
+            }
+            return (published, replica)
+        }
         pending = snapshotVector.entries
             .filter { $0.value > peerVector[$0.key] }
             .sorted { $0.key < $1.key }
