@@ -111,6 +111,9 @@ let package = Package(
             dependencies: [
                 "PeerSync", "PulseWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // `run` bootstraps the logger and runs the agent in a service group.
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // Benchmarks (docs/PERFORMANCE.md): `scripts/bench.sh`.

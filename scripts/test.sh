@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh Debian machine or a developer's: installs what is
 # missing (scripts/setup.sh), builds, and runs every test (unit and multi-process).
+# `--fast`: the unit tests only (Tests/PeerSyncTests: no agent processes, no root, no
+# browser, no network namespaces), for the inner loop; CI runs everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh --tests
+fast=0
+if [ "${1:-}" = "--fast" ]; then fast=1; shift; fi
+if [ "$fast" -eq 1 ]; then
+  # Only what the build needs; installed (with root or sudo) only when missing.
+  for pkg in libsqlite3-dev libavahi-client-dev libdbus-1-dev pkg-config; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || { bash scripts/setup.sh; break; }
+  done
+  set -- --filter PeerSyncTests "$@"
+else
+  bash scripts/setup.sh --tests
+fi
 export PATH="/opt/swift/usr/bin:$PATH"
 
 log=$(mktemp)
