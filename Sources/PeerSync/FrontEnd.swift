@@ -1,4 +1,3 @@
-import Dispatch
 import Crypto
 import FoundationEssentials
 import PulseIdentity
@@ -49,24 +48,20 @@ public struct LocalAPI: Sendable {
     /// The same as `pulse-peer status --json`.
     public func status() async throws -> AgentStatus { try await currentStatus() }
 
-    /// A backup of the household now (the bytes `pulse-peer backup` writes), made on a
-    /// dispatch thread (SQLite's snapshot blocks its thread) in the home's backups/.
+    /// A backup of the household now (the bytes `pulse-peer backup` writes), made in the
+    /// home's backups/ on a dispatch thread (``onDispatchThread(_:)``).
     public func backup() async throws -> [UInt8] {
         let home = self.home
-        return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global(qos: .userInitiated).async {
-                continuation.resume(with: Result {
-                    let directory = Household.backupsDirectory(home)
-                    try Directories.make(directory, mode: 0o700)
-                    let path = directory + "/.download-\(UInt64.random(in: 0...UInt64.max)).sqlite"
-                    defer { try? FileManager.default.removeItem(atPath: path) }
-                    try Household.backUp(home, to: path)
-                    guard let data = FileManager.default.contents(atPath: path) else {
-                        throw OutputFiles.Failure(description: "cannot read the backup just made")
-                    }
-                    return [UInt8](data)
-                })
+        return try await onDispatchThread {
+            let directory = Household.backupsDirectory(home)
+            try Directories.make(directory, mode: 0o700)
+            let path = directory + "/.download-\(UInt64.random(in: 0...UInt64.max)).sqlite"
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try Household.backUp(home, to: path)
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw OutputFiles.Failure(description: "cannot read the backup just made")
             }
+            return [UInt8](data)
         }
     }
 

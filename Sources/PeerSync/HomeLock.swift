@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 #endif
 import PulseHousehold
+import PulseStore
 
 /// One agent per home: `agent.lock` (mode 0600) in the home directory, held with an
 /// exclusive `flock` for the agent's whole life. The kernel drops the lock when the process
@@ -28,19 +29,12 @@ public final class HomeLock: Sendable {
             switch self {
             case let .held(path, pid):
                 let home = String(path.prefix(upTo: path.lastIndex(of: "/") ?? path.endIndex))
-                let who = pid.map { "process \($0)" + (Self.commandLine(of: $0).map { " (\($0))" } ?? "") } ?? "another process"
+                let who = pid.map { "process \($0)" + (LockHolder.commandLine(of: $0).map { " (\($0))" } ?? "") } ?? "another process"
                 return "an agent is already running for \(home): \(who); "
                     + "stop it first (`pulse-peer service remove` or Ctrl-C in its terminal), or use another --home"
             case let .cannotOpen(path, reason):
                 return "cannot lock \(path): \(reason)"
             }
-        }
-
-        static func commandLine(of pid: Int32) -> String? {
-            guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"), !data.isEmpty else { return nil }
-            let words = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-            let text = words.joined(separator: " ").split(whereSeparator: \.isNewline).joined(separator: " ")
-            return text.count > 80 ? String(text.prefix(79)) + "…" : text
         }
     }
 
@@ -55,24 +49,17 @@ public final class HomeLock: Sendable {
         guard fd >= 0 else { throw Failure.cannotOpen(path: path, reason: String(cString: strerror(errno))) }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let reason = errno
-            let pid = Self.readPID(fd)
+            let pid = AgentLockFile.read(fd).pid
             close(fd)
             if reason == EWOULDBLOCK { throw Failure.held(path: path, pid: pid) }
             throw Failure.cannotOpen(path: path, reason: String(cString: strerror(reason)))
         }
         // Ours now: record who holds it (for the next one's refusal) and this life's token.
         token = String(UInt64.random(in: 1...UInt64.max), radix: 16)
-        let text = Array("\(getpid())\n\(token)\n".utf8)
+        let text = AgentLockFile.contents(pid: getpid(), token: token)
         _ = ftruncate(fd, 0)
         _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         descriptor = fd
-    }
-
-    private static func readPID(_ fd: CInt) -> Int32? {
-        var buffer = [UInt8](repeating: 0, count: 32)
-        let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[..<count], as: UTF8.self).split(whereSeparator: \.isWhitespace).first.flatMap { Int32($0) }
     }
 
     deinit { close(descriptor) }

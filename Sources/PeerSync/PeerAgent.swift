@@ -1,5 +1,4 @@
 import Crypto
-import Dispatch
 import FoundationEssentials
 import Logging
 import NIOCore
@@ -288,18 +287,15 @@ public struct PeerAgent: Service {
         }
     }
 
-    /// The automatic backups (`Household.backUpDaily`): at start when today's is missing, then
-    /// after every local midnight. SQLite's snapshot blocks its thread for as long as the
-    /// database takes to copy, so it runs on a dispatch thread, never on the tasks' pool.
+    /// The automatic backups (`Household.backUpDaily`): `firstBackupDelay` after start when
+    /// today's are missing, then a few minutes after every local midnight; on a dispatch
+    /// thread (``onDispatchThread(_:)``).
     private func backUpDaily(_ context: Context) async {
         let home = options.home
         do { try await LoopTimer.sleep(for: options.firstBackupDelay) } catch { return }
         while !Task.isCancelled {
-            let outcome: Result<[String], Error> = await withCheckedContinuation { continuation in
-                DispatchQueue.global(qos: .utility).async {
-                    continuation.resume(returning: Result { try Household.backUpDaily(home) })
-                }
-            }
+            let outcome: Result<[String], Error>
+            do { outcome = .success(try await onDispatchThread { try Household.backUpDaily(home) }) } catch { outcome = .failure(error) }
             var next = Duration.seconds(Days.secondsUntilNextMidnight() + 300)
             switch outcome {
             case let .success(made):

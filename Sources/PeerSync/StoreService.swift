@@ -14,7 +14,7 @@ import PulseProtocol
 actor StoreService {
     private let household: Household
     let householdID: String
-    /// This database's replica id: a new one when it went back in time (``continueAsNewReplica(ifStill:peerHolds:peer:)``).
+    /// This database's replica id: a new one when it went back in time (``checkNotBehindItself(replica:peerVector:peer:)``).
     private(set) var replicaID: ReplicaID
     /// The highest change number of this replica that may have left this machine, as last
     /// read or written (PulseStore/Rewind.swift): the senders check it without a hop here.

@@ -17,6 +17,18 @@ public enum AgentLockFile {
     public static let fileName = "agent.lock"
     package static let publishingTokenKey = "publishing_token"
 
+    /// The file's text: the holder's PID, then its token, a line each.
+    package static func contents(pid: Int32, token: String) -> [UInt8] { Array("\(pid)\n\(token)\n".utf8) }
+
+    /// The PID and token the file at `fd` names (either nil when it says nothing usable).
+    package static func read(_ fd: CInt) -> (pid: Int32?, token: String?) {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return (nil, nil) }
+        let lines = String(decoding: buffer[..<count], as: UTF8.self).split(separator: "\n")
+        return (lines.first.flatMap { Int32($0) }, lines.count >= 2 ? String(lines[1]) : nil)
+    }
+
     /// The token of the agent holding the lock of `home` now, or nil when none holds it (a
     /// probe: a shared lock tried and dropped, never waited for).
     public static func runningToken(_ home: HouseholdHome) -> String? {
@@ -24,11 +36,7 @@ public enum AgentLockFile {
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         guard flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 64)
-        let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else { return nil }
-        let lines = String(decoding: buffer[..<count], as: UTF8.self).split(separator: "\n")
-        return lines.count >= 2 ? String(lines[1]) : nil
+        return read(fd).token
     }
 }
 

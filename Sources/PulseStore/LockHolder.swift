@@ -8,7 +8,7 @@ import Glibc
 /// `UNIX_SHM_BASE` plus `WAL_WRITE_LOCK` = 0). It is read from `/proc/locks`, never by
 /// opening the file: closing any descriptor of a file drops every POSIX lock this process
 /// holds on it, SQLite's included (which would let another process delete the WAL under us).
-enum LockHolder {
+package enum LockHolder {
     static let writeLockOffset = 120
 
     /// "process 1234 (pulse-peer run --home …)", or nil when it cannot be told.
@@ -31,7 +31,7 @@ enum LockHolder {
     }
 
     /// The command line of `pid`, shortened, from /proc.
-    static func commandLine(of pid: pid_t) -> String? {
+    package static func commandLine(of pid: pid_t) -> String? {
         guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"), !data.isEmpty else { return nil }
         let words = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
         guard let first = words.first else { return nil }
