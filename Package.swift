@@ -51,7 +51,7 @@ let package = Package(
             "PulseModel", "PulseStore", "PulseIdentity",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "CryptoExtras", package: "swift-crypto"),
-        ], resources: [.embedInCode("Resources/catalogue.json")]),
+        ], resources: [.embedInCode("Resources/catalogue.json"), .embedInCode("Resources/messages-en.json")]),
         // Protocol: messages, codec, framing, the session state machine (a leaf over Model).
         .target(name: "PulseProtocol", dependencies: [
             "PulseModel",
@@ -101,9 +101,24 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
+            // Tells `node --test` (Tests/page) that the modules are ES modules; not served.
+            exclude: ["Resources/package.json"],
             resources: [
-                .embedInCode("Resources/index.html"), .embedInCode("Resources/app.js"),
-                .embedInCode("Resources/app.css"), .embedInCode("Resources/icon.svg"),
+                .embedInCode("Resources/index.html"), .embedInCode("Resources/app.css"), .embedInCode("Resources/icon.svg"),
+                // The page's ES modules (docs/ARCHITECTURE.md, "The page").
+                .embedInCode("Resources/main.js"),
+                .embedInCode("Resources/api.js"),
+                .embedInCode("Resources/messages.js"),
+                .embedInCode("Resources/store.js"),
+                .embedInCode("Resources/page.js"),
+                .embedInCode("Resources/feed.js"),
+                .embedInCode("Resources/ui.js"),
+                .embedInCode("Resources/household.js"),
+                .embedInCode("Resources/shopping.js"),
+                .embedInCode("Resources/tasks.js"),
+                .embedInCode("Resources/backlog.js"),
+                .embedInCode("Resources/kids.js"),
+                .embedInCode("Resources/more.js"),
             ]
         ),
         .executableTarget(

@@ -24,9 +24,23 @@ status=0
 # The layers hold by the compiler: a target importing one it does not depend on fails.
 swift test --explicit-target-dependency-import-check error "$@" 2>&1 | tee "$log" || status=$?
 
+# The page's pure modules (Tests/page: messages, the state store), in node, no browser.
+page_passed=0; page_failed=0
+if command -v node >/dev/null 2>&1; then
+  node --test Tests/page/*.test.mjs > "$log.page" 2>&1 || status=$?
+  page_passed=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$log.page"); page_failed=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$log.page")
+  [ "${page_failed:-1}" -eq 0 ] || cat "$log.page"
+  echo "page modules (node --test): ${page_passed:-0} passed, ${page_failed:-?} failed"
+  rm -f "$log.page"
+elif [ "$fast" -eq 0 ]; then
+  echo "node is missing: the page's module tests cannot run (scripts/setup.sh --tests installs nodejs)" >&2; status=1
+else
+  echo "page modules skipped: no node here (apt install nodejs)"
+fi
+
 # One plain closing line, whatever the runners printed.
-passed=$(grep -E '^. Test .* passed after' "$log" | grep -vc '^. Test run with' || true)
-failed=$(grep -E '^. Test .* failed after' "$log" | grep -vc '^. Test run with' || true)
+passed=$(( $(grep -E '^. Test .* passed after' "$log" | grep -vc '^. Test run with' || true) + ${page_passed:-0} ))
+failed=$(( $(grep -E '^. Test .* failed after' "$log" | grep -vc '^. Test run with' || true) + ${page_failed:-0} ))
 echo "tests: ${passed} passed, ${failed} failed"
 if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ]; then exit 1; fi
 if [ "$passed" -eq 0 ]; then echo "no test ran" >&2; exit 1; fi

@@ -74,13 +74,13 @@ public enum AgentControl {
     public static func wait(until condition: WaitCondition, timeout: Int, home: HouseholdHome) throws -> AgentStatus {
         let response = try request(ControlRequest(op: "wait", until: condition, timeoutMilliseconds: timeout * 1000),
                                    home: home, timeout: timeout + 5)
-        guard response.ok, let status = response.status else { throw Failure.failed(response.error ?? "no status") }
+        guard response.ok, let status = response.status else { throw Failure.failed(response.error?.message ?? "no status") }
         return status
     }
 
     public static func status(home: HouseholdHome) throws -> AgentStatus {
         let response = try request(ControlRequest(op: "status"), home: home)
-        guard response.ok, let status = response.status else { throw Failure.failed(response.error ?? "no status") }
+        guard response.ok, let status = response.status else { throw Failure.failed(response.error?.message ?? "no status") }
         return status
     }
 
@@ -122,7 +122,7 @@ public enum AgentControl {
                     do { answer = try JSONDecoder().decode(ControlResponse.self, from: line) } catch {
                         throw Failure.failed("the agent's answer was not understood: \(error)")
                     }
-                    guard answer.ok else { throw Failure.failed(answer.error ?? "the agent refused the subscription") }
+                    guard answer.ok else { throw Failure.failed(answer.error?.message ?? "the agent refused the subscription") }
                     try onAnswer(answer)
                 }
             }

@@ -58,12 +58,21 @@ public struct WaitCondition: Sendable, Codable, Equatable {
 }
 
 public struct ControlResponse: Sendable, Codable {
+    /// A refusal's answer.
+    public static func refused(_ code: Refusal.Code, _ params: [String: JSONValue] = [:], status: AgentStatus? = nil) -> ControlResponse {
+        ControlResponse(ok: false, error: Refusal(code, params).body, status: status)
+    }
+
+    /// An error's answer (a household refusal keeps its code; anything else is `failed`).
+    public static func failed(_ error: any Error) -> ControlResponse { ControlResponse(ok: false, error: Refusal(error).body) }
+
     public var ok: Bool
-    public var error: String?
+    /// Why not: a refusal's code, parameters and English message (docs/API.md, "Refusal codes").
+    public var error: ErrorBody?
     public var status: AgentStatus?
     public var result: JSONValue?
 
-    public init(ok: Bool, error: String? = nil, status: AgentStatus? = nil, result: JSONValue? = nil) {
+    public init(ok: Bool, error: ErrorBody? = nil, status: AgentStatus? = nil, result: JSONValue? = nil) {
         self.ok = ok
         self.error = error
         self.status = status

@@ -64,7 +64,7 @@ enum ControlServer {
                                         }
                                         response = await handle(request)
                                     } else {
-                                        response = ControlResponse(ok: false, error: "a request is one JSON object per line, like {\"op\":\"status\"}")
+                                        response = .refused(.badRequest, ["example": "{\"op\":\"status\"}"])
                                     }
                                     var data = try JSONEncoder().encode(response)
                                     data.append(UInt8(ascii: "\n"))
@@ -97,7 +97,7 @@ enum ControlServer {
         if let names = request.topics, !names.isEmpty {
             if let unknown = names.first(where: { HouseholdEvent.Topic(rawValue: $0) == nil }) {
                 let known = HouseholdEvent.Topic.allCases.map(\.rawValue).joined(separator: ", ")
-                try await send(ControlResponse(ok: false, error: "unknown topic \(unknown.debugDescription) (known: \(known))"))
+                try await send(ControlResponse.refused(.unknownTopic, ["topic": .string(unknown), "known": .string(known)]))
                 return
             }
             topics = Set(names.compactMap(HouseholdEvent.Topic.init(rawValue:)))

@@ -46,7 +46,7 @@ public enum Pairing {
                             label: String? = nil) async throws -> Joined {
         guard let code = PairingCode.normalize(typed) else { throw PairingError.badCode }
         guard !home.hasHousehold else { throw HouseholdError.alreadyExists(home.path) }
-        if let problem = home.problem { throw HouseholdError.invalidInput(problem) }
+        if let problem = home.problem { throw HouseholdError.refused(problem) }
         // Nothing is written before the welcome: a new key stays in memory until then.
         let (identity, isNew) = try MachineIdentity.loadOrMake(in: home.directory)
         let tls = try PeerTLS(identity: identity)

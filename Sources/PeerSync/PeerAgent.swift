@@ -326,40 +326,39 @@ public struct PeerAgent: Service {
             do {
                 return ControlResponse(ok: true, status: try await status(context, port: port))
             } catch {
-                return ControlResponse(ok: false, error: "\(error)")
+                return .failed(error)
             }
         case "changed": // the notice of a CLI of an earlier release (now `changed.fifo`)
             await localChange(context)
             return ControlResponse(ok: true)
         case "call":
-            guard let method = request.method else { return ControlResponse(ok: false, error: "call needs `method`") }
+            guard let method = request.method else { return .refused(.missingParameter, ["method": "call", "key": "method", "type": "string"]) }
             return await call(method, request.params ?? [:], context: context)
         case "open":
             // A login for the web page: only the machine's owner reaches this socket.
             guard let url = context.frontEnds.url else {
-                return ControlResponse(ok: false, error: context.frontEnds.problem
-                    ?? "this agent serves no web page (it was started with --web off)")
+                return .refused(.noWebPage, ["reason": .string(context.frontEnds.problem ?? "off")])
             }
             return ControlResponse(ok: true, result: .object([
                 "url": .string(url), "login": .string("\(url)/login?token=\(context.logins.issue())"),
                 "expires": .integer(FrontEndLogins.now() + FrontEndLogins.lifetime),
             ]))
         case "wait":
-            guard let condition = request.until else { return ControlResponse(ok: false, error: "wait needs `until`") }
+            guard let condition = request.until else { return .refused(.missingParameter, ["method": "wait", "key": "until", "type": "string"]) }
             let timeout = Duration.milliseconds(min(max(request.timeoutMilliseconds ?? 30_000, 0), 3_600_000))
             await context.engine.adjustPendingWaits(1)
             let response: ControlResponse
             do {
                 response = try await waitFor(condition, timeout: timeout, context: context, port: port)
             } catch {
-                response = ControlResponse(ok: false, error: "\(error)")
+                response = .failed(error)
             }
             await context.engine.adjustPendingWaits(-1)
             return response
         case "invite":
             do {
                 let minutes = request.minutes ?? 10
-                guard (1...60).contains(minutes) else { return ControlResponse(ok: false, error: "--minutes must be 1…60") }
+                guard (1...60).contains(minutes) else { return .refused(.inviteMinutes, ["min": 1, "max": 60]) }
                 let member = try await context.store.memberID(named: request.member)
                 let invitation = context.invitations.open(memberID: member, lifetime: Int64(minutes) * 60_000)
                 context.logger.notice("pairing invitation opened", metadata: ["minutes": "\(minutes)"])
@@ -368,10 +367,10 @@ public struct PeerAgent: Service {
                     "attempts": .integer(Int64(invitation.attemptsLeft)),
                 ]))
             } catch {
-                return ControlResponse(ok: false, error: "\(error)")
+                return .failed(error)
             }
         default:
-            return ControlResponse(ok: false, error: "unknown op \(request.op.debugDescription) (known: status, changed, wait, call, invite, subscribe, open)")
+            return .refused(.unknownOp, ["op": .string(request.op), "known": ["status", "changed", "wait", "call", "invite", "subscribe", "open"]])
         }
     }
 
@@ -385,7 +384,7 @@ public struct PeerAgent: Service {
             }
             return ControlResponse(ok: true, result: result)
         } catch {
-            return ControlResponse(ok: false, error: "\(error)")
+            return .failed(error)
         }
     }
 
@@ -398,9 +397,10 @@ public struct PeerAgent: Service {
             let current = try await status(context, port: port)
             if condition.isMet(by: current) { return ControlResponse(ok: true, status: current) }
             let remaining = deadline - ContinuousClock.now
-            if Task.isCancelled { return ControlResponse(ok: false, error: "the agent is stopping", status: current) }
+            if Task.isCancelled { return .refused(.agentStopping, status: current) }
             guard remaining > .zero else {
-                return ControlResponse(ok: false, error: "timed out after \(timeout) waiting for \(condition.kind.rawValue)", status: current)
+                return .refused(.timedOut, ["seconds": .number(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18),
+                                            "condition": .string(condition.kind.rawValue)], status: current)
             }
             // Both children end on cancellation, so the group never outlives the wait.
             await withTaskGroup(of: Void.self) { group in

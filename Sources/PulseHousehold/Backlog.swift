@@ -55,9 +55,9 @@ extension Household {
 
     @discardableResult
     public func addCategory(_ title: String) throws -> BacklogCategory {
-        let title = try Validation.name(title, what: "category title", max: 200)
+        let title = try Validation.name(title, what: "category_title", max: 200)
         if try backlog().contains(where: { $0.title.lowercased() == title.lowercased() && !$0.keptForItems }) {
-            throw HouseholdError.invalidInput("there is already a category \(title.debugDescription)")
+            throw HouseholdError.refuse(.duplicate, ["kind": "category", "name": .string(title)])
         }
         let id = RowIDRules.newRowID()
         let position = (try backlog().filter { $0.position != Int64.max }.map(\.position).max() ?? 0) + 1024
@@ -66,7 +66,7 @@ extension Household {
     }
 
     public func renameCategory(_ handle: String, to title: String) throws -> BacklogCategory {
-        let title = try Validation.name(title, what: "category title", max: 200)
+        let title = try Validation.name(title, what: "category_title", max: 200)
         let category = try resolveCategory(handle)
         try store.write(member: memberID) { try $0.put(.backlogCategory, category.id, ["title": .text(title)]) }
         return try resolveCategory(category.id)
@@ -77,7 +77,7 @@ extension Household {
         let category = try resolveCategory(handle)
         var order = try backlog().filter { $0.position != Int64.max }
         guard (1...max(1, order.count)).contains(position) else {
-            throw HouseholdError.invalidInput("position must be between 1 and \(order.count)")
+            throw HouseholdError.refuse(.positionOutOfRange, ["max": JSONValue(order.count)])
         }
         order.removeAll { $0.id == category.id }
         order.insert(category, at: position - 1)
@@ -94,10 +94,7 @@ extension Household {
     public func removeCategory(_ handle: String, force: Bool = false) throws -> BacklogCategory {
         let category = try resolveCategory(handle)
         guard category.items.isEmpty || force else {
-            throw HouseholdError.invalidInput("""
-                \(category.title.debugDescription) holds \(category.items.count) item\(category.items.count == 1 ? "" : "s"); \
-                remove them first, or pass --force to delete the category with its items
-                """)
+            throw HouseholdError.refuse(.categoryNotEmpty, ["title": .string(category.title), "count": JSONValue(category.items.count)])
         }
         try store.write(member: memberID) { tx in
             for item in category.items { try tx.put(.backlogItem, item.id, ["deleted": .bool(true)]) }
@@ -108,7 +105,7 @@ extension Household {
 
     @discardableResult
     public func addBacklogItem(_ title: String, to categoryHandle: String) throws -> BacklogItem {
-        let title = try Validation.name(title, what: "item title", max: 200)
+        let title = try Validation.name(title, what: "item_title", max: 200)
         let category = try resolveCategory(categoryHandle)
         let id = RowIDRules.newRowID()
         let created = try store.orderingKey()
@@ -120,7 +117,7 @@ extension Household {
     }
 
     public func renameBacklogItem(_ handle: String, to newTitle: String) throws -> BacklogItem {
-        let title = try Validation.name(newTitle, what: "item title", max: 200)
+        let title = try Validation.name(newTitle, what: "item_title", max: 200)
         let item = try resolveBacklogItem(handle)
         guard title != item.title else { return item }
         try store.write(member: memberID) { try $0.put(.backlogItem, item.id, ["title": .text(title)]) }
@@ -133,14 +130,14 @@ extension Household {
     /// same item on another machine meanwhile is kept.
     public func moveBacklogItem(_ handle: String, to categoryHandle: String? = nil, position: Int? = nil) throws -> BacklogCategory {
         guard categoryHandle != nil || position != nil else {
-            throw HouseholdError.invalidInput("say where to: a category, a position (1 = first), or both")
+            throw HouseholdError.refuse(.missingDestination)
         }
         let item = try resolveBacklogItem(handle)
         let target = try categoryHandle.map { try resolveCategory($0) } ?? resolveCategory(item.category)
         var order = target.items.filter { $0.id != item.id }
         let slot = position ?? order.count + 1
         guard (1...order.count + 1).contains(slot) else {
-            throw HouseholdError.invalidInput("position must be between 1 and \(order.count + 1) in \(target.title.debugDescription)")
+            throw HouseholdError.refuse(.positionOutOfRangeIn, ["max": JSONValue(order.count + 1), "category": .string(target.title)])
         }
         order.insert(item, at: slot - 1)
         if item.category == target.id && order.map(\.id) == target.items.map(\.id) { return target }
@@ -155,7 +152,7 @@ extension Household {
     }
 
     public func resolveBacklogItem(_ handle: String) throws -> BacklogItem {
-        try Handles.resolve(handle, in: backlog().flatMap(\.items), what: "backlog item", list: "backlog",
+        try Handles.resolve(handle, in: backlog().flatMap(\.items), what: "backlog_item", list: "backlog",
                             name: \.title, id: \.id)
     }
 
@@ -171,9 +168,9 @@ extension Household {
         let item = try resolveBacklogItem(handle)
         let assigneeID = try assignee.map { try memberID(named: $0) }
         let dueDate = try due.map { try Validation.date($0).description }
-        let active = try activeTaskCount()
-        guard force || active < Self.focusLimit else {
-            throw HouseholdError.invalidInput("focus rule: at most \(Self.focusLimit) active tasks already; finish one first, or pass --force")
+        let active = try tasks().filter { !$0.done }
+        guard force || active.count < Self.focusLimit else {
+            throw HouseholdError.refuse(.focusRule, ["limit": JSONValue(Self.focusLimit), "active": JSONValue(active.count), "titles": JSONValue(active.map(\.title))])
         }
         let id = RowIDRules.newRowID()
         try store.write(member: memberID) { tx in

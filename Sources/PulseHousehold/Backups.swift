@@ -78,18 +78,14 @@ extension Household {
     /// Nothing is written when the backup is refused.
     public static func restore(from backup: String, into home: HouseholdHome, label: String? = nil,
                                physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock) throws -> (Household, BackupSummary) {
-        if let problem = home.problem { throw HouseholdError.invalidInput(problem) }
+        if let problem = home.problem { throw HouseholdError.refused(problem) }
         let info = try StoreBackup.inspect(backup)
         if home.hasHousehold {
             let current = try? open(home)
             if current?.householdID == info.householdID {
-                throw HouseholdError.invalidInput("this machine already belongs to that household (\(home.path)): its data comes "
-                    + "from the household's other computers, and a backup cannot be merged into it. If every other computer "
-                    + "was lost and this one is damaged, restore into a new, empty --home; if another computer still works, "
-                    + "pair with it instead (`pulse-peer invite` there, `pulse-peer join` in an empty home here)")
+                throw HouseholdError.refuse(.restoreSameHousehold, ["path": .string(home.path)])
             }
-            throw HouseholdError.invalidInput("\(home.path) already holds another household; restore into a new, empty --home "
-                + "(nothing was changed)")
+            throw HouseholdError.refuse(.restoreOtherHousehold, ["path": .string(home.path)])
         }
         let household = try build(home, physicalClock: physicalClock, from: backup) { store, identity in
             try store.beginAsRestoredReplica(dropping: machineOwnKeys)

@@ -56,7 +56,7 @@ public struct Catalogue: Sendable, Equatable {
         let url = home.directory.appendingPathComponent("catalogue.json")
         guard let data = try? Data(contentsOf: url) else {
             if FileManager.default.fileExists(atPath: url.path) {
-                throw HouseholdError.invalidInput("the catalogue file \(url.path) cannot be read")
+                throw HouseholdError.refuse(.catalogueUnreadable, ["path": .string(url.path)])
             }
             return try builtIn()
         }
@@ -67,7 +67,7 @@ public struct Catalogue: Sendable, Equatable {
     /// unique id (`[a-z0-9_]`, 1–40 characters, not `own-…`), a known kind, a title that
     /// is a valid name, and 1–20 peanuts.
     public static func parse(_ data: Data, source: String) throws -> Catalogue {
-        func bad(_ problem: String) -> HouseholdError { .invalidInput("\(source) is not valid: \(problem)") }
+        func bad(_ problem: String) -> HouseholdError { .refuse(.catalogueInvalid, ["source": .string(source), "problem": .string(problem)]) }
         let file: File
         do {
             file = try JSONDecoder().decode(File.self, from: data)

@@ -9,21 +9,27 @@ import PulseIdentity
 
 /// Errors a person can act on: each says what happened and what to do.
 public enum HouseholdError: Error, CustomStringConvertible, Equatable {
-    case alreadyExists(String)
-    case notInitialized(String)
-    case invalidInput(String)
+    /// A household rule said no (``Refusal``: a code and its parameters).
+    case refused(Refusal)
+    /// A file or the database failed (the operating system's words).
     case io(String)
 
-    public var description: String {
+    public static func alreadyExists(_ path: String) -> HouseholdError { .refused(Refusal(.householdExists, ["path": .string(path)])) }
+    public static func notInitialized(_ path: String) -> HouseholdError { .refused(Refusal(.noHousehold, ["path": .string(path)])) }
+
+    /// A refusal with `code` and `params`.
+    public static func refuse(_ code: Refusal.Code, _ params: [String: JSONValue] = [:]) -> HouseholdError {
+        .refused(Refusal(code, params))
+    }
+
+    public var refusal: Refusal {
         switch self {
-        case let .alreadyExists(path):
-            "a household already exists in \(path); nothing was changed (use another --home to create a second one)"
-        case let .notInitialized(path):
-            "no household in \(path): create one with `pulse-peer init --home \(path)`"
-        case let .invalidInput(message): message
-        case let .io(message): message
+        case let .refused(refusal): refusal
+        case let .io(detail): Refusal(.storage, ["detail": .string(detail)])
         }
     }
+
+    public var description: String { refusal.cliMessage() }
 }
 
 /// Where a household lives on this machine: `--home`, else `$PULSE_HOME`, else
@@ -47,15 +53,15 @@ public struct HouseholdHome: Sendable, Equatable {
 
     /// Why this cannot be a household's directory (it names a file, or something under a
     /// file), or nil.
-    public var problem: String? {
+    public var problem: Refusal? {
         var isDirectory = false
         var url = directory
         while url.path != "/" {
             if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) {
                 if isDirectory { return nil }
                 return url == directory
-                    ? "\(url.path) is a file, not a directory: the home must be a directory (it is created if missing)"
-                    : "\(url.path) is a file, so \(directory.path) cannot be a directory"
+                    ? Refusal(.homeIsFile, ["path": .string(url.path)])
+                    : Refusal(.homeUnderFile, ["path": .string(url.path), "home": .string(directory.path)])
             }
             url = url.deletingLastPathComponent()
         }
@@ -96,7 +102,7 @@ public final class Household {
     public static func open(_ home: HouseholdHome,
                             physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock,
                             maxClockAheadMilliseconds: Int64 = HybridClock.defaultMaxDriftMilliseconds) throws -> Household {
-        if let problem = home.problem { throw HouseholdError.invalidInput(problem) }
+        if let problem = home.problem { throw HouseholdError.refused(problem) }
         guard home.hasHousehold else { throw HouseholdError.notInitialized(home.path) }
         let identity = try MachineIdentity.load(from: home.directory.appendingPathComponent(MachineIdentity.fileName))
         // The database holds the household's secrets (the HELLO key, advertisement keys):
@@ -119,10 +125,10 @@ public final class Household {
     @discardableResult
     public static func create(_ home: HouseholdHome, name: String?, members: [String], label: String? = nil,
                               physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock) throws -> Household {
-        let householdName = try Validation.name(name ?? defaultName, what: "household name", max: 100)
+        let householdName = try Validation.name(name ?? defaultName, what: "household_name", max: 100)
         let memberNames = try (members.isEmpty ? defaultMembers : members).map { try Validation.memberName($0) }
         if let duplicate = Validation.firstDuplicate(memberNames) {
-            throw HouseholdError.invalidInput("member \(duplicate.debugDescription) is listed twice")
+            throw HouseholdError.refuse(.listedTwice, ["name": .string(duplicate)])
         }
         return try build(home, physicalClock: physicalClock) { store, identity in
             let memberIDs = memberNames.map { _ in RowIDRules.newRowID() }
@@ -176,7 +182,7 @@ public final class Household {
     static func build(_ home: HouseholdHome, physicalClock: @escaping @Sendable () -> Int64, from source: String? = nil,
                       fill: (ReplicaStore, MachineIdentity) throws -> Void) throws -> Household {
         guard !home.hasHousehold else { throw HouseholdError.alreadyExists(home.path) }
-        if let problem = home.problem { throw HouseholdError.invalidInput(problem) }
+        if let problem = home.problem { throw HouseholdError.refused(problem) }
         try Directories.make(home.path, mode: 0o700)
         let identity = try MachineIdentity.loadOrCreate(in: home.directory)
         let staging = home.databasePath + ".new"
@@ -203,9 +209,9 @@ public final class Household {
     public static func createReplica(_ home: HouseholdHome, householdID: String, memberID: String?, secret: [UInt8],
                                      label: String? = nil, introducedBy: String? = nil, discoveryKey: [UInt8]? = nil,
                                      physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock) throws -> Household {
-        guard secret.count == 32 else { throw HouseholdError.invalidInput("the household secret must be 32 bytes") }
-        guard RowIDRules.isValid(householdID) else { throw HouseholdError.invalidInput("invalid household id \(householdID.debugDescription)") }
-        if let memberID, !RowIDRules.isValid(memberID) { throw HouseholdError.invalidInput("invalid member id \(memberID.debugDescription)") }
+        guard secret.count == 32 else { throw HouseholdError.refuse(.invalidSecret) }
+        guard RowIDRules.isValid(householdID) else { throw HouseholdError.refuse(.invalidID, ["kind": "household", "value": .string(householdID)]) }
+        if let memberID, !RowIDRules.isValid(memberID) { throw HouseholdError.refuse(.invalidID, ["kind": "member", "value": .string(memberID)]) }
         return try build(home, physicalClock: physicalClock) { store, identity in
             try store.setMeta("household_id", .text(householdID))
             try store.setMeta(secretKey, .text(Hex.string(secret)))
@@ -283,15 +289,15 @@ package enum Validation {
     /// A trimmed, non-empty, single-line name of at most `max` characters.
     package static func name(_ raw: String, what: String, max: Int) throws -> String {
         let trimmed = raw.trimmed
-        guard !trimmed.isEmpty else { throw HouseholdError.invalidInput("the \(what) may not be empty") }
+        guard !trimmed.isEmpty else { throw HouseholdError.refuse(.empty, ["field": .string(what)]) }
         // Characters are counted only when the bytes could exceed them (each is a byte or more).
         guard trimmed.utf8.count <= max || trimmed.count <= max else {
-            throw HouseholdError.invalidInput("the \(what) is longer than \(max) characters")
+            throw HouseholdError.refuse(.tooLong, ["field": .string(what), "max": JSONValue(max)])
         }
         // C0 and DEL are single bytes in UTF-8, and no byte of a longer sequence is below 0x80.
         func control(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
         guard !(trimmed.utf8.withContiguousStorageIfAvailable { $0.contains(where: control) } ?? trimmed.utf8.contains(where: control)) else {
-            throw HouseholdError.invalidInput("the \(what) contains control characters")
+            throw HouseholdError.refuse(.controlCharacters, ["field": .string(what)])
         }
         return trimmed
     }
@@ -299,7 +305,7 @@ package enum Validation {
     /// `today`, `tomorrow`, or `YYYY-MM-DD` (a due date).
     package static func date(_ text: String, today: IsoDate = Days.today()) throws -> IsoDate {
         guard let date = Days.parse(text, today: today) else {
-            throw HouseholdError.invalidInput("\(text.debugDescription) is not a date: use today, tomorrow or YYYY-MM-DD")
+            throw HouseholdError.refuse(.invalidDate, ["text": .string(text)])
         }
         return date
     }
@@ -309,9 +315,9 @@ package enum Validation {
 
     /// A member's name: a name, and not "me" (which means this machine's member).
     package static func memberName(_ raw: String) throws -> String {
-        let name = try self.name(raw, what: "member name", max: 60)
+        let name = try self.name(raw, what: "member_name", max: 60)
         guard name.lowercased() != me else {
-            throw HouseholdError.invalidInput("a member may not be called \"me\": it means this machine's member wherever a member is asked for")
+            throw HouseholdError.refuse(.reservedName, ["name": .string(me)])
         }
         return name
     }

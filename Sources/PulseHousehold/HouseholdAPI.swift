@@ -80,34 +80,35 @@ public enum HouseholdAPI {
 
     public static func call(_ method: String, _ params: [String: JSONValue], on household: Household) throws -> JSONValue {
         func string(_ key: String) throws -> String {
-            guard case let .string(value)? = params[key] else { throw HouseholdError.invalidInput("\(method) needs \"\(key)\" (a string)") }
+            guard case let .string(value)? = params[key] else { throw HouseholdError.refuse(.missingParameter, ["method": .string(method), "key": .string(key), "type": "string"]) }
             return value
         }
         func optional(_ key: String) throws -> String? {
             switch params[key] {
             case nil, .null?: return nil
             case let .string(value)?: return value
-            default: throw HouseholdError.invalidInput("\"\(key)\" must be a string")
+            default: throw HouseholdError.refuse(.wrongType, ["key": .string(key), "type": "string"])
             }
         }
         func flag(_ key: String) -> Bool { if case .bool(true)? = params[key] { true } else { false } }
         func integer(_ key: String) throws -> Int {
             guard let value = params[key]?.integerValue, abs(value) <= 1_000_000 else {
-                throw HouseholdError.invalidInput("\(method) needs \"\(key)\" (a whole number)")
+                throw HouseholdError.refuse(.missingParameter, ["method": .string(method), "key": .string(key), "type": "integer"])
             }
             return Int(value)
         }
         func strings(_ key: String) throws -> [String] {
-            guard case let .array(values)? = params[key] else { throw HouseholdError.invalidInput("\(method) needs \"\(key)\" (an array of strings)") }
+            guard case let .array(values)? = params[key] else { throw HouseholdError.refuse(.missingParameter, ["method": .string(method), "key": .string(key), "type": "strings"]) }
             return try values.map { value -> String in
-                guard case let .string(text) = value else { throw HouseholdError.invalidInput("\"\(key)\" holds strings only") }
+                guard case let .string(text) = value else { throw HouseholdError.refuse(.wrongType, ["key": .string(key), "type": "strings"]) }
                 return text
             }
         }
         let h = household
         switch method {
         case "household.get":
-            return try .from(HouseholdSummary(id: h.householdID, name: h.householdName(), members: h.members(), settings: h.settings()))
+            return try .from(HouseholdSummary(id: h.householdID, name: h.householdName(), members: h.members(), settings: h.settings(),
+                                              focusLimit: Household.focusLimit))
         case "household.rename": return .string(try h.renameHousehold(string("name")))
         case "member.list": return try .from(h.members())
         case "member.add": return try .from(h.addMember(string("name"), initials: optional("initials"), color: optional("color")))
@@ -119,16 +120,18 @@ public enum HouseholdAPI {
         case "shop.list":
             let pool = try optional("pool") ?? "active"
             guard let state = ShoppingItem.State(rawValue: pool), state != .deleted else {
-                throw HouseholdError.invalidInput("\"pool\" is active or restock")
+                throw HouseholdError.refuse(.invalidPool, ["value": .string(pool)])
             }
             return try .from(h.shoppingItems(state))
         case "shop.add":
-            guard case let .array(values)? = params["names"] else { throw HouseholdError.invalidInput("shop.add needs \"names\" (an array of strings)") }
-            let names = try values.map { value -> String in
-                guard case let .string(name) = value else { throw HouseholdError.invalidInput("\"names\" holds strings only") }
-                return name
-            }
-            return try .from(h.addShoppingItems(names))
+            // Each item says whether it came back from the restock pool (the page tells so).
+            let addition = try h.addOrRestockShoppingItems(strings("names"))
+            let restocked = Set(addition.restocked)
+            return .array(try addition.items.map { item in
+                guard case var .object(fields) = try JSONValue.from(item) else { return try .from(item) }
+                fields["restocked"] = .bool(restocked.contains(item.id))
+                return .object(fields)
+            })
         case "shop.check": return try .from(h.checkShoppingItem(string("item")))
         case "shop.restock": return try .from(h.restockShoppingItem(string("item")))
         case "shop.rename": return try .from(h.renameShoppingItem(string("item"), to: string("name")))
@@ -144,10 +147,10 @@ public enum HouseholdAPI {
                 case nil: return nil
                 case .null?: return .some(nil)
                 case let .string(value)?: return .some(value)
-                default: throw HouseholdError.invalidInput("\"\(key)\" must be a string or null")
+                default: throw HouseholdError.refuse(.wrongType, ["key": .string(key), "type": "string_or_null"])
                 }
             }
-            guard params["title"] != .null else { throw HouseholdError.invalidInput("\"title\" may not be null: a task has a title") }
+            guard params["title"] != .null else { throw HouseholdError.refuse(.titleNotNull) }
             return try .from(h.editTask(string("task"), Household.TaskEdit(title: optional("title"), assignee: edit("assignee"),
                                                                             due: edit("due"))))
         case "task.add":
@@ -160,7 +163,7 @@ public enum HouseholdAPI {
         case "backlog.category.rename": return try .from(h.renameCategory(string("category"), to: string("title")))
         case "backlog.category.move":
             guard let position = params["position"]?.integerValue, (1...1_000_000).contains(position) else {
-                throw HouseholdError.invalidInput("backlog.category.move needs \"position\" (1 = first)")
+                throw HouseholdError.refuse(.missingParameter, ["method": .string(method), "key": "position", "type": "position"])
             }
             return try .from(h.moveCategory(string("category"), to: Int(position)))
         case "backlog.category.remove": return try .from(h.removeCategory(string("category"), force: flag("force")))
@@ -170,7 +173,7 @@ public enum HouseholdAPI {
             var position: Int?
             if let value = params["position"], value != .null {
                 guard let number = value.integerValue, (1...1_000_000).contains(number) else {
-                    throw HouseholdError.invalidInput("backlog.move: \"position\" is a whole number, 1 = first")
+                    throw HouseholdError.refuse(.wrongType, ["key": "position", "type": "position"])
                 }
                 position = Int(number)
             }
@@ -184,7 +187,15 @@ public enum HouseholdAPI {
             return try .from(h.addRecurringTemplate(string("title"), schedule: string("schedule"), assignee: optional("assignee")))
         case "recurring.remove": return try .from(h.removeRecurringTemplate(string("template")))
         case "kids.list": return try .from(h.kids())
-        case "kids.catalogue.list": return try .from(h.catalogue())
+        case "kids.catalogue.list":
+            // With a kid: each rule and chore says whether it earned that kid peanuts today.
+            guard let kid = try optional("kid") else { return try .from(h.catalogue()) }
+            let done = try h.itemsDoneToday(kid: h.resolveKid(kid))
+            return .array(try h.catalogue().map { item in
+                guard case var .object(fields) = try JSONValue.from(item) else { return try .from(item) }
+                if item.kind != .reward { fields["doneToday"] = .bool(done.contains(item.id)) }
+                return .object(fields)
+            })
         case "kids.history.list": return try .from(h.ledger(kid: string("kid")))
         case "kids.basket.list": return try .from(h.basket(kid: string("kid")))
         case "kids.done": return try .from(h.markDone(kid: string("kid"), item: string("item")))
@@ -212,7 +223,7 @@ public enum HouseholdAPI {
             try h.confirmKidsPINReset(code: string("code"))
             return .bool(true)
         default:
-            throw HouseholdError.invalidInput("unknown method \(method.debugDescription); methods: \(methods.joined(separator: ", "))")
+            throw HouseholdError.refuse(.unknownMethod, ["method": .string(method)])
         }
     }
 
@@ -221,5 +232,7 @@ public enum HouseholdAPI {
         package let name: String
         package let members: [Member]
         package let settings: HouseholdSettings
+        /// The focus rule's limit of active tasks (the page shows it; the rule lives here).
+        package let focusLimit: Int
     }
 }

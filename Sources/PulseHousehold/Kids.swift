@@ -93,14 +93,20 @@ extension Household {
 
     // MARK: Kid actions (no PIN)
 
+    /// The rules and chores that earned `kid` peanuts on `today` (each earns once a day).
+    public func itemsDoneToday(kid: Kid, today: IsoDate = Days.today()) throws -> Set<String> {
+        let day = today.description
+        return Set(try ledgerLines(kid: kid.id).filter { $0.day == day && $0.outcome == "counted" && $0.kind == "earn" }.compactMap(\.item))
+    }
+
     /// A kid kept a rule or did a chore today: peanuts earned, once per kid, item and day.
     @discardableResult
     public func markDone(kid kidHandle: String, item itemHandle: String, today: IsoDate = Days.today()) throws -> LedgerLine {
         let kid = try resolveKid(kidHandle)
         let item = try resolveSelected(itemHandle, kinds: [.rule, .chore])
         let day = today.description
-        if try ledgerLines(kid: kid.id).contains(where: { $0.item == item.id && $0.day == day && $0.outcome == "counted" }) {
-            throw HouseholdError.invalidInput("\(kid.name) already earned \(item.peanuts) peanut\(item.peanuts == 1 ? "" : "s") for \"\(item.title)\" today")
+        if try itemsDoneToday(kid: kid, today: today).contains(item.id) {
+            throw HouseholdError.refuse(.alreadyEarnedToday, ["kid": .string(kid.name), "item": .string(item.title), "peanuts": JSONValue(item.peanuts)])
         }
         let id = Ledger.earnID(day: day, random: RowIDRules.newRowID())
         try writeEntry(id, kid: kid, kind: .earn, peanuts: item.peanuts, item: item.id, title: item.title)
@@ -113,8 +119,7 @@ extension Household {
         let kid = try resolveKid(kidHandle)
         let reward = try resolveSelected(rewardHandle, kinds: [.reward])
         guard kid.balance >= reward.peanuts else {
-            throw HouseholdError.invalidInput("\(kid.name) has \(kid.balance) peanut\(kid.balance == 1 ? "" : "s"); "
-                + "\"\(reward.title)\" costs \(reward.peanuts)")
+            throw HouseholdError.refuse(.notEnoughPeanuts, ["kid": .string(kid.name), "balance": JSONValue(kid.balance), "reward": .string(reward.title), "cost": JSONValue(reward.peanuts)])
         }
         let id = RowIDRules.newRowID()
         try writeEntry(id, kid: kid, kind: .spend, peanuts: reward.peanuts, item: reward.id, title: reward.title)
@@ -134,9 +139,9 @@ extension Household {
 
     @discardableResult
     public func addKid(_ name: String, pin: String?) throws -> Kid {
-        let clean = try Validation.name(name, what: "kid's name", max: 60)
+        let clean = try Validation.name(name, what: "kid_name", max: 60)
         guard try !kids().contains(where: { $0.name.lowercased() == clean.lowercased() }) else {
-            throw HouseholdError.invalidInput("there is already a kid called \(clean)")
+            throw HouseholdError.refuse(.duplicate, ["kind": "kid", "name": .string(clean)])
         }
         try requireAdult(pin)
         let id = RowIDRules.newRowID()
@@ -147,7 +152,7 @@ extension Household {
     @discardableResult
     public func renameKid(_ handle: String, to name: String, pin: String?) throws -> Kid {
         let kid = try resolveKid(handle)
-        let clean = try Validation.name(name, what: "kid's name", max: 60)
+        let clean = try Validation.name(name, what: "kid_name", max: 60)
         try requireAdult(pin)
         try store.write(member: memberID) { try $0.put(.kid, kid.id, ["name": .text(clean)]) }
         return Kid(id: kid.id, name: clean, balance: kid.balance)
@@ -177,12 +182,12 @@ extension Household {
     @discardableResult
     public func addOwnCatalogueItem(kind: String, title: String, peanuts: Int, category: String, pin: String?) throws -> CatalogueItem {
         guard let kind = CatalogueItem.Kind(rawValue: kind.lowercased()) else {
-            throw HouseholdError.invalidInput("unknown kind \(kind.debugDescription): use rule, chore or reward")
+            throw HouseholdError.refuse(.unknownKind, ["value": .string(kind), "known": ["rule", "chore", "reward"]])
         }
         let clean = try Validation.name(title, what: "title", max: 200)
-        guard Catalogue.peanutRange.contains(peanuts) else { throw HouseholdError.invalidInput("peanuts must be 1–20, not \(peanuts)") }
+        guard Catalogue.peanutRange.contains(peanuts) else { throw HouseholdError.refuse(.peanutsOutOfRange, ["value": JSONValue(peanuts), "min": JSONValue(Catalogue.peanutRange.lowerBound), "max": JSONValue(Catalogue.peanutRange.upperBound)]) }
         guard Catalogue.categories[category.lowercased()] != nil else {
-            throw HouseholdError.invalidInput("unknown category \(category.debugDescription): use security, respect or fun")
+            throw HouseholdError.refuse(.unknownCategory, ["value": .string(category), "known": ["security", "respect", "fun"]])
         }
         try requireAdult(pin)
         let item = CatalogueItem(id: "own-" + RowIDRules.newRowID(), kind: kind, category: category.lowercased(), title: clean,
@@ -196,10 +201,10 @@ extension Household {
     @discardableResult
     public func adjustKid(_ handle: String, peanuts: Int, reason: String, pin: String?) throws -> LedgerLine {
         let kid = try resolveKid(handle)
-        guard peanuts != 0, abs(peanuts) <= 1000 else { throw HouseholdError.invalidInput("an adjustment is 1–1000 peanuts, + or -") }
+        guard peanuts != 0, abs(peanuts) <= 1000 else { throw HouseholdError.refuse(.adjustmentOutOfRange, ["value": JSONValue(peanuts), "max": 1000]) }
         let why = try Validation.name(reason, what: "reason", max: 180)
         if peanuts < 0 && kid.balance < -peanuts {
-            throw HouseholdError.invalidInput("\(kid.name) has \(kid.balance) peanuts: cannot take \(-peanuts)")
+            throw HouseholdError.refuse(.cannotTake, ["kid": .string(kid.name), "balance": JSONValue(kid.balance), "peanuts": JSONValue(-peanuts)])
         }
         try requireAdult(pin)
         let id = RowIDRules.newRowID()
@@ -210,23 +215,24 @@ extension Household {
     // MARK: Helpers
 
     public func resolveKid(_ handle: String) throws -> Kid {
-        try Handles.resolve(handle, in: kids(), what: "kid", list: "kids' list", name: \.name, id: \.id)
+        try Handles.resolve(handle, in: kids(), what: "kid", list: "kids", name: \.name, id: \.id)
     }
 
     private func resolveSelected(_ handle: String, kinds: Set<CatalogueItem.Kind>) throws -> CatalogueItem {
         let items = try selectedItems().filter { kinds.contains($0.kind) }
-        let what = kinds == [.reward] ? "reward" : "rule or chore"
-        return try Handles.resolve(handle, in: items, what: what, list: "selected \(what)s", name: \.title, id: \.id)
+        let reward = kinds == [.reward]
+        return try Handles.resolve(handle, in: items, what: reward ? "reward" : "rule_or_chore",
+                                   list: reward ? "selected_rewards" : "selected_rules", name: \.title, id: \.id)
     }
 
     private func setSelected(_ handles: [String], _ selected: Bool, pin: String?) throws -> [CatalogueItem] {
-        guard !handles.isEmpty else { throw HouseholdError.invalidInput("name at least one item (number, title or id)") }
+        guard !handles.isEmpty else { throw HouseholdError.refuse(.noItemsNamed) }
         let all = try catalogue()
         var chosen: [CatalogueItem] = []
         for handle in handles {
-            let item = try Handles.resolve(handle, in: all, what: "catalogue item", list: "catalogue", name: \.title, id: \.id)
+            let item = try Handles.resolve(handle, in: all, what: "catalogue_item", list: "catalogue", name: \.title, id: \.id)
             guard item.selected != selected else {
-                throw HouseholdError.invalidInput("\"\(item.title)\" is \(selected ? "already" : "not") selected")
+                throw HouseholdError.refuse(selected ? .alreadySelected : .notSelected, ["title": .string(item.title)])
             }
             if !chosen.contains(where: { $0.id == item.id }) { chosen.append(item) }
         }

@@ -71,12 +71,10 @@ extension Household {
     public func setKidsPIN(_ new: String) throws {
         let fresh = try Self.checkedPIN(new)
         guard !hasKidsPIN else {
-            throw HouseholdError.invalidInput("the household's PIN is already set: change it with `pulse-peer kids pin change` "
-                + "(the current PIN is needed); forgotten, see `pulse-peer kids pin reset --help`")
+            throw HouseholdError.refuse(.pinAlreadySet)
         }
         guard hasSyncedOnce else {
-            throw HouseholdError.invalidInput("this computer has not synced with the household yet, so it cannot tell whether "
-                + "the household has a PIN: start the agent (`pulse-peer run`), let it sync, then try again")
+            throw HouseholdError.refuse(.notSyncedYet)
         }
         try writePIN(hash: try Self.hashPIN(fresh), reset: nil)
     }
@@ -91,7 +89,7 @@ extension Household {
     /// 24 hours, that must be confirmed on **another** computer of the household
     /// (``confirmKidsPINReset(code:)``): a child alone at one computer cannot clear the PIN.
     public func requestKidsPINReset() throws -> String {
-        guard hasKidsPIN else { throw HouseholdError.invalidInput("no PIN is set: set one with `pulse-peer kids pin set`") }
+        guard hasKidsPIN else { throw HouseholdError.refuse(.noPIN) }
         var generator = SystemRandomNumberGenerator()
         let number = String(Int.random(in: 0...999_999, using: &generator))
         let code = String(repeating: "0", count: 6 - number.count) + number
@@ -108,21 +106,19 @@ extension Household {
         let pin = try householdPIN()
         let parts = pin.reset?.split(separator: "$", maxSplits: 2).map(String.init) ?? []
         guard parts.count == 3, let asked = Int64(parts[1]) else {
-            throw HouseholdError.invalidInput("no reset of the PIN was asked for (or it has not reached this computer yet): "
-                + "ask for one on another computer with `pulse-peer kids pin reset`")
+            throw HouseholdError.refuse(.noResetAsked)
         }
         guard parts[0] != identity.machineID else {
-            throw HouseholdError.invalidInput("the reset was asked for on this computer: confirm it on another computer of the "
-                + "household (`pulse-peer kids pin reset --confirm CODE` there), so that no one alone at one computer can clear the PIN")
+            throw HouseholdError.refuse(.resetOnThisMachine)
         }
         guard ReplicaStore.systemClock() - asked < Self.resetLifetimeMilliseconds else {
-            throw HouseholdError.invalidInput("the reset asked for has expired (24 hours): ask for a new one with `pulse-peer kids pin reset`")
+            throw HouseholdError.refuse(.resetExpired, ["hours": 24])
         }
-        try rateLimited {
+        try rateLimited(wrong: .wrongResetCode) {
             guard try Self.verify(code, against: parts[2]) else { return false }
             try writePIN(hash: nil, reset: nil)
             return true
-        } wrong: { "wrong reset code" }
+        }
     }
 
     /// Checks an adult's PIN, with the per-machine rate limit; throws when it is missing,
@@ -132,25 +128,25 @@ extension Household {
         let household = try householdPIN()
         let legacy = household.exists ? nil : try legacyPIN()
         guard household.hash != nil || legacy != nil else {
-            throw HouseholdError.invalidInput("adult actions need the household's PIN: set one first with `pulse-peer kids pin set`")
+            throw HouseholdError.refuse(.pinNotSet)
         }
-        guard let pin else { throw HouseholdError.invalidInput("this is an adult action: give the PIN (prompted, or --pin-stdin)") }
-        try rateLimited {
+        guard let pin else { throw HouseholdError.refuse(.pinRequired) }
+        try rateLimited(wrong: .wrongPIN) {
             if let hash = household.hash { return try Self.verify(pin, against: hash) }
             guard let legacy, try Self.verify(pin, against: legacy) else { return false }
             if hasSyncedOnce { try writePIN(hash: legacy, reset: nil) } // published once a parent uses it
             return true
-        } wrong: { "wrong PIN" }
+        }
     }
 
     /// Runs `check` unless this machine must wait after wrong attempts; counts a failure
     /// (from the third in a row, a wait of 5 s doubling to 15 min) or clears the count.
-    private func rateLimited(_ check: () throws -> Bool, wrong: () -> String) throws {
+    private func rateLimited(wrong: Refusal.Code, _ check: () throws -> Bool) throws {
         let now = ReplicaStore.systemClock()
         let retryAt = try store.meta(Self.pinRetryAtKey)?.integerValue ?? 0
         if now < retryAt {
             let seconds = (retryAt - now + 999) / 1000
-            throw HouseholdError.invalidInput("too many wrong attempts: try again in \(seconds) s")
+            throw HouseholdError.refuse(.pinLocked, ["retryAfterSeconds": .integer(seconds)])
         }
         if try check() {
             if try store.meta(Self.pinFailuresKey) != nil {
@@ -165,12 +161,12 @@ extension Household {
             let delay = min(Int64(5_000) << min(failures - 3, 20), 15 * 60_000)
             try store.setMeta(Self.pinRetryAtKey, .integer(now + delay))
         }
-        throw HouseholdError.invalidInput(wrong())
+        throw HouseholdError.refuse(wrong)
     }
 
     static func checkedPIN(_ pin: String) throws -> String {
         guard pin.count == 4, pin.allSatisfy({ $0.isASCII && $0.isNumber }) else {
-            throw HouseholdError.invalidInput("a PIN is exactly 4 digits")
+            throw HouseholdError.refuse(.invalidPIN)
         }
         return pin
     }

@@ -93,12 +93,11 @@ extension Household {
 
     /// Admits `machineID` (a machine that proved it knows a pairing code).
     public func admit(machine machineID: String, name: String, memberID: String?) throws {
-        guard machineID.count == 64, Hex.bytes(machineID) != nil else { throw HouseholdError.invalidInput("invalid machine id") }
-        let name = try Validation.name(name, what: "machine name", max: 100)
+        guard machineID.count == 64, Hex.bytes(machineID) != nil else { throw HouseholdError.refuse(.invalidMachineID) }
+        let name = try Validation.name(name, what: "machine_name", max: 100)
         switch try trust(of: machineID) {
         case .removed:
-            throw HouseholdError.invalidInput("this machine was removed from the household; it can come back only as a new "
-                + "machine (a new identity: remove identity.pem in its home, then pair again)")
+            throw HouseholdError.refuse(.machineRemoved)
         case .member, .unknown:
             try store.write(member: self.memberID) { tx in
                 _ = try tx.put(.machine, machineID, [
@@ -118,20 +117,20 @@ extension Household {
     public func removeMachine(_ prefix: String) throws -> MachineRecord {
         let wanted = prefix.trimmed.lowercased()
         guard wanted.count >= 6, Hex.bytes(wanted.count % 2 == 0 ? wanted : wanted + "0") != nil else {
-            throw HouseholdError.invalidInput("give at least the first 6 hex digits of the machine id (see `pulse-peer devices`)")
+            throw HouseholdError.refuse(.machineIDTooShort)
         }
         let all = try machines()
         let matches = all.filter { $0.id.hasPrefix(wanted) }
         guard let target = matches.first else {
-            throw HouseholdError.invalidInput("no machine of this household has an id starting with \(wanted); see `pulse-peer devices`")
+            throw HouseholdError.refuse(.notFound, ["kind": "machine", "list": "machines", "handle": .string(wanted)])
         }
         guard matches.count == 1 else {
-            throw HouseholdError.invalidInput("\(matches.count) machines have an id starting with \(wanted): give more digits")
+            throw HouseholdError.refuse(.ambiguous, ["kind": "machine", "list": "machines", "handle": .string(wanted), "count": JSONValue(matches.count), "candidates": .array(matches.map { .object(["id": .string($0.id), "label": .string("\($0.id.prefix(12)) \($0.name)")]) })])
         }
         guard !target.isThisMachine else {
-            throw HouseholdError.invalidInput("this is the machine you are using: remove it from another machine of the household")
+            throw HouseholdError.refuse(.cannotRemoveSelf)
         }
-        guard !target.isRemoved else { throw HouseholdError.invalidInput("\(target.name) (\(target.id.prefix(12))) is already removed") }
+        guard !target.isRemoved else { throw HouseholdError.refuse(.alreadyRemoved, ["name": .string(target.name), "id": .string(String(target.id.prefix(12)))]) }
         try store.write(member: memberID) { tx in
             let now = try store.orderingKey()
             _ = try tx.create(.machineRemoval, target.id, ["removed_by": .text(identity.machineID), "removed": .integer(now)])

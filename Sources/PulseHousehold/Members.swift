@@ -62,7 +62,7 @@ extension Household {
         let name = try Validation.memberName(name)
         let existing = try members()
         if existing.contains(where: { $0.name.lowercased() == name.lowercased() }) {
-            throw HouseholdError.invalidInput("there is already a member called \(name.debugDescription)")
+            throw HouseholdError.refuse(.duplicate, ["kind": "member", "name": .string(name)])
         }
         let id = RowIDRules.newRowID()
         let fields = try styleFields(initials: initials ?? MemberStyle.initials(of: name),
@@ -79,12 +79,12 @@ extension Household {
         if let name {
             let name = try Validation.memberName(name)
             if try members().contains(where: { $0.id != member.id && $0.name.lowercased() == name.lowercased() }) {
-                throw HouseholdError.invalidInput("there is already a member called \(name.debugDescription)")
+                throw HouseholdError.refuse(.duplicate, ["kind": "member", "name": .string(name)])
             }
             fields["name"] = .text(name)
             if initials == nil { fields["initials"] = .text(MemberStyle.initials(of: name)) }
         }
-        guard !fields.isEmpty else { throw HouseholdError.invalidInput("nothing to change: give a new name, initials or colour") }
+        guard !fields.isEmpty else { throw HouseholdError.refuse(.nothingToChange, ["kind": "member"]) }
         try store.write(member: memberID) { try $0.put(.member, member.id, RowFields(fields)) }
         return try resolveMember(member.id)
     }
@@ -93,7 +93,7 @@ extension Household {
     /// machine agrees even if an assignment crossed the removal); nothing else changes.
     public func removeMember(_ handle: String) throws -> Member {
         let member = try resolveMember(handle)
-        guard try members().count > 1 else { throw HouseholdError.invalidInput("a household keeps at least one member") }
+        guard try members().count > 1 else { throw HouseholdError.refuse(.lastMember) }
         try store.write(member: memberID) { try $0.put(.member, member.id, ["removed": .bool(true)]) }
         return member
     }
@@ -110,14 +110,14 @@ extension Household {
         if let initials {
             let value = initials.trimmed.uppercased()
             guard (1...3).contains(value.count), value.allSatisfy({ $0.isLetter || $0.isNumber }) else {
-                throw HouseholdError.invalidInput("initials are 1 to 3 letters or digits")
+                throw HouseholdError.refuse(.invalidInitials)
             }
             fields["initials"] = .text(value)
         }
         if let color {
             let value = color.trimmed
             guard value.count == 7, value.first == "#", UInt32(value.dropFirst(), radix: 16) != nil else {
-                throw HouseholdError.invalidInput("a colour is #RRGGBB, like #4F7CAC")
+                throw HouseholdError.refuse(.invalidColor)
             }
             fields["color"] = .text(value.uppercased())
         }
@@ -129,7 +129,7 @@ extension Household {
     }
 
     public func renameHousehold(_ name: String) throws -> String {
-        let name = try Validation.name(name, what: "household name", max: 100)
+        let name = try Validation.name(name, what: "household_name", max: 100)
         try store.write(member: memberID) { try $0.put(.household, "profile", ["name": .text(name)]) }
         return name
     }
@@ -150,17 +150,17 @@ extension Household {
         switch key.lowercased() {
         case "appearance":
             guard let appearance = HouseholdSettings.Appearance(rawValue: value.lowercased()) else {
-                throw HouseholdError.invalidInput("appearance is light, dark or system")
+                throw HouseholdError.refuse(.invalidAppearance, ["value": .string(value)])
             }
             field = .text(appearance.rawValue)
         case "celebrations", "suggestions":
             switch value.lowercased() {
             case "on", "true", "yes", "1": field = .bool(true)
             case "off", "false", "no", "0": field = .bool(false)
-            default: throw HouseholdError.invalidInput("\(key) is on or off")
+            default: throw HouseholdError.refuse(.invalidSwitch, ["key": .string(key.lowercased()), "value": .string(value)])
             }
         default:
-            throw HouseholdError.invalidInput("unknown setting \(key.debugDescription): appearance, celebrations or suggestions")
+            throw HouseholdError.refuse(.unknownSetting, ["key": .string(key), "known": ["appearance", "celebrations", "suggestions"]])
         }
         switch key.lowercased() {
         case "appearance": try store.setMeta(HouseholdSettings.appearanceKey, field)

@@ -75,14 +75,13 @@ extension Household {
     public func memberID(named name: String) throws -> String {
         if name.trimmed.lowercased() == Validation.me {
             guard let me = try currentMemberID() else {
-                throw HouseholdError.invalidInput("\"me\" is this machine's member, and this machine belongs to no member yet: "
-                    + "choose one with `pulse-peer whoami --set NAME`")
+                throw HouseholdError.refuse(.noMemberForMachine, ["asked": "me"])
             }
             return me
         }
         let members = try self.members()
         guard let match = members.first(where: { $0.name.lowercased() == name.lowercased() }) else {
-            throw HouseholdError.invalidInput("no member called \(name.debugDescription); members: \(members.map(\.name).joined(separator: ", "))")
+            throw HouseholdError.refuse(.unknownMember, ["name": .string(name), "members": JSONValue(members.map(\.name))])
         }
         return match.id
     }

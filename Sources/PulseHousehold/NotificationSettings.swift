@@ -33,7 +33,7 @@ extension Household {
 
     public func setNotificationSettings(_ settings: NotificationSettings) throws {
         guard NotificationSettings.windowRange.contains(settings.windowSeconds) else {
-            throw HouseholdError.invalidInput("the notification window is 60–120 seconds, not \(settings.windowSeconds)")
+            throw HouseholdError.refuse(.windowOutOfRange, ["value": JSONValue(settings.windowSeconds), "min": JSONValue(NotificationSettings.windowRange.lowerBound), "max": JSONValue(NotificationSettings.windowRange.upperBound)])
         }
         let data = try JSONEncoder().encode(settings)
         try store.setMeta(NotificationSettings.metaKey, .text(String(decoding: data, as: UTF8.self)))

@@ -25,14 +25,14 @@ extension Household {
         if text.hasPrefix("weekly:") {
             let days = text.dropFirst(7).split(separator: ",").map(String.init)
             guard !days.isEmpty, days.allSatisfy(weekdays.contains) else {
-                throw HouseholdError.invalidInput("weekly takes weekdays: mon,tue,wed,thu,fri,sat,sun")
+                throw HouseholdError.refuse(.invalidWeekdays)
             }
             return "weekly:" + weekdays.filter(days.contains).joined(separator: ",")
         }
         if text.hasPrefix("monthly:"), let day = Int(text.dropFirst(8)), (1...31).contains(day) {
             return "monthly:\(day)"
         }
-        throw HouseholdError.invalidInput("a schedule is daily, weekly:mon,thu, or monthly:15")
+        throw HouseholdError.refuse(.invalidSchedule, ["text": .string(text)])
     }
 
     /// Whether `schedule` has a period starting on `date`.
@@ -58,7 +58,7 @@ extension Household {
 
     @discardableResult
     public func addRecurringTemplate(_ title: String, schedule: String, assignee: String? = nil) throws -> RecurringTemplate {
-        let title = try Validation.name(title, what: "task title", max: 200)
+        let title = try Validation.name(title, what: "task_title", max: 200)
         let schedule = try Self.normalizeSchedule(schedule)
         let assigneeID = try assignee.map { try memberID(named: $0) }
         let id = RowIDRules.newRowID()
@@ -67,11 +67,11 @@ extension Household {
                                                 "assignee": assigneeID.map { .text($0) } ?? .null,
                                                 "created": .integer(try store.orderingKey()), "deleted": .bool(false)])
         }
-        return try Handles.resolve(id, in: recurringTemplates(), what: "template", list: "templates", name: \.title, id: \.id)
+        return try Handles.resolve(id, in: recurringTemplates(), what: "recurring_task", list: "recurring_tasks", name: \.title, id: \.id)
     }
 
     public func removeRecurringTemplate(_ handle: String) throws -> RecurringTemplate {
-        let template = try Handles.resolve(handle, in: recurringTemplates(), what: "recurring task", list: "recurring tasks",
+        let template = try Handles.resolve(handle, in: recurringTemplates(), what: "recurring_task", list: "recurring_tasks",
                                            name: \.title, id: \.id)
         try store.write(member: memberID) { try $0.put(.recurringTemplate, template.id, ["deleted": .bool(true)]) }
         return template

@@ -48,8 +48,8 @@ extension Household {
     @discardableResult
     public func addOrRestockShoppingItems(_ names: [String]) throws -> ShoppingAddition {
         // Blank names are skipped; each other one is checked (one array, not three).
-        let cleaned = try names.compactMap { $0.trimmed.isEmpty ? nil : try Validation.name($0, what: "item name", max: 200) }
-        guard !cleaned.isEmpty else { throw HouseholdError.invalidInput("nothing to add: give at least one item name") }
+        let cleaned = try names.compactMap { $0.trimmed.isEmpty ? nil : try Validation.name($0, what: "item_name", max: 200) }
+        guard !cleaned.isEmpty else { throw HouseholdError.refuse(.nothingToAdd) }
         // The pool and the listing key are read inside the write's transaction: under its
         // lock, so a name another process restocks or adds meanwhile is seen, and without
         // two read transactions of their own before it (each takes and drops a WAL lock).
@@ -73,7 +73,7 @@ extension Household {
     }
 
     public func renameShoppingItem(_ handle: String, to newName: String) throws -> ShoppingItem {
-        let name = try Validation.name(newName, what: "item name", max: 200)
+        let name = try Validation.name(newName, what: "item_name", max: 200)
         let item = try resolveShoppingItem(handle, in: [.active, .restock])
         try store.write(member: memberID) { try $0.put(.shoppingItem, item.id, ["name": .text(name)]) }
         return ShoppingItem(id: item.id, name: name, state: item.state, listed: item.listed)
@@ -105,7 +105,7 @@ extension Household {
     public func resolveShoppingItem(_ handle: String, in states: [ShoppingItem.State]) throws -> ShoppingItem {
         let lists = try states.map { try shoppingItems($0) }
         return try Handles.resolve(handle, in: lists.flatMap { $0 }, positional: lists[0], what: "item",
-                                   list: states == [.restock] ? "restock pool" : "shopping list", name: \.name, id: \.id)
+                                   list: states == [.restock] ? "restock_pool" : "shopping_list", name: \.name, id: \.id)
     }
 }
 
@@ -118,7 +118,7 @@ extension Household {
     @discardableResult
     public func clearShoppingList() throws -> [ShoppingItem] {
         let items = try shoppingItems(.active)
-        guard !items.isEmpty else { throw HouseholdError.invalidInput("the shopping list is already empty") }
+        guard !items.isEmpty else { throw HouseholdError.refuse(.listAlreadyEmpty) }
         try store.write(member: memberID, keepingChanges: false) { tx in
             for item in items { try tx.put(.shoppingItem, item.id, ["state": .text("deleted")]) }
         }
@@ -134,7 +134,7 @@ extension Household {
     @discardableResult
     public func undoClearShoppingList() throws -> [ShoppingItem] {
         guard case let .text(list)? = try store.meta(Self.lastClearKey), !list.isEmpty else {
-            throw HouseholdError.invalidInput("there is no clear to undo on this machine (a clear is undone on the machine that made it)")
+            throw HouseholdError.refuse(.noClearToUndo)
         }
         let ids = list.split(separator: ",").map(String.init)
         let deletedItems = try shoppingItems(.deleted)
@@ -143,15 +143,11 @@ extension Household {
         let back = deletedItems.filter { restorable.contains($0.id) }
         let again = ShoppingRules.readded(back, active: try shoppingItems(.active))
         guard again.isEmpty else {
-            throw HouseholdError.invalidInput("""
-                undo would put \(again.map { "“\($0)”" }.joined(separator: ", ")) on the list twice: \
-                \(again.count == 1 ? "it was" : "they were") added again since the clear. Nothing was restored; \
-                check the new \(again.count == 1 ? "one" : "ones") off first (`shop check`) to undo the clear, or add the rest by hand.
-                """)
+            throw HouseholdError.refuse(.undoWouldDuplicate, ["names": JSONValue(again), "count": JSONValue(again.count)])
         }
         guard !restorable.isEmpty else {
             try store.setMeta(Self.lastClearKey, .text(""))
-            throw HouseholdError.invalidInput("nothing to undo: every cleared item was changed on another machine since the clear")
+            throw HouseholdError.refuse(.nothingToUndo)
         }
         try store.write(member: memberID, keepingChanges: false) { tx in
             for id in restorable { try tx.put(.shoppingItem, id, ["state": .text("active")]) }

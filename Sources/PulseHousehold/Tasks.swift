@@ -50,8 +50,7 @@ extension Household {
         var visible = hidden.isEmpty ? all : all.filter { !hidden.contains($0.id) }
         if mine {
             guard let me = try currentMemberID() else {
-                throw HouseholdError.invalidInput("this machine belongs to no member, so nothing is \"mine\": "
-                    + "choose one with `pulse-peer whoami --set NAME`")
+                throw HouseholdError.refuse(.noMemberForMachine, ["asked": "mine"])
             }
             visible = visible.filter { $0.assigneeID == me }
         }
@@ -63,16 +62,14 @@ extension Household {
     private func focusCheck(adding count: Int, force: Bool) throws {
         let active = try tasks().filter { !$0.done }
         guard force || active.count + count <= Self.focusLimit else {
-            throw HouseholdError.invalidInput("""
-                focus rule: at most \(Self.focusLimit) active tasks, and there are \(active.count) \
-                (\(active.map(\.title).joined(separator: ", "))). Finish or delete one first, or pass --force.
-                """)
+            throw HouseholdError.refuse(.focusRule, ["limit": JSONValue(Self.focusLimit), "active": JSONValue(active.count),
+                                                  "titles": JSONValue(active.map(\.title))])
         }
     }
 
     @discardableResult
     public func addTask(_ title: String, assignee: String? = nil, due: String? = nil, force: Bool = false) throws -> HouseholdTask {
-        let title = try Validation.name(title, what: "task title", max: 200)
+        let title = try Validation.name(title, what: "task_title", max: 200)
         let assigneeID = try assignee.map { try memberID(named: $0) }
         let dueDate = try due.map { try Validation.date($0).description }
         try focusCheck(adding: 1, force: force)
@@ -92,26 +89,26 @@ extension Household {
 
     package func task(_ id: String) throws -> HouseholdTask {
         guard let task = try tasks().first(where: { $0.id == id }) else {
-            throw HouseholdError.invalidInput("the task was deleted")
+            throw HouseholdError.refuse(.taskDeleted)
         }
         return task
     }
 
     /// A task by its position in `tasks()` (active first), title, or the start or end of its id.
     public func resolveTask(_ handle: String) throws -> HouseholdTask {
-        try Handles.resolve(handle, in: tasks(), what: "task", list: "task list", name: \.title, id: \.id)
+        try Handles.resolve(handle, in: tasks(), what: "task", list: "task_list", name: \.title, id: \.id)
     }
 
     public func completeTask(_ handle: String) throws -> HouseholdTask {
         let task = try resolveTask(handle)
-        guard !task.done else { throw HouseholdError.invalidInput("\(task.title.debugDescription) is already done") }
+        guard !task.done else { throw HouseholdError.refuse(.alreadyDone, ["title": .string(task.title)]) }
         try store.write(member: memberID) { try $0.put(.task, task.id, ["done": .bool(true)]) }
         return try self.task(task.id)
     }
 
     public func reopenTask(_ handle: String, force: Bool = false) throws -> HouseholdTask {
         let task = try resolveTask(handle)
-        guard task.done else { throw HouseholdError.invalidInput("\(task.title.debugDescription) is not done") }
+        guard task.done else { throw HouseholdError.refuse(.notDone, ["title": .string(task.title)]) }
         try focusCheck(adding: 1, force: force)
         try store.write(member: memberID) { try $0.put(.task, task.id, ["done": .bool(false)]) }
         return try self.task(task.id)
@@ -138,9 +135,9 @@ extension Household {
     @discardableResult
     public func editTask(_ handle: String, _ edit: TaskEdit) throws -> HouseholdTask {
         guard !edit.isEmpty else {
-            throw HouseholdError.invalidInput("nothing to change: give a new title, assignee (or none) or due date (or none)")
+            throw HouseholdError.refuse(.nothingToChange, ["kind": "task"])
         }
-        let title = try edit.title.map { try Validation.name($0, what: "task title", max: 200) }
+        let title = try edit.title.map { try Validation.name($0, what: "task_title", max: 200) }
         let assignee: String?? = try edit.assignee.map { name in try name.map { try memberID(named: $0) } }
         let due: String?? = try edit.due.map { text in try text.map { try Validation.date($0).description } }
         let task = try resolveTask(handle)

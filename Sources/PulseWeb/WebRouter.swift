@@ -51,11 +51,17 @@ struct WebRouter: Sendable {
         }
         switch path {
         case "/", "/index.html": return .response(asset(WebAssets.indexHTML, "text/html; charset=utf-8"))
-        case "/app.js": return .response(asset(WebAssets.appJS, "text/javascript; charset=utf-8"))
         case "/app.css": return .response(asset(WebAssets.appCSS, "text/css; charset=utf-8"))
         case "/icon.svg": return .response(asset(WebAssets.iconSVG, "image/svg+xml"))
         case "/login": return .response(login(query["token"]))
-        default: return .response(text(404, "Not found.\n"))
+        default:
+            if let module = WebAssets.modules[path] { return .response(asset(module, "text/javascript; charset=utf-8")) }
+            // The message catalogue the page renders its sentences from (the agent's own).
+            if path.hasPrefix("/messages/"), path.hasSuffix(".json"),
+               let catalogue = MessageCatalogue.json(language: String(path.dropFirst("/messages/".count).dropLast(".json".count))) {
+                return .response(asset(catalogue, "application/json; charset=utf-8"))
+            }
+            return .response(text(404, "Not found.\n"))
         }
     }
 
@@ -82,17 +88,17 @@ struct WebRouter: Sendable {
     private func apiCall(_ request: WebRequest, path: String, query: [String: String]) async -> WebReply {
         let cookie = WebRules.cookie(cookieName, in: request.headers("cookie"))
         guard let csrf = sessions.csrf(for: cookie) else {
-            return .response(json(401, ["error": .string("not signed in: run `pulse-peer open` on this computer")]))
+            return .response(refused(401, .notSignedIn))
         }
         if request.method == "POST" {
             guard WebRules.originAllowed(request.header("origin"), host: host, port: port) else {
-                return .response(json(403, ["error": .string("refused: the request did not come from this page (Origin)")]))
+                return .response(refused(403, .wrongOrigin))
             }
             guard let sent = request.header(Self.csrfHeader), WebSessions.same(sent, csrf) else {
-                return .response(json(403, ["error": .string("refused: the request did not carry this page's token")]))
+                return .response(refused(403, .missingToken))
             }
         } else if request.method != "GET" {
-            return .response(json(405, ["error": .string("use GET or POST")], extra: [("Allow", "GET, POST")]))
+            return .response(refused(405, .methodNotAllowed, ["allowed": ["GET", "POST"]], extra: [("Allow", "GET, POST")]))
         }
         switch (request.method, path) {
         case ("GET", "/api/session"):
@@ -102,7 +108,7 @@ struct WebRouter: Sendable {
                 let status = try await api.status()
                 return .response(WebResponse(status: 200, headers: apiHeaders("application/json"), body: Array(try JSONEncoder().encode(status))))
             } catch {
-                return .response(json(500, ["error": .string("\(error)")]))
+                return .response(json(500, ["error": Refusal(error).body.json]))
             }
         case ("GET", "/api/backup"):
             // A consistent snapshot, as `pulse-peer backup` makes (it holds the household's
@@ -113,7 +119,7 @@ struct WebRouter: Sendable {
                 return .response(WebResponse(status: 200, headers: apiHeaders("application/vnd.sqlite3")
                     + [("Content-Disposition", "attachment; filename=\"\(name)\"")], body: bytes))
             } catch {
-                return .response(json(500, ["error": .string("\(error)")]))
+                return .response(json(500, ["error": Refusal(error).body.json]))
             }
         case ("GET", "/api/events"):
             let resume = request.header("last-event-id") ?? query["resume"]
@@ -126,25 +132,25 @@ struct WebRouter: Sendable {
         case ("POST", _) where path.hasPrefix("/api/call/"):
             let method = String(path.dropFirst("/api/call/".count))
             guard HouseholdAPI.methods.contains(method) else {
-                return .response(json(404, ["error": .string("unknown method \(method.debugDescription)")]))
+                return .response(refused(404, .unknownMethod, ["method": .string(method)]))
             }
             guard request.header("content-type")?.lowercased().hasPrefix("application/json") == true else {
-                return .response(json(415, ["error": .string("send the parameters as application/json")]))
+                return .response(refused(415, .notJSON))
             }
             let params: [String: JSONValue]
             if request.body.isEmpty {
                 params = [:]
             } else {
                 guard case let .object(object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(request.body)) else {
-                    return .response(json(400, ["error": .string("the parameters are one JSON object")]))
+                    return .response(refused(400, .notJSON))
                 }
                 params = object
             }
             let answer = await api.call(method, params)
             if answer.ok { return .response(json(200, ["result": answer.result ?? .null])) }
-            return .response(json(422, ["error": .string(answer.error ?? "refused")]))
+            return .response(json(422, ["error": (answer.error ?? Refusal(.failed, ["detail": "refused"]).body).json]))
         default:
-            return .response(json(404, ["error": .string("no such API path \(path.debugDescription)")]))
+            return .response(refused(404, .noSuchPath, ["path": .string(path)]))
         }
     }
 
@@ -159,6 +165,12 @@ struct WebRouter: Sendable {
         encoder.outputFormatting = .sortedKeys
         let body = (try? encoder.encode(JSONValue.object(object))).map(Array.init) ?? Array("{}".utf8)
         return WebResponse(status: status, headers: apiHeaders("application/json") + extra, body: body)
+    }
+
+    /// A refusal of the page's API: `{"error": {"code", "params", "message"}}`.
+    private func refused(_ status: Int, _ code: Refusal.Code, _ params: [String: JSONValue] = [:],
+                         extra: [(String, String)] = []) -> WebResponse {
+        json(status, ["error": Refusal(code, params).body.json], extra: extra)
     }
 
     private func text(_ status: Int, _ message: String, extra: [(String, String)] = []) -> WebResponse {
@@ -184,7 +196,22 @@ struct WebRouter: Sendable {
 /// The page's files, embedded in the binary (nothing is loaded from elsewhere).
 enum WebAssets {
     static var indexHTML: [UInt8] { PackageResources.index_html }
-    static var appJS: [UInt8] { PackageResources.app_js }
+    /// The page's ES modules by path (no build step: served as written).
+    static let modules: [String: [UInt8]] = [
+        "/main.js": PackageResources.main_js,
+        "/api.js": PackageResources.api_js,
+        "/messages.js": PackageResources.messages_js,
+        "/store.js": PackageResources.store_js,
+        "/page.js": PackageResources.page_js,
+        "/feed.js": PackageResources.feed_js,
+        "/ui.js": PackageResources.ui_js,
+        "/household.js": PackageResources.household_js,
+        "/shopping.js": PackageResources.shopping_js,
+        "/tasks.js": PackageResources.tasks_js,
+        "/backlog.js": PackageResources.backlog_js,
+        "/kids.js": PackageResources.kids_js,
+        "/more.js": PackageResources.more_js,
+    ]
     static var appCSS: [UInt8] { PackageResources.app_css }
     static var iconSVG: [UInt8] { PackageResources.icon_svg }
 }

@@ -38,7 +38,7 @@ struct Invite: ParsableCommand {
                 + "when the new machine joins (\(error))")
         }
         guard response.ok, case let .object(result)? = response.result, case let .string(code)? = result["code"] else {
-            throw CLIError(message: response.error ?? "the agent gave no code")
+            throw CLIError(message: response.error.map { Refusal.cliMessage(of: $0) } ?? "the agent gave no code")
         }
         print(code)
         let hint = """

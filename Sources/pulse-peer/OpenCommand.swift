@@ -22,7 +22,7 @@ struct Open: ParsableCommand {
         do { response = try AgentControl.request(ControlRequest(op: "open"), home: options.resolved) } catch { throw CLIError(error) }
         guard response.ok, case let .object(result)? = response.result, case let .string(login)? = result["login"],
               case let .string(url)? = result["url"] else {
-            throw CLIError(message: response.error ?? "the agent gave no sign-in link")
+            throw CLIError(message: response.error.map { Refusal.cliMessage(of: $0) } ?? "the agent gave no sign-in link")
         }
         if !printOnly, Spawned.launch("xdg-open", [login]) {
             print("Opened House Pulse in your browser (\(url)).")

@@ -88,7 +88,7 @@ struct ServiceCommand: ParsableCommand {
 
         func run() throws {
             let home = options.resolved
-            if let problem = home.problem { throw CLIError(message: problem) }
+            if let problem = home.problem { throw CLIError(message: problem.cliMessage()) }
             guard home.hasHousehold else { throw CLIError(HouseholdError.notInitialized(home.path)) }
             let path = ServiceCommand.unitPath
             let text = ServiceCommand.unit(executable: ServiceCommand.executablePath(), home: home.path)

@@ -89,9 +89,15 @@ import Testing
         #expect(try home.shoppingNames() == ["Oats"])
         let refused = try AgentControl.request(ControlRequest(op: "call", method: "backlog.add",
                                                               params: ["category": .string("Nope"), "title": .string("x")]), home: homeURL)
-        #expect(!refused.ok && refused.error?.contains("no category \"Nope\"") == true)
+        #expect(!refused.ok && refused.error?.code == "not_found")
+        #expect(refused.error?.params["kind"] == "category" && refused.error?.params["handle"] == "Nope")
+        #expect(refused.error?.message == "no category \"Nope\" in the backlog")
         let listed = try AgentControl.request(ControlRequest(op: "call", method: "task.list"), home: homeURL)
         #expect(listed.result == .array([]))
+        // The socket's own refusals come as codes too.
+        #expect(try AgentControl.request(ControlRequest(op: "fly"), home: homeURL).error?.code == "unknown_op")
+        #expect(try AgentControl.request(ControlRequest(op: "call"), home: homeURL).error?.code == "missing_parameter")
+        #expect(try AgentControl.request(ControlRequest(op: "invite", minutes: 99), home: homeURL).error?.code == "invite_minutes")
         agent.stop()
     }
 }

@@ -134,7 +134,7 @@ struct WebRouterTests {
         let logins = FrontEndLogins()
         let api = LocalAPI(callMethod: { method, params in
             calls.made.withLock { $0.append((method, params)) }
-            if method == "shop.check" { return ControlResponse(ok: false, error: "no item \"x\" in the shopping list") }
+            if method == "shop.check" { return .refused(.notFound, ["kind": "item", "list": "shopping_list", "handle": "x"]) }
             return ControlResponse(ok: true, result: .array([.string("done")]))
         }, currentStatus: { throw CancellationError() }, feed: EventFeed(), logins: logins,
            home: HouseholdHome.resolve("/tmp/pulse-web-router-tests"))
@@ -152,6 +152,13 @@ struct WebRouterTests {
 
     func header(_ response: WebResponse?, _ name: String) -> String? { response?.headers.first { $0.0 == name }?.1 }
 
+    /// The refusal's code in an API answer (`{"error":{"code":…}}`).
+    func errorCode(_ response: WebResponse?) -> String? {
+        guard let response, case let .object(body)? = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body)),
+              case let .object(error)? = body["error"], case let .string(code)? = error["code"] else { return nil }
+        return code
+    }
+
     /// Signs in with a fresh token: the cookie header and the CSRF token.
     func signIn(_ router: WebRouter, _ logins: FrontEndLogins) async throws -> (cookie: (String, String), csrf: String) {
         let login = try #require(response(await router.respond(to: request("GET", "/login?token=\(logins.issue())"))))
@@ -168,7 +175,7 @@ struct WebRouterTests {
 
     @Test func thePageIsServedWithItsDefencesAndTheWrongHostGetsNothing() async throws {
         let (router, _) = router()
-        for path in ["/", "/app.js", "/app.css", "/icon.svg"] {
+        for path in ["/", "/app.css", "/icon.svg", "/messages/en.json"] + WebAssets.modules.keys.sorted() {
             let page = try #require(response(await router.respond(to: request("GET", path))))
             #expect(page.status == 200 && !page.body.isEmpty)
             #expect(header(page, "X-Frame-Options") == "DENY")
@@ -181,6 +188,15 @@ struct WebRouterTests {
         let foreign = WebRequest(method: "GET", uri: "/", headers: [("host", "evil.example:8080")])
         #expect(response(await router.respond(to: foreign))?.status == 421)
         #expect(response(await router.respond(to: request("GET", "/nowhere")))?.status == 404)
+        #expect(response(await router.respond(to: request("GET", "/messages/xx.json")))?.status == 404)
+        #expect(response(await router.respond(to: request("GET", "/messages/../Package.json")))?.status == 404)
+        // Every module the entry imports (and they theirs) is served: no 404 in the browser.
+        for (path, source) in WebAssets.modules {
+            for match in String(decoding: source, as: UTF8.self).matches(of: /from "\.\/([a-z]+\.js)"|import "\.\/([a-z]+\.js)"/) {
+                let imported = "/" + String(match.output.1 ?? match.output.2 ?? "")
+                #expect(WebAssets.modules[imported] != nil, "\(path) imports \(imported)")
+            }
+        }
         #expect(response(await router.respond(to: request("POST", "/")))?.status == 405)
     }
 
@@ -215,9 +231,11 @@ struct WebRouterTests {
             [cookie, json, ("origin", "http://127.0.0.1:8080")], // no token
             [cookie, json, ("origin", "http://127.0.0.1:8080"), ("x-pulse-csrf", String(csrf.dropLast()) + (csrf.hasSuffix("A") ? "B" : "A"))],
         ]
-        for headers in refused {
-            #expect(response(await router.respond(to: request("POST", "/api/call/shop.add", headers, body: body)))?.status == 403)
+        for (headers, code) in zip(refused, ["wrong_origin", "wrong_origin", "missing_token", "missing_token"]) {
+            let answer = response(await router.respond(to: request("POST", "/api/call/shop.add", headers, body: body)))
+            #expect(answer?.status == 403 && errorCode(answer) == code)
         }
+        #expect(errorCode(response(await router.respond(to: request("GET", "/api/status")))) == "not_signed_in")
         #expect(calls.made.withLock { $0.isEmpty })
         let good = [cookie, json, ("origin", "http://localhost:8080"), ("x-pulse-csrf", csrf)]
         let done = try #require(response(await router.respond(to: request("POST", "/api/call/shop.add", good, body: body))))
@@ -226,15 +244,22 @@ struct WebRouterTests {
         #expect(calls.made.withLock { $0.first?.1 } == ["names": .array([.string("Milk")])])
         // The household's refusal is the answer, as a sentence.
         let refusal = try #require(response(await router.respond(to: request("POST", "/api/call/shop.check", good, body: #"{"item":"x"}"#))))
-        #expect(refusal.status == 422 && String(decoding: refusal.body, as: UTF8.self).contains("no item"))
+        #expect(refusal.status == 422 && String(decoding: refusal.body, as: UTF8.self).contains(#""code":"not_found""#))
         // Bad input never reaches the household.
         let before = calls.made.withLock { $0.count }
-        #expect(response(await router.respond(to: request("POST", "/api/call/nope", good, body: "{}")))?.status == 404)
-        #expect(response(await router.respond(to: request("POST", "/api/call/shop.add", good, body: "[1]")))?.status == 400)
-        #expect(response(await router.respond(to: request("POST", "/api/call/shop.add", good, body: "{")))?.status == 400)
+        let nope = response(await router.respond(to: request("POST", "/api/call/nope", good, body: "{}")))
+        #expect(nope?.status == 404 && errorCode(nope) == "unknown_method")
+        for bad in ["[1]", "{"] {
+            let answer = response(await router.respond(to: request("POST", "/api/call/shop.add", good, body: bad)))
+            #expect(answer?.status == 400 && errorCode(answer) == "not_json")
+        }
         let form = [cookie, ("content-type", "text/plain"), ("origin", "http://127.0.0.1:8080"), ("x-pulse-csrf", csrf)]
-        #expect(response(await router.respond(to: request("POST", "/api/call/shop.add", form, body: body)))?.status == 415)
-        #expect(response(await router.respond(to: request("DELETE", "/api/call/shop.add", good)))?.status == 405)
+        let plain = response(await router.respond(to: request("POST", "/api/call/shop.add", form, body: body)))
+        #expect(plain?.status == 415 && errorCode(plain) == "not_json")
+        let delete = response(await router.respond(to: request("DELETE", "/api/call/shop.add", good)))
+        #expect(delete?.status == 405 && errorCode(delete) == "method_not_allowed")
+        let nowhere = response(await router.respond(to: request("GET", "/api/nowhere", [cookie])))
+        #expect(nowhere?.status == 404 && errorCode(nowhere) == "no_such_path")
         #expect(calls.made.withLock { $0.count } == before)
     }
 

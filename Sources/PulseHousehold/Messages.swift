@@ -1,0 +1,142 @@
+import FoundationEssentials
+
+/// The sentences people read, kept apart from the code that decides: one JSON catalogue
+/// per language (`Resources/messages-en.json`), served as it is to the page, whose
+/// `messages.js` formats exactly as ``format(_:_:)`` does.
+///
+/// A message is text with placeholders, a small subset of ICU MessageFormat:
+/// - `{name}`: the parameter (a number, a string; a list is joined with ", "; an object
+///   shows its `label`);
+/// - `{name, plural, one {…} other {…}}` (also `=0 {…}`), `#` inside being the number;
+/// - `{name, select, value {…} other {…}}`;
+/// - `{name, key, prefix}`: the catalogue's message `prefix.<value>` (a noun, a list's
+///   name), else the value itself;
+/// - `{name, quoted}`: each value of the list between the language's quotation marks
+///   (`quote.open`, `quote.close`).
+public struct MessageCatalogue: Sendable {
+    public let language: String
+    let messages: [String: String]
+
+    package init(language: String, messages: [String: String]) {
+        self.language = language
+        self.messages = messages
+    }
+
+    /// English: the default, and the words every other language falls back to.
+    public static let english: MessageCatalogue = {
+        guard let table = try? JSONDecoder().decode([String: String].self, from: Data(PackageResources.messages_en_json)) else {
+            fatalError("the built-in English messages do not decode (Resources/messages-en.json)")
+        }
+        return MessageCatalogue(language: "en", messages: table)
+    }()
+
+    /// The catalogue file as served to the page.
+    public static func json(language: String) -> [UInt8]? { language == "en" ? PackageResources.messages_en_json : nil }
+
+    public var keys: Dictionary<String, String>.Keys { messages.keys }
+
+    /// The message `key` with `params` filled in; the key itself when the catalogue lacks it.
+    public func text(_ key: String, _ params: [String: JSONValue] = [:]) -> String {
+        guard let template = messages[key] else { return key }
+        return format(template, params)
+    }
+
+    public func has(_ key: String) -> Bool { messages[key] != nil }
+
+    /// Formats `template` (the grammar above).
+    public func format(_ template: String, _ params: [String: JSONValue]) -> String {
+        var out = ""
+        var index = template.startIndex
+        render(template, &index, params, number: nil, into: &out, until: nil)
+        return out
+    }
+
+    private func render(_ t: String, _ i: inout String.Index, _ params: [String: JSONValue], number: String?,
+                        into out: inout String, until close: Character?) {
+        while i < t.endIndex {
+            let c = t[i]
+            if let close, c == close { return }
+            if c == "#", let number { out += number; i = t.index(after: i); continue }
+            guard c == "{" else { out.append(c); i = t.index(after: i); continue }
+            i = t.index(after: i)
+            // The argument: name[, type[, rest]]
+            var head = ""
+            while i < t.endIndex, t[i] != "}", t[i] != "," { head.append(t[i]); i = t.index(after: i) }
+            let name = head.trimmed
+            guard i < t.endIndex else { return }
+            if t[i] == "}" {
+                out += Self.plain(params[name])
+                i = t.index(after: i)
+                continue
+            }
+            i = t.index(after: i) // ","
+            var type = ""
+            while i < t.endIndex, t[i] != "}", t[i] != "," { type.append(t[i]); i = t.index(after: i) }
+            type = type.trimmed
+            if type == "key" {
+                var prefix = ""
+                if i < t.endIndex, t[i] == "," { i = t.index(after: i) }
+                while i < t.endIndex, t[i] != "}" { prefix.append(t[i]); i = t.index(after: i) }
+                if i < t.endIndex { i = t.index(after: i) }
+                let value = Self.plain(params[name])
+                let key = prefix.trimmed + "." + value
+                out += has(key) ? text(key, params) : value
+                continue
+            }
+            if type == "quoted" {
+                if i < t.endIndex { i = t.index(after: i) }
+                let open = messages["quote.open"] ?? "\"", close = messages["quote.close"] ?? "\""
+                let values: [JSONValue] = if case let .array(values)? = params[name] { values } else { [params[name] ?? .null] }
+                out += values.map { open + Self.plain($0) + close }.joined(separator: ", ")
+                continue
+            }
+            if i < t.endIndex, t[i] == "," { i = t.index(after: i) }
+            // Branches: selector {text} … until the closing brace.
+            let value = params[name]
+            var exact: String?, category: String?, other: String?
+            let exactSelector: String, categorySelector: String?
+            if type == "plural" {
+                let n = value?.integerValue ?? 0
+                exactSelector = "=\(n)"
+                categorySelector = Self.pluralCategory(n, language: language)
+            } else {
+                exactSelector = Self.plain(value)
+                categorySelector = nil
+            }
+            while i < t.endIndex {
+                while i < t.endIndex, t[i] == " " || t[i] == "\n" { i = t.index(after: i) }
+                guard i < t.endIndex, t[i] != "}" else { break }
+                var selector = ""
+                while i < t.endIndex, t[i] != "{", t[i] != " " { selector.append(t[i]); i = t.index(after: i) }
+                while i < t.endIndex, t[i] == " " { i = t.index(after: i) }
+                guard i < t.endIndex, t[i] == "{" else { break }
+                i = t.index(after: i)
+                var branch = ""
+                render(t, &i, params, number: type == "plural" ? Self.plain(value) : number, into: &branch, until: "}")
+                if i < t.endIndex { i = t.index(after: i) }
+                if selector == exactSelector, exact == nil { exact = branch }
+                if selector == categorySelector, category == nil { category = branch }
+                if selector == "other" { other = branch }
+            }
+            if i < t.endIndex { i = t.index(after: i) }
+            out += exact ?? category ?? other ?? ""
+        }
+    }
+
+    static func plain(_ value: JSONValue?) -> String {
+        switch value {
+        case nil, .null?: ""
+        case let .bool(v)?: v ? "true" : "false"
+        case let .integer(v)?: String(v)
+        case let .number(v)?: v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : String(v)
+        case let .string(v)?: v
+        case let .array(values)?: values.map { plain($0) }.joined(separator: ", ")
+        case let .object(fields)?: plain(fields["label"] ?? fields["name"])
+        }
+    }
+
+    /// The CLDR plural category of a whole number (English until other languages land).
+    public static func pluralCategory(_ n: Int64, language: String) -> String {
+        n == 1 ? "one" : "other"
+    }
+}

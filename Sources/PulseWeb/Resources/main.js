@@ -1,0 +1,67 @@
+// House Pulse — the family's page, as ES modules with no build step. main.js signs in,
+// loads every part, opens the live feed and wires the tabs; each tab is its own module
+// (shopping.js, tasks.js, backlog.js, kids.js, more.js) registering itself with page.js.
+import { startSession, onConnection, logout } from "./api.js";
+import { $, fail, useCatalogue } from "./ui.js";
+import { loadCatalogue } from "./messages.js";
+import { tabs, local, switchTab, loadAll, wireAll } from "./page.js";
+import { connectFeed, closeFeed } from "./feed.js";
+import "./household.js";
+import "./shopping.js";
+import "./tasks.js";
+import "./backlog.js";
+import "./kids.js";
+import "./more.js";
+
+let online = true;
+function setOnline(now) {
+  if (online === now) return;
+  online = now;
+  $("offline").hidden = now;
+}
+
+function signedOut() {
+  document.querySelectorAll(".tab").forEach((tab) => { tab.hidden = true; });
+  document.querySelector(".tabbar").hidden = true;
+  $("signed-out").hidden = false;
+  closeFeed();
+}
+
+onConnection({ online: setOnline, signedOut });
+
+function wire() {
+  for (const name of tabs) $(`t-${name}`).addEventListener("click", () => switchTab(name));
+  document.querySelector(".tabbar").addEventListener("keydown", (e) => {
+    const i = tabs.indexOf(local.tab);
+    if (e.key === "ArrowRight") switchTab(tabs[(i + 1) % tabs.length], true);
+    else if (e.key === "ArrowLeft") switchTab(tabs[(i + tabs.length - 1) % tabs.length], true);
+    else if (e.key === "Home") switchTab(tabs[0], true);
+    else if (e.key === "End") switchTab(tabs[tabs.length - 1], true);
+  });
+  $("sign-out").addEventListener("click", async () => {
+    try { await logout(); } catch { /* signed out anyway */ }
+    signedOut();
+  });
+  window.addEventListener("hashchange", () => switchTab(location.hash.slice(1)));
+  wireAll();
+}
+
+async function start() {
+  try {
+    await startSession();
+  } catch {
+    if (!$("signed-out").hidden) return;
+    setOnline(false);
+    setTimeout(start, 2000);
+    return;
+  }
+  try { useCatalogue(await loadCatalogue("en")); } catch (error) { console.error(error); }
+  switchTab(location.hash.slice(1) || "shopping");
+  await loadAll().catch(fail);
+  connectFeed({ online: setOnline, isOnline: () => online, fail });
+  document.body.dataset.ready = "true";
+}
+
+// A module runs once, after the document is parsed.
+wire();
+start();

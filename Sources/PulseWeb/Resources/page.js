@@ -1,0 +1,68 @@
+// The page's parts and tabs. Each part (one module: shopping.js, tasks.js, …) registers
+// itself with `register({ id, tab?, topics, reads?, load, render, wire?, onEvent? })`:
+// `load` asks the agent and puts the answer in the store, `render` draws from the store,
+// `topics` say which live-feed events make it load again (store.js, `concerns`), `reads`
+// which parts of the store it draws from (its own by default).
+import { Store, concerns } from "./store.js";
+import { APIError } from "./api.js";
+import { $ } from "./ui.js";
+
+export const store = new Store();
+/** What this page alone knows: the tab shown, the kid chosen, … */
+export const local = { tab: "shopping" };
+
+const parts = new Map();
+export const tabs = [];
+
+export function register(part) {
+  parts.set(part.id, part);
+  if (part.tab) tabs.push(part.id);
+}
+
+store.subscribe((changed) => {
+  for (const part of parts.values()) if ((part.reads || [part.id]).includes(changed)) part.render();
+});
+
+export function partsConcerned(event) {
+  return [...parts.values()].filter((part) => concerns(part.topics || [], event));
+}
+
+/** Loads every part once (the household first: the others show its members). */
+export async function loadAll() {
+  const first = parts.get("household");
+  if (first) await first.load();
+  await Promise.all([...parts.values()].filter((p) => p !== first).map((p) => p.load()));
+}
+
+// Refreshes gathered over a moment: a burst of events reloads each part once.
+const dirty = new Set();
+let refreshTimer = null;
+export function refresh(...ids) {
+  ids.forEach((id) => dirty.add(id));
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(async () => {
+    const due = [...dirty];
+    dirty.clear();
+    for (const id of due) {
+      try { await parts.get(id)?.load(); } catch (error) { if (!(error instanceof APIError)) console.error(error); }
+    }
+  }, 30);
+}
+
+export function wireAll() { for (const part of parts.values()) part.wire?.(); }
+export function notify(event) { for (const part of parts.values()) part.onEvent?.(event); }
+
+export function switchTab(tab, focus = false) {
+  if (!tabs.includes(tab)) tab = tabs[0];
+  local.tab = tab;
+  for (const name of tabs) {
+    const button = $(`t-${name}`);
+    const selected = name === tab;
+    button.setAttribute("aria-selected", String(selected));
+    button.tabIndex = selected ? 0 : -1;
+    $(`tab-${name}`).hidden = !selected;
+  }
+  if (focus) $(`t-${tab}`).focus();
+  if (location.hash !== `#${tab}`) history.replaceState(null, "", `#${tab}`);
+  for (const part of parts.values()) part.tabShown?.(tab);
+}

@@ -1,0 +1,195 @@
+// The Shopping tab: the list, rapid entry, the restock pool, clear and undo.
+import { call } from "./api.js";
+import { $, el, toast, fail, pulse } from "./ui.js";
+import { register, store, refresh, local } from "./page.js";
+
+const newItems = { ids: [], count: 0 };
+let rapidActive = false;
+
+register({
+  id: "shopping",
+  tab: true,
+  topics: ["shopping.", "shopping_item"],
+  async load() {
+    const [list, pool] = await Promise.all([call("shop.list"), call("shop.list", { pool: "restock" })]);
+    store.set("shopping", { list, pool });
+  },
+  render,
+  wire,
+  onEvent(event) {
+    if (event.type === "shopping.added" && !event.local) {
+      if (event.row) newItems.ids.push(event.row);
+      newItems.count += event.count || 1;
+      renderNewItems();
+    }
+  },
+  tabShown: renderNewItems,
+});
+
+function render() {
+  const { list = [], pool = [] } = store.view("shopping") || {};
+  $("shop-list").replaceChildren(...list.map(shopRow));
+  $("shop-count").textContent = list.length;
+  $("shop-empty").hidden = list.length > 0 || rapidActive;
+  $("shop-list").hidden = list.length === 0;
+  $("restock-count").textContent = pool.length;
+  $("restock-list").replaceChildren(...pool.map(poolRow));
+  $("restock-empty").hidden = pool.length > 0;
+}
+
+function renderNewItems() {
+  const banner = $("new-items");
+  const show = newItems.count > 0 && local.tab === "shopping";
+  banner.hidden = !show;
+  if (show) banner.textContent = `New items added (${newItems.count})`;
+}
+
+function shopRow(item) {
+  const name = el("span", { class: "name", text: item.name, title: "Rename", role: "button", tabindex: "0",
+    "aria-label": `${item.name} (rename)` });
+  const li = el("li", { "data-id": item.id, class: item.pending ? "pending" : "" },
+    el("button", { type: "button", class: "check", "aria-pressed": "false", "aria-label": `Check off ${item.name}`,
+      onclick: () => checkItem(item, li) }),
+    el("span", { class: "grow" }, name));
+  const rename = () => startRename(item, name);
+  name.addEventListener("click", rename);
+  name.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); rename(); } });
+  return li;
+}
+
+function poolRow(item) {
+  return el("li", { "data-id": item.id },
+    el("span", { class: "grow name", text: item.name }),
+    el("button", { type: "button", class: "row-button restock", "aria-label": `Put ${item.name} back on the list`, text: "+",
+      onclick: () => restockItem(item) }));
+}
+
+// Guesses (store.js): shown at once, undone if the agent refuses.
+const without = (items, id) => items.filter((x) => x.id !== id);
+
+async function checkItem(item, li) {
+  li.classList.add("leaving");
+  const sent = call("shop.check", { item: item.id });
+  sent.catch(() => {}); // awaited below, after the row's leaving animation
+  await new Promise((resolve) => setTimeout(resolve, 250));
+  pulse($("restock-toggle"));
+  try {
+    await store.guess("shopping", (s) => ({ list: without(s.list, item.id), pool: [{ ...item, state: "restock" }, ...without(s.pool, item.id)] }),
+      () => sent);
+  } catch (error) { fail(error); }
+  refresh("shopping");
+}
+
+async function restockItem(item) {
+  try {
+    await store.guess("shopping", (s) => ({ list: [...without(s.list, item.id), { ...item, state: "active" }], pool: without(s.pool, item.id) }),
+      () => call("shop.restock", { item: item.id }));
+  } catch (error) { fail(error); }
+  refresh("shopping");
+}
+
+function startRename(item, name) {
+  const input = el("input", { class: "edit", value: item.name, maxlength: "200", "aria-label": `Rename ${item.name}` });
+  name.replaceWith(input);
+  input.focus(); input.select();
+  let done = false;
+  const finish = async (save) => {
+    if (done) return; done = true;
+    const text = input.value.trim();
+    if (!save || !text || text === item.name) { render(); return; }
+    try {
+      await store.guess("shopping", (s) => ({ ...s, list: s.list.map((x) => (x.id === item.id ? { ...x, name: text } : x)) }),
+        () => call("shop.rename", { item: item.id, name: text }));
+    } catch (error) { fail(error); }
+    refresh("shopping");
+  };
+  input.addEventListener("keydown", (e) => { if (e.key === "Enter") finish(true); if (e.key === "Escape") finish(false); });
+  input.addEventListener("blur", () => finish(true));
+}
+
+// Rapid entry: Enter saves and opens the next row; Enter on an empty row (or Escape) ends it;
+// leaving the row saves what it holds. The row lives in its own list under the items, so a
+// refresh of the items (a remote change) never takes the focus from it.
+function rapidRow() {
+  const input = el("input", { class: "rapid", placeholder: "Item name", maxlength: "200", "aria-label": "New item" });
+  const li = el("li", { class: "rapid-row" }, el("span", { class: "check", "aria-hidden": "true" }), input);
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") {
+      e.preventDefault();
+      const name = input.value.trim();
+      if (!name) { endRapid(true); return; }
+      input.value = "";
+      addItems([name]);
+    } else if (e.key === "Escape") { input.value = ""; endRapid(true); }
+  });
+  input.addEventListener("blur", () => {
+    setTimeout(() => {
+      if (!rapidActive || document.activeElement === input) return;
+      const name = input.value.trim();
+      input.value = "";
+      if (name) addItems([name]);
+      endRapid();
+    }, 0);
+  });
+  return li;
+}
+
+function startRapid() {
+  rapidActive = true;
+  const rapid = $("shop-rapid");
+  if (!rapid.querySelector("input.rapid")) rapid.append(rapidRow());
+  rapid.hidden = false;
+  $("shop-empty").hidden = true;
+  rapid.querySelector("input.rapid").focus();
+}
+
+function endRapid(byKeyboard = false) {
+  rapidActive = false;
+  $("shop-rapid").replaceChildren();
+  $("shop-rapid").hidden = true;
+  render();
+  if (byKeyboard) $("add-item").focus();
+}
+
+let pendingCount = 0;
+async function addItems(names) {
+  const temp = names.map((name) => ({ id: `pending-${++pendingCount}`, name, pending: true }));
+  try {
+    const added = await store.guess("shopping", (s) => ({ ...s, list: [...s.list, ...temp] }), () => call("shop.add", { names }));
+    // The agent says which came back from the restock pool (the rule lives there).
+    const back = added.filter((item) => item.restocked);
+    if (back.length) toast(`Back from the restock pool: ${back.map((i) => i.name).join(", ")}`);
+  } catch (error) { fail(error); }
+  refresh("shopping");
+}
+
+async function clearAll() {
+  const list = store.view("shopping")?.list || [];
+  if (!list.length) return;
+  try {
+    await store.guess("shopping", (s) => ({ ...s, list: [] }), () => call("shop.clear"));
+    toast(`Cleared ${list.length} item${list.length === 1 ? "" : "s"}`, { action: "Undo", onAction: undoClear });
+  } catch (error) { fail(error); }
+  refresh("shopping");
+}
+
+async function undoClear() {
+  try { await call("shop.undo"); toast("The list is back."); } catch (error) { fail(error); }
+  refresh("shopping");
+}
+
+function wire() {
+  $("add-item").addEventListener("click", startRapid);
+  $("clear-all").addEventListener("click", clearAll);
+  $("restock-toggle").addEventListener("click", () => {
+    const sheet = $("restock-sheet");
+    sheet.hidden = !sheet.hidden;
+    $("restock-toggle").setAttribute("aria-expanded", String(!sheet.hidden));
+  });
+  $("new-items").addEventListener("click", () => {
+    const rows = newItems.ids.map((id) => $("shop-list").querySelector(`li[data-id="${CSS.escape(id)}"]`)).filter(Boolean);
+    rows[0]?.scrollIntoView({ behavior: "smooth", block: "center" });
+    rows.forEach((row) => { row.classList.remove("highlight"); void row.offsetWidth; row.classList.add("highlight"); });
+    newItems.ids = []; newItems.count = 0; renderNewItems();
+  });
+}

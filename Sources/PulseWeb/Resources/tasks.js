@@ -1,0 +1,115 @@
+// The Tasks tab: the focus rule's banner, adding, completing, reopening, deleting.
+// The focus rule is the agent's: a refusal with the code `focus_rule` offers "Add it anyway".
+import { call } from "./api.js";
+import { $, el, toast, fail, describe, todayISO } from "./ui.js";
+import { register, store, refresh } from "./page.js";
+import { me, members } from "./household.js";
+
+register({
+  id: "tasks",
+  tab: true,
+  topics: ["task.", "task", "recurring_template", "member"],
+  reads: ["tasks", "household"],
+  async load() { store.set("tasks", await call("task.list")); },
+  render,
+  wire,
+});
+
+function render() {
+  renderAssignees();
+  const tasks = store.view("tasks") || [];
+  const active = tasks.filter((t) => !t.done);
+  const done = tasks.filter((t) => t.done);
+  $("task-list").replaceChildren(...active.map(taskRow));
+  $("task-list").hidden = active.length === 0;
+  $("done-list").replaceChildren(...done.map(taskRow));
+  $("done-title").hidden = done.length === 0;
+  $("done-list").hidden = done.length === 0;
+  $("tasks-empty").hidden = tasks.length > 0;
+  const limit = store.view("household")?.focusLimit;
+  if (limit) {
+    $("focus-limit").textContent = String(limit);
+    $("focus-count").textContent = `(${active.length} of ${limit} active)`;
+  }
+}
+
+function renderAssignees() {
+  const select = $("task-assignee");
+  const chosen = select.value;
+  select.replaceChildren(el("option", { value: "", text: "Nobody" }),
+    ...members().map((m) => el("option", { value: m.name, text: m.isThisMachine ? `${m.name} (me)` : m.name })));
+  select.value = members().some((m) => m.name === chosen) ? chosen : "";
+}
+
+function taskRow(task) {
+  const meta = el("div", { class: "meta" });
+  if (task.due) {
+    const today = task.due === todayISO();
+    meta.append(el("span", { class: today ? "today" : "", text: today ? "Today" : task.due }));
+  }
+  if (task.assignee) {
+    const mine = me() && task.assigneeID === me().id;
+    meta.append(el("span", { class: "pill", text: mine ? "Me" : task.assignee, title: task.assignee }));
+  }
+  return el("li", { "data-id": task.id, class: task.done ? "done" : "" },
+    el("button", { type: "button", class: "check square", "aria-pressed": String(task.done),
+      "aria-label": `${task.done ? "Reopen" : "Complete"} ${task.title}`, onclick: () => toggleTask(task) }),
+    el("div", { class: "grow" }, el("span", { class: "name", text: task.title }), meta.childNodes.length ? meta : null),
+    el("button", { type: "button", class: "row-button", "aria-label": `Delete ${task.title}`, text: "✕",
+      onclick: () => deleteTask(task) }));
+}
+
+let forceAction = null;
+/** Shows the focus rule's refusal, with "Add it anyway" doing `force`. */
+export function showFocusRefusal(error, force) {
+  forceAction = force;
+  $("focus-refusal-text").textContent = describe(error);
+  $("focus-refusal").hidden = false;
+  $("task-force").focus();
+}
+
+async function addTask(force = false) {
+  const title = $("task-title").value.trim();
+  if (!title) return;
+  const params = { title, force };
+  if ($("task-assignee").value) params.assignee = $("task-assignee").value;
+  if ($("task-due").value) params.due = $("task-due").value;
+  try {
+    await call("task.add", params);
+    $("task-form").reset(); $("focus-refusal").hidden = true; forceAction = null;
+  } catch (error) {
+    if (error.code === "focus_rule") showFocusRefusal(error, () => addTask(true)); else fail(error);
+  }
+  refresh("tasks");
+}
+
+const toggled = (id) => (tasks) => tasks.map((t) => (t.id === id ? { ...t, done: !t.done } : t));
+
+async function toggleTask(task) {
+  try {
+    await store.guess("tasks", toggled(task.id), () => call(task.done ? "task.reopen" : "task.done", { task: task.id }));
+  } catch (error) {
+    if (error.code === "focus_rule") {
+      showFocusRefusal(error, async () => {
+        try { await call("task.reopen", { task: task.id, force: true }); } catch (e) { fail(e); }
+        refresh("tasks");
+      });
+    } else fail(error);
+  }
+  refresh("tasks");
+}
+
+async function deleteTask(task) {
+  try {
+    await store.guess("tasks", (tasks) => tasks.filter((t) => t.id !== task.id), () => call("task.delete", { task: task.id }));
+    toast(`Deleted “${task.title}”`);
+  } catch (error) { fail(error); }
+  refresh("tasks");
+}
+
+function wire() {
+  $("task-form").addEventListener("submit", (e) => { e.preventDefault(); addTask(false); });
+  $("task-force").addEventListener("click", async () => { $("focus-refusal").hidden = true; if (forceAction) await forceAction(); });
+  $("task-refusal-close").addEventListener("click", () => { $("focus-refusal").hidden = true; });
+}
+

@@ -1,0 +1,53 @@
+// The page's state store: what the agent said apart from what we guessed.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Store, concerns } from "../../Sources/PulseWeb/Resources/store.js";
+
+const deferred = () => { let resolve, reject; const promise = new Promise((a, b) => { resolve = a; reject = b; }); return { promise, resolve, reject }; };
+
+test("a guess shows at once and stays until the agent's next answer after the call", async () => {
+  const store = new Store();
+  store.set("shop", ["Milk"]);
+  const call = deferred();
+  const guessed = store.guess("shop", (list) => [...list, "Eggs"], () => call.promise);
+  assert.deepEqual(store.view("shop"), ["Milk", "Eggs"]);
+  assert.deepEqual(store.agent("shop"), ["Milk"]);
+  store.set("shop", ["Milk"]); // an answer from before the call settled: the guess stays
+  assert.deepEqual(store.view("shop"), ["Milk", "Eggs"]);
+  call.resolve("ok");
+  assert.equal(await guessed, "ok");
+  assert.ok(store.guessing("shop"));
+  store.set("shop", ["Milk", "Eggs"]);
+  assert.deepEqual(store.view("shop"), ["Milk", "Eggs"]);
+  assert.ok(!store.guessing("shop"));
+});
+
+test("a refused guess is undone at once and the refusal reaches the caller", async () => {
+  const store = new Store();
+  store.set("tasks", [{ id: 1, done: false }]);
+  const seen = [];
+  store.subscribe((part) => seen.push(part));
+  const refusal = Object.assign(new Error("focus"), { code: "focus_rule" });
+  await assert.rejects(store.guess("tasks", (t) => t.map((x) => ({ ...x, done: true })), async () => { throw refusal; }),
+    (error) => error.code === "focus_rule");
+  assert.deepEqual(store.view("tasks"), [{ id: 1, done: false }]);
+  assert.deepEqual(seen, ["tasks", "tasks"]);
+});
+
+test("guesses apply in order, and only to their part", () => {
+  const store = new Store();
+  store.set("a", 1);
+  store.set("b", 10);
+  store.guess("a", (v) => v + 1, () => new Promise(() => {}));
+  store.guess("a", (v) => v * 3, () => new Promise(() => {}));
+  assert.equal(store.view("a"), 6);
+  assert.equal(store.view("b"), 10);
+});
+
+test("feed events reach the parts whose topics they concern", () => {
+  assert.ok(concerns(["shopping.", "shopping_item"], { type: "shopping.added", entity: "shopping_item" }));
+  assert.ok(concerns(["member"], { type: "household.changed", entity: "member" }));
+  assert.ok(!concerns(["task.", "task"], { type: "shopping.checked", entity: "shopping_item" }));
+  assert.ok(!concerns([], { type: "peer.connected" }));
+  assert.ok(concerns(["peer.", "conflict"], { type: "conflict" }));
+});
