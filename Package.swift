@@ -37,6 +37,8 @@ let package = Package(
         // One target per layer; each depends only downward (docs/ARCHITECTURE.md).
         // Model: values and pure rules, nothing of ours below it.
         .target(name: "PulseModel"),
+        // System: starting another program (one way: a clean signal mask, always reaped).
+        .target(name: "PulseSystem"),
         // Store: SQLite, migrations, the replicated store (knows Model, never the network).
         .target(name: "PulseStore", dependencies: ["PulseModel", "CSQLite"]),
         // Identity: the machine's key pair and atomic file writes.
@@ -75,13 +77,13 @@ let package = Package(
         ]),
         // Notifications: which events notify, batching (pure), and delivery through the
         // desktop notification service (the only target that sees CDBus) or a hook command.
-        .target(name: "PulseNotify", dependencies: ["PulseHousehold", "CDBus"]),
+        .target(name: "PulseNotify", dependencies: ["PulseHousehold", "PulseSystem", "CDBus"]),
         // The agent and the public face: sees every layer; the CLI imports only this.
         .target(
             name: "PeerSync",
             dependencies: [
                 "PulseModel", "PulseStore", "PulseIdentity", "PulseHousehold",
-                "PulseProtocol", "PulseTransport", "PulseDiscovery", "PulseNotify",
+                "PulseProtocol", "PulseTransport", "PulseDiscovery", "PulseNotify", "PulseSystem",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -174,11 +174,10 @@ actor EventPipeline {
     }
 
     func peer(_ kind: HouseholdEvent.Kind, machine: String) {
-        peerEvents.append(HouseholdEvent(type: kind, title: machine, machine: machine, time: Self.now()))
+        peerEvents.append(HouseholdEvent(type: kind, title: machine, machine: machine, time: WallClock.now()))
         wake.resumeAll()
     }
 
-    static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
     /// The pure derivation, run off this actor as well as off the store's: a catch-up's
     /// takes milliseconds, and sessions hand their applied batches to this actor meanwhile
@@ -216,7 +215,7 @@ actor EventPipeline {
                 }
                 if conflictCount > 0 {
                     events.append(HouseholdEvent(type: .conflict, title: "\(conflictCount) concurrent edit\(conflictCount == 1 ? "" : "s") resolved",
-                                                 time: Self.now(), count: conflictCount))
+                                                 time: WallClock.now(), count: conflictCount))
                 }
                 var ledgerTouched = ledger
                 if local {
@@ -232,7 +231,7 @@ actor EventPipeline {
                     let now = try await store.declinedLedgerEntries()
                     for (id, title) in now where !declined.contains(id) {
                         events.append(HouseholdEvent(type: .kidDeclined, entity: EntityKind.ledgerEntry.rawValue, row: id,
-                                                     title: title, time: Self.now()))
+                                                     title: title, time: WallClock.now()))
                     }
                     declined = Set(now.keys)
                 }
@@ -268,7 +267,6 @@ actor Notifier {
         self.logger = logger
     }
 
-    static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
     private(set) var status = AgentStatus.Notifications()
 
@@ -293,7 +291,7 @@ actor Notifier {
         }
         guard !groups.isEmpty else { return }
         for group in NotificationGroup.allCases {
-            if let events = groups[group] { outbox += batcher.receive(events, group: group, now: Self.now()) }
+            if let events = groups[group] { outbox += batcher.receive(events, group: group, now: WallClock.now()) }
         }
         wake.resumeAll()
     }
@@ -313,7 +311,7 @@ actor Notifier {
                 await wake.wait(ticket)
                 continue
             }
-            let delay = next - Self.now()
+            let delay = next - WallClock.now()
             if delay > 0 {
                 let wake = self.wake
                 await withTaskGroup(of: Void.self) { group in
@@ -323,7 +321,7 @@ actor Notifier {
                     group.cancelAll()
                 }
             }
-            outbox += batcher.tick(now: Self.now())
+            outbox += batcher.tick(now: WallClock.now())
         }
     }
 

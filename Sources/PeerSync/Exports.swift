@@ -3,3 +3,5 @@
 // The store, identity, protocol, transport and discovery layers stay behind it.
 @_exported import PulseHousehold
 @_exported import PulseModel
+// Starting another program (`systemctl`, a browser), the one way the agent's hooks do too.
+@_exported import PulseSystem

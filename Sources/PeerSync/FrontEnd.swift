@@ -112,10 +112,9 @@ final class FrontEndLogins: Sendable {
     static let capacity = 8
     private let open = Mutex<[(digest: Data, expires: Int64)]>([])
 
-    static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
     /// A new token: 32 random bytes, base64url without padding.
-    func issue(now: Int64 = FrontEndLogins.now()) -> String {
+    func issue(now: Int64 = WallClock.now()) -> String {
         let token = RandomToken.make()
         let digest = Data(SHA256.hash(data: Data(token.utf8)))
         open.withLock { open in
@@ -126,7 +125,7 @@ final class FrontEndLogins: Sendable {
         return token
     }
 
-    func redeem(_ token: String, now: Int64 = FrontEndLogins.now()) -> Bool {
+    func redeem(_ token: String, now: Int64 = WallClock.now()) -> Bool {
         guard token.utf8.count <= 128 else { return false }
         let digest = Data(SHA256.hash(data: Data(token.utf8)))
         return open.withLock { open in

@@ -7,11 +7,10 @@ import PulseProtocol
 final class InvitationBook: Sendable {
     private let open = Mutex<PairingInvitation?>(nil)
 
-    private static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
     /// Opens a new invitation for `memberID`, valid for `lifetime` milliseconds.
     func open(memberID: String?, lifetime: Int64) -> PairingInvitation {
-        let invitation = PairingInvitation(code: PairingCode.generate(), memberID: memberID, expires: Self.now() + lifetime)
+        let invitation = PairingInvitation(code: PairingCode.generate(), memberID: memberID, expires: WallClock.now() + lifetime)
         open.withLock { $0 = invitation }
         return invitation
     }
@@ -20,7 +19,7 @@ final class InvitationBook: Sendable {
     func beginAttempt() -> Result<PairingInvitation, PairingInvitation.Refusal> {
         open.withLock { invitation in
             guard var current = invitation else { return .failure(.none) }
-            if let refusal = current.beginAttempt(now: Self.now()) { return .failure(refusal) }
+            if let refusal = current.beginAttempt(now: WallClock.now()) { return .failure(refusal) }
             invitation = current
             return .success(current)
         }
@@ -38,7 +37,7 @@ final class InvitationBook: Sendable {
     /// For status: the open invitation, if it can still be used.
     func current() -> PairingInvitation? {
         open.withLock { invitation in
-            guard let current = invitation, !current.used, current.attemptsLeft > 0, current.expires > Self.now() else { return nil }
+            guard let current = invitation, !current.used, current.attemptsLeft > 0, current.expires > WallClock.now() else { return nil }
             return current
         }
     }

@@ -341,7 +341,7 @@ public struct PeerAgent: Service {
             }
             return ControlResponse(ok: true, result: .object([
                 "url": .string(url), "login": .string("\(url)/login?token=\(context.logins.issue())"),
-                "expires": .integer(FrontEndLogins.now() + FrontEndLogins.lifetime),
+                "expires": .integer(WallClock.now() + FrontEndLogins.lifetime),
             ]))
         case "wait":
             guard let condition = request.until else { return .refused(.missingParameter, ["method": "wait", "key": "until", "type": "string"]) }

@@ -62,7 +62,6 @@ actor SyncEngine {
 
     init(localMachine: String) { self.localMachine = localMachine }
 
-    private static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
     /// Changes from peers applied since the agent started, and `wait` requests pending.
     private(set) var appliedChanges: UInt64 = 0
@@ -229,7 +228,7 @@ actor SyncEngine {
         record.peerCaughtUp = false
         record.weCaughtUp = false
         record.lastError = nil
-        record.lastSeen = Self.now()
+        record.lastSeen = WallClock.now()
         peers[key] = record
         sessions[id] = SessionEntry(machine: machine, role: role, close: close, signal: signal)
         bump()
@@ -253,7 +252,7 @@ actor SyncEngine {
     private func update(_ id: Int, _ body: (inout PeerRecord) -> Void) {
         guard let machine = sessions[id]?.machine, var record = peers["machine:\(machine)"], record.session == id else { return }
         body(&record)
-        record.lastSeen = Self.now()
+        record.lastSeen = WallClock.now()
         peers["machine:\(machine)"] = record
         bump()
     }
@@ -345,7 +344,7 @@ actor SyncEngine {
     /// machine refused the peer.
     func refused(machine: String, remote: String, reason: String, byPeer: Bool) {
         refusals.removeAll { $0.machineID == machine && $0.byPeer == byPeer }
-        refusals.insert(AgentStatus.Refusal(machineID: machine, remote: remote, reason: reason, byPeer: byPeer, at: Self.now()), at: 0)
+        refusals.insert(AgentStatus.Refusal(machineID: machine, remote: remote, reason: reason, byPeer: byPeer, at: WallClock.now()), at: 0)
         if refusals.count > 5 { refusals.removeLast(refusals.count - 5) }
         bump()
     }

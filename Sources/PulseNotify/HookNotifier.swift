@@ -1,5 +1,6 @@
 import FoundationEssentials
 import PulseHousehold
+import PulseSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -49,31 +50,12 @@ public actor HookNotifier {
     static func spawn(_ command: String, stdin: Data) async -> String? {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { return "cannot run the notification hook: pipe failed" }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, fds[0], 0)
-        posix_spawn_file_actions_addclose(&actions, fds[1])
-        posix_spawn_file_actions_addclose(&actions, fds[0])
-        // A child inherits the signal mask and ignored signals (the agent ignores SIGTERM and
-        // SIGPIPE to handle them itself): give the hook an empty mask and default handlers.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t(), allSignals = sigset_t()
-        sigemptyset(&noSignals)
-        sigfillset(&allSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var pid: pid_t = 0
-        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(command), nil]
-        defer { for arg in argv { free(arg) } }
-        let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, environ)
+        let spawned = Subprocess.spawn("/bin/sh", ["-c", command], stdin: .descriptor(fds[0]), closing: [fds[1], fds[0]])
         close(fds[0])
-        guard spawned == 0 else {
+        guard case let .success(pid) = spawned else {
             close(fds[1])
-            return "cannot run the notification hook: \(String(cString: strerror(spawned)))"
+            if case let .failure(error) = spawned { return "cannot run the notification hook: \(String(cString: strerror(error.errno)))" }
+            return "cannot run the notification hook"
         }
         // The payload is small (well under a pipe's 64 KiB buffer): one write, then EOF.
         var failure: String?
@@ -82,21 +64,19 @@ public actor HookNotifier {
         if written != stdin.count { failure = "the notification hook did not read its input" }
         close(fds[1])
         let deadline = ContinuousClock.now + timeout
-        var status: Int32 = 0
         while true {
-            let done = waitpid(pid, &status, WNOHANG)
-            if done == pid { break }
-            if done < 0 { return failure }
+            switch Subprocess.poll(pid) {
+            case .gone: return failure
+            case let .ended(.exited(code)): return code != 0 ? "the notification hook exited with status \(code)" : failure
+            case let .ended(.signalled(signal)): return "the notification hook was killed by signal \(signal)"
+            case .running: break
+            }
             if ContinuousClock.now >= deadline || Task.isCancelled {
                 kill(pid, SIGKILL)
-                _ = waitpid(pid, &status, 0)
+                _ = Subprocess.wait(pid)
                 return Task.isCancelled ? failure : "the notification hook ran longer than \(timeout): killed"
             }
             try? await Task.sleep(for: .milliseconds(20))
         }
-        let exited = status & 0x7f == 0
-        if exited, (status >> 8) & 0xff != 0 { return "the notification hook exited with status \((status >> 8) & 0xff)" }
-        if !exited { return "the notification hook was killed by signal \(status & 0x7f)" }
-        return failure
     }
 }

@@ -64,7 +64,7 @@ public struct SessionStateMachine: Sendable {
     /// proof, before any household data is sent).
     public init(role: MembershipProof.Role, secret: SymmetricKey, localMachine: [UInt8], peerMachine: [UInt8], localReplica: ReplicaID,
                 peerStanding: PeerStanding = .member,
-                wallClock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) {
+                wallClock: @escaping @Sendable () -> Int64 = WallClock.system) {
         self.wallClock = wallClock
         self.peerStanding = peerStanding
         self.role = role

@@ -58,13 +58,12 @@ final class WebSessions: Sendable {
         return data
     }
 
-    static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
 
     private static func digest(_ token: String) -> Data { Data(SHA256.hash(data: Data(token.utf8))) }
 
     /// A new session: the cookie's value and the CSRF token the page sends back.
-    func create(now: Int64 = WebSessions.now()) -> (cookie: String, csrf: String) {
+    func create(now: Int64 = WallClock.now()) -> (cookie: String, csrf: String) {
         let cookie = RandomToken.make()
         let csrf = RandomToken.make()
         sessions.withLock { sessions in
@@ -79,7 +78,7 @@ final class WebSessions: Sendable {
     }
 
     /// The session's CSRF token, when `cookie` names a live session (and marks it used).
-    func csrf(for cookie: String?, now: Int64 = WebSessions.now()) -> String? {
+    func csrf(for cookie: String?, now: Int64 = WallClock.now()) -> String? {
         guard let cookie, cookie.utf8.count <= 128 else { return nil }
         let key = Self.digest(cookie)
         return sessions.withLock { sessions in

@@ -179,7 +179,7 @@ struct Devices: ParsableCommand {
 /// "3 min ago" from Unix milliseconds.
 enum Ago {
     static func describe(_ milliseconds: Int64) -> String {
-        let seconds = max(0, Int64(Date().timeIntervalSince1970) - milliseconds / 1000)
+        let seconds = max(0, (WallClock.now() - milliseconds) / 1000)
         if seconds < 60 { return "\(seconds) s ago" }
         if seconds < 3600 { return "\(seconds / 60) min ago" }
         if seconds < 86_400 { return "\(seconds / 3600) h ago" }

@@ -184,11 +184,11 @@ struct Status: ParsableCommand {
         for warning in m.warnings { print("  warning: \(warning)") }
         for refusal in m.refusals { print("  \(refusal.text) (\(Ago.describe(refusal.at)))") }
         if let expires = m.invitationExpires {
-            print("  a pairing invitation is open for \(max(0, expires / 1000 - Int64(Date().timeIntervalSince1970)) / 60 + 1) min more, "
+            print("  a pairing invitation is open for \(max(0, (expires - WallClock.now()) / 60_000) + 1) min more, "
                 + "\(m.invitationAttemptsLeft ?? 0) attempt(s) left")
         }
         print(status.peers.isEmpty ? "No peers yet." : "Peers (\(status.peers.count)):")
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = WallClock.now()
         for peer in status.peers {
             let name = peer.name ?? "(unknown)"
             let id = peer.machineID.map { String($0.prefix(12)) } ?? "?"

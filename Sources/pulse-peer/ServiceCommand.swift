@@ -182,63 +182,28 @@ enum Systemctl {
     static func run(_ arguments: [String]) -> Result { Spawned.run("systemctl", ["--user"] + arguments) }
 }
 
-/// Runs a program found on PATH and collects what it prints.
+/// Runs a program found on PATH and collects what it prints (``Subprocess``: a clean
+/// signal mask, always reaped).
 enum Spawned {
     typealias Result = Systemctl.Result
 
     static func run(_ program: String, _ arguments: [String]) -> Result {
-        var pipe: [Int32] = [0, 0]
-        guard Glibc.pipe(&pipe) == 0 else { return Result(launched: false, status: -1, output: "") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pipe[1], STDOUT_FILENO)
-        posix_spawn_file_actions_adddup2(&actions, pipe[1], STDERR_FILENO)
-        posix_spawn_file_actions_addclose(&actions, pipe[0])
-        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
-        let argv = ([program] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, program, &actions, nil, argv, environ)
-        close(pipe[1])
-        defer { close(pipe[0]) }
-        guard spawned == 0 else { return Result(launched: false, status: -1, output: "") }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = read(pipe[0], &chunk, chunk.count)
-            if count > 0 { bytes += chunk[0..<count] } else if count < 0 && errno == EINTR { continue } else { break }
-        }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let code = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        let text = String(decoding: bytes, as: UTF8.self)
+        guard let (termination, text) = Subprocess.run(program, arguments) else { return Result(launched: false, status: -1, output: "") }
         let output = String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
-        return Result(launched: true, status: code, output: output)
+        return Result(launched: true, status: termination.code, output: output)
     }
-}
 
-extension Spawned {
     /// Starts `program` detached from our output (a browser it starts may live on) and
     /// waits at most `seconds` for it to exit: true when it exited 0 or is still running
     /// (a browser in the foreground), false when it is missing or failed.
     static func launch(_ program: String, _ arguments: [String], seconds: Int = 5) -> Bool {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
-        let argv = ([program] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        guard posix_spawnp(&pid, program, &actions, nil, argv, environ) == 0 else { return false }
-        var status: Int32 = 0
+        guard case let .success(pid) = Subprocess.spawn(program, arguments, stdin: .null, stdout: .null, stderr: .null) else { return false }
         for _ in 0..<(seconds * 20) {
-            let done = waitpid(pid, &status, WNOHANG)
-            if done == pid { return (status & 0x7F) == 0 && (status >> 8) & 0xFF == 0 }
-            if done < 0 && errno != EINTR { return false }
-            usleep(50_000)
+            switch Subprocess.poll(pid) {
+            case let .ended(termination): return termination == .exited(0)
+            case .gone: return false
+            case .running: usleep(50_000)
+            }
         }
         return true
     }
