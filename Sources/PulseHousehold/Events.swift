@@ -321,7 +321,7 @@ public struct EventFolder {
     }
 
     /// The same with the author as a change holds it.
-    public mutating func folded(_ kind: HouseholdEvent.Kind, count: Int = 1, time: Int64, writer author: TextID?, machine: String?) -> Bool {
+    package mutating func folded(_ kind: HouseholdEvent.Kind, count: Int = 1, time: Int64, writer author: TextID?, machine: String?) -> Bool {
         let index = kind.index
         guard summaries[index] != nil else { return false }
         counts[index] += 1

@@ -38,16 +38,16 @@ public struct FieldWrite: Sendable, Hashable {
 /// copies without the atomic reference counting a 36-byte string costs, hashes and
 /// compares as two words, and is read from and written to the wire, a record or the index
 /// without text in between. Each text has exactly one form, so equal ids are equal.
-public enum TextID: Sendable, Hashable {
+package enum TextID: Sendable, Hashable {
     case uuid(UInt64, UInt64)
     case text(String)
 
-    public init(_ text: String) {
+    package init(_ text: String) {
         if let words = Hex.uuidWords(text) { self = .uuid(words.0, words.1) } else { self = .text(text) }
     }
 
     /// The id of UTF-8 `bytes`; nil when they are not UTF-8.
-    public init?(utf8 bytes: UnsafeRawBufferPointer) {
+    package init?(utf8 bytes: UnsafeRawBufferPointer) {
         if bytes.count == 36, let words = Hex.uuidWords(bytes.assumingMemoryBound(to: UInt8.self)) {
             self = .uuid(words.0, words.1)
         } else if let text = String(validUTF8: bytes) {
@@ -58,7 +58,7 @@ public enum TextID: Sendable, Hashable {
     }
 
     /// The id as text.
-    public var text: String {
+    package var text: String {
         switch self {
         case let .uuid(high, low): withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { Hex.uuidText($0) }
         case let .text(text): text
@@ -66,7 +66,7 @@ public enum TextID: Sendable, Hashable {
     }
 
     /// The length of ``text`` in UTF-8 bytes.
-    public var utf8Count: Int {
+    package var utf8Count: Int {
         switch self {
         case .uuid: 36
         case let .text(text): text.utf8.count
@@ -76,7 +76,7 @@ public enum TextID: Sendable, Hashable {
     /// Calls `body` with the UTF-8 bytes of ``text``: a UUID's written on the stack, no
     /// string made. (In a tuple of words: `withUnsafeTemporaryAllocation`, generic over
     /// its result, looked up `Result`'s metadata at every call, 400 instructions.)
-    public func withUTF8<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withUTF8<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         switch self {
         case let .uuid(high, low):
             var buffer: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)
@@ -102,13 +102,13 @@ public struct Change: Sendable, Hashable {
     public let seq: UInt64
     public let hlc: HybridTimestamp
     /// The member who made the change (nil for the system).
-    public let writer: TextID?
+    package let writer: TextID?
     public let entity: EntityKind
     /// The id of the row the change writes.
-    public let row: TextID
+    package let row: TextID
     public let fields: [FieldWrite]
 
-    public init(origin: ReplicaID, seq: UInt64, hlc: HybridTimestamp, writer: TextID?,
+    package init(origin: ReplicaID, seq: UInt64, hlc: HybridTimestamp, writer: TextID?,
                 entity: EntityKind, row: TextID, fields: [FieldWrite]) {
         self.origin = origin
         self.seq = seq

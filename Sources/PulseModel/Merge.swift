@@ -6,12 +6,12 @@ public struct FieldVersion: Sendable, Equatable {
     public let seq: UInt64
     public let base: Stamp?
     /// The member who wrote it, as held (a UUID as two words).
-    public let writer: TextID?
+    package let writer: TextID?
 
     /// The member who wrote it.
     public var member: String? { writer?.text }
 
-    public init(value: FieldValue, stamp: Stamp, seq: UInt64, base: Stamp?, writer: TextID?) {
+    package init(value: FieldValue, stamp: Stamp, seq: UInt64, base: Stamp?, writer: TextID?) {
         self.value = value
         self.stamp = stamp
         self.seq = seq

@@ -386,7 +386,7 @@ extension EntitySchema {
     }
 
     /// The same of an id as a change holds it.
-    public static func validate(member: TextID) throws(ChangeValidationError) {
+    package static func validate(member: TextID) throws(ChangeValidationError) {
         if !RowIDRules.isValid(member) || member.utf8Count > Limits.maxMemberIDLength {
             throw .badMember // (a valid id is ASCII and not empty: bytes are characters)
         }
@@ -433,7 +433,7 @@ public enum RowIDRules {
     }
 
     /// The same of an id as a change holds it: a UUID's is valid by its form.
-    public static func isValid(_ id: TextID) -> Bool {
+    package static func isValid(_ id: TextID) -> Bool {
         switch id {
         case .uuid: true
         case let .text(text): isValid(text)

@@ -71,7 +71,7 @@ public struct VersionedRow: Sendable {
         return slots
     }
 
-    @inlinable public func withVersions<R>(_ body: (UnsafeBufferPointer<FieldVersion?>) throws -> R) rethrows -> R {
+    @inlinable package func withVersions<R>(_ body: (UnsafeBufferPointer<FieldVersion?>) throws -> R) rethrows -> R {
         try slots.withUnsafeBufferPointer(body)
     }
 
@@ -93,7 +93,7 @@ public struct VersionedRow: Sendable {
 
     /// Whether a field numbered below `limit` (any, by default) has a version from change
     /// `ref`; `versions`: this row's, from ``withVersions(_:)``.
-    @inlinable public func contains(_ ref: ChangeRef, before limit: Int = 64, in versions: UnsafeBufferPointer<FieldVersion?>) -> Bool {
+    @inlinable package func contains(_ ref: ChangeRef, before limit: Int = 64, in versions: UnsafeBufferPointer<FieldVersion?>) -> Bool {
         var rest = present & (limit >= 64 ? ~0 : (1 << UInt64(limit)) - 1)
         while rest != 0 {
             let number = rest.trailingZeroBitCount
