@@ -42,39 +42,49 @@ let package = Package(
         // Store: SQLite, migrations, the replicated store (knows Model, never the network).
         .target(name: "PulseStore", dependencies: ["PulseModel", "CSQLite"]),
         // Identity: the machine's key pair and atomic file writes.
-        .target(name: "PulseIdentity", dependencies: [
-            "PulseModel",
-            .product(name: "Crypto", package: "swift-crypto"),
-        ]),
+        .target(
+            name: "PulseIdentity",
+            dependencies: [
+                "PulseModel",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         // Household: the family's rules on top of the store (one implementation for the
         // CLI and the local API).
         // CryptoExtras: scrypt for the kids' PIN (docs/ARCHITECTURE.md, dependencies).
-        .target(name: "PulseHousehold", dependencies: [
-            "PulseModel", "PulseStore", "PulseIdentity",
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "CryptoExtras", package: "swift-crypto"),
-        ], resources: [.embedInCode("Resources/catalogue.json"), .embedInCode("Resources/messages-en.json")]),
+        .target(
+            name: "PulseHousehold",
+            dependencies: [
+                "PulseModel", "PulseStore", "PulseIdentity",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ], resources: [.embedInCode("Resources/catalogue.json"), .embedInCode("Resources/messages-en.json")]),
         // Protocol: messages, codec, framing, the session state machine (a leaf over Model).
-        .target(name: "PulseProtocol", dependencies: [
-            "PulseModel",
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "Crypto", package: "swift-crypto"),
-        ]),
+        .target(
+            name: "PulseProtocol",
+            dependencies: [
+                "PulseModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         // Transport: NIO listener and dialer, TLS 1.3 from the machine keys.
-        .target(name: "PulseTransport", dependencies: [
-            "PulseModel", "PulseProtocol", "PulseIdentity",
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            .product(name: "X509", package: "swift-certificates"),
-            .product(name: "SwiftASN1", package: "swift-asn1"),
-            .product(name: "Crypto", package: "swift-crypto"),
-        ]),
+        .target(
+            name: "PulseTransport",
+            dependencies: [
+                "PulseModel", "PulseProtocol", "PulseIdentity",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         // Discovery: mDNS through Avahi (the only target that sees CAvahi).
-        .target(name: "PulseDiscovery", dependencies: [
-            "PulseModel", "CAvahi",
-            .product(name: "Crypto", package: "swift-crypto"),
-        ]),
+        .target(
+            name: "PulseDiscovery",
+            dependencies: [
+                "PulseModel", "CAvahi",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         // Notifications: which events notify, batching (pure), and delivery through the
         // desktop notification service (the only target that sees CDBus) or a hook command.
         .target(name: "PulseNotify", dependencies: ["PulseHousehold", "PulseSystem", "CDBus"]),

@@ -105,20 +105,26 @@ public struct AgentStatus: Sendable, Codable, Equatable {
     /// What the peers' clocks say about this machine's, in words (empty when they agree
     /// within a minute). With two or more peers that all differ the same way, the odd one
     /// out is this machine; with one, either may be wrong, and both statuses say so.
-    public static func clockWarnings(_ peers: [Peer],
-                                     maxAheadMilliseconds: Int64 = HybridClock.defaultMaxDriftMilliseconds) -> [String] {
+    public static func clockWarnings(
+        _ peers: [Peer],
+        maxAheadMilliseconds: Int64 = HybridClock.defaultMaxDriftMilliseconds
+    ) -> [String] {
         let measured = peers.filter { $0.state == .connected }.compactMap { peer in
             peer.clockOffsetMilliseconds.map { (name: peer.name ?? String((peer.machineID ?? "?").prefix(12)), offset: $0) }
         }
         let off = measured.filter { abs($0.offset) >= clockWarningMilliseconds }
         guard !off.isEmpty else { return [] }
-        let held = "changes stamped more than \(describe(milliseconds: maxAheadMilliseconds)) ahead of a machine's clock "
+        let held =
+            "changes stamped more than \(describe(milliseconds: maxAheadMilliseconds)) ahead of a machine's clock "
             + "wait there until its clock catches up"
         if measured.count >= 2, off.count == measured.count,
-           off.allSatisfy({ ($0.offset > 0) == (off[0].offset > 0) }) {
+            off.allSatisfy({ ($0.offset > 0) == (off[0].offset > 0) })
+        {
             let typical = off.map(\.offset).sorted()[off.count / 2]
-            return ["this machine's clock looks \(describe(milliseconds: typical)) \(typical > 0 ? "behind" : "ahead") "
-                + "(all \(measured.count) peers agree): set it right (timedatectl set-ntp true); \(held)"]
+            return [
+                "this machine's clock looks \(describe(milliseconds: typical)) \(typical > 0 ? "behind" : "ahead") "
+                    + "(all \(measured.count) peers agree): set it right (timedatectl set-ntp true); \(held)"
+            ]
         }
         return off.map { peer in
             "\(peer.name)'s clock is \(describe(milliseconds: peer.offset)) \(peer.offset > 0 ? "ahead of" : "behind") "

@@ -72,8 +72,9 @@ public enum AgentControl {
 
     /// Waits (at most `timeout` seconds) until the agent's status meets `condition`.
     public static func wait(until condition: WaitCondition, timeout: Int, home: HouseholdHome) throws -> AgentStatus {
-        let response = try request(ControlRequest(op: "wait", until: condition, timeoutMilliseconds: timeout * 1000),
-                                   home: home, timeout: timeout + 5)
+        let response = try request(
+            ControlRequest(op: "wait", until: condition, timeoutMilliseconds: timeout * 1000),
+            home: home, timeout: timeout + 5)
         guard response.ok, let status = response.status else { throw Failure.failed(response.error?.message ?? "no status") }
         return status
     }
@@ -97,8 +98,10 @@ public enum AgentControl {
     /// `subscribe`: calls `onAnswer` with the agent's answer (token, gap), then `onEvent` with
     /// each event line as it arrives, until the agent ends the stream (it stopped, or this
     /// client fell behind). Blocks; returns normally when the stream ends.
-    public static func subscribe(topics: [String], resume: String?, home: HouseholdHome,
-                                 onAnswer: (ControlResponse) throws -> Void, onEvent: (Data) throws -> Void) throws {
+    public static func subscribe(
+        topics: [String], resume: String?, home: HouseholdHome,
+        onAnswer: (ControlResponse) throws -> Void, onEvent: (Data) throws -> Void
+    ) throws {
         let fd = try send(ControlRequest(op: "subscribe", topics: topics, resume: resume), home: home, timeout: 5)
         defer { close(fd) }
         var none = timeval(tv_sec: 0, tv_usec: 0) // no receive timeout: events come when they come

@@ -17,9 +17,11 @@ public struct ControlRequest: Sendable, Codable {
     public var topics: [String]?
     public var resume: String?
 
-    public init(op: String, until: WaitCondition? = nil, timeoutMilliseconds: Int? = nil,
-                method: String? = nil, params: [String: JSONValue]? = nil, member: String? = nil, minutes: Int? = nil,
-                topics: [String]? = nil, resume: String? = nil) {
+    public init(
+        op: String, until: WaitCondition? = nil, timeoutMilliseconds: Int? = nil,
+        method: String? = nil, params: [String: JSONValue]? = nil, member: String? = nil, minutes: Int? = nil,
+        topics: [String]? = nil, resume: String? = nil
+    ) {
         self.topics = topics
         self.resume = resume
         self.member = member

@@ -28,8 +28,11 @@ struct LineDecoder: ByteToMessageDecoder {
 
 /// The owner-only Unix socket `control.sock` in the home directory.
 enum ControlServer {
-    static func bind(path: String, group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws
-        -> NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never> {
+    static func bind(
+        path: String, group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws
+        -> NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+    {
         let server = try await ServerBootstrap(group: group)
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -43,8 +46,10 @@ enum ControlServer {
 
     /// Serves connections until cancelled; `handle` answers each request, except
     /// `subscribe`, which turns its connection into the live feed (``subscribe(_:_:_:feed:)``).
-    static func serve(_ server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>, logger: Logger,
-                      feed: EventFeed, handle: @escaping @Sendable (ControlRequest) async -> ControlResponse) async throws {
+    static func serve(
+        _ server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>, logger: Logger,
+        feed: EventFeed, handle: @escaping @Sendable (ControlRequest) async -> ControlResponse
+    ) async throws {
         try await withThrowingDiscardingTaskGroup { group in
             try await server.executeThenClose { connections in
                 for try await connection in connections {
@@ -84,8 +89,10 @@ enum ControlServer {
     /// left a gap), then the missed events, then each event as it happens, one JSON object
     /// per line, until the client hangs up, falls behind (disconnected by the feed) or the
     /// agent stops.
-    static func subscribe(_ request: ControlRequest, _ channel: Channel, _ replies: NIOAsyncChannelOutboundWriter<ByteBuffer>,
-                          feed: EventFeed, untilClientHangsUp: () async throws -> Void) async throws {
+    static func subscribe(
+        _ request: ControlRequest, _ channel: Channel, _ replies: NIOAsyncChannelOutboundWriter<ByteBuffer>,
+        feed: EventFeed, untilClientHangsUp: () async throws -> Void
+    ) async throws {
         let send: @Sendable (any Encodable & Sendable) async throws -> Void = { value in
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys
@@ -104,10 +111,13 @@ enum ControlServer {
         }
         let subscription = feed.subscribe(topics: topics, resume: request.resume, close: { channel.close(promise: nil) })
         defer { feed.unsubscribe(subscription.id) }
-        try await send(ControlResponse(ok: true, result: .object([
-            "token": .string(subscription.token), "gap": .bool(subscription.gap),
-            "topics": .array(topics.map(\.rawValue).sorted().map(JSONValue.string)),
-        ])))
+        try await send(
+            ControlResponse(
+                ok: true,
+                result: .object([
+                    "token": .string(subscription.token), "gap": .bool(subscription.gap),
+                    "topics": .array(topics.map(\.rawValue).sorted().map(JSONValue.string)),
+                ])))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 defer { channel.close(promise: nil) } // the stream ended (agent stopping, or fell behind)

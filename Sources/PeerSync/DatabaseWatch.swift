@@ -42,7 +42,8 @@ enum DatabaseWatch {
         let fileEvents = UInt32(IN_ATTRIB | IN_MODIFY | IN_MOVE_SELF | IN_DELETE_SELF)
         let directoryEvents = UInt32(IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_MOVE_SELF | IN_DELETE_SELF)
         guard inotify_add_watch(descriptor, path, fileEvents) >= 0,
-              inotify_add_watch(descriptor, directory, directoryEvents) >= 0 else {
+            inotify_add_watch(descriptor, directory, directoryEvents) >= 0
+        else {
             close(descriptor)
             return nil
         }

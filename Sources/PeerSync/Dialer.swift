@@ -131,7 +131,8 @@ extension PeerAgent {
             // probed (a newcomer that found an established machine at once) nobody can dial
             // it, and waiting cost the newcomer 1–2 s before its first sync.
             if known.letsTheOtherDialFirst(localMachine: engine.localMachine, advertised: await directory.advertised),
-               let machine = known.machine {
+                let machine = known.machine
+            {
                 do { try await LoopTimer.sleep(for: .seconds(2)) } catch { return }
                 if await engine.isConnected(machine) { continue }
             }
@@ -159,8 +160,12 @@ extension PeerAgent {
             }
             let delay = backoff.next()
             let changed = await withTaskGroup(of: Bool.self) { group in
-                group.addTask { await waiters.wait(ticket); return true }
-                group.addTask { try? await LoopTimer.sleep(for: delay); return false }
+                group.addTask {
+                    await waiters.wait(ticket); return true
+                }
+                group.addTask {
+                    try? await LoopTimer.sleep(for: delay); return false
+                }
                 defer { group.cancelAll() }
                 return await group.next() ?? false
             }

@@ -21,8 +21,10 @@ extension PeerAgent {
             await engine.setDiscovery("unavailable: \(error)")
             return
         }
-        let advertisement = Advertisement(name: name, port: port, txt: HouseholdTag.txtRecords(
-            version: Int(PeerMessage.Hello.currentVersion), key: key, machineID: engine.localMachine, nonce: HouseholdTag.newNonce()))
+        let advertisement = Advertisement(
+            name: name, port: port,
+            txt: HouseholdTag.txtRecords(
+                version: Int(PeerMessage.Hello.currentVersion), key: key, machineID: engine.localMachine, nonce: HouseholdTag.newNonce()))
         let discovery: AvahiDiscovery
         do {
             discovery = try AvahiDiscovery(advertisement: advertisement)
@@ -55,11 +57,13 @@ extension PeerAgent {
             }
             func consider(_ service: DiscoveredService, keys: [SymmetricKey], machines: [String]) async {
                 guard let version = service.txt["v"].flatMap({ UInt16($0) }), PeerMessage.Hello.supportedVersions.contains(version),
-                      let machine = HouseholdTag.machine(publishing: service.txt, keys: keys, machines: machines) else {
+                    let machine = HouseholdTag.machine(publishing: service.txt, keys: keys, machines: machines)
+                else {
                     unrecognized[service.name] = service
                     if ignored.insert(service.name).inserted {
-                        context.logger.info("ignoring a service of another household (or a spoofed one)",
-                                            metadata: ["service": "\(service.name)"])
+                        context.logger.info(
+                            "ignoring a service of another household (or a spoofed one)",
+                            metadata: ["service": "\(service.name)"])
                     }
                     return
                 }

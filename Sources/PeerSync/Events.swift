@@ -178,7 +178,6 @@ actor EventPipeline {
         wake.resumeAll()
     }
 
-
     /// The pure derivation, run off this actor as well as off the store's: a catch-up's
     /// takes milliseconds, and sessions hand their applied batches to this actor meanwhile
     /// (``applied(_:)`` must not wait for it).
@@ -214,8 +213,10 @@ actor EventPipeline {
                     events += try await store.filledIn(await Self.derive(batches, labels: labels), local: false)
                 }
                 if conflictCount > 0 {
-                    events.append(HouseholdEvent(type: .conflict, title: "\(conflictCount) concurrent edit\(conflictCount == 1 ? "" : "s") resolved",
-                                                 time: WallClock.now(), count: conflictCount))
+                    events.append(
+                        HouseholdEvent(
+                            type: .conflict, title: "\(conflictCount) concurrent edit\(conflictCount == 1 ? "" : "s") resolved",
+                            time: WallClock.now(), count: conflictCount))
                 }
                 var ledgerTouched = ledger
                 if local {
@@ -230,8 +231,10 @@ actor EventPipeline {
                 if ledgerTouched {
                     let now = try await store.declinedLedgerEntries()
                     for (id, title) in now where !declined.contains(id) {
-                        events.append(HouseholdEvent(type: .kidDeclined, entity: EntityKind.ledgerEntry.rawValue, row: id,
-                                                     title: title, time: WallClock.now()))
+                        events.append(
+                            HouseholdEvent(
+                                type: .kidDeclined, entity: EntityKind.ledgerEntry.rawValue, row: id,
+                                title: title, time: WallClock.now()))
                     }
                     declined = Set(now.keys)
                 }
@@ -266,7 +269,6 @@ actor Notifier {
         self.hook = hook
         self.logger = logger
     }
-
 
     private(set) var status = AgentStatus.Notifications()
 
@@ -328,8 +330,12 @@ actor Notifier {
     private func deliver(_ notifications: [PendingNotification]) async {
         for notification in notifications {
             status.shown += 1
-            logger.info("notification", metadata: ["summary": "\(notification.summary)", "count": "\(notification.count)",
-                                                   "replaces": "\(notification.replaces.map(String.init) ?? "-")"])
+            logger.info(
+                "notification",
+                metadata: [
+                    "summary": "\(notification.summary)", "count": "\(notification.count)",
+                    "replaces": "\(notification.replaces.map(String.init) ?? "-")",
+                ])
             if let desktop { report("desktop", await desktop.show(notification)?.description) }
             if let hook { report("hook", await hook.run(notification)) }
         }
@@ -340,8 +346,9 @@ actor Notifier {
         guard reported[channel] != problem else { return }
         reported[channel] = problem
         if let problem {
-            logger.notice("\(channel == "desktop" ? "desktop notifications unavailable" : "notification hook failed")",
-                          metadata: ["reason": "\(problem)"])
+            logger.notice(
+                "\(channel == "desktop" ? "desktop notifications unavailable" : "notification hook failed")",
+                metadata: ["reason": "\(problem)"])
         } else {
             logger.info("\(channel == "desktop" ? "desktop notifications" : "notification hook") working again")
         }

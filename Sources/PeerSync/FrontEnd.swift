@@ -68,8 +68,10 @@ public struct LocalAPI: Sendable {
     /// The live feed (docs/API.md, "The live feed"): the newest token, whether `resume`
     /// left a gap, then the events. `close` is called when the feed drops a subscriber that
     /// fell behind. End it with ``LiveFeed/cancel()``.
-    public func subscribe(topics: Set<HouseholdEvent.Topic> = Set(HouseholdEvent.Topic.allCases), resume: String?,
-                          close: @escaping @Sendable () -> Void) -> LiveFeed {
+    public func subscribe(
+        topics: Set<HouseholdEvent.Topic> = Set(HouseholdEvent.Topic.allCases), resume: String?,
+        close: @escaping @Sendable () -> Void
+    ) -> LiveFeed {
         let subscription = feed.subscribe(topics: topics, resume: resume, close: close)
         let feed = self.feed
         return LiveFeed(token: subscription.token, gap: subscription.gap, events: subscription.events) {
@@ -112,7 +114,6 @@ final class FrontEndLogins: Sendable {
     static let capacity = 8
     private let open = Mutex<[(digest: Data, expires: Int64)]>([])
 
-
     /// A new token: 32 random bytes, base64url without padding.
     func issue(now: Int64 = WallClock.now()) -> String {
         let token = RandomToken.make()
@@ -142,9 +143,15 @@ final class FrontEndLogins: Sendable {
 public enum RandomToken {
     public static func make() -> String {
         let base64 = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }.base64EncodedString()
-        return String(base64.compactMap { c -> Character? in
-            switch c { case "+": "-"; case "/": "_"; case "=": nil; default: c }
-        })
+        return String(
+            base64.compactMap { c -> Character? in
+                switch c {
+                case "+": "-";
+                case "/": "_";
+                case "=": nil;
+                default: c
+                }
+            })
     }
 }
 

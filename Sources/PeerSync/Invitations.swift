@@ -7,7 +7,6 @@ import PulseProtocol
 final class InvitationBook: Sendable {
     private let open = Mutex<PairingInvitation?>(nil)
 
-
     /// Opens a new invitation for `memberID`, valid for `lifetime` milliseconds.
     func open(memberID: String?, lifetime: Int64) -> PairingInvitation {
         let invitation = PairingInvitation(code: PairingCode.generate(), memberID: memberID, expires: WallClock.now() + lifetime)

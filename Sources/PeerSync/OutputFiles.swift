@@ -49,8 +49,9 @@ public enum OutputFiles {
             let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
             if written < 0 {
                 if errno == EINTR { continue }
-                throw Failure(description: "could not write to \(what): \(String(cString: strerror(errno))) "
-                    + "(\(offset) of \(bytes.count) bytes written: the output is incomplete)")
+                throw Failure(
+                    description: "could not write to \(what): \(String(cString: strerror(errno))) "
+                        + "(\(offset) of \(bytes.count) bytes written: the output is incomplete)")
             }
             offset += written
         }

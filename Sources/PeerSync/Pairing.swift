@@ -42,8 +42,10 @@ public enum Pairing {
     /// Joins with `code` at `peer`, or at the machines advertising the service on the LAN
     /// (tried as they appear, until `timeout`). Nothing is written to `home` unless the
     /// welcome arrived.
-    public static func join(home: HouseholdHome, code typed: String, peer: PeerAddress?, timeout: Duration = .seconds(30),
-                            label: String? = nil) async throws -> Joined {
+    public static func join(
+        home: HouseholdHome, code typed: String, peer: PeerAddress?, timeout: Duration = .seconds(30),
+        label: String? = nil
+    ) async throws -> Joined {
         guard let code = PairingCode.normalize(typed) else { throw PairingError.badCode }
         guard !home.hasHousehold else { throw HouseholdError.alreadyExists(home.path) }
         if let problem = home.problem { throw HouseholdError.refused(problem) }
@@ -52,36 +54,45 @@ public enum Pairing {
         let tls = try PeerTLS(identity: identity)
         let name = Household.machineName(label)
 
-        let (message, inviter) = if let peer {
-            try await exchange(at: peer, code: code, tls: tls, name: name)
-        } else {
-            try await joinDiscovered(code: code, tls: tls, name: name, timeout: timeout)
-        }
+        let (message, inviter) =
+            if let peer {
+                try await exchange(at: peer, code: code, tls: tls, name: name)
+            } else {
+                try await joinDiscovered(code: code, tls: tls, name: name, timeout: timeout)
+            }
         do {
-            try FileManager.default.createDirectory(at: home.directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                at: home.directory, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
         } catch {
             throw HouseholdError.io("cannot create \(home.path): \(error)")
         }
         if isNew { try identity.save(in: home.directory) }
-        try Household.join(home, invitation: Invitation(householdID: message.householdID, secret: message.secret,
-                                                                       memberID: message.memberID),
-                                           introducedBy: inviter, discoveryKey: message.discoveryKey, label: label)
-        return Joined(householdID: message.householdID, householdName: message.householdName, inviterName: message.inviterName,
-                      inviterMachine: inviter, machineID: identity.machineID)
+        try Household.join(
+            home,
+            invitation: Invitation(
+                householdID: message.householdID, secret: message.secret,
+                memberID: message.memberID),
+            introducedBy: inviter, discoveryKey: message.discoveryKey, label: label)
+        return Joined(
+            householdID: message.householdID, householdName: message.householdName, inviterName: message.inviterName,
+            inviterMachine: inviter, machineID: identity.machineID)
     }
 
     /// Browses mDNS and tries each House Pulse service found; a machine without an open
     /// invitation says so at once and costs nothing.
-    private static func joinDiscovered(code: String, tls: PeerTLS, name: String,
-                                       timeout: Duration) async throws -> (PeerMessage.PairWelcome, String) {
+    private static func joinDiscovered(
+        code: String, tls: PeerTLS, name: String,
+        timeout: Duration
+    ) async throws -> (PeerMessage.PairWelcome, String) {
         let discovery = try AvahiDiscovery(advertisement: nil)
         try discovery.start()
         defer { discovery.stop() }
         let lastRefusal = LastRefusal()
         let deadline = ContinuousClock.now + timeout
         let result: (PeerMessage.PairWelcome, String)? = try await withThrowingTaskGroup(
-            of: (PeerMessage.PairWelcome, String)?.self) { group in
+            of: (PeerMessage.PairWelcome, String)?.self
+        ) { group in
             group.addTask {
                 try await Task.sleep(until: deadline)
                 return nil
@@ -113,8 +124,9 @@ public enum Pairing {
             return try await group.next() ?? nil
         }
         guard let result else {
-            throw PairingError.noInviter(lastRefusal.get() ?? "within \(timeout), no machine with an open invitation answered over mDNS; "
-                + "is `pulse-peer invite` running there, on this network? (or give --peer HOST:PORT)")
+            throw PairingError.noInviter(
+                lastRefusal.get() ?? "within \(timeout), no machine with an open invitation answered over mDNS; "
+                    + "is `pulse-peer invite` running there, on this network? (or give --peer HOST:PORT)")
         }
         return result
     }
@@ -137,7 +149,8 @@ public enum Pairing {
                 try await connection.channel.executeThenClose { inbound, outbound in
                     let server = try await connection.peerMachine.get()
                     guard let exchange = Spake2(role: .alice, myName: tls.localMachine, theirName: server),
-                          let message = exchange.message(password: PairingCode.password(code)) else {
+                        let message = exchange.message(password: PairingCode.password(code))
+                    else {
                         throw PairingError.failed("cannot start the key exchange")
                     }
                     var messages = inbound.makeAsyncIterator()
@@ -150,12 +163,14 @@ public enum Pairing {
                     }
                     try await outbound.write(.pairStart(.init(message: message, name: name)))
                     guard case let .pairReply(reply, confirmation) = try await next(),
-                          let key = exchange.key(peerMessage: reply) else {
+                        let key = exchange.key(peerMessage: reply)
+                    else {
                         throw PairingError.failed("\(address) answered pairing with an unexpected message")
                     }
                     func expected(_ role: MembershipProof.Role) -> [UInt8] {
-                        PairingConfirmation.expected(key: key, role: role, clientMachine: tls.localMachine, serverMachine: server,
-                                                     clientMessage: message, serverMessage: reply)
+                        PairingConfirmation.expected(
+                            key: key, role: role, clientMachine: tls.localMachine, serverMachine: server,
+                            clientMessage: message, serverMessage: reply)
                     }
                     guard PairingConfirmation.matches(confirmation, expected(.server)) else {
                         try? await outbound.write(.error(.notAMember, "wrong pairing code"))

@@ -82,16 +82,18 @@ public struct PeerAgent: Service {
         // One agent per home, taken before anything in the home is opened (HomeLock.swift).
         let lock = try HomeLock(home: options.home)
         defer { withExtendedLifetime(lock) {} }
-        let store = try StoreService(home: options.home, maxClockAheadMilliseconds: options.maxClockAheadMilliseconds,
-                                     agentToken: lock.token)
+        let store = try StoreService(
+            home: options.home, maxClockAheadMilliseconds: options.maxClockAheadMilliseconds,
+            agentToken: lock.token)
         try await store.rememberStaticPeers(options.staticPeers)
         let identity = await store.identity()
         let tls = try PeerTLS(identity: identity)
         let secret = try await store.membershipKey()
         let engine = SyncEngine(localMachine: identity.machineID)
         let desktop = options.desktopNotifications ? options.notificationBus.map { DesktopNotifier(address: $0) } : nil
-        let notifier = Notifier(store: store, desktop: desktop, hook: options.notifyHook.map { HookNotifier(command: $0) },
-                                logger: logger)
+        let notifier = Notifier(
+            store: store, desktop: desktop, hook: options.notifyHook.map { HookNotifier(command: $0) },
+            logger: logger)
         if !options.desktopNotifications {
             logger.info("desktop notifications off (--no-desktop-notifications)")
         } else if options.notificationBus == nil {
@@ -99,22 +101,25 @@ public struct PeerAgent: Service {
         }
         let feed = EventFeed()
         let events = try await EventPipeline(store: store, feed: feed, notifier: notifier, logger: logger)
-        let context = Context(store: store, engine: engine, tls: tls, secret: secret,
-                              options: options.session, logger: logger,
-                              onApplied: options.onApplied, trace: options.trace, invitations: InvitationBook(),
-                              events: events, feed: feed, notifier: notifier)
+        let context = Context(
+            store: store, engine: engine, tls: tls, secret: secret,
+            options: options.session, logger: logger,
+            onApplied: options.onApplied, trace: options.trace, invitations: InvitationBook(),
+            events: events, feed: feed, notifier: notifier)
 
-        let listener = try await PeerTransport.listen(host: options.listenHost, port: options.port, tls: tls,
-                                                      admission: options.admission)
+        let listener = try await PeerTransport.listen(
+            host: options.listenHost, port: options.port, tls: tls,
+            admission: options.admission)
         let port = listener.channel.localAddress?.port ?? options.port
         let socketPath = AgentControl.socketPath(options.home)
         let control = try await ControlServer.bind(path: socketPath)
         let noticePath = ChangeNotices.path(options.home)
         let notices = try ChangeNotices.openForReading(noticePath)
         let peers = try await store.staticPeers()
-        let api = LocalAPI(callMethod: { method, params in await call(method, params, context: context) },
-                           currentStatus: { try await status(context, port: port) }, feed: feed, logins: context.logins,
-                           home: options.home)
+        let api = LocalAPI(
+            callMethod: { method, params in await call(method, params, context: context) },
+            currentStatus: { try await status(context, port: port) }, feed: feed, logins: context.logins,
+            home: options.home)
         var started: [FrontEndHandle] = []
         for frontEnd in options.frontEnds {
             let handle = try await frontEnd.start(api)
@@ -129,13 +134,16 @@ public struct PeerAgent: Service {
         do { _ = try Catalogue.load(home: options.home) } catch {
             logger.error("the kids' catalogue cannot be used", metadata: ["error": "\(error)"])
         }
-        onReady(AgentReady(port: port, machineID: identity.machineID, householdID: store.householdID, controlSocket: socketPath,
-                           web: frontEnds.compactMap(\.url).first))
+        onReady(
+            AgentReady(
+                port: port, machineID: identity.machineID, householdID: store.householdID, controlSocket: socketPath,
+                web: frontEnds.compactMap(\.url).first))
 
         do {
             try await cancelWhenGracefulShutdown {
-                try await runAll(listener: listener, control: control, notices: notices, peers: peers, context: context,
-                                 port: port, frontEnds: frontEnds)
+                try await runAll(
+                    listener: listener, control: control, notices: notices, peers: peers, context: context,
+                    port: port, frontEnds: frontEnds)
             }
         } catch is CancellationError {
             // A graceful shutdown (or the caller's cancellation): not a failure.
@@ -147,36 +155,38 @@ public struct PeerAgent: Service {
         logger.info("agent stopped")
     }
 
-    private func runAll(listener: NIOAsyncChannel<PeerChannel, Never>,
-                        control: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>, notices: CInt,
-                        peers: [PeerAddress], context: Context, port: Int, frontEnds: [FrontEndHandle]) async throws {
-            let directory = PeerDirectory()
-            try await withThrowingDiscardingTaskGroup { group in
-                for frontEnd in frontEnds { group.addTask { try await frontEnd.serve() } }
-                group.addTask { try await accept(listener, context) }
-                group.addTask {
-                    try await ControlServer.serve(control, logger: logger, feed: context.feed) { request in
-                        await handle(request, context: context, port: port)
-                    }
-                }
-                group.addTask { try await ChangeNotices.serve(notices) { await localChange(context) } }
-                group.addTask { await context.events.run() }
-                group.addTask { await context.notifier.run() }
-                for peer in peers {
-                    if let key = await directory.addStatic(peer) {
-                        group.addTask { await keepSession(key, directory, context) }
-                    }
-                }
-                group.addTask { await generateRecurringTasksDaily(context) }
-                group.addTask { await backUpDaily(context) }
-                group.addTask { try await watchDatabase(context) }
-                group.addTask { await releaseHeldChanges(context) }
-                if options.mdns {
-                    group.addTask { await runDiscovery(context, port: port, directory: directory) }
-                } else {
-                    await context.engine.setDiscovery("off (--no-mdns)")
+    private func runAll(
+        listener: NIOAsyncChannel<PeerChannel, Never>,
+        control: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>, notices: CInt,
+        peers: [PeerAddress], context: Context, port: Int, frontEnds: [FrontEndHandle]
+    ) async throws {
+        let directory = PeerDirectory()
+        try await withThrowingDiscardingTaskGroup { group in
+            for frontEnd in frontEnds { group.addTask { try await frontEnd.serve() } }
+            group.addTask { try await accept(listener, context) }
+            group.addTask {
+                try await ControlServer.serve(control, logger: logger, feed: context.feed) { request in
+                    await handle(request, context: context, port: port)
                 }
             }
+            group.addTask { try await ChangeNotices.serve(notices) { await localChange(context) } }
+            group.addTask { await context.events.run() }
+            group.addTask { await context.notifier.run() }
+            for peer in peers {
+                if let key = await directory.addStatic(peer) {
+                    group.addTask { await keepSession(key, directory, context) }
+                }
+            }
+            group.addTask { await generateRecurringTasksDaily(context) }
+            group.addTask { await backUpDaily(context) }
+            group.addTask { try await watchDatabase(context) }
+            group.addTask { await releaseHeldChanges(context) }
+            if options.mdns {
+                group.addTask { await runDiscovery(context, port: port, directory: directory) }
+            } else {
+                await context.engine.setDiscovery("off (--no-mdns)")
+            }
+        }
     }
 
     /// What every session needs.
@@ -205,8 +215,10 @@ public struct PeerAgent: Service {
             let id = await engine.newSessionID()
             var logger = self.logger
             logger[metadataKey: "remote"] = "\(connection.remoteAddress)"
-            return await PeerSession(id: id, connection: connection, role: role, origin: origin,
-                                     context: self, logger: logger).run()
+            return await PeerSession(
+                id: id, connection: connection, role: role, origin: origin,
+                context: self, logger: logger
+            ).run()
         }
     }
 
@@ -339,10 +351,12 @@ public struct PeerAgent: Service {
             guard let url = context.frontEnds.url else {
                 return .refused(.noWebPage, ["reason": .string(context.frontEnds.problem ?? "off")])
             }
-            return ControlResponse(ok: true, result: .object([
-                "url": .string(url), "login": .string("\(url)/login?token=\(context.logins.issue())"),
-                "expires": .integer(WallClock.now() + FrontEndLogins.lifetime),
-            ]))
+            return ControlResponse(
+                ok: true,
+                result: .object([
+                    "url": .string(url), "login": .string("\(url)/login?token=\(context.logins.issue())"),
+                    "expires": .integer(WallClock.now() + FrontEndLogins.lifetime),
+                ]))
         case "wait":
             guard let condition = request.until else { return .refused(.missingParameter, ["method": "wait", "key": "until", "type": "string"]) }
             let timeout = Duration.milliseconds(min(max(request.timeoutMilliseconds ?? 30_000, 0), 3_600_000))
@@ -362,10 +376,12 @@ public struct PeerAgent: Service {
                 let member = try await context.store.memberID(named: request.member)
                 let invitation = context.invitations.open(memberID: member, lifetime: Int64(minutes) * 60_000)
                 context.logger.notice("pairing invitation opened", metadata: ["minutes": "\(minutes)"])
-                return ControlResponse(ok: true, result: .object([
-                    "code": .string(PairingCode.display(invitation.code)), "expires": .integer(invitation.expires),
-                    "attempts": .integer(Int64(invitation.attemptsLeft)),
-                ]))
+                return ControlResponse(
+                    ok: true,
+                    result: .object([
+                        "code": .string(PairingCode.display(invitation.code)), "expires": .integer(invitation.expires),
+                        "attempts": .integer(Int64(invitation.attemptsLeft)),
+                    ]))
             } catch {
                 return .failed(error)
             }
@@ -399,8 +415,12 @@ public struct PeerAgent: Service {
             let remaining = deadline - ContinuousClock.now
             if Task.isCancelled { return .refused(.agentStopping, status: current) }
             guard remaining > .zero else {
-                return .refused(.timedOut, ["seconds": .number(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18),
-                                            "condition": .string(condition.kind.rawValue)], status: current)
+                return .refused(
+                    .timedOut,
+                    [
+                        "seconds": .number(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18),
+                        "condition": .string(condition.kind.rawValue),
+                    ], status: current)
             }
             // Both children end on cancellation, so the group never outlives the wait.
             await withTaskGroup(of: Void.self) { group in
@@ -446,9 +466,10 @@ public struct PeerAgent: Service {
         }
         let held = try await store.heldChanges()
         if held.count > 0 {
-            status.machine.warnings.append("\(held.count) change\(held.count == 1 ? " is" : "s are") held: stamped up to "
-                + "\(AgentStatus.describe(milliseconds: held.aheadMilliseconds)) ahead of this machine's clock by a machine whose "
-                + "clock is ahead; they are merged once this clock is within \(AgentStatus.describe(milliseconds: bound)) of them")
+            status.machine.warnings.append(
+                "\(held.count) change\(held.count == 1 ? " is" : "s are") held: stamped up to "
+                    + "\(AgentStatus.describe(milliseconds: held.aheadMilliseconds)) ahead of this machine's clock by a machine whose "
+                    + "clock is ahead; they are merged once this clock is within \(AgentStatus.describe(milliseconds: bound)) of them")
         }
         return status
     }

@@ -134,17 +134,20 @@ struct PeerSession {
 
     // MARK: Reader
 
-    private func read(_ inbound: NIOAsyncChannelInboundStream<PeerMessage>, _ outbound: Outbox,
-                      shared: Shared, signal: AsyncStream<Void>.Continuation,
-                      peerVector: AsyncStream<VersionVector>.Continuation,
-                      ack: AsyncStream<Void>.Continuation) async throws {
+    private func read(
+        _ inbound: NIOAsyncChannelInboundStream<PeerMessage>, _ outbound: Outbox,
+        shared: Shared, signal: AsyncStream<Void>.Continuation,
+        peerVector: AsyncStream<VersionVector>.Continuation,
+        ack: AsyncStream<Void>.Continuation
+    ) async throws {
         let peerMachine = try await connection.peerMachine.get()
         let machineHex = Hex.string(peerMachine)
         let localReplica = await store.replicaID
         shared.state.withLock { $0.localReplica = localReplica }
-        var machine = SessionStateMachine(role: role, secret: secret, localMachine: tls.localMachine,
-                                          peerMachine: peerMachine, localReplica: localReplica,
-                                          peerStanding: try await store.standing(of: machineHex))
+        var machine = SessionStateMachine(
+            role: role, secret: secret, localMachine: tls.localMachine,
+            peerMachine: peerMachine, localReplica: localReplica,
+            peerStanding: try await store.standing(of: machineHex))
         try await perform(machine.start(), outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector, ack: ack)
         var messages = inbound.makeAsyncIterator()
         while true {
@@ -153,23 +156,26 @@ struct PeerSession {
                 next = try await messages.next()
             } catch let error as WireError {
                 // Bytes that are not a valid message (or a frame too large): say so and close.
-                try await perform(machine.fail(error.code, "\(error)"), outbound, shared: shared, machineHex: machineHex,
-                                  signal: signal, peerVector: peerVector, ack: ack)
+                try await perform(
+                    machine.fail(error.code, "\(error)"), outbound, shared: shared, machineHex: machineHex,
+                    signal: signal, peerVector: peerVector, ack: ack)
                 return
             }
             guard let message = next else { return }
             if case let .error(.rejectedBatch, reason) = message {
-                await engine.rejected(machine: machineHex, remote: connection.remoteAddress,
-                                      problem: "it refused this machine's changes (\(reason)). They stay here and are offered "
-                                        + "again at every connection; see `pulse-peer status` on it for what to do",
-                                      byPeer: true)
+                await engine.rejected(
+                    machine: machineHex, remote: connection.remoteAddress,
+                    problem: "it refused this machine's changes (\(reason)). They stay here and are offered "
+                        + "again at every connection; see `pulse-peer status` on it for what to do",
+                    byPeer: true)
                 logger.warning("the peer rejected our changes", metadata: ["peer": "\(machineHex.prefix(12))", "reason": "\(reason)"])
             }
             if case let .error(.notAMember, reason) = message {
                 if shared.state.withLock({ $0.pairing != nil }) {
                     // The joiner found our confirmation wrong: it tried a wrong code.
-                    await engine.refused(machine: machineHex, remote: connection.remoteAddress, reason: "pairing: wrong pairing code",
-                                         byPeer: false)
+                    await engine.refused(
+                        machine: machineHex, remote: connection.remoteAddress, reason: "pairing: wrong pairing code",
+                        byPeer: false)
                 } else {
                     await engine.refused(machine: machineHex, remote: connection.remoteAddress, reason: reason, byPeer: true)
                     logger.warning("refused by the peer", metadata: ["machine": "\(machineHex.prefix(12))", "reason": "\(reason)"])
@@ -182,11 +188,12 @@ struct PeerSession {
             do {
                 try await perform(actions, outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector, ack: ack)
             } catch let error as StoreError {
-                await engine.rejected(machine: machineHex, remote: connection.remoteAddress,
-                                      problem: "this machine refused its changes: \(error). Nothing of them was applied here; "
-                                        + "they are offered again at every connection. If both run the same pulse-peer, its "
-                                        + "database may be damaged (see `pulse-peer status` on it)",
-                                      byPeer: false)
+                await engine.rejected(
+                    machine: machineHex, remote: connection.remoteAddress,
+                    problem: "this machine refused its changes: \(error). Nothing of them was applied here; "
+                        + "they are offered again at every connection. If both run the same pulse-peer, its "
+                        + "database may be damaged (see `pulse-peer status` on it)",
+                    byPeer: false)
                 logger.warning("rejected a batch", metadata: ["peer": "\(machineHex.prefix(12))", "error": "\(error)"])
                 actions = machine.fail(.rejectedBatch, "rejected a batch: \(error)")
                 try await perform(actions, outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector, ack: ack)
@@ -194,10 +201,12 @@ struct PeerSession {
         }
     }
 
-    private func perform(_ actions: [SessionStateMachine.Action], _ outbound: Outbox,
-                         shared: Shared, machineHex: String, signal: AsyncStream<Void>.Continuation,
-                         peerVector: AsyncStream<VersionVector>.Continuation,
-                         ack: AsyncStream<Void>.Continuation) async throws {
+    private func perform(
+        _ actions: [SessionStateMachine.Action], _ outbound: Outbox,
+        shared: Shared, machineHex: String, signal: AsyncStream<Void>.Continuation,
+        peerVector: AsyncStream<VersionVector>.Continuation,
+        ack: AsyncStream<Void>.Continuation
+    ) async throws {
         for action in actions {
             switch action {
             case let .send(message):
@@ -206,26 +215,31 @@ struct PeerSession {
                 let offset = clock - ReplicaStore.systemClock()
                 shared.state.withLock { $0.clockOffset = offset }
                 if abs(offset) >= AgentStatus.clockWarningMilliseconds {
-                    logger.warning("the peer's clock differs from this machine's",
-                                   metadata: ["offset": "\(AgentStatus.describe(milliseconds: offset))",
-                                              "peer": "\(machineHex.prefix(12))"])
+                    logger.warning(
+                        "the peer's clock differs from this machine's",
+                        metadata: [
+                            "offset": "\(AgentStatus.describe(milliseconds: offset))",
+                            "peer": "\(machineHex.prefix(12))",
+                        ])
                 }
             case let .established(peer):
                 connection.authenticated()
                 let channel = connection.channel.channel
-                let registration = await engine.register(id, machine: machineHex, replica: peer, role: role, origin: origin,
-                                                         remote: connection.remoteAddress, bytes: connection.bytes,
-                                                         close: { farewell in
-                                                             if let farewell { channel.writeAndFlush(farewell, promise: nil) }
-                                                             channel.close(promise: nil)
-                                                         }, signal: signal)
+                let registration = await engine.register(
+                    id, machine: machineHex, replica: peer, role: role, origin: origin,
+                    remote: connection.remoteAddress, bytes: connection.bytes,
+                    close: { farewell in
+                        if let farewell { channel.writeAndFlush(farewell, promise: nil) }
+                        channel.close(promise: nil)
+                    }, signal: signal)
                 if case .duplicate = registration {
                     try? await outbound.write(.error(.duplicateSession, "already connected"))
                     throw End.closed("duplicate session with \(machineHex.prefix(12))")
                 }
                 if case .accepted(replacedOld: true) = registration {
-                    logger.info("replaced the previous session with this machine (dead on its side)",
-                                metadata: ["peer": "\(machineHex.prefix(12))"])
+                    logger.info(
+                        "replaced the previous session with this machine (dead on its side)",
+                        metadata: ["peer": "\(machineHex.prefix(12))"])
                 }
                 let offset = shared.state.withLock { state in
                     state.established = true
@@ -249,11 +263,15 @@ struct PeerSession {
                 await context.events.applied(outcome)
                 if !outcome.held.isEmpty { context.heldArrived.resumeAll() }
                 if let ahead = outcome.held.map({ $0.hlc.milliseconds - ReplicaStore.systemClock() }).max(),
-                   !shared.state.withLock({ $0.reportedHeld }) {
+                    !shared.state.withLock({ $0.reportedHeld })
+                {
                     shared.state.withLock { $0.reportedHeld = true }
-                    logger.warning("holding changes stamped too far ahead of this machine's clock until it catches up",
-                                   metadata: ["changes": "\(outcome.held.count)",
-                                              "ahead": "\(AgentStatus.describe(milliseconds: ahead))"])
+                    logger.warning(
+                        "holding changes stamped too far ahead of this machine's clock until it catches up",
+                        metadata: [
+                            "changes": "\(outcome.held.count)",
+                            "ahead": "\(AgentStatus.describe(milliseconds: ahead))",
+                        ])
                 }
                 var covered = VersionVector()
                 for claim in batch.coverage { covered[claim.origin] = max(covered[claim.origin], claim.upTo) }
@@ -344,8 +362,10 @@ struct PeerSession {
 
     /// A machine asks to pair: one attempt of the open invitation is spent now; answer with
     /// our SPAKE2 message and key confirmation.
-    private func startPairing(_ start: PeerMessage.PairStart, _ outbound: Outbox, shared: Shared,
-                              peerMachine: [UInt8], machineHex: String) async throws {
+    private func startPairing(
+        _ start: PeerMessage.PairStart, _ outbound: Outbox, shared: Shared,
+        peerMachine: [UInt8], machineHex: String
+    ) async throws {
         let invitation: PairingInvitation
         switch context.invitations.beginAttempt() {
         case let .failure(refusal):
@@ -358,19 +378,22 @@ struct PeerSession {
             invitation = open
         }
         guard let exchange = Spake2(role: .bob, myName: tls.localMachine, theirName: peerMachine),
-              let reply = exchange.message(password: PairingCode.password(invitation.code)),
-              let key = exchange.key(peerMessage: start.message) else {
+            let reply = exchange.message(password: PairingCode.password(invitation.code)),
+            let key = exchange.key(peerMessage: start.message)
+        else {
             try? await outbound.write(.error(.malformed, "invalid pairing message"))
             throw End.closed("invalid pairing message")
         }
         func confirmation(_ role: MembershipProof.Role) -> [UInt8] {
-            PairingConfirmation.expected(key: key, role: role, clientMachine: peerMachine, serverMachine: tls.localMachine,
-                                         clientMessage: start.message, serverMessage: reply)
+            PairingConfirmation.expected(
+                key: key, role: role, clientMachine: peerMachine, serverMachine: tls.localMachine,
+                clientMessage: start.message, serverMessage: reply)
         }
         let name = String(start.name.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.map(Character.init)).trimmed
         shared.state.withLock {
-            $0.pairing = .init(expectedConfirmation: confirmation(.client), name: String((name.isEmpty ? "unnamed" : name).prefix(100)),
-                               memberID: invitation.memberID, code: invitation.code)
+            $0.pairing = .init(
+                expectedConfirmation: confirmation(.client), name: String((name.isEmpty ? "unnamed" : name).prefix(100)),
+                memberID: invitation.memberID, code: invitation.code)
         }
         try await outbound.write(.pairReply(message: reply, confirmation: confirmation(.server)))
     }
@@ -402,9 +425,11 @@ struct PeerSession {
 
     // MARK: Sender
 
-    private func send(_ outbound: Outbox, shared: Shared,
-                      peerVectors: AsyncStream<VersionVector>, signals: AsyncStream<Void>,
-                      acks: AsyncStream<Void>) async throws {
+    private func send(
+        _ outbound: Outbox, shared: Shared,
+        peerVectors: AsyncStream<VersionVector>, signals: AsyncStream<Void>,
+        acks: AsyncStream<Void>
+    ) async throws {
         var vectors = peerVectors.makeAsyncIterator()
         guard await vectors.next() != nil else { return } // the peer's VECTOR: what it has
         let peerMachineHex = Hex.string(try await connection.peerMachine.get())
@@ -441,7 +466,9 @@ struct PeerSession {
     private func refuseUnlessMember(_ peerMachineHex: String, _ outbound: Outbox, reader: DeltaReader) async throws {
         let standing = try StoreService.standing(of: peerMachineHex, in: reader)
         guard standing != .member else { return }
-        let reason = standing == .removed ? "this machine was removed from the household"
+        let reason =
+            standing == .removed
+            ? "this machine was removed from the household"
             : "this machine is not on the household's list of machines"
         try? await outbound.write(.error(.notAMember, reason))
         await engine.refused(machine: peerMachineHex, remote: connection.remoteAddress, reason: reason, byPeer: false)
@@ -467,8 +494,10 @@ struct PeerSession {
 
     /// Streams what the peer lacks from one snapshot; returns the snapshot's vector and
     /// what the batches' coverage told the peer about it.
-    private func sendMissing(_ outbound: Outbox, shared: Shared,
-                             reader: DeltaReader, window: inout Window) async throws -> (snapshot: VersionVector, covered: VersionVector) {
+    private func sendMissing(
+        _ outbound: Outbox, shared: Shared,
+        reader: DeltaReader, window: inout Window
+    ) async throws -> (snapshot: VersionVector, covered: VersionVector) {
         let known = shared.state.withLock { $0.peerKnown }
         let cursor = try reader.deltas(for: known, batchLimit: options.batchLimit)
         var covered = VersionVector()
@@ -480,8 +509,9 @@ struct PeerSession {
             guard await window.waitForRoom() else { throw End.closed("session ended while sending") }
             // Marked "may have left this machine" before it leaves (PulseStore/Rewind.swift).
             if let mine, let own = batch.coverage.lazy.filter({ $0.origin == mine }).map(\.upTo).max(),
-               own > max(cursor.publishedSeq, store.published.withLock({ $0 })),
-               try await !store.markPublished(upTo: own, of: mine) {
+                own > max(cursor.publishedSeq, store.published.withLock({ $0 })),
+                try await !store.markPublished(upTo: own, of: mine)
+            {
                 throw End.closed("this machine continues under a new replica id")
             }
             try await outbound.write(.batch(batch))

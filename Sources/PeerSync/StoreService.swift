@@ -77,9 +77,10 @@ actor StoreService {
         replicaID = result.current
         published.withLock { $0 = 0 }
         try household.stopPublishingWrites()
-        let record = WentBackInTime(at: ReplicaStore.systemClock(), peer: peer, published: mark, peerHeld: held,
-                                    reissued: result.reissued, former: result.former, current: result.current,
-                                    counter: try household.store.versionVector()[result.current])
+        let record = WentBackInTime(
+            at: ReplicaStore.systemClock(), peer: peer, published: mark, peerHeld: held,
+            reissued: result.reissued, former: result.former, current: result.current,
+            counter: try household.store.versionVector()[result.current])
         try household.store.setMeta("went_back_in_time", .text(record.stored))
         return record
     }
@@ -168,7 +169,8 @@ actor StoreService {
     func trustedMachines() throws -> [String] {
         var ids = try household.machines().filter { !$0.isRemoved && !$0.isThisMachine }.map(\.id)
         if let introducer = try household.store.meta(Household.introducedByKey)?.textValue, !ids.contains(introducer),
-           try household.trust(of: introducer) == .member {
+            try household.trust(of: introducer) == .member
+        {
             ids.append(introducer)
         }
         return ids
@@ -254,12 +256,16 @@ struct WentBackInTime: Sendable, Equatable {
     let counter: UInt64
 
     var stored: String {
-        [String(at), String(published), String(peerHeld), String(reissued), former.description, current.description,
-         String(counter), peer].joined(separator: "\n")
+        [
+            String(at), String(published), String(peerHeld), String(reissued), former.description, current.description,
+            String(counter), peer,
+        ].joined(separator: "\n")
     }
 
-    init(at: Int64, peer: String, published: UInt64, peerHeld: UInt64, reissued: Int, former: ReplicaID, current: ReplicaID,
-         counter: UInt64) {
+    init(
+        at: Int64, peer: String, published: UInt64, peerHeld: UInt64, reissued: Int, former: ReplicaID, current: ReplicaID,
+        counter: UInt64
+    ) {
         (self.at, self.peer, self.published, self.peerHeld, self.reissued) = (at, peer, published, peerHeld, reissued)
         (self.former, self.current, self.counter) = (former, current, counter)
     }
@@ -267,10 +273,12 @@ struct WentBackInTime: Sendable, Equatable {
     init?(stored: String) {
         let parts = stored.split(separator: "\n", maxSplits: 7, omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 8, let at = Int64(parts[0]), let published = UInt64(parts[1]), let held = UInt64(parts[2]),
-              let reissued = Int(parts[3]), let former = ReplicaID(hex: parts[4]), let current = ReplicaID(hex: parts[5]),
-              let counter = UInt64(parts[6]) else { return nil }
-        self.init(at: at, peer: parts[7], published: published, peerHeld: held, reissued: reissued, former: former,
-                  current: current, counter: counter)
+            let reissued = Int(parts[3]), let former = ReplicaID(hex: parts[4]), let current = ReplicaID(hex: parts[5]),
+            let counter = UInt64(parts[6])
+        else { return nil }
+        self.init(
+            at: at, peer: parts[7], published: published, peerHeld: held, reissued: reissued, former: former,
+            current: current, counter: counter)
     }
 
     /// In words, for `status` and the log.

@@ -62,7 +62,6 @@ actor SyncEngine {
 
     init(localMachine: String) { self.localMachine = localMachine }
 
-
     /// Changes from peers applied since the agent started, and `wait` requests pending.
     private(set) var appliedChanges: UInt64 = 0
     private(set) var pendingWaits = 0
@@ -195,9 +194,11 @@ actor SyncEngine {
     /// both sides dialed, both machines keep the one whose client has the smaller machine
     /// id; when the same side dialed again, its old connection is dead on its side (half-open
     /// here, waiting for the silence timeout), so the new session replaces it.
-    func register(_ id: Int, machine: String, replica: ReplicaID, role: MembershipProof.Role, origin: PeerOrigin,
-                  remote: String, bytes: ByteCounts, close: @escaping @Sendable (_ farewell: PeerMessage?) -> Void,
-                  signal: AsyncStream<Void>.Continuation) -> Registration {
+    func register(
+        _ id: Int, machine: String, replica: ReplicaID, role: MembershipProof.Role, origin: PeerOrigin,
+        remote: String, bytes: ByteCounts, close: @escaping @Sendable (_ farewell: PeerMessage?) -> Void,
+        signal: AsyncStream<Void>.Continuation
+    ) -> Registration {
         let key = "machine:\(machine)"
         var record = peers[key] ?? PeerRecord()
         var replacedOld = false
@@ -321,7 +322,8 @@ actor SyncEngine {
         peers.values.map { record in
             let lacks = record.vector.map { $0.missing(from: localVector) }
             let weLack = record.vector.map { localVector.missing(from: $0) }
-            let inSync = record.state == .connected && record.peerCaughtUp && record.weCaughtUp && lacks == 0 && weLack == 0
+            let inSync =
+                record.state == .connected && record.peerCaughtUp && record.weCaughtUp && lacks == 0 && weLack == 0
                 && record.problem == nil
             return AgentStatus.Peer(
                 name: record.replica.flatMap { labels[$0] }, machineID: record.machine, replicaID: record.replica?.description,

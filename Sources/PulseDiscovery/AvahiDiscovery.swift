@@ -82,9 +82,11 @@ package final class AvahiDiscovery: @unchecked Sendable {
     /// Creates the client (poll thread or lock held).
     private func connect() {
         var error: Int32 = 0
-        let client = avahi_client_new(avahi_threaded_poll_get(poll), AVAHI_CLIENT_NO_FAIL, { client, clientState, userdata in
-            AvahiDiscovery.from(userdata).clientChanged(client, clientState)
-        }, context, &error)
+        let client = avahi_client_new(
+            avahi_threaded_poll_get(poll), AVAHI_CLIENT_NO_FAIL,
+            { client, clientState, userdata in
+                AvahiDiscovery.from(userdata).clientChanged(client, clientState)
+            }, context, &error)
         if client == nil {
             continuation.yield(.availability(available: false, detail: "Avahi unavailable (\(String(cString: avahi_strerror(error)))); retrying"))
             scheduleRestart(after: 5)
@@ -120,11 +122,13 @@ package final class AvahiDiscovery: @unchecked Sendable {
         let api = avahi_threaded_poll_get(poll)!
         var when = timeval()
         avahi_elapse_time(&when, UInt32(seconds * 1000), 0)
-        _ = api.pointee.timeout_new(api, &when, { timeout, userdata in
-            let discovery = AvahiDiscovery.from(userdata)
-            discovery.restart()
-            avahi_threaded_poll_get(discovery.poll)!.pointee.timeout_free(timeout)
-        }, context)
+        _ = api.pointee.timeout_new(
+            api, &when,
+            { timeout, userdata in
+                let discovery = AvahiDiscovery.from(userdata)
+                discovery.restart()
+                avahi_threaded_poll_get(discovery.poll)!.pointee.timeout_free(timeout)
+            }, context)
     }
 
     private func restart() {
@@ -143,9 +147,11 @@ package final class AvahiDiscovery: @unchecked Sendable {
     private func publish(_ client: OpaquePointer?) {
         guard let advertisement else { return }
         if state.group == nil {
-            state.group = avahi_entry_group_new(client, { group, groupState, userdata in
-                AvahiDiscovery.from(userdata).groupChanged(group, groupState)
-            }, context)
+            state.group = avahi_entry_group_new(
+                client,
+                { group, groupState, userdata in
+                    AvahiDiscovery.from(userdata).groupChanged(group, groupState)
+                }, context)
         }
         guard let group = state.group, avahi_entry_group_is_empty(group) != 0 else { return }
         var txt: UnsafeMutablePointer<AvahiStringList>? = nil
@@ -198,8 +204,10 @@ package final class AvahiDiscovery: @unchecked Sendable {
             }, context)
     }
 
-    private func browsed(_ interface: AvahiIfIndex, _ proto: AvahiProtocol, _ event: AvahiBrowserEvent,
-                         _ name: UnsafePointer<CChar>?, _ domain: UnsafePointer<CChar>?, _ flags: AvahiLookupResultFlags) {
+    private func browsed(
+        _ interface: AvahiIfIndex, _ proto: AvahiProtocol, _ event: AvahiBrowserEvent,
+        _ name: UnsafePointer<CChar>?, _ domain: UnsafePointer<CChar>?, _ flags: AvahiLookupResultFlags
+    ) {
         switch event {
         case AVAHI_BROWSER_NEW:
             guard let name, flags.rawValue & cavahi_result_own.rawValue == 0 else { return }
@@ -211,7 +219,8 @@ package final class AvahiDiscovery: @unchecked Sendable {
                 state.client, interface, proto, name, Advertisement.serviceType, domain, cavahi_proto_unspec, AvahiLookupFlags(0),
                 { _, interface, proto, event, name, _, _, _, address, port, txt, _, userdata in
                     AvahiDiscovery.from(userdata).resolved(interface, proto, event, name, address, port, txt)
-                }, context) {
+                }, context)
+            {
                 state.resolvers[key] = resolver
             }
         case AVAHI_BROWSER_REMOVE:
@@ -229,9 +238,11 @@ package final class AvahiDiscovery: @unchecked Sendable {
         }
     }
 
-    private func resolved(_ interface: AvahiIfIndex, _ proto: AvahiProtocol, _ event: AvahiResolverEvent,
-                          _ name: UnsafePointer<CChar>?, _ address: UnsafePointer<AvahiAddress>?, _ port: UInt16,
-                          _ txt: UnsafeMutablePointer<AvahiStringList>?) {
+    private func resolved(
+        _ interface: AvahiIfIndex, _ proto: AvahiProtocol, _ event: AvahiResolverEvent,
+        _ name: UnsafePointer<CChar>?, _ address: UnsafePointer<AvahiAddress>?, _ port: UInt16,
+        _ txt: UnsafeMutablePointer<AvahiStringList>?
+    ) {
         guard event == AVAHI_RESOLVER_FOUND, let name, let address else { return }
         var buffer = [CChar](repeating: 0, count: Int(AVAHI_ADDRESS_STR_MAX))
         avahi_address_snprint(&buffer, buffer.count, address)
@@ -251,8 +262,9 @@ package final class AvahiDiscovery: @unchecked Sendable {
             item = avahi_string_list_get_next(current)
         }
         let key = ResolverKey(interface: interface, proto: proto, name: String(cString: name))
-        state.resolved[key] = DiscoveredService(name: key.name, txt: records, port: Int(port), addresses: [text],
-                                                isLocal: state.local.contains(key))
+        state.resolved[key] = DiscoveredService(
+            name: key.name, txt: records, port: Int(port), addresses: [text],
+            isLocal: state.local.contains(key))
         report(key.name)
     }
 
@@ -266,8 +278,7 @@ package final class AvahiDiscovery: @unchecked Sendable {
         var v4: [String] = [], v6: [String] = []
         for (_, part) in parts {
             for address in part.addresses {
-                if address.contains(":") { if !v6.contains(address) { v6.append(address) } }
-                else if !v4.contains(address) { v4.append(address) }
+                if address.contains(":") { if !v6.contains(address) { v6.append(address) } } else if !v4.contains(address) { v4.append(address) }
             }
             merged.isLocal = merged.isLocal || part.isLocal
         }

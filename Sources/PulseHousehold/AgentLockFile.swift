@@ -45,7 +45,8 @@ extension Household {
     /// (AgentLockFile): then they raise `published_seq` in their own commit.
     func agentPublishes() -> Bool {
         guard let running = AgentLockFile.runningToken(home),
-              let token = try? store.meta(AgentLockFile.publishingTokenKey)?.textValue else { return false }
+            let token = try? store.meta(AgentLockFile.publishingTokenKey)?.textValue
+        else { return false }
         return running == token
     }
 

@@ -28,8 +28,9 @@ extension Household {
     public func backlog() throws -> [BacklogCategory] {
         var items: [String: [BacklogItem]] = [:]
         for row in try store.rows(.backlogItem, RowQuery(where: [("deleted", .bool(false))], orderedBy: ["created"])) {
-            let item = BacklogItem(id: row.id, title: row.text("title"), category: row.text("category"),
-                                   position: row["position"].integerValue ?? row.integer("created"))
+            let item = BacklogItem(
+                id: row.id, title: row.text("title"), category: row.text("category"),
+                position: row["position"].integerValue ?? row.integer("created"))
             items[item.category, default: []].append(item)
         }
         for key in items.keys { items[key]!.sort { ($0.position, $0.id) < ($1.position, $1.id) } }
@@ -38,13 +39,17 @@ extension Household {
             let deleted = row.bool("deleted")
             let held = items.removeValue(forKey: row.id) ?? []
             if deleted && held.isEmpty { continue }
-            categories.append(BacklogCategory(id: row.id, title: row.text("title"), position: row.integer("position"),
-                                              keptForItems: deleted, items: held))
+            categories.append(
+                BacklogCategory(
+                    id: row.id, title: row.text("title"), position: row.integer("position"),
+                    keptForItems: deleted, items: held))
         }
         // Items whose category has not arrived yet are kept visible too.
         for (category, held) in items.sorted(by: { $0.key < $1.key }) {
-            categories.append(BacklogCategory(id: category, title: "(category not yet synced)", position: Int64.max,
-                                              keptForItems: true, items: held))
+            categories.append(
+                BacklogCategory(
+                    id: category, title: "(category not yet synced)", position: Int64.max,
+                    keptForItems: true, items: held))
         }
         return categories
     }
@@ -61,7 +66,9 @@ extension Household {
         }
         let id = RowIDRules.newRowID()
         let position = (try backlog().filter { $0.position != Int64.max }.map(\.position).max() ?? 0) + 1024
-        try store.write(member: memberID) { try $0.create(.backlogCategory, id, ["title": .text(title), "position": .integer(position), "deleted": .bool(false)]) }
+        try store.write(member: memberID) {
+            try $0.create(.backlogCategory, id, ["title": .text(title), "position": .integer(position), "deleted": .bool(false)])
+        }
         return try resolveCategory(id)
     }
 
@@ -110,8 +117,12 @@ extension Household {
         let id = RowIDRules.newRowID()
         let created = try store.orderingKey()
         try store.write(member: memberID) { tx in
-            try tx.create(.backlogItem, id, ["title": .text(title), "category": .text(category.id),
-                                          "created": .integer(created), "position": .integer(created), "deleted": .bool(false)])
+            try tx.create(
+                .backlogItem, id,
+                [
+                    "title": .text(title), "category": .text(category.id),
+                    "created": .integer(created), "position": .integer(created), "deleted": .bool(false),
+                ])
         }
         return BacklogItem(id: id, title: title, category: category.id, position: created)
     }
@@ -152,8 +163,9 @@ extension Household {
     }
 
     public func resolveBacklogItem(_ handle: String) throws -> BacklogItem {
-        try Handles.resolve(handle, in: backlog().flatMap(\.items), what: "backlog_item", list: "backlog",
-                            name: \.title, id: \.id)
+        try Handles.resolve(
+            handle, in: backlog().flatMap(\.items), what: "backlog_item", list: "backlog",
+            name: \.title, id: \.id)
     }
 
     public func removeBacklogItem(_ handle: String) throws -> BacklogItem {
@@ -170,7 +182,8 @@ extension Household {
         let dueDate = try due.map { try Validation.date($0).description }
         let active = try tasks().filter { !$0.done }
         guard force || active.count < Self.focusLimit else {
-            throw HouseholdError.refuse(.focusRule, ["limit": JSONValue(Self.focusLimit), "active": JSONValue(active.count), "titles": JSONValue(active.map(\.title))])
+            throw HouseholdError.refuse(
+                .focusRule, ["limit": JSONValue(Self.focusLimit), "active": JSONValue(active.count), "titles": JSONValue(active.map(\.title))])
         }
         let id = RowIDRules.newRowID()
         try store.write(member: memberID) { tx in

@@ -67,8 +67,10 @@ extension Household {
     }
 
     /// Meta keys that are the lost machine's own, dropped by a restore.
-    static let machineOwnKeys = ["static_peers", "went_back_in_time", AgentLockFile.publishingTokenKey, introducedByKey, introducedKeyKey,
-                                 pinFailuresKey, pinRetryAtKey, lastClearKey]
+    static let machineOwnKeys = [
+        "static_peers", "went_back_in_time", AgentLockFile.publishingTokenKey, introducedByKey, introducedKeyKey,
+        pinFailuresKey, pinRetryAtKey, lastClearKey,
+    ]
 
     /// Brings a household back from a backup into `home`, which must hold none: for when every
     /// machine of the household was lost. This machine comes back as a **new machine** of the
@@ -76,8 +78,10 @@ extension Household {
     /// household's machines as added by itself; the lost machines stay listed (a family removes
     /// those gone for good with `devices remove`); their changes stay theirs.
     /// Nothing is written when the backup is refused.
-    public static func restore(from backup: String, into home: HouseholdHome, label: String? = nil,
-                               physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock) throws -> (Household, BackupSummary) {
+    public static func restore(
+        from backup: String, into home: HouseholdHome, label: String? = nil,
+        physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock
+    ) throws -> (Household, BackupSummary) {
         if let problem = home.problem { throw HouseholdError.refused(problem) }
         let info = try StoreBackup.inspect(backup)
         if home.hasHousehold {
@@ -93,10 +97,12 @@ extension Household {
             let memberID = try store.meta("member_id")?.textValue
             try store.write(member: memberID) { tx in
                 try recordReplica(&tx, store: store, identity: identity, label: label)
-                try tx.put(.machine, identity.machineID, [
-                    "name": .text(machineName(label)), "member": memberID.map(FieldValue.text) ?? .null,
-                    "added_by": .text(identity.machineID), "added": .integer(try store.orderingKey()),
-                ])
+                try tx.put(
+                    .machine, identity.machineID,
+                    [
+                        "name": .text(machineName(label)), "member": memberID.map(FieldValue.text) ?? .null,
+                        "added_by": .text(identity.machineID), "added": .integer(try store.orderingKey()),
+                    ])
             }
         }
         return (household, BackupSummary(householdID: info.householdID, householdName: info.householdName, bytes: info.bytes))

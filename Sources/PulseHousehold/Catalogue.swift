@@ -86,7 +86,8 @@ public struct Catalogue: Sendable, Equatable {
             for item in category.items {
                 let where_ = "item \(item.id.debugDescription)"
                 guard (1...40).contains(item.id.count), !item.id.hasPrefix("own"),
-                      item.id.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }) else {
+                    item.id.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" })
+                else {
                     throw bad("\(where_): an id is 1–40 of a–z, 0–9 and _ (and does not start with \"own\")")
                 }
                 guard seen.insert(item.id).inserted else { throw bad("\(where_) appears twice") }
@@ -96,8 +97,10 @@ public struct Catalogue: Sendable, Equatable {
                 guard peanutRange.contains(item.peanuts) else { throw bad("\(where_): peanuts must be 1–20, not \(item.peanuts)") }
                 let title: String
                 do { title = try Validation.name(item.title, what: "title", max: 200) } catch { throw bad("\(where_): \(error)") }
-                items.append(CatalogueItem(id: item.id, kind: kind, category: category.id, title: title, peanuts: item.peanuts,
-                                           selected: false, own: false))
+                items.append(
+                    CatalogueItem(
+                        id: item.id, kind: kind, category: category.id, title: title, peanuts: item.peanuts,
+                        selected: false, own: false))
             }
         }
         guard !items.isEmpty else { throw bad("it has no items") }

@@ -55,18 +55,21 @@ extension Household {
         }
         return try records.map { record in
             func side(_ s: ConflictRecord.Side) -> HouseholdConflict.Side {
-                HouseholdConflict.Side(value: s.value, hlc: s.stamp.hlc.rawValue, replica: s.stamp.origin.description, member: s.member,
-                                       memberName: s.member.map { members[$0] ?? "a removed member" },
-                                       machine: replicaMachine[s.stamp.origin.description],
-                                       shown: shown(s.value, record.entity, record.field))
+                HouseholdConflict.Side(
+                    value: s.value, hlc: s.stamp.hlc.rawValue, replica: s.stamp.origin.description, member: s.member,
+                    memberName: s.member.map { members[$0] ?? "a removed member" },
+                    machine: replicaMachine[s.stamp.origin.description],
+                    shown: shown(s.value, record.entity, record.field))
             }
             let row = try store.row(record.entity, record.rowID)
             let title = (row["title"] ?? row["name"])?.textValue
             let kept = side(record.kept), lost = side(record.lost)
-            return HouseholdConflict(id: record.id, kind: record.kind.rawValue, entity: record.entity.rawValue, row: record.rowID,
-                                     field: record.field, title: title, kept: kept, lost: lost,
-                                     summary: ConflictWording.sentence(kind: record.kind, entity: record.entity, field: record.field,
-                                                                       title: title, kept: kept, lost: lost))
+            return HouseholdConflict(
+                id: record.id, kind: record.kind.rawValue, entity: record.entity.rawValue, row: record.rowID,
+                field: record.field, title: title, kept: kept, lost: lost,
+                summary: ConflictWording.sentence(
+                    kind: record.kind, entity: record.entity, field: record.field,
+                    title: title, kept: kept, lost: lost))
         }
     }
 }
@@ -75,21 +78,22 @@ extension Household {
 public enum ConflictWording {
     /// "the shopping item", "the task", … (with its title when known).
     public static func thing(_ entity: EntityKind, title: String?) -> String {
-        let noun: String = switch entity {
-        case .shoppingItem: "shopping item"
-        case .task: "task"
-        case .backlogCategory: "backlog category"
-        case .backlogItem: "backlog item"
-        case .recurringTemplate: "recurring task"
-        case .kid: "kid"
-        case .catalogueSelection: "catalogue item"
-        case .ledgerEntry: "ledger entry"
-        case .member: "member"
-        case .household: "household"
-        case .settings: "household settings"
-        case .machine: "machine"
-        default: entity.rawValue.replacing("_", with: " ")
-        }
+        let noun: String =
+            switch entity {
+            case .shoppingItem: "shopping item"
+            case .task: "task"
+            case .backlogCategory: "backlog category"
+            case .backlogItem: "backlog item"
+            case .recurringTemplate: "recurring task"
+            case .kid: "kid"
+            case .catalogueSelection: "catalogue item"
+            case .ledgerEntry: "ledger entry"
+            case .member: "member"
+            case .household: "household"
+            case .settings: "household settings"
+            case .machine: "machine"
+            default: entity.rawValue.replacing("_", with: " ")
+            }
         if let title { return "the \(noun) “\(title)”" }
         return "the \(noun)"
     }
@@ -119,7 +123,7 @@ public enum ConflictWording {
         case (_, "done"): return value.boolValue == true ? "done" : "not done"
         case (_, "deleted"), (_, "removed"): return value.boolValue == true ? "deleted" : "kept"
         case (.shoppingItem, "listed"), (.backlogItem, "position"), (.backlogCategory, "position"),
-             (_, "created"), (_, "added"):
+            (_, "created"), (_, "added"):
             return "a new place"
         default: break
         }
@@ -133,8 +137,10 @@ public enum ConflictWording {
     }
 
     /// One sentence: whose value stayed, whose was not kept, and why.
-    public static func sentence(kind: ConflictKind, entity: EntityKind, field: String, title: String?,
-                                kept: HouseholdConflict.Side, lost: HouseholdConflict.Side) -> String {
+    public static func sentence(
+        kind: ConflictKind, entity: EntityKind, field: String, title: String?,
+        kept: HouseholdConflict.Side, lost: HouseholdConflict.Side
+    ) -> String {
         func who(_ side: HouseholdConflict.Side) -> String {
             let name = side.memberName ?? "the household itself"
             return side.machine.map { "\(name) (on \($0))" } ?? name

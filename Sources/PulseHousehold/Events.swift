@@ -72,9 +72,11 @@ public struct HouseholdEvent: Sendable, Codable, Equatable {
     /// For the feed: the resume token of this event (set by the feed when it publishes).
     public var token: String?
 
-    public init(type: Kind, entity: String? = nil, row: String? = nil, title: String? = nil, author: String? = nil,
-                authorName: String? = nil, machine: String? = nil, assignee: String? = nil, time: Int64, count: Int = 1,
-                local: Bool = false) {
+    public init(
+        type: Kind, entity: String? = nil, row: String? = nil, title: String? = nil, author: String? = nil,
+        authorName: String? = nil, machine: String? = nil, assignee: String? = nil, time: Int64, count: Int = 1,
+        local: Bool = false
+    ) {
         self.type = type
         self.entity = entity
         self.row = row
@@ -139,14 +141,16 @@ public enum EventRules {
     /// that kind (the item's new name, the task's title, the ledger entry's title).
     public static func event(_ kind: HouseholdEvent.Kind, of change: Change) -> HouseholdEvent {
         let fields = FieldLookup(change.fields)
-        let title: String? = switch kind {
-        case .shoppingAdded, .shoppingRenamed: fields["name"]?.textValue
-        case .taskAdded, .kidEarned, .kidRedeemed: fields["title"]?.textValue
-        default: nil
-        }
+        let title: String? =
+            switch kind {
+            case .shoppingAdded, .shoppingRenamed: fields["name"]?.textValue
+            case .taskAdded, .kidEarned, .kidRedeemed: fields["title"]?.textValue
+            default: nil
+            }
         let assignee = kind == .taskAdded || kind == .taskAssigned ? fields["assignee"]?.textValue : nil
-        return HouseholdEvent(type: kind, entity: change.entity.rawValue, row: change.rowID, title: title, author: change.member,
-                              assignee: assignee, time: Int64(change.hlc.milliseconds), count: 1)
+        return HouseholdEvent(
+            type: kind, entity: change.entity.rawValue, row: change.rowID, title: title, author: change.member,
+            assignee: assignee, time: Int64(change.hlc.milliseconds), count: 1)
     }
 
     public static func events(of change: Change) -> [HouseholdEvent] {
@@ -402,7 +406,8 @@ extension Household {
             out[index].local = local
             out[index].authorName = out[index].author.flatMap { names[$0] }
             guard out[index].title == nil, out[index].count == 1, let row = out[index].row,
-                  let entity = out[index].entity.flatMap(EntityKind.init(rawValue:)) else { continue }
+                let entity = out[index].entity.flatMap(EntityKind.init(rawValue:))
+            else { continue }
             switch entity {
             case .shoppingItem: out[index].title = try store.value(.shoppingItem, row, "name")?.textValue
             case .task: out[index].title = try store.value(.task, row, "title")?.textValue

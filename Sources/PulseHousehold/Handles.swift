@@ -17,8 +17,10 @@ package enum Handles {
     /// shopping list, while names and ids also find items of the restock pool). `what` and
     /// `list` are the row's kind and the list's, as the refusals name them (`noun.<what>`
     /// and `list.<list>` in the message catalogue).
-    package static func resolve<T>(_ handle: String, in items: [T], positional: [T]? = nil, what: String, list: String,
-                           name: (T) -> String, id: (T) -> String) throws -> T {
+    package static func resolve<T>(
+        _ handle: String, in items: [T], positional: [T]? = nil, what: String, list: String,
+        name: (T) -> String, id: (T) -> String
+    ) throws -> T {
         let trimmed = handle.trimmed
         let positional = positional ?? items
         let position = Int(trimmed)
@@ -29,15 +31,25 @@ package enum Handles {
         let lowered = trimmed.lowercased()
         let byID = trimmed.count >= 4 ? items.filter { id($0).hasPrefix(lowered) || id($0).hasSuffix(lowered) } : []
         if let position, byName.isEmpty, byID.isEmpty {
-            throw HouseholdError.refuse(.noSuchPosition, ["kind": .string(what), "list": .string(list), "position": JSONValue(position), "count": JSONValue(positional.count)])
+            throw HouseholdError.refuse(
+                .noSuchPosition, ["kind": .string(what), "list": .string(list), "position": JSONValue(position), "count": JSONValue(positional.count)])
         }
         if byName.isEmpty && byID.count == 1 { return byID[0] }
         let candidates = byName.isEmpty ? byID : byName
         if candidates.isEmpty { throw HouseholdError.refuse(.notFound, ["kind": .string(what), "list": .string(list), "handle": .string(trimmed)]) }
-        throw HouseholdError.refuse(.ambiguous, ["kind": .string(what), "list": .string(list), "handle": .string(trimmed),
-                                     "count": JSONValue(candidates.count),
-                                     "candidates": .array(candidates.map { .object(["id": .string(id($0)), "code": .string(shortCode(id($0))),
-                                                                                   "label": .string("\(shortCode(id($0))) \(name($0))")]) })])
+        throw HouseholdError.refuse(
+            .ambiguous,
+            [
+                "kind": .string(what), "list": .string(list), "handle": .string(trimmed),
+                "count": JSONValue(candidates.count),
+                "candidates": .array(
+                    candidates.map {
+                        .object([
+                            "id": .string(id($0)), "code": .string(shortCode(id($0))),
+                            "label": .string("\(shortCode(id($0))) \(name($0))"),
+                        ])
+                    }),
+            ])
     }
 
     /// The short code people type for a row: the last 8 characters of its id (random

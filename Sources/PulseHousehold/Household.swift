@@ -99,9 +99,11 @@ public final class Household {
     /// Opens the household in `home`; fails when there is none.
     /// `maxClockAheadMilliseconds`: how far ahead of this clock a peer's change may be
     /// stamped before it is held (see ``ReplicaStore/releaseHeldChanges()``).
-    public static func open(_ home: HouseholdHome,
-                            physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock,
-                            maxClockAheadMilliseconds: Int64 = HybridClock.defaultMaxDriftMilliseconds) throws -> Household {
+    public static func open(
+        _ home: HouseholdHome,
+        physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock,
+        maxClockAheadMilliseconds: Int64 = HybridClock.defaultMaxDriftMilliseconds
+    ) throws -> Household {
         if let problem = home.problem { throw HouseholdError.refused(problem) }
         guard home.hasHousehold else { throw HouseholdError.notInitialized(home.path) }
         let identity = try MachineIdentity.load(from: home.directory.appendingPathComponent(MachineIdentity.fileName))
@@ -123,8 +125,10 @@ public final class Household {
     /// this machine's replica record, committed at once. Refuses, changing nothing, when
     /// `home` already holds one.
     @discardableResult
-    public static func create(_ home: HouseholdHome, name: String?, members: [String], label: String? = nil,
-                              physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock) throws -> Household {
+    public static func create(
+        _ home: HouseholdHome, name: String?, members: [String], label: String? = nil,
+        physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock
+    ) throws -> Household {
         let householdName = try Validation.name(name ?? defaultName, what: "household_name", max: 100)
         let memberNames = try (members.isEmpty ? defaultMembers : members).map { try Validation.memberName($0) }
         if let duplicate = Validation.firstDuplicate(memberNames) {
@@ -140,21 +144,25 @@ public final class Household {
                 try tx.put(.household, "profile", ["name": .text(householdName)])
                 try tx.put(.settings, "settings", ["appearance": .text("system"), "celebrations": .bool(true), "suggestions": .bool(true)])
                 for (index, memberName) in memberNames.enumerated() {
-                    try tx.put(.member, memberIDs[index], [
-                        "name": .text(memberName),
-                        "initials": .text(MemberStyle.initials(of: memberName)),
-                        "color": .text(MemberStyle.color(at: index)),
-                        "removed": .bool(false),
-                    ])
+                    try tx.put(
+                        .member, memberIDs[index],
+                        [
+                            "name": .text(memberName),
+                            "initials": .text(MemberStyle.initials(of: memberName)),
+                            "color": .text(MemberStyle.color(at: index)),
+                            "removed": .bool(false),
+                        ])
                 }
                 try recordReplica(&tx, store: store, identity: identity, label: label)
                 // The founding machine is the household's first machine, and the first key
                 // of its advertisements (docs/SECURITY.md).
                 let now = try store.orderingKey()
-                try tx.put(.machine, identity.machineID, [
-                    "name": .text(machineName(label)), "member": .text(memberIDs[0]),
-                    "added_by": .text(identity.machineID), "added": .integer(now),
-                ])
+                try tx.put(
+                    .machine, identity.machineID,
+                    [
+                        "name": .text(machineName(label)), "member": .text(memberIDs[0]),
+                        "added_by": .text(identity.machineID), "added": .integer(now),
+                    ])
                 try tx.create(.discoveryKey, RowIDRules.newRowID(), ["key": .text(newDiscoveryKey()), "created": .integer(now)])
             }
         }
@@ -167,20 +175,26 @@ public final class Household {
     }
 
     /// Records which machine this replica (database incarnation) belongs to.
-    static func recordReplica(_ tx: inout ReplicaStore.LocalWriter, store: ReplicaStore,
-                                      identity: MachineIdentity, label: String?) throws {
-        try tx.put(.replica, store.replicaID.description, [
-            "machine": .text(identity.machineID),
-            "label": .text(String((label ?? ProcessInfo.processInfo.hostName).prefix(100))),
-        ])
+    static func recordReplica(
+        _ tx: inout ReplicaStore.LocalWriter, store: ReplicaStore,
+        identity: MachineIdentity, label: String?
+    ) throws {
+        try tx.put(
+            .replica, store.replicaID.description,
+            [
+                "machine": .text(identity.machineID),
+                "label": .text(String((label ?? ProcessInfo.processInfo.hostName).prefix(100))),
+            ])
     }
 
     /// Builds a new household database beside its final name, fills it through `fill`,
     /// and renames it into place: a crash leaves either no household or a whole one.
     /// Refuses, changing nothing, when `home` already holds a household.
     /// `source`: a backup the new database starts as a copy of (``restore(from:into:label:)``).
-    static func build(_ home: HouseholdHome, physicalClock: @escaping @Sendable () -> Int64, from source: String? = nil,
-                      fill: (ReplicaStore, MachineIdentity) throws -> Void) throws -> Household {
+    static func build(
+        _ home: HouseholdHome, physicalClock: @escaping @Sendable () -> Int64, from source: String? = nil,
+        fill: (ReplicaStore, MachineIdentity) throws -> Void
+    ) throws -> Household {
         guard !home.hasHousehold else { throw HouseholdError.alreadyExists(home.path) }
         if let problem = home.problem { throw HouseholdError.refused(problem) }
         try Directories.make(home.path, mode: 0o700)
@@ -206,9 +220,11 @@ public final class Household {
     /// this machine's replica. It learns the rest from its peers; having nothing, it can
     /// erase nothing (deletions travel only as explicit tombstones).
     @discardableResult
-    public static func createReplica(_ home: HouseholdHome, householdID: String, memberID: String?, secret: [UInt8],
-                                     label: String? = nil, introducedBy: String? = nil, discoveryKey: [UInt8]? = nil,
-                                     physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock) throws -> Household {
+    public static func createReplica(
+        _ home: HouseholdHome, householdID: String, memberID: String?, secret: [UInt8],
+        label: String? = nil, introducedBy: String? = nil, discoveryKey: [UInt8]? = nil,
+        physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock
+    ) throws -> Household {
         guard secret.count == 32 else { throw HouseholdError.refuse(.invalidSecret) }
         guard RowIDRules.isValid(householdID) else { throw HouseholdError.refuse(.invalidID, ["kind": "household", "value": .string(householdID)]) }
         if let memberID, !RowIDRules.isValid(memberID) { throw HouseholdError.refuse(.invalidID, ["kind": "member", "value": .string(memberID)]) }
@@ -235,18 +251,19 @@ public final class Household {
         var entities: [String: CanonicalJSON] = [:]
         for kind in EntityKind.allCases {
             let rows = state[kind] ?? [:]
-            entities[kind.rawValue] = .object(rows.mapValues { fields in
-                var fields = fields
-                // An advertisement key is a secret: the export shows its fingerprint only.
-                if kind == .discoveryKey, let key = fields["key"]?.textValue {
-                    fields["key"] = .text("sha256:" + Hex.string(SHA256.hash(data: Array(key.utf8)).prefix(8)))
-                }
-                // The PIN's hash would let anyone holding an export try the 10 000 PINs offline.
-                if kind == .kidsPIN {
-                    for name in ["hash", "reset"] where fields[name]?.textValue != nil { fields[name] = .text(name == "hash" ? "set" : "pending") }
-                }
-                return .object(fields.mapValues(CanonicalJSON.init))
-            })
+            entities[kind.rawValue] = .object(
+                rows.mapValues { fields in
+                    var fields = fields
+                    // An advertisement key is a secret: the export shows its fingerprint only.
+                    if kind == .discoveryKey, let key = fields["key"]?.textValue {
+                        fields["key"] = .text("sha256:" + Hex.string(SHA256.hash(data: Array(key.utf8)).prefix(8)))
+                    }
+                    // The PIN's hash would let anyone holding an export try the 10 000 PINs offline.
+                    if kind == .kidsPIN {
+                        for name in ["hash", "reset"] where fields[name]?.textValue != nil { fields[name] = .text(name == "hash" ? "set" : "pending") }
+                    }
+                    return .object(fields.mapValues(CanonicalJSON.init))
+                })
         }
         return CanonicalJSON.object([
             "format": .string("house-pulse-export/1"),
@@ -332,7 +349,8 @@ extension Household {
     /// This database went back in time (PulseStore/Rewind.swift): it continues as a new
     /// replica of the same machine, with the label its former replica had.
     public func continueAsNewReplica() throws -> ReplicaStore.NewReplica {
-        let label = try store.value(.replica, store.replicaID.description, "label")
+        let label =
+            try store.value(.replica, store.replicaID.description, "label")
             ?? .text(String(ProcessInfo.processInfo.hostName.prefix(100)))
         return try store.continueAsNewReplica(replicaRow: ["machine": .text(identity.machineID), "label": label])
     }

@@ -18,13 +18,21 @@ public enum JSONValue: Sendable, Equatable, Codable {
 
     public init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let v = try? container.decode(Bool.self) { self = .bool(v) }
-        else if let v = try? container.decode(Int64.self) { self = .integer(v) }
-        else if let v = try? container.decode(Double.self) { self = .number(v) }
-        else if let v = try? container.decode(String.self) { self = .string(v) }
-        else if let v = try? container.decode([JSONValue].self) { self = .array(v) }
-        else { self = .object(try container.decode([String: JSONValue].self)) }
+        if container.decodeNil() {
+            self = .null
+        } else if let v = try? container.decode(Bool.self) {
+            self = .bool(v)
+        } else if let v = try? container.decode(Int64.self) {
+            self = .integer(v)
+        } else if let v = try? container.decode(Double.self) {
+            self = .number(v)
+        } else if let v = try? container.decode(String.self) {
+            self = .string(v)
+        } else if let v = try? container.decode([JSONValue].self) {
+            self = .array(v)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -80,7 +88,9 @@ public enum HouseholdAPI {
 
     public static func call(_ method: String, _ params: [String: JSONValue], on household: Household) throws -> JSONValue {
         func string(_ key: String) throws -> String {
-            guard case let .string(value)? = params[key] else { throw HouseholdError.refuse(.missingParameter, ["method": .string(method), "key": .string(key), "type": "string"]) }
+            guard case let .string(value)? = params[key] else {
+                throw HouseholdError.refuse(.missingParameter, ["method": .string(method), "key": .string(key), "type": "string"])
+            }
             return value
         }
         func optional(_ key: String) throws -> String? {
@@ -98,7 +108,9 @@ public enum HouseholdAPI {
             return Int(value)
         }
         func strings(_ key: String) throws -> [String] {
-            guard case let .array(values)? = params[key] else { throw HouseholdError.refuse(.missingParameter, ["method": .string(method), "key": .string(key), "type": "strings"]) }
+            guard case let .array(values)? = params[key] else {
+                throw HouseholdError.refuse(.missingParameter, ["method": .string(method), "key": .string(key), "type": "strings"])
+            }
             return try values.map { value -> String in
                 guard case let .string(text) = value else { throw HouseholdError.refuse(.wrongType, ["key": .string(key), "type": "strings"]) }
                 return text
@@ -107,8 +119,10 @@ public enum HouseholdAPI {
         let h = household
         switch method {
         case "household.get":
-            return try .from(HouseholdSummary(id: h.householdID, name: h.householdName(), members: h.members(), settings: h.settings(),
-                                              focusLimit: Household.focusLimit))
+            return try .from(
+                HouseholdSummary(
+                    id: h.householdID, name: h.householdName(), members: h.members(), settings: h.settings(),
+                    focusLimit: Household.focusLimit))
         case "household.rename": return .string(try h.renameHousehold(string("name")))
         case "member.list": return try .from(h.members())
         case "member.add": return try .from(h.addMember(string("name"), initials: optional("initials"), color: optional("color")))
@@ -127,11 +141,12 @@ public enum HouseholdAPI {
             // Each item says whether it came back from the restock pool (the page tells so).
             let addition = try h.addOrRestockShoppingItems(strings("names"))
             let restocked = Set(addition.restocked)
-            return .array(try addition.items.map { item in
-                guard case var .object(fields) = try JSONValue.from(item) else { return try .from(item) }
-                fields["restocked"] = .bool(restocked.contains(item.id))
-                return .object(fields)
-            })
+            return .array(
+                try addition.items.map { item in
+                    guard case var .object(fields) = try JSONValue.from(item) else { return try .from(item) }
+                    fields["restocked"] = .bool(restocked.contains(item.id))
+                    return .object(fields)
+                })
         case "shop.check": return try .from(h.checkShoppingItem(string("item")))
         case "shop.restock": return try .from(h.restockShoppingItem(string("item")))
         case "shop.rename": return try .from(h.renameShoppingItem(string("item"), to: string("name")))
@@ -151,8 +166,12 @@ public enum HouseholdAPI {
                 }
             }
             guard params["title"] != .null else { throw HouseholdError.refuse(.titleNotNull) }
-            return try .from(h.editTask(string("task"), Household.TaskEdit(title: optional("title"), assignee: edit("assignee"),
-                                                                            due: edit("due"))))
+            return try .from(
+                h.editTask(
+                    string("task"),
+                    Household.TaskEdit(
+                        title: optional("title"), assignee: edit("assignee"),
+                        due: edit("due"))))
         case "task.add":
             return try .from(h.addTask(string("title"), assignee: optional("assignee"), due: optional("due"), force: flag("force")))
         case "task.done": return try .from(h.completeTask(string("task")))
@@ -191,11 +210,12 @@ public enum HouseholdAPI {
             // With a kid: each rule and chore says whether it earned that kid peanuts today.
             guard let kid = try optional("kid") else { return try .from(h.catalogue()) }
             let done = try h.itemsDoneToday(kid: h.resolveKid(kid))
-            return .array(try h.catalogue().map { item in
-                guard case var .object(fields) = try JSONValue.from(item) else { return try .from(item) }
-                if item.kind != .reward { fields["doneToday"] = .bool(done.contains(item.id)) }
-                return .object(fields)
-            })
+            return .array(
+                try h.catalogue().map { item in
+                    guard case var .object(fields) = try JSONValue.from(item) else { return try .from(item) }
+                    if item.kind != .reward { fields["doneToday"] = .bool(done.contains(item.id)) }
+                    return .object(fields)
+                })
         case "kids.history.list": return try .from(h.ledger(kid: string("kid")))
         case "kids.basket.list": return try .from(h.basket(kid: string("kid")))
         case "kids.done": return try .from(h.markDone(kid: string("kid"), item: string("item")))
@@ -207,8 +227,10 @@ public enum HouseholdAPI {
         case "kids.select": return try .from(h.selectCatalogueItems(strings("items"), pin: optional("pin")))
         case "kids.deselect": return try .from(h.deselectCatalogueItems(strings("items"), pin: optional("pin")))
         case "kids.own":
-            return try .from(h.addOwnCatalogueItem(kind: string("kind"), title: string("title"), peanuts: integer("peanuts"),
-                                                   category: string("category"), pin: optional("pin")))
+            return try .from(
+                h.addOwnCatalogueItem(
+                    kind: string("kind"), title: string("title"), peanuts: integer("peanuts"),
+                    category: string("category"), pin: optional("pin")))
         case "kids.adjust":
             return try .from(h.adjustKid(string("kid"), peanuts: integer("peanuts"), reason: string("reason"), pin: optional("pin")))
         case "kids.pin.set":

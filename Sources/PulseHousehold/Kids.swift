@@ -51,16 +51,19 @@ extension Household {
         let rows = Dictionary(uniqueKeysWithValues: try store.rows(.catalogueSelection, RowQuery(orderedBy: ["title"])).map { ($0.id, $0) })
         var items = catalogue.items.map { item -> CatalogueItem in
             guard let row = rows[item.id], row.bool("selected") else { return item }
-            return CatalogueItem(id: item.id, kind: item.kind, category: row.text("category"), title: row.text("title"),
-                                 peanuts: Int(row.integer("peanuts")), selected: true, own: false)
+            return CatalogueItem(
+                id: item.id, kind: item.kind, category: row.text("category"), title: row.text("title"),
+                peanuts: Int(row.integer("peanuts")), selected: true, own: false)
         }
         let builtIn = Set(items.map(\.id))
         for row in rows.values.sorted(by: { $0.text("title") < $1.text("title") }) where !builtIn.contains(row.id) {
             guard let kind = CatalogueItem.Kind(rawValue: row.text("kind")) else { continue }
             // A selected item of another machine's catalogue file counts as the family's own.
             guard row.bool("selected") || row.id.hasPrefix("own-") else { continue }
-            items.append(CatalogueItem(id: row.id, kind: kind, category: row.text("category"), title: row.text("title"),
-                                       peanuts: Int(row.integer("peanuts")), selected: row.bool("selected"), own: true))
+            items.append(
+                CatalogueItem(
+                    id: row.id, kind: kind, category: row.text("category"), title: row.text("title"),
+                    peanuts: Int(row.integer("peanuts")), selected: row.bool("selected"), own: true))
         }
         let kindOrder: [CatalogueItem.Kind: Int] = [.rule: 0, .chore: 1, .reward: 2]
         let categoryOrder = ["security": 0, "respect": 1, "fun": 2]
@@ -119,7 +122,9 @@ extension Household {
         let kid = try resolveKid(kidHandle)
         let reward = try resolveSelected(rewardHandle, kinds: [.reward])
         guard kid.balance >= reward.peanuts else {
-            throw HouseholdError.refuse(.notEnoughPeanuts, ["kid": .string(kid.name), "balance": JSONValue(kid.balance), "reward": .string(reward.title), "cost": JSONValue(reward.peanuts)])
+            throw HouseholdError.refuse(
+                .notEnoughPeanuts,
+                ["kid": .string(kid.name), "balance": JSONValue(kid.balance), "reward": .string(reward.title), "cost": JSONValue(reward.peanuts)])
         }
         let id = RowIDRules.newRowID()
         try writeEntry(id, kid: kid, kind: .spend, peanuts: reward.peanuts, item: reward.id, title: reward.title)
@@ -185,13 +190,18 @@ extension Household {
             throw HouseholdError.refuse(.unknownKind, ["value": .string(kind), "known": ["rule", "chore", "reward"]])
         }
         let clean = try Validation.name(title, what: "title", max: 200)
-        guard Catalogue.peanutRange.contains(peanuts) else { throw HouseholdError.refuse(.peanutsOutOfRange, ["value": JSONValue(peanuts), "min": JSONValue(Catalogue.peanutRange.lowerBound), "max": JSONValue(Catalogue.peanutRange.upperBound)]) }
+        guard Catalogue.peanutRange.contains(peanuts) else {
+            throw HouseholdError.refuse(
+                .peanutsOutOfRange,
+                ["value": JSONValue(peanuts), "min": JSONValue(Catalogue.peanutRange.lowerBound), "max": JSONValue(Catalogue.peanutRange.upperBound)])
+        }
         guard Catalogue.categories[category.lowercased()] != nil else {
             throw HouseholdError.refuse(.unknownCategory, ["value": .string(category), "known": ["security", "respect", "fun"]])
         }
         try requireAdult(pin)
-        let item = CatalogueItem(id: "own-" + RowIDRules.newRowID(), kind: kind, category: category.lowercased(), title: clean,
-                                 peanuts: peanuts, selected: true, own: true)
+        let item = CatalogueItem(
+            id: "own-" + RowIDRules.newRowID(), kind: kind, category: category.lowercased(), title: clean,
+            peanuts: peanuts, selected: true, own: true)
         try store.write(member: memberID) { try $0.create(.catalogueSelection, item.id, selectionFields(item)) }
         return item
     }
@@ -221,8 +231,9 @@ extension Household {
     private func resolveSelected(_ handle: String, kinds: Set<CatalogueItem.Kind>) throws -> CatalogueItem {
         let items = try selectedItems().filter { kinds.contains($0.kind) }
         let reward = kinds == [.reward]
-        return try Handles.resolve(handle, in: items, what: reward ? "reward" : "rule_or_chore",
-                                   list: reward ? "selected_rewards" : "selected_rules", name: \.title, id: \.id)
+        return try Handles.resolve(
+            handle, in: items, what: reward ? "reward" : "rule_or_chore",
+            list: reward ? "selected_rewards" : "selected_rules", name: \.title, id: \.id)
     }
 
     private func setSelected(_ handles: [String], _ selected: Bool, pin: String?) throws -> [CatalogueItem] {
@@ -247,22 +258,28 @@ extension Household {
                 }
             }
         }
-        return chosen.map { var item = $0; item.selected = selected; return item }
+        return chosen.map {
+            var item = $0; item.selected = selected; return item
+        }
     }
 
     private func selectionFields(_ item: CatalogueItem) -> RowFields {
-        ["kind": .text(item.kind.rawValue), "title": .text(item.title), "peanuts": .integer(Int64(item.peanuts)),
-         "category": .text(item.category), "selected": .bool(item.selected)]
+        [
+            "kind": .text(item.kind.rawValue), "title": .text(item.title), "peanuts": .integer(Int64(item.peanuts)),
+            "category": .text(item.category), "selected": .bool(item.selected),
+        ]
     }
 
     private func writeEntry(_ id: String, kid: Kid, kind: Ledger.Entry.Kind, peanuts: Int, item: String?, title: String) throws {
         let created = try store.orderingKey()
         try store.write(member: memberID) { tx in
-            try tx.create(.ledgerEntry, id, [
-                "kid": .text(kid.id), "kind": .text(kind.rawValue), "peanuts": .integer(Int64(peanuts)),
-                "selection": item.map { .text($0) } ?? .null, "title": .text(title), "created": .integer(created),
-                "hidden": .bool(false),
-            ])
+            try tx.create(
+                .ledgerEntry, id,
+                [
+                    "kid": .text(kid.id), "kind": .text(kind.rawValue), "peanuts": .integer(Int64(peanuts)),
+                    "selection": item.map { .text($0) } ?? .null, "title": .text(title), "created": .integer(created),
+                    "hidden": .bool(false),
+                ])
         }
     }
 
@@ -283,10 +300,12 @@ extension Household {
         try store.rows(.ledgerEntry, RowQuery(where: [("kid", .text(kid))], orderedBy: ["created"])).compactMap { row in
             guard let kind = Ledger.Entry.Kind(rawValue: row.text("kind")) else { return nil }
             let item = row.optionalText("selection")
-            return StoredEntry(entry: Ledger.Entry(id: row.id, kind: kind, peanuts: Int(row.integer("peanuts")), item: item,
-                                                   day: kind == .earn && item != nil ? Ledger.day(fromID: row.id) : nil,
-                                                   created: row.integer("created")),
-                               title: row.text("title"), hidden: row.bool("hidden"))
+            return StoredEntry(
+                entry: Ledger.Entry(
+                    id: row.id, kind: kind, peanuts: Int(row.integer("peanuts")), item: item,
+                    day: kind == .earn && item != nil ? Ledger.day(fromID: row.id) : nil,
+                    created: row.integer("created")),
+                title: row.text("title"), hidden: row.bool("hidden"))
         }
     }
 
@@ -299,9 +318,10 @@ extension Household {
             guard let s = byID[id] else { return nil }
             let outcome = resolution.outcomes[id] ?? .counted
             if outcome == .counted { balance += s.entry.kind == .earn ? s.entry.peanuts : -s.entry.peanuts }
-            return LedgerLine(id: id, kid: kid, kind: s.entry.kind.rawValue, peanuts: s.entry.peanuts, item: s.entry.item,
-                              title: s.title, created: s.entry.created, day: s.entry.day, outcome: outcome.rawValue,
-                              hidden: s.hidden, balanceAfter: balance)
+            return LedgerLine(
+                id: id, kid: kid, kind: s.entry.kind.rawValue, peanuts: s.entry.peanuts, item: s.entry.item,
+                title: s.title, created: s.entry.created, day: s.entry.day, outcome: outcome.rawValue,
+                hidden: s.hidden, balanceAfter: balance)
         }
     }
 }

@@ -183,8 +183,9 @@ extension Household {
     static func verify(_ pin: String, against stored: String) throws -> Bool {
         let parts = stored.split(separator: "$").map(String.init)
         guard parts.count == 6, parts[0] == "scrypt", let rounds = Int(parts[1]), let blockSize = Int(parts[2]),
-              let parallelism = Int(parts[3]), let salt = Data(base64Encoded: parts[4]), let expected = Data(base64Encoded: parts[5]),
-              (1 << 10...1 << 16).contains(rounds), (1...8).contains(blockSize), (1...2).contains(parallelism) else {
+            let parallelism = Int(parts[3]), let salt = Data(base64Encoded: parts[4]), let expected = Data(base64Encoded: parts[5]),
+            (1 << 10...1 << 16).contains(rounds), (1...8).contains(blockSize), (1...2).contains(parallelism)
+        else {
             throw HouseholdError.io("the stored PIN hash is damaged (docs/ARCHITECTURE.md, \"The kids' PIN\", says how to clear it)")
         }
         let actual = try derive(pin, salt: Array(salt), rounds: rounds, blockSize: blockSize, parallelism: parallelism)
@@ -194,8 +195,9 @@ extension Household {
     }
 
     private static func derive(_ pin: String, salt: [UInt8], rounds: Int, blockSize: Int, parallelism: Int) throws -> [UInt8] {
-        let key = try KDF.Scrypt.deriveKey(from: Array(pin.utf8), salt: salt, outputByteCount: 32, rounds: rounds,
-                                           blockSize: blockSize, parallelism: parallelism)
+        let key = try KDF.Scrypt.deriveKey(
+            from: Array(pin.utf8), salt: salt, outputByteCount: 32, rounds: rounds,
+            blockSize: blockSize, parallelism: parallelism)
         return key.withUnsafeBytes { Array($0) }
     }
 }

@@ -52,8 +52,9 @@ extension Household {
         for row in try store.rows(.replica) {
             let id = row.text("machine")
             guard records[id] == nil else { continue }
-            records[id] = MachineRecord(id: id, name: row.text("label").isEmpty ? "unnamed" : row.text("label"),
-                                        isThisMachine: id == identity.machineID)
+            records[id] = MachineRecord(
+                id: id, name: row.text("label").isEmpty ? "unnamed" : row.text("label"),
+                isThisMachine: id == identity.machineID)
         }
         for row in try store.rows(.machine) {
             var record = records[row.id] ?? MachineRecord(id: row.id, name: row.text("name"), isThisMachine: row.id == identity.machineID)
@@ -100,12 +101,14 @@ extension Household {
             throw HouseholdError.refuse(.machineRemoved)
         case .member, .unknown:
             try store.write(member: self.memberID) { tx in
-                _ = try tx.put(.machine, machineID, [
-                    "name": .text(name),
-                    "member": memberID.map(FieldValue.text) ?? .null,
-                    "added_by": .text(identity.machineID),
-                    "added": .integer(try store.orderingKey()),
-                ])
+                _ = try tx.put(
+                    .machine, machineID,
+                    [
+                        "name": .text(name),
+                        "member": memberID.map(FieldValue.text) ?? .null,
+                        "added_by": .text(identity.machineID),
+                        "added": .integer(try store.orderingKey()),
+                    ])
             }
         }
     }
@@ -125,12 +128,19 @@ extension Household {
             throw HouseholdError.refuse(.notFound, ["kind": "machine", "list": "machines", "handle": .string(wanted)])
         }
         guard matches.count == 1 else {
-            throw HouseholdError.refuse(.ambiguous, ["kind": "machine", "list": "machines", "handle": .string(wanted), "count": JSONValue(matches.count), "candidates": .array(matches.map { .object(["id": .string($0.id), "label": .string("\($0.id.prefix(12)) \($0.name)")]) })])
+            throw HouseholdError.refuse(
+                .ambiguous,
+                [
+                    "kind": "machine", "list": "machines", "handle": .string(wanted), "count": JSONValue(matches.count),
+                    "candidates": .array(matches.map { .object(["id": .string($0.id), "label": .string("\($0.id.prefix(12)) \($0.name)")]) }),
+                ])
         }
         guard !target.isThisMachine else {
             throw HouseholdError.refuse(.cannotRemoveSelf)
         }
-        guard !target.isRemoved else { throw HouseholdError.refuse(.alreadyRemoved, ["name": .string(target.name), "id": .string(String(target.id.prefix(12)))]) }
+        guard !target.isRemoved else {
+            throw HouseholdError.refuse(.alreadyRemoved, ["name": .string(target.name), "id": .string(String(target.id.prefix(12)))])
+        }
         try store.write(member: memberID) { tx in
             let now = try store.orderingKey()
             _ = try tx.create(.machineRemoval, target.id, ["removed_by": .text(identity.machineID), "removed": .integer(now)])

@@ -40,8 +40,9 @@ extension Household {
     public func members() throws -> [Member] {
         let me = try currentMemberID()
         return try store.rows(.member, RowQuery(where: [("removed", .bool(false))], orderedBy: ["name"])).map { row in
-            Member(id: row.id, name: row.text("name"), initials: row.text("initials"), color: row.text("color"),
-                   isThisMachine: row.id == me)
+            Member(
+                id: row.id, name: row.text("name"), initials: row.text("initials"), color: row.text("color"),
+                isThisMachine: row.id == me)
         }
     }
 
@@ -65,8 +66,9 @@ extension Household {
             throw HouseholdError.refuse(.duplicate, ["kind": "member", "name": .string(name)])
         }
         let id = RowIDRules.newRowID()
-        let fields = try styleFields(initials: initials ?? MemberStyle.initials(of: name),
-                                     color: color ?? MemberStyle.color(at: existing.count))
+        let fields = try styleFields(
+            initials: initials ?? MemberStyle.initials(of: name),
+            color: color ?? MemberStyle.color(at: existing.count))
         try store.write(member: memberID) { tx in
             try tx.create(.member, id, RowFields(fields.merging(["name": .text(name), "removed": .bool(false)]) { $1 }))
         }
@@ -139,9 +141,10 @@ extension Household {
         let row = try store.row(.settings, "settings")
         let appearance = try store.meta(HouseholdSettings.appearanceKey)?.textValue ?? row["appearance"]?.textValue
         let celebrations = try store.meta(HouseholdSettings.celebrationsKey)?.textValue.map { $0 == "on" } ?? row["celebrations"]?.boolValue
-        return HouseholdSettings(appearance: appearance.flatMap(HouseholdSettings.Appearance.init) ?? .system,
-                                 celebrations: celebrations ?? true,
-                                 suggestions: row["suggestions"]?.boolValue ?? true)
+        return HouseholdSettings(
+            appearance: appearance.flatMap(HouseholdSettings.Appearance.init) ?? .system,
+            celebrations: celebrations ?? true,
+            suggestions: row["suggestions"]?.boolValue ?? true)
     }
 
     /// Sets one setting: `appearance` (light, dark, system), `celebrations` or `suggestions` (on, off).

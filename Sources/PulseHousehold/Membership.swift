@@ -57,17 +57,21 @@ extension Household {
     /// from its peers once the agent runs.
     @discardableResult
     public static func join(_ home: HouseholdHome, invitation: Invitation, label: String? = nil) throws -> Household {
-        try createReplica(home, householdID: invitation.householdID, memberID: invitation.memberID,
-                          secret: invitation.secret, label: label)
+        try createReplica(
+            home, householdID: invitation.householdID, memberID: invitation.memberID,
+            secret: invitation.secret, label: label)
     }
 
     /// Sets up `home` as a new replica from a pairing's welcome: as ``join(_:invitation:label:)``,
     /// and it trusts the machine that admitted it until the household's list arrives.
     @discardableResult
-    public static func join(_ home: HouseholdHome, invitation: Invitation, introducedBy: String, discoveryKey: [UInt8],
-                            label: String? = nil) throws -> Household {
-        try createReplica(home, householdID: invitation.householdID, memberID: invitation.memberID,
-                          secret: invitation.secret, label: label, introducedBy: introducedBy, discoveryKey: discoveryKey)
+    public static func join(
+        _ home: HouseholdHome, invitation: Invitation, introducedBy: String, discoveryKey: [UInt8],
+        label: String? = nil
+    ) throws -> Household {
+        try createReplica(
+            home, householdID: invitation.householdID, memberID: invitation.memberID,
+            secret: invitation.secret, label: label, introducedBy: introducedBy, discoveryKey: discoveryKey)
     }
 
     /// The id of the (not removed) member called `name`, case-insensitively; `me` is this

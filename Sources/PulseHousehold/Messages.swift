@@ -51,8 +51,10 @@ public struct MessageCatalogue: Sendable {
         return out
     }
 
-    private func render(_ t: String, _ i: inout String.Index, _ params: [String: JSONValue], number: String?,
-                        into out: inout String, until close: Character?) {
+    private func render(
+        _ t: String, _ i: inout String.Index, _ params: [String: JSONValue], number: String?,
+        into out: inout String, until close: Character?
+    ) {
         while i < t.endIndex {
             let c = t[i]
             if let close, c == close { return }

@@ -25,7 +25,8 @@ public struct NotificationSettings: Sendable, Codable, Equatable {
 extension Household {
     public func notificationSettings() throws -> NotificationSettings {
         guard let text = try store.meta(NotificationSettings.metaKey)?.textValue,
-              let settings = try? JSONDecoder().decode(NotificationSettings.self, from: Data(text.utf8)) else {
+            let settings = try? JSONDecoder().decode(NotificationSettings.self, from: Data(text.utf8))
+        else {
             return NotificationSettings()
         }
         return settings
@@ -33,7 +34,12 @@ extension Household {
 
     public func setNotificationSettings(_ settings: NotificationSettings) throws {
         guard NotificationSettings.windowRange.contains(settings.windowSeconds) else {
-            throw HouseholdError.refuse(.windowOutOfRange, ["value": JSONValue(settings.windowSeconds), "min": JSONValue(NotificationSettings.windowRange.lowerBound), "max": JSONValue(NotificationSettings.windowRange.upperBound)])
+            throw HouseholdError.refuse(
+                .windowOutOfRange,
+                [
+                    "value": JSONValue(settings.windowSeconds), "min": JSONValue(NotificationSettings.windowRange.lowerBound),
+                    "max": JSONValue(NotificationSettings.windowRange.upperBound),
+                ])
         }
         let data = try JSONEncoder().encode(settings)
         try store.setMeta(NotificationSettings.metaKey, .text(String(decoding: data, as: UTF8.self)))

@@ -51,8 +51,9 @@ extension Household {
         let names = try memberNames()
         return try store.rows(.recurringTemplate, RowQuery(where: [("deleted", .bool(false))], orderedBy: ["created"])).map { row in
             let name = row.optionalText("assignee").flatMap { names[$0] }
-            return RecurringTemplate(id: row.id, title: row.text("title"), schedule: row.text("schedule"),
-                                     assigneeID: name == nil ? nil : row.optionalText("assignee"), assignee: name)
+            return RecurringTemplate(
+                id: row.id, title: row.text("title"), schedule: row.text("schedule"),
+                assigneeID: name == nil ? nil : row.optionalText("assignee"), assignee: name)
         }
     }
 
@@ -63,16 +64,21 @@ extension Household {
         let assigneeID = try assignee.map { try memberID(named: $0) }
         let id = RowIDRules.newRowID()
         try store.write(member: memberID) { tx in
-            try tx.create(.recurringTemplate, id, ["title": .text(title), "schedule": .text(schedule),
-                                                "assignee": assigneeID.map { .text($0) } ?? .null,
-                                                "created": .integer(try store.orderingKey()), "deleted": .bool(false)])
+            try tx.create(
+                .recurringTemplate, id,
+                [
+                    "title": .text(title), "schedule": .text(schedule),
+                    "assignee": assigneeID.map { .text($0) } ?? .null,
+                    "created": .integer(try store.orderingKey()), "deleted": .bool(false),
+                ])
         }
         return try Handles.resolve(id, in: recurringTemplates(), what: "recurring_task", list: "recurring_tasks", name: \.title, id: \.id)
     }
 
     public func removeRecurringTemplate(_ handle: String) throws -> RecurringTemplate {
-        let template = try Handles.resolve(handle, in: recurringTemplates(), what: "recurring_task", list: "recurring_tasks",
-                                           name: \.title, id: \.id)
+        let template = try Handles.resolve(
+            handle, in: recurringTemplates(), what: "recurring_task", list: "recurring_tasks",
+            name: \.title, id: \.id)
         try store.write(member: memberID) { try $0.put(.recurringTemplate, template.id, ["deleted": .bool(true)]) }
         return template
     }
@@ -103,9 +109,12 @@ extension Household {
             for template in due {
                 let id = "rt-\(template.id)-\(date)"
                 guard try store.row(.task, id).isEmpty else { continue }
-                try tx.putGenerated(.task, id, newTaskFields(template.title, assigneeID: template.assigneeID, due: date.description,
-                                                              created: stamp.rawValue, template: template.id, period: date.description),
-                                    at: stamp)
+                try tx.putGenerated(
+                    .task, id,
+                    newTaskFields(
+                        template.title, assigneeID: template.assigneeID, due: date.description,
+                        created: stamp.rawValue, template: template.id, period: date.description),
+                    at: stamp)
                 created += 1
             }
             return created

@@ -115,7 +115,8 @@ public struct ErrorBody: Sendable, Codable, Equatable, Error, CustomStringConver
 }
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByArrayLiteral,
-    ExpressibleByBooleanLiteral {
+    ExpressibleByBooleanLiteral
+{
     public init(stringLiteral value: String) { self = .string(value) }
     public init(integerLiteral value: Int64) { self = .integer(value) }
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }

@@ -32,8 +32,9 @@ extension Household {
     /// recently bought first.
     public func shoppingItems(_ state: ShoppingItem.State = .active) throws -> [ShoppingItem] {
         let items = try store.rows(.shoppingItem, RowQuery(where: [("state", .text(state.rawValue))], orderedBy: ["listed"])).map { row in
-            ShoppingItem(id: row.id, name: row.text("name"), state: ShoppingItem.State(rawValue: row.text("state")) ?? .active,
-                         listed: row.integer("listed"))
+            ShoppingItem(
+                id: row.id, name: row.text("name"), state: ShoppingItem.State(rawValue: row.text("state")) ?? .active,
+                listed: row.integer("listed"))
         }
         return state == .restock ? items.reversed() : items
     }
@@ -57,8 +58,9 @@ extension Household {
             let plan = ShoppingRules.plan(cleaned, pool: try shoppingItems(.restock))
             let base = try store.orderingKey()
             let items = plan.enumerated().map { index, step in
-                ShoppingItem(id: step.restock?.id ?? RowIDRules.newRowID(), name: step.restock?.name ?? step.name, state: .active,
-                             listed: base + Int64(index))
+                ShoppingItem(
+                    id: step.restock?.id ?? RowIDRules.newRowID(), name: step.restock?.name ?? step.name, state: .active,
+                    listed: base + Int64(index))
             }
             for (item, step) in zip(items, plan) {
                 if step.restock != nil {
@@ -104,8 +106,9 @@ extension Household {
     /// prefix of its id (4+ characters). Ambiguity is an error naming the candidates.
     public func resolveShoppingItem(_ handle: String, in states: [ShoppingItem.State]) throws -> ShoppingItem {
         let lists = try states.map { try shoppingItems($0) }
-        return try Handles.resolve(handle, in: lists.flatMap { $0 }, positional: lists[0], what: "item",
-                                   list: states == [.restock] ? "restock_pool" : "shopping_list", name: \.name, id: \.id)
+        return try Handles.resolve(
+            handle, in: lists.flatMap { $0 }, positional: lists[0], what: "item",
+            list: states == [.restock] ? "restock_pool" : "shopping_list", name: \.name, id: \.id)
     }
 }
 

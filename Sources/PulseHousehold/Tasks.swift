@@ -14,8 +14,10 @@ public struct HouseholdTask: Sendable, Codable, Equatable {
     public let template: String?
     public let period: String?
 
-    public init(id: String, title: String, done: Bool, assigneeID: String?, assignee: String?, due: String?, created: Int64,
-                template: String?, period: String?) {
+    public init(
+        id: String, title: String, done: Bool, assigneeID: String?, assignee: String?, due: String?, created: Int64,
+        template: String?, period: String?
+    ) {
         self.id = id
         self.title = title
         self.done = done
@@ -41,10 +43,11 @@ extension Household {
         let all = try store.rows(.task, RowQuery(where: [("deleted", .bool(false))], orderedBy: ["done", "created"])).map { row in
             // An assignee who was removed (or has not arrived yet) shows as unassigned.
             let name = row.optionalText("assignee").flatMap { names[$0] }
-            return HouseholdTask(id: row.id, title: row.text("title"), done: row.bool("done"),
-                                 assigneeID: name == nil ? nil : row.optionalText("assignee"), assignee: name,
-                                 due: row.optionalText("due"), created: row.integer("created"),
-                                 template: row.optionalText("template"), period: row.optionalText("period"))
+            return HouseholdTask(
+                id: row.id, title: row.text("title"), done: row.bool("done"),
+                assigneeID: name == nil ? nil : row.optionalText("assignee"), assignee: name,
+                due: row.optionalText("due"), created: row.integer("created"),
+                template: row.optionalText("template"), period: row.optionalText("period"))
         }
         let hidden = RecurringRules.superseded(all)
         var visible = hidden.isEmpty ? all : all.filter { !hidden.contains($0.id) }
@@ -62,8 +65,12 @@ extension Household {
     private func focusCheck(adding count: Int, force: Bool) throws {
         let active = try tasks().filter { !$0.done }
         guard force || active.count + count <= Self.focusLimit else {
-            throw HouseholdError.refuse(.focusRule, ["limit": JSONValue(Self.focusLimit), "active": JSONValue(active.count),
-                                                  "titles": JSONValue(active.map(\.title))])
+            throw HouseholdError.refuse(
+                .focusRule,
+                [
+                    "limit": JSONValue(Self.focusLimit), "active": JSONValue(active.count),
+                    "titles": JSONValue(active.map(\.title)),
+                ])
         }
     }
 
@@ -80,11 +87,15 @@ extension Household {
         return try task(id)
     }
 
-    package func newTaskFields(_ title: String, assigneeID: String?, due: String?, created: Int64,
-                       template: String? = nil, period: String? = nil) -> RowFields {
-        ["title": .text(title), "done": .bool(false), "assignee": assigneeID.map { .text($0) } ?? .null,
-         "due": due.map { .text($0) } ?? .null, "created": .integer(created),
-         "template": template.map { .text($0) } ?? .null, "period": period.map { .text($0) } ?? .null, "deleted": .bool(false)]
+    package func newTaskFields(
+        _ title: String, assigneeID: String?, due: String?, created: Int64,
+        template: String? = nil, period: String? = nil
+    ) -> RowFields {
+        [
+            "title": .text(title), "done": .bool(false), "assignee": assigneeID.map { .text($0) } ?? .null,
+            "due": due.map { .text($0) } ?? .null, "created": .integer(created),
+            "template": template.map { .text($0) } ?? .null, "period": period.map { .text($0) } ?? .null, "deleted": .bool(false),
+        ]
     }
 
     package func task(_ id: String) throws -> HouseholdTask {

@@ -65,8 +65,9 @@ public struct MachineIdentity: Sendable {
 
     /// Writes this identity into `directory` (0600, atomically).
     public func save(in directory: URL) throws {
-        try FileSafety.writeAtomically(Data(privateKey.pemRepresentation.utf8), to: directory.appendingPathComponent(Self.fileName),
-                                       mode: 0o600)
+        try FileSafety.writeAtomically(
+            Data(privateKey.pemRepresentation.utf8), to: directory.appendingPathComponent(Self.fileName),
+            mode: 0o600)
     }
 
     public static func load(from file: URL) throws -> MachineIdentity {

@@ -108,8 +108,10 @@ public struct Change: Sendable, Hashable {
     package let row: TextID
     public let fields: [FieldWrite]
 
-    package init(origin: ReplicaID, seq: UInt64, hlc: HybridTimestamp, writer: TextID?,
-                entity: EntityKind, row: TextID, fields: [FieldWrite]) {
+    package init(
+        origin: ReplicaID, seq: UInt64, hlc: HybridTimestamp, writer: TextID?,
+        entity: EntityKind, row: TextID, fields: [FieldWrite]
+    ) {
         self.origin = origin
         self.seq = seq
         self.hlc = hlc
@@ -119,10 +121,13 @@ public struct Change: Sendable, Hashable {
         self.fields = fields
     }
 
-    public init(origin: ReplicaID, seq: UInt64, hlc: HybridTimestamp, member: String?,
-                entity: EntityKind, rowID: String, fields: [FieldWrite]) {
-        self.init(origin: origin, seq: seq, hlc: hlc, writer: member.map(TextID.init), entity: entity,
-                  row: TextID(rowID), fields: fields)
+    public init(
+        origin: ReplicaID, seq: UInt64, hlc: HybridTimestamp, member: String?,
+        entity: EntityKind, rowID: String, fields: [FieldWrite]
+    ) {
+        self.init(
+            origin: origin, seq: seq, hlc: hlc, writer: member.map(TextID.init), entity: entity,
+            row: TextID(rowID), fields: fields)
     }
 
     /// The member's id as text (made on each call).

@@ -31,9 +31,13 @@ public enum FieldValue: Sendable, Hashable, CustomStringConvertible {
 extension FieldValue: Codable {
     public init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let v = try? container.decode(Int64.self) { self = .integer(v) }
-        else { self = .text(try container.decode(String.self)) }
+        if container.decodeNil() {
+            self = .null
+        } else if let v = try? container.decode(Int64.self) {
+            self = .integer(v)
+        } else {
+            self = .text(try container.decode(String.self))
+        }
     }
 
     public func encode(to encoder: Encoder) throws {

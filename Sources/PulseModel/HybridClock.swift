@@ -47,8 +47,10 @@ public struct HybridClock: Sendable {
     public private(set) var last: HybridTimestamp
     public let maxDriftMilliseconds: Int64
 
-    public init(last: HybridTimestamp = HybridTimestamp(rawValue: 0),
-                maxDriftMilliseconds: Int64 = HybridClock.defaultMaxDriftMilliseconds) {
+    public init(
+        last: HybridTimestamp = HybridTimestamp(rawValue: 0),
+        maxDriftMilliseconds: Int64 = HybridClock.defaultMaxDriftMilliseconds
+    ) {
         self.last = last
         self.maxDriftMilliseconds = maxDriftMilliseconds
     }

@@ -83,7 +83,8 @@ public enum Ledger {
     public static func day(fromID id: String) -> String? {
         let chars = Array(id.utf8)
         guard chars.count > 10, chars[0] == UInt8(ascii: "d"), chars[9] == UInt8(ascii: "-"),
-              chars[1...8].allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+            chars[1...8].allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else { return nil }
         let digits = String(decoding: chars[1...8], as: UTF8.self)
         return "\(digits.prefix(4))-\(digits.dropFirst(4).prefix(2))-\(digits.suffix(2))"
     }

@@ -156,8 +156,9 @@ public enum RowMerge {
             // refuse or report (nothing existed; the fields share one stamp, so no edit is
             // after a deletion). The same result as the rule below, without its comparisons.
             for (index, write) in change.fields.enumerated() where !row.contains(numbers[index]) {
-                row[numbers[index]] = FieldVersion(value: write.value, stamp: incoming, seq: change.seq, base: write.base,
-                                                   writer: writer)
+                row[numbers[index]] = FieldVersion(
+                    value: write.value, stamp: incoming, seq: change.seq, base: write.base,
+                    writer: writer)
             }
             return Merged(changed: !change.fields.isEmpty, conflicts: [])
         }
@@ -175,12 +176,16 @@ public enum RowMerge {
                 row[number] = version
                 merged.changed = true
                 if write.base != existing.stamp && write.value != existing.value {
-                    merged.conflicts.append(MergeConflict(kind: .overwritten, field: write.field,
-                                                          kept: ConflictSide(version), lost: ConflictSide(existing)))
+                    merged.conflicts.append(
+                        MergeConflict(
+                            kind: .overwritten, field: write.field,
+                            kept: ConflictSide(version), lost: ConflictSide(existing)))
                 }
             } else if existing.base != incoming && write.value != existing.value {
-                merged.conflicts.append(MergeConflict(kind: .rejected, field: write.field,
-                                                      kept: ConflictSide(existing), lost: ConflictSide(version)))
+                merged.conflicts.append(
+                    MergeConflict(
+                        kind: .rejected, field: write.field,
+                        kept: ConflictSide(existing), lost: ConflictSide(version)))
             }
         }
         if merged.changed, let mark = schema.tombstone {
@@ -191,15 +196,18 @@ public enum RowMerge {
 
     /// After a change to a row with a tombstone: every edit of the row that a deletion
     /// did not see (in either arrival order).
-    static func editsVersusDeletion(_ change: Change, _ row: VersionedRow,
-                                    tombstone mark: (field: String, value: FieldValue)) -> [MergeConflict] {
+    static func editsVersusDeletion(
+        _ change: Change, _ row: VersionedRow,
+        tombstone mark: (field: String, value: FieldValue)
+    ) -> [MergeConflict] {
         guard let deletion = row[field: mark.field], deletion.value == mark.value else { return [] }
         let deletionArrived = deletion.stamp == change.stamp
         var conflicts: [MergeConflict] = []
         for (number, edit) in row.fields {
             let field = row.schema.fields[number].name
             guard field != mark.field, edit.stamp > deletion.stamp, edit.stamp.origin != deletion.stamp.origin,
-                  deletionArrived || edit.stamp == change.stamp else { continue }
+                deletionArrived || edit.stamp == change.stamp
+            else { continue }
             conflicts.append(MergeConflict(kind: .editOfDeleted, field: field, kept: ConflictSide(deletion), lost: ConflictSide(edit)))
         }
         return conflicts

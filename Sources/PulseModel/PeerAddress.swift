@@ -23,7 +23,8 @@ public struct PeerAddress: Sendable, Hashable, CustomStringConvertible, Codable 
             portText = trimmed[trimmed.index(after: colon)...]
         }
         guard !host.isEmpty, host.count <= 253, !host.contains(where: { $0.isWhitespace }),
-              let port = Int(portText), (1...65535).contains(port) else { return nil }
+            let port = Int(portText), (1...65535).contains(port)
+        else { return nil }
         self.host = String(host)
         self.port = port
     }

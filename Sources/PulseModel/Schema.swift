@@ -129,9 +129,10 @@ public final class EntitySchema: Sendable {
     /// schema's own text of a known name, with no string made and validated per field.
     package func number(ofUTF8 bytes: UnsafeRawBufferPointer) -> Int? {
         for (number, candidate) in fieldNames.enumerated() where candidate.utf8.count == bytes.count {
-            let equal = candidate.utf8.withContiguousStorageIfAvailable { utf8 in
-                bytes.count == 0 || memcmp(utf8.baseAddress!, bytes.baseAddress!, bytes.count) == 0
-            } ?? candidate.utf8.elementsEqual(bytes)
+            let equal =
+                candidate.utf8.withContiguousStorageIfAvailable { utf8 in
+                    bytes.count == 0 || memcmp(utf8.baseAddress!, bytes.baseAddress!, bytes.count) == 0
+                } ?? candidate.utf8.elementsEqual(bytes)
             if equal { return number }
         }
         return nil
@@ -201,98 +202,129 @@ extension EntityKind {
 
     private static let schemas: [EntityKind: EntitySchema] = {
         let list: [EntitySchema] = [
-            EntitySchema(kind: .household, fields: [FieldSpec("name", .text(max: 100))],
-                         tombstone: nil, singletonRowID: "profile"),
-            EntitySchema(kind: .settings, fields: [
-                FieldSpec("appearance", .choice(["light", "dark", "system"])),
-                FieldSpec("celebrations", .bool),
-                FieldSpec("suggestions", .bool),
-            ], tombstone: nil, singletonRowID: "settings"),
-            EntitySchema(kind: .member, fields: [
-                FieldSpec("name", .text(max: 60)),
-                FieldSpec("initials", .text(max: 3)),
-                FieldSpec("color", .text(max: 7)),
-                FieldSpec("removed", .bool),
-            ], tombstone: (field: "removed", value: .integer(1)), singletonRowID: nil),
-            EntitySchema(kind: .replica, fields: [
-                FieldSpec("machine", .text(max: 64), immutable: true),
-                FieldSpec("label", .text(max: 100, allowEmpty: true)),
-            ], tombstone: nil, singletonRowID: nil),
-            EntitySchema(kind: .shoppingItem, fields: [
-                FieldSpec("name", .text(max: 200)),
-                FieldSpec("state", .choice(["active", "restock", "deleted"])),
-                FieldSpec("listed", .timestamp),
-            ], tombstone: (field: "state", value: .text("deleted")), singletonRowID: nil),
-            EntitySchema(kind: .task, fields: [
-                title,
-                FieldSpec("done", .bool),
-                FieldSpec("assignee", .reference(.member), nullable: true),
-                FieldSpec("due", .date, nullable: true),
-                FieldSpec("created", .timestamp, immutable: true),
-                FieldSpec("template", .reference(.recurringTemplate), nullable: true, immutable: true),
-                FieldSpec("period", .text(max: 16), nullable: true, immutable: true),
-                FieldSpec("deleted", .bool),
-            ], tombstone: deleted, singletonRowID: nil),
-            EntitySchema(kind: .backlogCategory, fields: [
-                title,
-                FieldSpec("position", .integer(Int64.min...Int64.max)),
-                FieldSpec("deleted", .bool),
-            ], tombstone: deleted, singletonRowID: nil),
-            EntitySchema(kind: .backlogItem, fields: [
-                title,
-                FieldSpec("category", .reference(.backlogCategory)),
-                FieldSpec("created", .timestamp, immutable: true),
-                FieldSpec("deleted", .bool),
-                // Protocol version 4: the item's place in its category (items ordered by
-                // `position`, else `created`). Rows made before version 4 have none.
-                FieldSpec("position", .integer(Int64.min...Int64.max), optional: true),
-            ], tombstone: deleted, singletonRowID: nil),
-            EntitySchema(kind: .recurringTemplate, fields: [
-                title,
-                FieldSpec("schedule", .text(max: 64)),
-                FieldSpec("assignee", .reference(.member), nullable: true),
-                FieldSpec("created", .timestamp, immutable: true),
-                FieldSpec("deleted", .bool),
-            ], tombstone: deleted, singletonRowID: nil),
-            EntitySchema(kind: .kid, fields: [
-                FieldSpec("name", .text(max: 60)),
-                FieldSpec("removed", .bool),
-            ], tombstone: (field: "removed", value: .integer(1)), singletonRowID: nil),
-            EntitySchema(kind: .catalogueSelection, fields: [
-                FieldSpec("kind", .choice(["rule", "chore", "reward"]), immutable: true),
-                title,
-                FieldSpec("peanuts", .integer(1...20)),
-                FieldSpec("category", .choice(["security", "respect", "fun"])),
-                FieldSpec("selected", .bool),
-            ], tombstone: (field: "selected", value: .integer(0)), singletonRowID: nil),
+            EntitySchema(
+                kind: .household, fields: [FieldSpec("name", .text(max: 100))],
+                tombstone: nil, singletonRowID: "profile"),
+            EntitySchema(
+                kind: .settings,
+                fields: [
+                    FieldSpec("appearance", .choice(["light", "dark", "system"])),
+                    FieldSpec("celebrations", .bool),
+                    FieldSpec("suggestions", .bool),
+                ], tombstone: nil, singletonRowID: "settings"),
+            EntitySchema(
+                kind: .member,
+                fields: [
+                    FieldSpec("name", .text(max: 60)),
+                    FieldSpec("initials", .text(max: 3)),
+                    FieldSpec("color", .text(max: 7)),
+                    FieldSpec("removed", .bool),
+                ], tombstone: (field: "removed", value: .integer(1)), singletonRowID: nil),
+            EntitySchema(
+                kind: .replica,
+                fields: [
+                    FieldSpec("machine", .text(max: 64), immutable: true),
+                    FieldSpec("label", .text(max: 100, allowEmpty: true)),
+                ], tombstone: nil, singletonRowID: nil),
+            EntitySchema(
+                kind: .shoppingItem,
+                fields: [
+                    FieldSpec("name", .text(max: 200)),
+                    FieldSpec("state", .choice(["active", "restock", "deleted"])),
+                    FieldSpec("listed", .timestamp),
+                ], tombstone: (field: "state", value: .text("deleted")), singletonRowID: nil),
+            EntitySchema(
+                kind: .task,
+                fields: [
+                    title,
+                    FieldSpec("done", .bool),
+                    FieldSpec("assignee", .reference(.member), nullable: true),
+                    FieldSpec("due", .date, nullable: true),
+                    FieldSpec("created", .timestamp, immutable: true),
+                    FieldSpec("template", .reference(.recurringTemplate), nullable: true, immutable: true),
+                    FieldSpec("period", .text(max: 16), nullable: true, immutable: true),
+                    FieldSpec("deleted", .bool),
+                ], tombstone: deleted, singletonRowID: nil),
+            EntitySchema(
+                kind: .backlogCategory,
+                fields: [
+                    title,
+                    FieldSpec("position", .integer(Int64.min...Int64.max)),
+                    FieldSpec("deleted", .bool),
+                ], tombstone: deleted, singletonRowID: nil),
+            EntitySchema(
+                kind: .backlogItem,
+                fields: [
+                    title,
+                    FieldSpec("category", .reference(.backlogCategory)),
+                    FieldSpec("created", .timestamp, immutable: true),
+                    FieldSpec("deleted", .bool),
+                    // Protocol version 4: the item's place in its category (items ordered by
+                    // `position`, else `created`). Rows made before version 4 have none.
+                    FieldSpec("position", .integer(Int64.min...Int64.max), optional: true),
+                ], tombstone: deleted, singletonRowID: nil),
+            EntitySchema(
+                kind: .recurringTemplate,
+                fields: [
+                    title,
+                    FieldSpec("schedule", .text(max: 64)),
+                    FieldSpec("assignee", .reference(.member), nullable: true),
+                    FieldSpec("created", .timestamp, immutable: true),
+                    FieldSpec("deleted", .bool),
+                ], tombstone: deleted, singletonRowID: nil),
+            EntitySchema(
+                kind: .kid,
+                fields: [
+                    FieldSpec("name", .text(max: 60)),
+                    FieldSpec("removed", .bool),
+                ], tombstone: (field: "removed", value: .integer(1)), singletonRowID: nil),
+            EntitySchema(
+                kind: .catalogueSelection,
+                fields: [
+                    FieldSpec("kind", .choice(["rule", "chore", "reward"]), immutable: true),
+                    title,
+                    FieldSpec("peanuts", .integer(1...20)),
+                    FieldSpec("category", .choice(["security", "respect", "fun"])),
+                    FieldSpec("selected", .bool),
+                ], tombstone: (field: "selected", value: .integer(0)), singletonRowID: nil),
             // Append-only: a balance is the sum of entries, never a replicated counter.
-            EntitySchema(kind: .ledgerEntry, fields: [
-                FieldSpec("kid", .reference(.kid), immutable: true),
-                FieldSpec("kind", .choice(["earn", "spend"]), immutable: true),
-                FieldSpec("peanuts", .integer(1...1000), immutable: true),
-                FieldSpec("selection", .reference(.catalogueSelection), nullable: true, immutable: true),
-                FieldSpec("title", .text(max: 200), immutable: true),
-                FieldSpec("created", .timestamp, immutable: true),
-                FieldSpec("hidden", .bool),
-            ], tombstone: nil, singletonRowID: nil),
-            EntitySchema(kind: .machine, fields: [
-                FieldSpec("name", .text(max: 100)),
-                FieldSpec("member", .reference(.member), nullable: true),
-                FieldSpec("added_by", .text(max: 64)),
-                FieldSpec("added", .timestamp),
-            ], tombstone: nil, singletonRowID: nil),
-            EntitySchema(kind: .machineRemoval, fields: [
-                FieldSpec("removed_by", .text(max: 64), immutable: true),
-                FieldSpec("removed", .timestamp, immutable: true),
-            ], tombstone: nil, singletonRowID: nil),
-            EntitySchema(kind: .discoveryKey, fields: [
-                FieldSpec("key", .text(max: 64), immutable: true),
-                FieldSpec("created", .timestamp, immutable: true),
-            ], tombstone: nil, singletonRowID: nil),
-            EntitySchema(kind: .kidsPIN, fields: [
-                FieldSpec("hash", .text(max: 200), nullable: true),
-                FieldSpec("reset", .text(max: 300), nullable: true),
-            ], tombstone: nil, singletonRowID: "pin"),
+            EntitySchema(
+                kind: .ledgerEntry,
+                fields: [
+                    FieldSpec("kid", .reference(.kid), immutable: true),
+                    FieldSpec("kind", .choice(["earn", "spend"]), immutable: true),
+                    FieldSpec("peanuts", .integer(1...1000), immutable: true),
+                    FieldSpec("selection", .reference(.catalogueSelection), nullable: true, immutable: true),
+                    FieldSpec("title", .text(max: 200), immutable: true),
+                    FieldSpec("created", .timestamp, immutable: true),
+                    FieldSpec("hidden", .bool),
+                ], tombstone: nil, singletonRowID: nil),
+            EntitySchema(
+                kind: .machine,
+                fields: [
+                    FieldSpec("name", .text(max: 100)),
+                    FieldSpec("member", .reference(.member), nullable: true),
+                    FieldSpec("added_by", .text(max: 64)),
+                    FieldSpec("added", .timestamp),
+                ], tombstone: nil, singletonRowID: nil),
+            EntitySchema(
+                kind: .machineRemoval,
+                fields: [
+                    FieldSpec("removed_by", .text(max: 64), immutable: true),
+                    FieldSpec("removed", .timestamp, immutable: true),
+                ], tombstone: nil, singletonRowID: nil),
+            EntitySchema(
+                kind: .discoveryKey,
+                fields: [
+                    FieldSpec("key", .text(max: 64), immutable: true),
+                    FieldSpec("created", .timestamp, immutable: true),
+                ], tombstone: nil, singletonRowID: nil),
+            EntitySchema(
+                kind: .kidsPIN,
+                fields: [
+                    FieldSpec("hash", .text(max: 200), nullable: true),
+                    FieldSpec("reset", .text(max: 300), nullable: true),
+                ], tombstone: nil, singletonRowID: "pin"),
         ]
         return Dictionary(uniqueKeysWithValues: list.map { ($0.kind, $0) })
     }()
@@ -405,8 +437,9 @@ public enum RowIDRules {
         var time = timespec()
         clock_gettime(CLOCK_REALTIME, &time)
         var generator = SystemRandomNumberGenerator()
-        return timeOrdered(unixNanoseconds: UInt64(max(0, time.tv_sec)) &* 1_000_000_000 &+ UInt64(max(0, time.tv_nsec)),
-                           random: generator.next())
+        return timeOrdered(
+            unixNanoseconds: UInt64(max(0, time.tv_sec)) &* 1_000_000_000 &+ UInt64(max(0, time.tv_nsec)),
+            random: generator.next())
     }
 
     /// The version 7 UUID of ``newRowID()`` for a given time and random bits (pure, for tests).
@@ -468,14 +501,16 @@ public struct IsoDate: Sendable, Hashable, Comparable, CustomStringConvertible {
     public init?(_ text: String) {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-              parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
-              let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]) else { return nil }
+            parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+            let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2])
+        else { return nil }
         self.init(year: y, month: m, day: d)
     }
 
     public init?(year: Int, month: Int, day: Int) {
         guard (1...9999).contains(year), (1...12).contains(month),
-              (1...IsoDate.daysIn(year: year, month: month)).contains(day) else { return nil }
+            (1...IsoDate.daysIn(year: year, month: month)).contains(day)
+        else { return nil }
         self.year = year
         self.month = month
         self.day = day

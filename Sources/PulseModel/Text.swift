@@ -10,7 +10,8 @@ extension String {
             return self
         }
         guard let first = firstIndex(where: { !$0.isWhitespace }),
-              let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
+            let last = lastIndex(where: { !$0.isWhitespace })
+        else { return "" }
         return String(self[first...last])
     }
 
@@ -31,8 +32,9 @@ extension String {
             offset += 1
         }
         if ascii {
-            self = String(decoding: UnsafeBufferPointer(start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: count),
-                          as: UTF8.self)
+            self = String(
+                decoding: UnsafeBufferPointer(start: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: count),
+                as: UTF8.self)
         } else {
             guard let text = String(validating: bytes, as: UTF8.self) else { return nil }
             self = text
@@ -112,7 +114,8 @@ package enum Hex {
     /// member), about 1200 instructions each.
     package static func uuidWords(_ utf8: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64)? {
         guard utf8.count == 36, let base = utf8.baseAddress, utf8[8] == UInt8(ascii: "-"), utf8[13] == UInt8(ascii: "-"),
-              utf8[18] == UInt8(ascii: "-"), utf8[23] == UInt8(ascii: "-") else { return nil }
+            utf8[18] == UInt8(ascii: "-"), utf8[23] == UInt8(ascii: "-")
+        else { return nil }
         let raw = UnsafeRawPointer(base)
         @inline(__always) func eight(_ offset: Int) -> UInt64 {
             UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))

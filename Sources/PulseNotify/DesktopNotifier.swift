@@ -42,17 +42,23 @@ final class SessionBusConnection: @unchecked Sendable {
     var isConnected: Bool { dbus_connection_get_is_connected(connection) != 0 }
 
     /// `org.freedesktop.Notifications.Notify`; returns the service's notification id.
-    func notify(appName: String, replacesID: UInt32, summary: String, body: String, category: String,
-                timeoutMilliseconds: Int32) throws(DesktopUnavailable) -> UInt32 {
-        guard let message = dbus_message_new_method_call("org.freedesktop.Notifications", "/org/freedesktop/Notifications",
-                                                         "org.freedesktop.Notifications", "Notify") else {
+    func notify(
+        appName: String, replacesID: UInt32, summary: String, body: String, category: String,
+        timeoutMilliseconds: Int32
+    ) throws(DesktopUnavailable) -> UInt32 {
+        guard
+            let message = dbus_message_new_method_call(
+                "org.freedesktop.Notifications", "/org/freedesktop/Notifications",
+                "org.freedesktop.Notifications", "Notify")
+        else {
             throw DesktopUnavailable(description: "out of memory building a D-Bus message")
         }
         defer { dbus_message_unref(message) }
         var args = DBusMessageIter()
         dbus_message_iter_init_append(message, &args)
         var actions = DBusMessageIter(), hints = DBusMessageIter()
-        let built = hp_dbus_append_string(&args, appName) != 0
+        let built =
+            hp_dbus_append_string(&args, appName) != 0
             && hp_dbus_append_uint32(&args, replacesID) != 0
             && hp_dbus_append_string(&args, "") != 0 // app_icon
             && hp_dbus_append_string(&args, summary) != 0
@@ -141,9 +147,10 @@ public final class DesktopNotifier: Sendable {
         guard let connection = state.connection else { return nil }
         let replaces = notification.replaces.flatMap { state.serviceIDs[$0] } ?? 0
         do {
-            let id = try connection.notify(appName: appName, replacesID: replaces, summary: notification.summary,
-                                           body: notification.body, category: "house-pulse.\(notification.group.rawValue)",
-                                           timeoutMilliseconds: -1)
+            let id = try connection.notify(
+                appName: appName, replacesID: replaces, summary: notification.summary,
+                body: notification.body, category: "house-pulse.\(notification.group.rawValue)",
+                timeoutMilliseconds: -1)
             state.serviceIDs[notification.id] = id
             if let old = notification.replaces { state.serviceIDs[old] = nil }
             if state.serviceIDs.count > 64 { state.serviceIDs.remove(at: state.serviceIDs.startIndex) }

@@ -31,8 +31,9 @@ public actor HookNotifier {
     public init(command: String) { self.command = command }
 
     public static func payload(_ notification: PendingNotification) -> Payload {
-        Payload(id: notification.id, replaces: notification.replaces, group: notification.group.rawValue,
-                summary: notification.summary, body: notification.body, count: notification.count, events: notification.events)
+        Payload(
+            id: notification.id, replaces: notification.replaces, group: notification.group.rawValue,
+            summary: notification.summary, body: notification.body, count: notification.count, events: notification.events)
     }
 
     /// Runs the hook for `notification`; returns a failure to log, or nil.

@@ -107,8 +107,9 @@ public struct NotificationBatcher: Sendable {
             burst.unshown += events.count
             bursts[group] = burst
         } else {
-            bursts[group] = Burst(events: events, started: now, unshown: events.count, shownID: nil,
-                                  wake: now + Self.debounceMilliseconds)
+            bursts[group] = Burst(
+                events: events, started: now, unshown: events.count, shownID: nil,
+                wake: now + Self.debounceMilliseconds)
         }
         return shown
     }
@@ -151,24 +152,34 @@ public struct NotificationBatcher: Sendable {
         // (An unnamed author by the end of its member id: ids made since they became time-ordered start alike.)
         let authors = ordered(events.compactMap { $0.authorName ?? $0.author.map { String($0.suffix(8)) } })
         let by = authors.isEmpty ? "" : "by " + list(authors)
-        let named = titles.isEmpty ? "" : (titles.count <= 3 && titles.count == count
-            ? list(titles.map(quoted)) : titles.prefix(3).map(quoted).joined(separator: ", ") + " and \(count - min(3, titles.count)) more")
+        let named =
+            titles.isEmpty
+            ? ""
+            : (titles.count <= 3 && titles.count == count
+                ? list(titles.map(quoted)) : titles.prefix(3).map(quoted).joined(separator: ", ") + " and \(count - min(3, titles.count)) more")
         let summary: String
         switch group {
         case .shopping:
-            summary = count == 1 ? "\(titles.first.map(quoted) ?? "An item") added to Shopping List"
-                                 : "\(count) new items added to Shopping List"
+            summary =
+                count == 1
+                ? "\(titles.first.map(quoted) ?? "An item") added to Shopping List"
+                : "\(count) new items added to Shopping List"
         case .tasks:
             summary = count == 1 ? "New task: \(titles.first.map(quoted) ?? "a task")" : "\(count) new tasks"
         case .assigned:
-            summary = count == 1 ? "\(authors.first ?? "Someone") assigned you \(titles.first.map(quoted) ?? "a task")"
-                                 : "\(count) tasks assigned to you"
+            summary =
+                count == 1
+                ? "\(authors.first ?? "Someone") assigned you \(titles.first.map(quoted) ?? "a task")"
+                : "\(count) tasks assigned to you"
         case .done:
-            summary = count == 1 ? "\(authors.first ?? "Someone") finished \(titles.first.map(quoted) ?? "a task")"
-                                 : "\(count) tasks done"
+            summary =
+                count == 1
+                ? "\(authors.first ?? "Someone") finished \(titles.first.map(quoted) ?? "a task")"
+                : "\(count) tasks done"
         case .kids:
             let declined = events.filter { $0.type == .kidDeclined }.count
-            summary = count == 1
+            summary =
+                count == 1
                 ? (declined == 1 ? "A redemption was declined: \(titles.first.map(quoted) ?? "")" : "Redeemed: \(titles.first.map(quoted) ?? "a reward")")
                 : "\(count) redemptions" + (declined > 0 ? " (\(declined) declined)" : "")
         }

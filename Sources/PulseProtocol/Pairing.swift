@@ -49,8 +49,10 @@ public protocol PasswordKeyExchange: AnyObject {
 /// derives one key per side, and each side sends `HMAC-SHA256(its key, role ‖ msg_client ‖
 /// msg_server)`. The server confirms first; the client answers only after checking it.
 public enum PairingConfirmation {
-    public static func expected(key: [UInt8], role: MembershipProof.Role, clientMachine: [UInt8], serverMachine: [UInt8],
-                                clientMessage: [UInt8], serverMessage: [UInt8]) -> [UInt8] {
+    public static func expected(
+        key: [UInt8], role: MembershipProof.Role, clientMachine: [UInt8], serverMachine: [UInt8],
+        clientMessage: [UInt8], serverMessage: [UInt8]
+    ) -> [UInt8] {
         let info = Array("house-pulse/3 pairing confirmation".utf8) + [0] + clientMachine + serverMachine
         let keys = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: key), info: info, outputByteCount: 64)
         let bytes = keys.withUnsafeBytes { Array($0) }

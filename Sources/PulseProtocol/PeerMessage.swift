@@ -52,8 +52,10 @@ public enum PeerMessage: Sendable, Hashable {
         /// The inviting machine's name.
         public var inviterName: String
 
-        public init(householdID: String, householdName: String, secret: [UInt8], discoveryKey: [UInt8], memberID: String?,
-                    inviterName: String) {
+        public init(
+            householdID: String, householdName: String, secret: [UInt8], discoveryKey: [UInt8], memberID: String?,
+            inviterName: String
+        ) {
             self.householdID = householdID
             self.householdName = householdName
             self.secret = secret

@@ -246,8 +246,9 @@ extension RawWireReader {
             }
             fields.append(FieldWrite(field: name, value: value, base: base))
         }
-        return Change(origin: ReplicaID(rawValue: origin), seq: seq, hlc: hlc, writer: writer,
-                      entity: entity, row: row, fields: fields)
+        return Change(
+            origin: ReplicaID(rawValue: origin), seq: seq, hlc: hlc, writer: writer,
+            entity: entity, row: row, fields: fields)
     }
 
     private mutating func timestamp() throws(WireError) -> HybridTimestamp {

@@ -62,9 +62,11 @@ public struct SessionStateMachine: Sendable {
     /// `wallClock`: Unix milliseconds, sent in HELLO so that peers can compare clocks.
     /// `peerStanding`: whether the household lists the peer's machine (checked with the
     /// proof, before any household data is sent).
-    public init(role: MembershipProof.Role, secret: SymmetricKey, localMachine: [UInt8], peerMachine: [UInt8], localReplica: ReplicaID,
-                peerStanding: PeerStanding = .member,
-                wallClock: @escaping @Sendable () -> Int64 = WallClock.system) {
+    public init(
+        role: MembershipProof.Role, secret: SymmetricKey, localMachine: [UInt8], peerMachine: [UInt8], localReplica: ReplicaID,
+        peerStanding: PeerStanding = .member,
+        wallClock: @escaping @Sendable () -> Int64 = WallClock.system
+    ) {
         self.wallClock = wallClock
         self.peerStanding = peerStanding
         self.role = role
@@ -80,9 +82,11 @@ public struct SessionStateMachine: Sendable {
     private var serverMachine: [UInt8] { role == .client ? peerMachine : localMachine }
 
     private func ownHello() -> PeerMessage {
-        .hello(.init(version: version, replica: localReplica,
-                     proof: MembershipProof.compute(secret: secret, role: role, clientMachine: clientMachine, serverMachine: serverMachine),
-                     clock: wallClock()))
+        .hello(
+            .init(
+                version: version, replica: localReplica,
+                proof: MembershipProof.compute(secret: secret, role: role, clientMachine: clientMachine, serverMachine: serverMachine),
+                clock: wallClock()))
     }
 
     /// What to do when the connection is up: the client speaks first.
@@ -101,21 +105,28 @@ public struct SessionStateMachine: Sendable {
             let supported = PeerMessage.Hello.supportedVersions
             // The server answers in the client's version; the client expects its own back.
             guard supported.contains(hello.version), role == .server || hello.version == version else {
-                return fail(.unsupportedVersion, "unsupported protocol version \(hello.version) "
-                    + "(this agent speaks \(supported.lowerBound)–\(supported.upperBound))")
+                return fail(
+                    .unsupportedVersion,
+                    "unsupported protocol version \(hello.version) "
+                        + "(this agent speaks \(supported.lowerBound)–\(supported.upperBound))")
             }
             if role == .server { version = hello.version }
             let peerRole: MembershipProof.Role = role == .client ? .server : .client
-            guard MembershipProof.verify(hello.proof, secret: secret, role: peerRole,
-                                         clientMachine: clientMachine, serverMachine: serverMachine) else {
+            guard
+                MembershipProof.verify(
+                    hello.proof, secret: secret, role: peerRole,
+                    clientMachine: clientMachine, serverMachine: serverMachine)
+            else {
                 return fail(.notAMember, "not a member of this household")
             }
             switch peerStanding {
             case .member: break
             case .removed: return fail(.notAMember, "this machine was removed from the household")
             case .unknown:
-                return fail(.notAMember, "this machine is not on the household's list of machines (pair it: "
-                    + "`pulse-peer invite` on a machine of the household, `pulse-peer join CODE` on this one)")
+                return fail(
+                    .notAMember,
+                    "this machine is not on the household's list of machines (pair it: "
+                        + "`pulse-peer invite` on a machine of the household, `pulse-peer join CODE` on this one)")
             }
             guard hello.replica != localReplica else { return fail(.selfConnection, "connected to itself") }
             state = .established(peerVectorSeen: false)

@@ -138,8 +138,10 @@ public enum WireCodec {
             let flag: UInt8 = try buffer.readFixed()
             guard flag <= 1 else { throw WireError("invalid member flag \(flag)") }
             let member = flag == 1 ? try buffer.readWireString() : nil
-            message = .pairWelcome(.init(householdID: household, householdName: name, secret: secret, discoveryKey: key,
-                                         memberID: member, inviterName: try buffer.readWireString()))
+            message = .pairWelcome(
+                .init(
+                    householdID: household, householdName: name, secret: secret, discoveryKey: key,
+                    memberID: member, inviterName: try buffer.readWireString()))
         default:
             throw WireError("unknown message type \(type)")
         }

@@ -110,7 +110,8 @@ public enum StoreBackup {
             let schema = Int(try connection.scalarInt("PRAGMA user_version") ?? 0)
             guard schema <= Migrations.latest else { throw Failure.newerSchema(path, found: schema, supported: Migrations.latest) }
             guard schema >= 1, try connection.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'meta'") == 1,
-                  let household = try ReplicaStore.meta(connection, "household_id")?.textValue else {
+                let household = try ReplicaStore.meta(connection, "household_id")?.textValue
+            else {
                 throw Failure.notABackup(path, reason: "it is an SQLite database, but not a household's")
             }
             let name = try? connection.query("SELECT name FROM household WHERE id = 'profile'") { statement in
@@ -157,16 +158,20 @@ extension ReplicaStore {
     /// other machine's), has sent nothing yet, keeps its clock, and forgets `keys` of `meta`
     /// (the lost machine's own state: its remembered peers, its notices).
     public func beginAsRestoredReplica(dropping keys: [String]) throws {
-        try inWords { try connection.transaction {
-            let clock = try lastTimestamp()
-            let fresh = ReplicaID.random()
-            for (key, value) in [("replica_id", fresh.storage), ("published_seq", 0), ("hlc", clock.rawValue)] {
-                try connection.statement("""
-                    INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value
-                    """).run([.text(key), .integer(value)])
+        try inWords {
+            try connection.transaction {
+                let clock = try lastTimestamp()
+                let fresh = ReplicaID.random()
+                for (key, value) in [("replica_id", fresh.storage), ("published_seq", 0), ("hlc", clock.rawValue)] {
+                    try connection.statement(
+                        """
+                        INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                        """
+                    ).run([.text(key), .integer(value)])
+                }
+                for key in keys { try connection.statement("DELETE FROM meta WHERE key = ?1").run([.text(key)]) }
+                replicaID = fresh
             }
-            for key in keys { try connection.statement("DELETE FROM meta WHERE key = ?1").run([.text(key)]) }
-            replicaID = fresh
-        } }
+        }
     }
 }

@@ -61,8 +61,10 @@ enum ChangeIndex {
         case SQLITE_TEXT: return TextID(statement.text(column))
         case SQLITE_BLOB:
             return statement.withBlob(column) { bytes in
-                bytes.count == 16 ? .uuid(UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
-                                          UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))) : nil
+                bytes.count == 16
+                    ? .uuid(
+                        UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
+                        UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))) : nil
             }
         default: return nil
         }
@@ -70,14 +72,14 @@ enum ChangeIndex {
 
     /// Migration 11 in SQL: the new table beside the old one.
     static let migration11 = """
-    CREATE TABLE change_index_11 (
-        origin INTEGER NOT NULL CHECK (origin <> 0),
-        seq INTEGER NOT NULL CHECK (seq > 0),
-        entity INTEGER NOT NULL,
-        row_id NOT NULL CHECK (typeof(row_id) = 'text' OR length(row_id) = 16),
-        PRIMARY KEY (origin, seq)
-    ) WITHOUT ROWID;
-    """
+        CREATE TABLE change_index_11 (
+            origin INTEGER NOT NULL CHECK (origin <> 0),
+            seq INTEGER NOT NULL CHECK (seq > 0),
+            entity INTEGER NOT NULL,
+            row_id NOT NULL CHECK (typeof(row_id) = 'text' OR length(row_id) = 16),
+            PRIMARY KEY (origin, seq)
+        ) WITHOUT ROWID;
+        """
 
     /// Migration 11: every entry rewritten in key order (appended at the new table's right
     /// edge; one statement streams the old table, so memory stays flat), then the new table
@@ -87,7 +89,8 @@ enum ChangeIndex {
         try connection.query("SELECT origin, seq, entity, row_id FROM change_index ORDER BY origin, seq") { statement in
             while try statement.step() {
                 guard let entity = EntityKind(rawValue: statement.text(2)) else {
-                    throw StoreError.corruptIndex("change \(statement.int(0))#\(statement.int(1)) names an unknown entity \(statement.text(2).debugDescription)")
+                    throw StoreError.corruptIndex(
+                        "change \(statement.int(0))#\(statement.int(1)) names an unknown entity \(statement.text(2).debugDescription)")
                 }
                 insert.reset()
                 try insert.bind(statement.int(0), at: 1)

@@ -15,11 +15,14 @@ public final class DeltaReader {
     }
 
     /// A cursor over what a peer with `peerVector` lacks, from a snapshot taken now.
-    public func deltas(for peerVector: VersionVector, batchLimit: Int = DeltaCursor.defaultBatchLimit,
-                       byteLimit: Int = DeltaCursor.defaultByteLimit) throws -> DeltaCursor {
+    public func deltas(
+        for peerVector: VersionVector, batchLimit: Int = DeltaCursor.defaultBatchLimit,
+        byteLimit: Int = DeltaCursor.defaultByteLimit
+    ) throws -> DeltaCursor {
         precondition(!connection.isInTransaction, "the previous cursor of this reader is still open")
-        return try DeltaCursor(connection: connection, records: records, peerVector: peerVector, batchLimit: batchLimit,
-                               byteLimit: byteLimit)
+        return try DeltaCursor(
+            connection: connection, records: records, peerVector: peerVector, batchLimit: batchLimit,
+            byteLimit: byteLimit)
     }
 }
 
@@ -80,12 +83,15 @@ public final class DeltaCursor {
 
     package convenience init(path: String, peerVector: VersionVector, batchLimit: Int, byteLimit: Int) throws {
         let connection = try Connection(path: path, mode: .readOnly)
-        try self.init(connection: connection, records: ReplicaStore.RecordStatements(connection), peerVector: peerVector,
-                      batchLimit: batchLimit, byteLimit: byteLimit)
+        try self.init(
+            connection: connection, records: ReplicaStore.RecordStatements(connection), peerVector: peerVector,
+            batchLimit: batchLimit, byteLimit: byteLimit)
     }
 
-    init(connection: Connection, records: ReplicaStore.RecordStatements, peerVector: VersionVector, batchLimit: Int,
-         byteLimit: Int) throws {
+    init(
+        connection: Connection, records: ReplicaStore.RecordStatements, peerVector: VersionVector, batchLimit: Int,
+        byteLimit: Int
+    ) throws {
         precondition(batchLimit > 0 && byteLimit > 0)
         self.connection = connection
         self.records = records
@@ -95,11 +101,11 @@ public final class DeltaCursor {
         // The first read fixes the snapshot.
         snapshotVector = try ReplicaStore.readVersionVector(connection)
         (publishedSeq, ownReplica) = try connection.query(
-            "SELECT key, value FROM meta WHERE key IN ('published_seq', 'replica_id')") { statement in
+            "SELECT key, value FROM meta WHERE key IN ('published_seq', 'replica_id')"
+        ) { statement in
             var published: UInt64 = 0, replica: ReplicaID?
             while try statement.step() {
-                if statement.text(0) == "replica_id" { replica = ReplicaID(storage: statement.int(1)) }
-                else { published = UInt64(max(0, statement.int(1))) }
+                if statement.text(0) == "replica_id" { replica = ReplicaID(storage: statement.int(1)) } else { published = UInt64(max(0, statement.int(1))) }
             }
             return (published, replica)
         }
@@ -133,8 +139,9 @@ public final class DeltaCursor {
         var batch = DeltaBatch()
         var bytes = 0
         while let range = pending.first, batch.changes.count < batchLimit {
-            let (changes, exhausted) = try read(origin: range.origin, after: range.after, upTo: range.upTo,
-                                                limit: batchLimit - batch.changes.count, bytes: &bytes, firstInBatch: batch.changes.isEmpty)
+            let (changes, exhausted) = try read(
+                origin: range.origin, after: range.after, upTo: range.upTo,
+                limit: batchLimit - batch.changes.count, bytes: &bytes, firstInBatch: batch.changes.isEmpty)
             batch.changes += changes
             if !exhausted {
                 // The batch is full before this replica's changes end.
@@ -148,8 +155,9 @@ public final class DeltaCursor {
             pending.removeFirst()
         }
         while pending.isEmpty, let range = beyond.first, batch.changes.count < batchLimit {
-            let (changes, exhausted) = try read(origin: range.origin, after: range.after, upTo: range.upTo,
-                                                limit: batchLimit - batch.changes.count, bytes: &bytes, firstInBatch: batch.changes.isEmpty)
+            let (changes, exhausted) = try read(
+                origin: range.origin, after: range.after, upTo: range.upTo,
+                limit: batchLimit - batch.changes.count, bytes: &bytes, firstInBatch: batch.changes.isEmpty)
             batch.changes += changes
             if !exhausted {
                 if let last = changes.last { beyond[0].after = last.seq }
@@ -184,12 +192,16 @@ public final class DeltaCursor {
     /// carry its number.
     /// `bytes`: the batch's size so far (``wireSizeBound(_:)``), which stays within the byte
     /// limit (the first change of a batch always goes: one change is far below a frame).
-    private func read(origin: ReplicaID, after: UInt64, upTo: UInt64, limit: Int,
-                      bytes: inout Int, firstInBatch: Bool) throws -> ([Change], Bool) {
-        try connection.query("""
+    private func read(
+        origin: ReplicaID, after: UInt64, upTo: UInt64, limit: Int,
+        bytes: inout Int, firstInBatch: Bool
+    ) throws -> ([Change], Bool) {
+        try connection.query(
+            """
             SELECT seq, entity, row_id FROM change_index
             WHERE origin = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq LIMIT ?4
-            """, [.integer(origin.storage), .integer(Int64(after)), .integer(Int64(upTo)), .integer(Int64(limit) + 1)]) { statement in
+            """, [.integer(origin.storage), .integer(Int64(after)), .integer(Int64(upTo)), .integer(Int64(limit) + 1)]
+        ) { statement in
             var changes: [Change] = []
             while try statement.step() {
                 if changes.count == limit { return (changes, false) }
@@ -212,9 +224,12 @@ public final class DeltaCursor {
                     var last = -1
                     for number in schema.numbersByName where row.contains(number) {
                         guard versions[number].unsafelyUnwrapped.stamp.origin == origin,
-                              versions[number].unsafelyUnwrapped.seq == seq else { continue }
-                        fields.append(FieldWrite(field: schema.fieldNames[number], value: versions[number].unsafelyUnwrapped.value,
-                                                 base: versions[number].unsafelyUnwrapped.base))
+                            versions[number].unsafelyUnwrapped.seq == seq
+                        else { continue }
+                        fields.append(
+                            FieldWrite(
+                                field: schema.fieldNames[number], value: versions[number].unsafelyUnwrapped.value,
+                                base: versions[number].unsafelyUnwrapped.base))
                         last = number
                     }
                     return last < 0 ? nil : (versions[last].unsafelyUnwrapped.stamp.hlc, versions[last].unsafelyUnwrapped.writer)

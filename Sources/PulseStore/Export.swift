@@ -11,8 +11,10 @@ extension ReplicaStore {
     /// A cursor over everything this replica holds that a peer with `peerVector` lacks,
     /// cut into batches of at most `batchLimit` changes and about `byteLimit` bytes. It reads one consistent
     /// snapshot on its own connection, so local writes may go on meanwhile.
-    public func deltas(for peerVector: VersionVector, batchLimit: Int = DeltaCursor.defaultBatchLimit,
-                       byteLimit: Int = DeltaCursor.defaultByteLimit) throws -> DeltaCursor {
+    public func deltas(
+        for peerVector: VersionVector, batchLimit: Int = DeltaCursor.defaultBatchLimit,
+        byteLimit: Int = DeltaCursor.defaultByteLimit
+    ) throws -> DeltaCursor {
         try DeltaCursor(path: path, peerVector: peerVector, batchLimit: batchLimit, byteLimit: byteLimit)
     }
 
@@ -25,8 +27,10 @@ extension ReplicaStore {
             try connection.query("SELECT id, versions, \(names) FROM \(entity.rawValue)") { statement in
                 while try statement.step() {
                     let rowID = statement.text(0)
-                    state[entity, default: [:]][rowID] = try Self.decodeVersions(statement, column: 1, entity: entity, rowID: rowID,
-                                                                                 typedColumns: 2).values
+                    state[entity, default: [:]][rowID] = try Self.decodeVersions(
+                        statement, column: 1, entity: entity, rowID: rowID,
+                        typedColumns: 2
+                    ).values
                 }
             }
         }
@@ -34,8 +38,10 @@ extension ReplicaStore {
             while try statement.step() {
                 guard let entity = EntityKind(rawValue: statement.text(0)) else { continue }
                 let rowID = statement.text(1)
-                state[entity, default: [:]][rowID] = try Self.decodeVersions(statement, column: 2, entity: entity, rowID: rowID,
-                                                                             typedColumns: nil).values
+                state[entity, default: [:]][rowID] = try Self.decodeVersions(
+                    statement, column: 2, entity: entity, rowID: rowID,
+                    typedColumns: nil
+                ).values
             }
         }
         return state

@@ -37,12 +37,14 @@ struct HeldChange: Codable {
     }
 
     func change(origin: ReplicaID, seq: UInt64, hlc: HybridTimestamp) -> Change {
-        Change(origin: origin, seq: seq, hlc: hlc, member: member, entity: entity, rowID: row, fields: fields.map { field in
-            let base = field.baseHLC.flatMap { hlc in
-                field.baseOrigin.map { Stamp(hlc: HybridTimestamp(rawValue: hlc), origin: ReplicaID(rawValue: $0)) }
-            }
-            return FieldWrite(field: field.name, value: field.value, base: base)
-        })
+        Change(
+            origin: origin, seq: seq, hlc: hlc, member: member, entity: entity, rowID: row,
+            fields: fields.map { field in
+                let base = field.baseHLC.flatMap { hlc in
+                    field.baseOrigin.map { Stamp(hlc: HybridTimestamp(rawValue: hlc), origin: ReplicaID(rawValue: $0)) }
+                }
+                return FieldWrite(field: field.name, value: field.value, base: base)
+            })
     }
 }
 
@@ -93,12 +95,15 @@ extension ReplicaStore {
     public func releaseHeldChanges() throws -> ApplyOutcome? {
         let limit = HybridTimestamp(milliseconds: physicalClock() + maxDriftMilliseconds + 1).rawValue
         let due: [Change] = try connection.query(
-            "SELECT origin, seq, hlc, change FROM held_change WHERE hlc < ?1 ORDER BY hlc", [.integer(limit)]) { statement in
+            "SELECT origin, seq, hlc, change FROM held_change WHERE hlc < ?1 ORDER BY hlc", [.integer(limit)]
+        ) { statement in
             var changes: [Change] = []
             while try statement.step() {
                 let record = try statement.withBlob(3) { try JSONDecoder().decode(HeldChange.self, from: Data($0)) }
-                changes.append(record.change(origin: ReplicaID(storage: statement.int(0)), seq: UInt64(statement.int(1)),
-                                             hlc: HybridTimestamp(rawValue: statement.int(2))))
+                changes.append(
+                    record.change(
+                        origin: ReplicaID(storage: statement.int(0)), seq: UInt64(statement.int(1)),
+                        hlc: HybridTimestamp(rawValue: statement.int(2))))
             }
             return changes
         }
@@ -137,7 +142,8 @@ extension ReplicaStore {
 
     func saveHeldCoverage(_ origin: ReplicaID, _ upTo: UInt64) throws {
         try connection.statement(
-            "INSERT INTO held_coverage (origin, up_to) VALUES (?1, ?2) ON CONFLICT(origin) DO UPDATE SET up_to = excluded.up_to")
-            .run([.integer(origin.storage), .integer(Int64(upTo))])
+            "INSERT INTO held_coverage (origin, up_to) VALUES (?1, ?2) ON CONFLICT(origin) DO UPDATE SET up_to = excluded.up_to"
+        )
+        .run([.integer(origin.storage), .integer(Int64(upTo))])
     }
 }

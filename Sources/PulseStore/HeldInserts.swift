@@ -118,7 +118,8 @@ final class HeldInserts {
             case let .integer(value): return String(value)
             case let .text(offset, count): return String(decoding: bytes[offset..<offset + count], as: UTF8.self)
             case let .blob(offset, count):
-                return count == 16 ? bytes.withUnsafeBytes { Hex.uuidText(UnsafeRawBufferPointer(rebasing: $0[offset..<offset + 16])) }
+                return count == 16
+                    ? bytes.withUnsafeBytes { Hex.uuidText(UnsafeRawBufferPointer(rebasing: $0[offset..<offset + 16])) }
                     : Hex.string(bytes[offset..<offset + count])
             }
         }
@@ -213,9 +214,11 @@ extension Connection {
     /// `offset` at parameters `first…`; the statement is reset, its bindings cleared, after
     /// each run. A refused statement of several rows (which SQLite undoes whole) is rerun row
     /// by row, so that `refused(offset, error)` names the row.
-    private func insertChunked(_ count: Int, width: Int, sql: (Int) -> String, slot: Int,
-                               bind: (Statement, Int32, Int) throws -> Void,
-                               refused: (Int, SQLiteError) -> any Error) throws {
+    private func insertChunked(
+        _ count: Int, width: Int, sql: (Int) -> String, slot: Int,
+        bind: (Statement, Int32, Int) throws -> Void,
+        refused: (Int, SQLiteError) -> any Error
+    ) throws {
         func run(_ statement: Statement, _ offset: Int, _ size: Int) throws {
             defer { statement.reset() }
             for row in 0..<size { try bind(statement, Int32(row * width + 1), offset + row) }

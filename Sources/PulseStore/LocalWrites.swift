@@ -20,31 +20,36 @@ extension ReplicaStore {
     /// written, where keeping them held every change of a large transaction in memory until
     /// its commit (10 000 new items: ≈ 2 MB, out of the caches; the batched write took ≈ 7 %
     /// longer).
-    public func write<T>(member: String?, waitForWriters: Bool = true, keepingChanges: Bool = true,
-                         _ body: (inout LocalWriter) throws -> T) throws -> (T, [Change]) {
+    public func write<T>(
+        member: String?, waitForWriters: Bool = true, keepingChanges: Bool = true,
+        _ body: (inout LocalWriter) throws -> T
+    ) throws -> (T, [Change]) {
         if !waitForWriters { connection.setBusyTimeout(0) }
         defer { if !waitForWriters { connection.setBusyTimeout(Connection.busyTimeoutMilliseconds) } }
-        return try inWords { try connection.transaction {
-            // Another process may have started a new replica since this one opened (Rewind.swift).
-            let current = try hot(.selectReplicaID)
-            if try current.step() { replicaID = ReplicaID(storage: current.int(0)) }
-            current.reset()
-            var writer = LocalWriter(store: self, member: member,
-                                     clock: HybridClock(last: try lastTimestamp(), maxDriftMilliseconds: maxDriftMilliseconds),
-                                     seq: try ownCounter(), keepsChanges: keepingChanges)
-            let first = writer.seq
-            let result = try body(&writer)
-            if writer.seq != first {
-                try saveCounterAndClock(writer.seq, writer.clock.last)
-                if publishesWrites {
-                    let mark = try hot(.savePublished)
-                    try mark.bind(Int64(writer.seq), at: 1)
-                    while try mark.step() {}
-                    mark.reset()
+        return try inWords {
+            try connection.transaction {
+                // Another process may have started a new replica since this one opened (Rewind.swift).
+                let current = try hot(.selectReplicaID)
+                if try current.step() { replicaID = ReplicaID(storage: current.int(0)) }
+                current.reset()
+                var writer = LocalWriter(
+                    store: self, member: member,
+                    clock: HybridClock(last: try lastTimestamp(), maxDriftMilliseconds: maxDriftMilliseconds),
+                    seq: try ownCounter(), keepsChanges: keepingChanges)
+                let first = writer.seq
+                let result = try body(&writer)
+                if writer.seq != first {
+                    try saveCounterAndClock(writer.seq, writer.clock.last)
+                    if publishesWrites {
+                        let mark = try hot(.savePublished)
+                        try mark.bind(Int64(writer.seq), at: 1)
+                        while try mark.step() {}
+                        mark.reset()
+                    }
                 }
+                return (result, writer.changes)
             }
-            return (result, writer.changes)
-        } }
+        }
     }
 
     /// This replica's counter and clock, in its row of `version_vector`: one page for both.
@@ -103,15 +108,19 @@ extension ReplicaStore {
         /// person's action on it: the copies merge into one row and never undo an edit.
         /// Only for rows that do not exist here yet.
         @discardableResult
-        public mutating func putGenerated(_ entity: EntityKind, _ rowID: String, _ fields: RowFields,
-                                          at hlc: HybridTimestamp) throws -> Change {
+        public mutating func putGenerated(
+            _ entity: EntityKind, _ rowID: String, _ fields: RowFields,
+            at hlc: HybridTimestamp
+        ) throws -> Change {
             // Later local writes must still be stamped after it.
             try? clock.observe(remote: hlc, physicalMilliseconds: store.physicalClock())
             return try put(entity, rowID, fields, stamp: Stamp(hlc: hlc, origin: store.replicaID), fresh: false)
         }
 
-        private mutating func put(_ entity: EntityKind, _ rowID: String, _ fields: RowFields, stamp fixed: Stamp?,
-                                  fresh: Bool) throws -> Change {
+        private mutating func put(
+            _ entity: EntityKind, _ rowID: String, _ fields: RowFields, stamp fixed: Stamp?,
+            fresh: Bool
+        ) throws -> Change {
             let schema = entity.schema
             var stamp = fixed ?? Stamp(hlc: clock.next(physicalMilliseconds: store.physicalClock()), origin: store.replicaID)
             let before = fresh ? VersionedRow(schema) : try store.versions(entity, rowID)
@@ -162,8 +171,9 @@ extension ReplicaStore {
                 }
                 writes.append(FieldWrite(field: schema.fieldNames[number], value: value, base: existing))
             }
-            let change = Change(origin: store.replicaID, seq: seq + 1, hlc: stamp.hlc, member: member,
-                                entity: entity, rowID: rowID, fields: writes)
+            let change = Change(
+                origin: store.replicaID, seq: seq + 1, hlc: stamp.hlc, member: member,
+                entity: entity, rowID: rowID, fields: writes)
             // The rules of `schema.validate(change)`; its fields are known distinct fields of
             // the entity already (above), so each value is checked by its number.
             do throws(ChangeValidationError) {
@@ -174,8 +184,9 @@ extension ReplicaStore {
             }
             memberChecked = true
             for position in 0..<count {
-                row[entries[position].number] = FieldVersion(value: writes[position].value, stamp: change.stamp, seq: change.seq,
-                                                             base: writes[position].base, writer: writer)
+                row[entries[position].number] = FieldVersion(
+                    value: writes[position].value, stamp: change.stamp, seq: change.seq,
+                    base: writes[position].base, writer: writer)
             }
             try store.saveRow(entity, change.row, before: before, after: row, fresh: fresh)
             seq += 1

@@ -15,16 +15,18 @@ package enum LockHolder {
     static func describe(database path: String) -> String? {
         var info = stat()
         guard stat(path + "-shm", &info) == 0,
-              let locks = FileManager.default.contents(atPath: "/proc/locks") else { return nil }
+            let locks = FileManager.default.contents(atPath: "/proc/locks")
+        else { return nil }
         let inode = String(info.st_ino)
         for line in String(decoding: locks, as: UTF8.self).split(separator: "\n") {
             // "1: POSIX  ADVISORY  WRITE 29560 fe:00:16228507 120 120"
             let fields = line.split(separator: " ")
             guard fields.count >= 8, fields[1] == "POSIX", fields[3] == "WRITE",
-                  fields[5].split(separator: ":").last.map(String.init) == inode,
-                  let start = Int(fields[6]), let end = Int(fields[7]) ?? (fields[7] == "EOF" ? Int.max : nil),
-                  (start...end).contains(writeLockOffset),
-                  let pid = pid_t(fields[4]), pid != getpid() else { continue }
+                fields[5].split(separator: ":").last.map(String.init) == inode,
+                let start = Int(fields[6]), let end = Int(fields[7]) ?? (fields[7] == "EOF" ? Int.max : nil),
+                (start...end).contains(writeLockOffset),
+                let pid = pid_t(fields[4]), pid != getpid()
+            else { continue }
             return "process \(pid)" + (commandLine(of: pid).map { " (\($0))" } ?? "")
         }
         return nil

@@ -64,46 +64,46 @@ package enum Migrations {
     }
 
     static let migration2 = """
-    CREATE TABLE row_version (
-        entity TEXT NOT NULL,
-        row_id TEXT NOT NULL CHECK (length(row_id) BETWEEN 1 AND 128),
-        versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1),
-        PRIMARY KEY (entity, row_id)
-    ) WITHOUT ROWID;
+        CREATE TABLE row_version (
+            entity TEXT NOT NULL,
+            row_id TEXT NOT NULL CHECK (length(row_id) BETWEEN 1 AND 128),
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1),
+            PRIMARY KEY (entity, row_id)
+        ) WITHOUT ROWID;
 
-    CREATE TABLE change_index (
-        origin INTEGER NOT NULL CHECK (origin <> 0),
-        seq INTEGER NOT NULL CHECK (seq > 0),
-        entity TEXT NOT NULL,
-        row_id TEXT NOT NULL,
-        PRIMARY KEY (origin, seq)
-    ) WITHOUT ROWID;
+        CREATE TABLE change_index (
+            origin INTEGER NOT NULL CHECK (origin <> 0),
+            seq INTEGER NOT NULL CHECK (seq > 0),
+            entity TEXT NOT NULL,
+            row_id TEXT NOT NULL,
+            PRIMARY KEY (origin, seq)
+        ) WITHOUT ROWID;
 
-    INSERT INTO change_index (origin, seq, entity, row_id)
-        SELECT DISTINCT origin, seq, entity, row_id FROM field_version;
-    """
+        INSERT INTO change_index (origin, seq, entity, row_id)
+            SELECT DISTINCT origin, seq, entity, row_id FROM field_version;
+        """
 
     /// Migration 4: changes stamped too far ahead of this machine's clock, kept until it catches up
     /// (``ReplicaStore/releaseHeldChanges()``).
     static let migration4 = """
-    CREATE TABLE held_change (
-        origin INTEGER NOT NULL CHECK (origin <> 0),
-        seq INTEGER NOT NULL CHECK (seq > 0),
-        hlc INTEGER NOT NULL,
-        change BLOB NOT NULL,
-        PRIMARY KEY (origin, seq)
-    ) WITHOUT ROWID;
-    """
+        CREATE TABLE held_change (
+            origin INTEGER NOT NULL CHECK (origin <> 0),
+            seq INTEGER NOT NULL CHECK (seq > 0),
+            hlc INTEGER NOT NULL,
+            change BLOB NOT NULL,
+            PRIMARY KEY (origin, seq)
+        ) WITHOUT ROWID;
+        """
 
     /// Migration 5: coverage claimed for an origin while some of its changes were held
     /// (``ReplicaStore/releaseHeldChanges()`` advances the version vector to it once the
     /// last of them is merged).
     static let migration5 = """
-    CREATE TABLE held_coverage (
-        origin INTEGER PRIMARY KEY CHECK (origin <> 0),
-        up_to INTEGER NOT NULL CHECK (up_to > 0)
-    );
-    """
+        CREATE TABLE held_coverage (
+            origin INTEGER PRIMARY KEY CHECK (origin <> 0),
+            up_to INTEGER NOT NULL CHECK (up_to > 0)
+        );
+        """
 
     /// The entities whose tables migration 1 creates (later ones are born with `versions`).
     static let entitiesOfMigration1 = EntityKind.allCases.filter { !entitiesAfterMigration1.contains($0) }
@@ -127,7 +127,8 @@ package enum Migrations {
     static func moveVersionsIntoRows(_ connection: Connection) throws {
         for entity in entitiesOfMigration1 {
             let table = entity.rawValue
-            try connection.execute("""
+            try connection.execute(
+                """
                 UPDATE \(table) SET versions = coalesce((SELECT r.versions FROM row_version AS r
                                                         WHERE r.entity = '\(table)' AND r.row_id = \(table).id), x'0000');
                 DELETE FROM row_version WHERE entity = '\(table)' AND row_id IN (SELECT id FROM \(table));
@@ -210,10 +211,12 @@ package enum Migrations {
             try insert.bind(blob: RowVersions.encode(row, inTypedRow: false), at: 3)
             while try insert.step() {}
         }
-        try connection.query("""
+        try connection.query(
+            """
             SELECT entity, row_id, field, value, hlc, origin, seq, base_hlc, base_origin, member
             FROM field_version ORDER BY entity, row_id
-            """) { statement in
+            """
+        ) { statement in
             var key: (String, String)?
             var fields: [String: FieldVersion] = [:]
             while try statement.step() {
@@ -240,29 +243,29 @@ package enum Migrations {
     /// Per-machine trust (docs/SECURITY.md): the machines admitted, the ones removed, and
     /// the keys that recognise the household's advertisements.
     static let migration6 = """
-    CREATE TABLE machine (
-        id TEXT PRIMARY KEY NOT NULL,
-        name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 100),
-        member TEXT,
-        added_by TEXT NOT NULL CHECK (length(added_by) BETWEEN 1 AND 64),
-        added INTEGER NOT NULL CHECK (added >= 0),
-        versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
-    ) WITHOUT ROWID;
+        CREATE TABLE machine (
+            id TEXT PRIMARY KEY NOT NULL,
+            name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 100),
+            member TEXT,
+            added_by TEXT NOT NULL CHECK (length(added_by) BETWEEN 1 AND 64),
+            added INTEGER NOT NULL CHECK (added >= 0),
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+        ) WITHOUT ROWID;
 
-    CREATE TABLE machine_removal (
-        id TEXT PRIMARY KEY NOT NULL,
-        removed_by TEXT NOT NULL CHECK (length(removed_by) BETWEEN 1 AND 64),
-        removed INTEGER NOT NULL CHECK (removed >= 0),
-        versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
-    ) WITHOUT ROWID;
+        CREATE TABLE machine_removal (
+            id TEXT PRIMARY KEY NOT NULL,
+            removed_by TEXT NOT NULL CHECK (length(removed_by) BETWEEN 1 AND 64),
+            removed INTEGER NOT NULL CHECK (removed >= 0),
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+        ) WITHOUT ROWID;
 
-    CREATE TABLE discovery_key (
-        id TEXT PRIMARY KEY NOT NULL,
-        key TEXT NOT NULL CHECK (length(key) BETWEEN 1 AND 64),
-        created INTEGER NOT NULL CHECK (created >= 0),
-        versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
-    ) WITHOUT ROWID;
-    """
+        CREATE TABLE discovery_key (
+            id TEXT PRIMARY KEY NOT NULL,
+            key TEXT NOT NULL CHECK (length(key) BETWEEN 1 AND 64),
+            created INTEGER NOT NULL CHECK (created >= 0),
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+        ) WITHOUT ROWID;
+        """
 
     /// Migration 9: the clock moves next to this replica's counter, into its row of
     /// `version_vector`, so a commit writes one page for both instead of that page and
@@ -273,26 +276,26 @@ package enum Migrations {
     /// left this machine (Rewind.swift). A database from before it may have sent everything
     /// it made; a new one (no replica id yet) has sent nothing.
     static let migration12 = """
-    INSERT OR IGNORE INTO meta (key, value) SELECT 'published_seq', coalesce((SELECT seq FROM version_vector
-        WHERE origin = (SELECT value FROM meta WHERE key = 'replica_id')), 0);
-    """
+        INSERT OR IGNORE INTO meta (key, value) SELECT 'published_seq', coalesce((SELECT seq FROM version_vector
+            WHERE origin = (SELECT value FROM meta WHERE key = 'replica_id')), 0);
+        """
 
     /// Migration 13: the household's kids' PIN, replicated (protocol 5); and `synced_once`
     /// for a database that already holds the household's data (KidsPIN.swift: a machine that
     /// never synced may not set the first PIN).
     static let migration13 = """
-    CREATE TABLE kids_pin (
-        id TEXT PRIMARY KEY NOT NULL CHECK (id = 'pin'),
-        hash TEXT CHECK (hash IS NULL OR length(hash) BETWEEN 1 AND 200),
-        reset TEXT CHECK (reset IS NULL OR length(reset) BETWEEN 1 AND 300),
-        versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
-    ) WITHOUT ROWID;
-    INSERT OR IGNORE INTO meta (key, value) SELECT 'synced_once', 1 WHERE EXISTS (SELECT 1 FROM household);
-    """
+        CREATE TABLE kids_pin (
+            id TEXT PRIMARY KEY NOT NULL CHECK (id = 'pin'),
+            hash TEXT CHECK (hash IS NULL OR length(hash) BETWEEN 1 AND 200),
+            reset TEXT CHECK (reset IS NULL OR length(reset) BETWEEN 1 AND 300),
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+        ) WITHOUT ROWID;
+        INSERT OR IGNORE INTO meta (key, value) SELECT 'synced_once', 1 WHERE EXISTS (SELECT 1 FROM household);
+        """
 
     static let migration9 = """
-    ALTER TABLE version_vector ADD COLUMN hlc INTEGER;
-    """
+        ALTER TABLE version_vector ADD COLUMN hlc INTEGER;
+        """
 
     /// Migration 10: every CHECK of a column against a list of three or more values
     /// (`state IN ('active', 'restock', 'deleted')`) becomes a chain of comparisons, with
@@ -304,204 +307,204 @@ package enum Migrations {
     /// rebuilt (SQLite's documented procedure: new table, copy, drop, rename, indexes).
     /// `ReplicaStoreTests.noWriteBuildsATemporaryTable` keeps new checks from bringing it back.
     static let migration10 = """
-    CREATE TABLE shopping_item_10 (
-        id TEXT PRIMARY KEY NOT NULL,
-        name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
-        state TEXT NOT NULL CHECK (state = 'active' OR state = 'restock' OR state = 'deleted'),
-        listed INTEGER NOT NULL CHECK (listed >= 0),
-        versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
-    ) WITHOUT ROWID;
-    INSERT INTO shopping_item_10 (id, name, state, listed, versions)
-        SELECT id, name, state, listed, versions FROM shopping_item;
-    DROP TABLE shopping_item;
-    ALTER TABLE shopping_item_10 RENAME TO shopping_item;
-    CREATE INDEX shopping_item_by_state ON shopping_item (state, listed);
+        CREATE TABLE shopping_item_10 (
+            id TEXT PRIMARY KEY NOT NULL,
+            name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
+            state TEXT NOT NULL CHECK (state = 'active' OR state = 'restock' OR state = 'deleted'),
+            listed INTEGER NOT NULL CHECK (listed >= 0),
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+        ) WITHOUT ROWID;
+        INSERT INTO shopping_item_10 (id, name, state, listed, versions)
+            SELECT id, name, state, listed, versions FROM shopping_item;
+        DROP TABLE shopping_item;
+        ALTER TABLE shopping_item_10 RENAME TO shopping_item;
+        CREATE INDEX shopping_item_by_state ON shopping_item (state, listed);
 
-    CREATE TABLE settings_10 (
-        id TEXT PRIMARY KEY NOT NULL CHECK (id = 'settings'),
-        appearance TEXT NOT NULL CHECK (appearance = 'light' OR appearance = 'dark' OR appearance = 'system'),
-        celebrations INTEGER NOT NULL CHECK (celebrations IN (0, 1)),
-        suggestions INTEGER NOT NULL CHECK (suggestions IN (0, 1)),
-        versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
-    ) WITHOUT ROWID;
-    INSERT INTO settings_10 (id, appearance, celebrations, suggestions, versions)
-        SELECT id, appearance, celebrations, suggestions, versions FROM settings;
-    DROP TABLE settings;
-    ALTER TABLE settings_10 RENAME TO settings;
+        CREATE TABLE settings_10 (
+            id TEXT PRIMARY KEY NOT NULL CHECK (id = 'settings'),
+            appearance TEXT NOT NULL CHECK (appearance = 'light' OR appearance = 'dark' OR appearance = 'system'),
+            celebrations INTEGER NOT NULL CHECK (celebrations IN (0, 1)),
+            suggestions INTEGER NOT NULL CHECK (suggestions IN (0, 1)),
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+        ) WITHOUT ROWID;
+        INSERT INTO settings_10 (id, appearance, celebrations, suggestions, versions)
+            SELECT id, appearance, celebrations, suggestions, versions FROM settings;
+        DROP TABLE settings;
+        ALTER TABLE settings_10 RENAME TO settings;
 
-    CREATE TABLE catalogue_selection_10 (
-        id TEXT PRIMARY KEY NOT NULL,
-        kind TEXT NOT NULL CHECK (kind = 'rule' OR kind = 'chore' OR kind = 'reward'),
-        title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
-        peanuts INTEGER NOT NULL CHECK (peanuts BETWEEN 1 AND 20),
-        category TEXT NOT NULL CHECK (category = 'security' OR category = 'respect' OR category = 'fun'),
-        selected INTEGER NOT NULL CHECK (selected IN (0, 1)),
-        versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
-    ) WITHOUT ROWID;
-    INSERT INTO catalogue_selection_10 (id, kind, title, peanuts, category, selected, versions)
-        SELECT id, kind, title, peanuts, category, selected, versions FROM catalogue_selection;
-    DROP TABLE catalogue_selection;
-    ALTER TABLE catalogue_selection_10 RENAME TO catalogue_selection;
+        CREATE TABLE catalogue_selection_10 (
+            id TEXT PRIMARY KEY NOT NULL,
+            kind TEXT NOT NULL CHECK (kind = 'rule' OR kind = 'chore' OR kind = 'reward'),
+            title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+            peanuts INTEGER NOT NULL CHECK (peanuts BETWEEN 1 AND 20),
+            category TEXT NOT NULL CHECK (category = 'security' OR category = 'respect' OR category = 'fun'),
+            selected INTEGER NOT NULL CHECK (selected IN (0, 1)),
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+        ) WITHOUT ROWID;
+        INSERT INTO catalogue_selection_10 (id, kind, title, peanuts, category, selected, versions)
+            SELECT id, kind, title, peanuts, category, selected, versions FROM catalogue_selection;
+        DROP TABLE catalogue_selection;
+        ALTER TABLE catalogue_selection_10 RENAME TO catalogue_selection;
 
-    CREATE TABLE conflict_10 (
-        id INTEGER PRIMARY KEY,
-        logged_hlc INTEGER NOT NULL,
-        kind TEXT NOT NULL CHECK (kind = 'overwritten' OR kind = 'rejected' OR kind = 'edit_of_deleted'),
-        entity TEXT NOT NULL,
-        row_id TEXT NOT NULL,
-        field TEXT NOT NULL,
-        kept_value, kept_hlc INTEGER NOT NULL, kept_origin INTEGER NOT NULL, kept_member TEXT,
-        lost_value, lost_hlc INTEGER NOT NULL, lost_origin INTEGER NOT NULL, lost_member TEXT
-    );
-    INSERT INTO conflict_10 (id, logged_hlc, kind, entity, row_id, field, kept_value, kept_hlc, kept_origin,
-                             kept_member, lost_value, lost_hlc, lost_origin, lost_member)
-        SELECT id, logged_hlc, kind, entity, row_id, field, kept_value, kept_hlc, kept_origin,
-               kept_member, lost_value, lost_hlc, lost_origin, lost_member FROM conflict;
-    DROP TABLE conflict;
-    ALTER TABLE conflict_10 RENAME TO conflict;
-    """
+        CREATE TABLE conflict_10 (
+            id INTEGER PRIMARY KEY,
+            logged_hlc INTEGER NOT NULL,
+            kind TEXT NOT NULL CHECK (kind = 'overwritten' OR kind = 'rejected' OR kind = 'edit_of_deleted'),
+            entity TEXT NOT NULL,
+            row_id TEXT NOT NULL,
+            field TEXT NOT NULL,
+            kept_value, kept_hlc INTEGER NOT NULL, kept_origin INTEGER NOT NULL, kept_member TEXT,
+            lost_value, lost_hlc INTEGER NOT NULL, lost_origin INTEGER NOT NULL, lost_member TEXT
+        );
+        INSERT INTO conflict_10 (id, logged_hlc, kind, entity, row_id, field, kept_value, kept_hlc, kept_origin,
+                                 kept_member, lost_value, lost_hlc, lost_origin, lost_member)
+            SELECT id, logged_hlc, kind, entity, row_id, field, kept_value, kept_hlc, kept_origin,
+                   kept_member, lost_value, lost_hlc, lost_origin, lost_member FROM conflict;
+        DROP TABLE conflict;
+        ALTER TABLE conflict_10 RENAME TO conflict;
+        """
 
     /// Migration 7 (protocol version 4): a backlog item's place in its category, so items
     /// can be reordered. Optional in the schema: rows made before it keep none and are
     /// ordered by `created`.
     static let migration7 = """
-    ALTER TABLE backlog_item ADD COLUMN position INTEGER;
-    """
+        ALTER TABLE backlog_item ADD COLUMN position INTEGER;
+        """
 
     static let migration1 = """
-    CREATE TABLE meta (
-        key TEXT PRIMARY KEY NOT NULL,
-        value NOT NULL
-    ) WITHOUT ROWID;
+        CREATE TABLE meta (
+            key TEXT PRIMARY KEY NOT NULL,
+            value NOT NULL
+        ) WITHOUT ROWID;
 
-    CREATE TABLE version_vector (
-        origin INTEGER PRIMARY KEY NOT NULL CHECK (origin <> 0),
-        seq INTEGER NOT NULL CHECK (seq > 0)
-    );
+        CREATE TABLE version_vector (
+            origin INTEGER PRIMARY KEY NOT NULL CHECK (origin <> 0),
+            seq INTEGER NOT NULL CHECK (seq > 0)
+        );
 
-    CREATE TABLE field_version (
-        entity TEXT NOT NULL,
-        row_id TEXT NOT NULL CHECK (length(row_id) BETWEEN 1 AND 128),
-        field TEXT NOT NULL,
-        value,
-        hlc INTEGER NOT NULL CHECK (hlc >= 0),
-        origin INTEGER NOT NULL CHECK (origin <> 0),
-        seq INTEGER NOT NULL CHECK (seq > 0),
-        base_hlc INTEGER,
-        base_origin INTEGER,
-        member TEXT,
-        CHECK ((base_hlc IS NULL) = (base_origin IS NULL)),
-        PRIMARY KEY (entity, row_id, field)
-    ) WITHOUT ROWID;
-    CREATE INDEX field_version_by_origin ON field_version (origin, seq);
+        CREATE TABLE field_version (
+            entity TEXT NOT NULL,
+            row_id TEXT NOT NULL CHECK (length(row_id) BETWEEN 1 AND 128),
+            field TEXT NOT NULL,
+            value,
+            hlc INTEGER NOT NULL CHECK (hlc >= 0),
+            origin INTEGER NOT NULL CHECK (origin <> 0),
+            seq INTEGER NOT NULL CHECK (seq > 0),
+            base_hlc INTEGER,
+            base_origin INTEGER,
+            member TEXT,
+            CHECK ((base_hlc IS NULL) = (base_origin IS NULL)),
+            PRIMARY KEY (entity, row_id, field)
+        ) WITHOUT ROWID;
+        CREATE INDEX field_version_by_origin ON field_version (origin, seq);
 
-    CREATE TABLE conflict (
-        id INTEGER PRIMARY KEY,
-        logged_hlc INTEGER NOT NULL,
-        kind TEXT NOT NULL CHECK (kind IN ('overwritten', 'rejected', 'edit_of_deleted')),
-        entity TEXT NOT NULL,
-        row_id TEXT NOT NULL,
-        field TEXT NOT NULL,
-        kept_value, kept_hlc INTEGER NOT NULL, kept_origin INTEGER NOT NULL, kept_member TEXT,
-        lost_value, lost_hlc INTEGER NOT NULL, lost_origin INTEGER NOT NULL, lost_member TEXT
-    );
+        CREATE TABLE conflict (
+            id INTEGER PRIMARY KEY,
+            logged_hlc INTEGER NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('overwritten', 'rejected', 'edit_of_deleted')),
+            entity TEXT NOT NULL,
+            row_id TEXT NOT NULL,
+            field TEXT NOT NULL,
+            kept_value, kept_hlc INTEGER NOT NULL, kept_origin INTEGER NOT NULL, kept_member TEXT,
+            lost_value, lost_hlc INTEGER NOT NULL, lost_origin INTEGER NOT NULL, lost_member TEXT
+        );
 
-    CREATE TABLE household (
-        id TEXT PRIMARY KEY NOT NULL CHECK (id = 'profile'),
-        name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 100)
-    ) WITHOUT ROWID;
+        CREATE TABLE household (
+            id TEXT PRIMARY KEY NOT NULL CHECK (id = 'profile'),
+            name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 100)
+        ) WITHOUT ROWID;
 
-    CREATE TABLE settings (
-        id TEXT PRIMARY KEY NOT NULL CHECK (id = 'settings'),
-        appearance TEXT NOT NULL CHECK (appearance IN ('light', 'dark', 'system')),
-        celebrations INTEGER NOT NULL CHECK (celebrations IN (0, 1)),
-        suggestions INTEGER NOT NULL CHECK (suggestions IN (0, 1))
-    ) WITHOUT ROWID;
+        CREATE TABLE settings (
+            id TEXT PRIMARY KEY NOT NULL CHECK (id = 'settings'),
+            appearance TEXT NOT NULL CHECK (appearance IN ('light', 'dark', 'system')),
+            celebrations INTEGER NOT NULL CHECK (celebrations IN (0, 1)),
+            suggestions INTEGER NOT NULL CHECK (suggestions IN (0, 1))
+        ) WITHOUT ROWID;
 
-    CREATE TABLE member (
-        id TEXT PRIMARY KEY NOT NULL,
-        name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 60),
-        initials TEXT NOT NULL CHECK (length(initials) BETWEEN 1 AND 3),
-        color TEXT NOT NULL CHECK (length(color) BETWEEN 1 AND 7),
-        removed INTEGER NOT NULL CHECK (removed IN (0, 1))
-    ) WITHOUT ROWID;
+        CREATE TABLE member (
+            id TEXT PRIMARY KEY NOT NULL,
+            name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 60),
+            initials TEXT NOT NULL CHECK (length(initials) BETWEEN 1 AND 3),
+            color TEXT NOT NULL CHECK (length(color) BETWEEN 1 AND 7),
+            removed INTEGER NOT NULL CHECK (removed IN (0, 1))
+        ) WITHOUT ROWID;
 
-    CREATE TABLE replica (
-        id TEXT PRIMARY KEY NOT NULL,
-        machine TEXT NOT NULL CHECK (length(machine) BETWEEN 1 AND 64),
-        label TEXT NOT NULL CHECK (length(label) <= 100)
-    ) WITHOUT ROWID;
+        CREATE TABLE replica (
+            id TEXT PRIMARY KEY NOT NULL,
+            machine TEXT NOT NULL CHECK (length(machine) BETWEEN 1 AND 64),
+            label TEXT NOT NULL CHECK (length(label) <= 100)
+        ) WITHOUT ROWID;
 
-    CREATE TABLE shopping_item (
-        id TEXT PRIMARY KEY NOT NULL,
-        name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
-        state TEXT NOT NULL CHECK (state IN ('active', 'restock', 'deleted')),
-        listed INTEGER NOT NULL CHECK (listed >= 0)
-    ) WITHOUT ROWID;
-    CREATE INDEX shopping_item_by_state ON shopping_item (state, listed);
+        CREATE TABLE shopping_item (
+            id TEXT PRIMARY KEY NOT NULL,
+            name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
+            state TEXT NOT NULL CHECK (state IN ('active', 'restock', 'deleted')),
+            listed INTEGER NOT NULL CHECK (listed >= 0)
+        ) WITHOUT ROWID;
+        CREATE INDEX shopping_item_by_state ON shopping_item (state, listed);
 
-    CREATE TABLE task (
-        id TEXT PRIMARY KEY NOT NULL,
-        title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
-        done INTEGER NOT NULL CHECK (done IN (0, 1)),
-        assignee TEXT,
-        due TEXT CHECK (due IS NULL OR due GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]'),
-        created INTEGER NOT NULL CHECK (created >= 0),
-        template TEXT,
-        period TEXT CHECK (period IS NULL OR length(period) BETWEEN 1 AND 16),
-        deleted INTEGER NOT NULL CHECK (deleted IN (0, 1))
-    ) WITHOUT ROWID;
+        CREATE TABLE task (
+            id TEXT PRIMARY KEY NOT NULL,
+            title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+            done INTEGER NOT NULL CHECK (done IN (0, 1)),
+            assignee TEXT,
+            due TEXT CHECK (due IS NULL OR due GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]'),
+            created INTEGER NOT NULL CHECK (created >= 0),
+            template TEXT,
+            period TEXT CHECK (period IS NULL OR length(period) BETWEEN 1 AND 16),
+            deleted INTEGER NOT NULL CHECK (deleted IN (0, 1))
+        ) WITHOUT ROWID;
 
-    CREATE TABLE backlog_category (
-        id TEXT PRIMARY KEY NOT NULL,
-        title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
-        position INTEGER NOT NULL,
-        deleted INTEGER NOT NULL CHECK (deleted IN (0, 1))
-    ) WITHOUT ROWID;
+        CREATE TABLE backlog_category (
+            id TEXT PRIMARY KEY NOT NULL,
+            title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+            position INTEGER NOT NULL,
+            deleted INTEGER NOT NULL CHECK (deleted IN (0, 1))
+        ) WITHOUT ROWID;
 
-    CREATE TABLE backlog_item (
-        id TEXT PRIMARY KEY NOT NULL,
-        title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
-        category TEXT NOT NULL,
-        created INTEGER NOT NULL CHECK (created >= 0),
-        deleted INTEGER NOT NULL CHECK (deleted IN (0, 1))
-    ) WITHOUT ROWID;
-    CREATE INDEX backlog_item_by_category ON backlog_item (category);
+        CREATE TABLE backlog_item (
+            id TEXT PRIMARY KEY NOT NULL,
+            title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+            category TEXT NOT NULL,
+            created INTEGER NOT NULL CHECK (created >= 0),
+            deleted INTEGER NOT NULL CHECK (deleted IN (0, 1))
+        ) WITHOUT ROWID;
+        CREATE INDEX backlog_item_by_category ON backlog_item (category);
 
-    CREATE TABLE recurring_template (
-        id TEXT PRIMARY KEY NOT NULL,
-        title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
-        schedule TEXT NOT NULL CHECK (length(schedule) BETWEEN 1 AND 64),
-        assignee TEXT,
-        created INTEGER NOT NULL CHECK (created >= 0),
-        deleted INTEGER NOT NULL CHECK (deleted IN (0, 1))
-    ) WITHOUT ROWID;
+        CREATE TABLE recurring_template (
+            id TEXT PRIMARY KEY NOT NULL,
+            title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+            schedule TEXT NOT NULL CHECK (length(schedule) BETWEEN 1 AND 64),
+            assignee TEXT,
+            created INTEGER NOT NULL CHECK (created >= 0),
+            deleted INTEGER NOT NULL CHECK (deleted IN (0, 1))
+        ) WITHOUT ROWID;
 
-    CREATE TABLE kid (
-        id TEXT PRIMARY KEY NOT NULL,
-        name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 60),
-        removed INTEGER NOT NULL CHECK (removed IN (0, 1))
-    ) WITHOUT ROWID;
+        CREATE TABLE kid (
+            id TEXT PRIMARY KEY NOT NULL,
+            name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 60),
+            removed INTEGER NOT NULL CHECK (removed IN (0, 1))
+        ) WITHOUT ROWID;
 
-    CREATE TABLE catalogue_selection (
-        id TEXT PRIMARY KEY NOT NULL,
-        kind TEXT NOT NULL CHECK (kind IN ('rule', 'chore', 'reward')),
-        title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
-        peanuts INTEGER NOT NULL CHECK (peanuts BETWEEN 1 AND 20),
-        category TEXT NOT NULL CHECK (category IN ('security', 'respect', 'fun')),
-        selected INTEGER NOT NULL CHECK (selected IN (0, 1))
-    ) WITHOUT ROWID;
+        CREATE TABLE catalogue_selection (
+            id TEXT PRIMARY KEY NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('rule', 'chore', 'reward')),
+            title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+            peanuts INTEGER NOT NULL CHECK (peanuts BETWEEN 1 AND 20),
+            category TEXT NOT NULL CHECK (category IN ('security', 'respect', 'fun')),
+            selected INTEGER NOT NULL CHECK (selected IN (0, 1))
+        ) WITHOUT ROWID;
 
-    CREATE TABLE ledger_entry (
-        id TEXT PRIMARY KEY NOT NULL,
-        kid TEXT NOT NULL,
-        kind TEXT NOT NULL CHECK (kind IN ('earn', 'spend')),
-        peanuts INTEGER NOT NULL CHECK (peanuts BETWEEN 1 AND 1000),
-        selection TEXT,
-        title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
-        created INTEGER NOT NULL CHECK (created >= 0),
-        hidden INTEGER NOT NULL CHECK (hidden IN (0, 1))
-    ) WITHOUT ROWID;
-    CREATE INDEX ledger_entry_by_kid ON ledger_entry (kid);
-    """
+        CREATE TABLE ledger_entry (
+            id TEXT PRIMARY KEY NOT NULL,
+            kid TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('earn', 'spend')),
+            peanuts INTEGER NOT NULL CHECK (peanuts BETWEEN 1 AND 1000),
+            selection TEXT,
+            title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+            created INTEGER NOT NULL CHECK (created >= 0),
+            hidden INTEGER NOT NULL CHECK (hidden IN (0, 1))
+        ) WITHOUT ROWID;
+        CREATE INDEX ledger_entry_by_kid ON ledger_entry (kid);
+        """
 }

@@ -43,103 +43,112 @@ extension ReplicaStore {
             }
         }
         // Any refusal of SQLite's (a rule of the database) is a refused batch, in words.
-        return try inWords { do { return try connection.transaction {
-            var outcome = ApplyOutcome()
-            var clock = HybridClock(last: try lastTimestamp(), maxDriftMilliseconds: maxDriftMilliseconds)
-            var vv = try versionVector()
-            // Each row touched by the batch is read once, merged in memory, and written and
-            // projected once at the end, in key order (B-tree locality). The rows stay where
-            // they were put; only their positions are sorted (moving the rows themselves cost
-            // a quarter of the merge's time in retains and releases).
-            var rows: [TouchedRow] = []
-            var position: [RowKey: Int] = [:]
-            rows.reserveCapacity(batch.changes.count)
-            position.reserveCapacity(batch.changes.count)
-            // Usually no row waits for fields: then a row the typed table lacks is new, and
-            // `partial_row` is not probed for each (the rows this batch leaves partial are
-            // written at the end, and met again through `position` before that).
-            let anyPartial = try connection.scalarInt("SELECT EXISTS (SELECT 1 FROM partial_row)") == 1
-            // Then, too, a row whose id sorts after every id of its typed table (row ids are
-            // time-ordered: a catch-up brings mostly such rows) is new without being looked
-            // for: each table's largest id is read once, when the batch first meets the table.
-            var lastIDs = LastRowIDs()
-            for change in holdBack {
-                if change.origin == replicaID && change.seq > vv[replicaID] {
-                    throw StoreError.foreignOwnChange(seq: change.seq)
-                }
-                try hold(change)
-            }
-            outcome.held = holdBack
-            let holding = holdBack.isEmpty ? try heldOrigins() : try heldOrigins().union(holdBack.map(\.origin))
-            // The changes applied are the batch's own array, shared, unless some are not.
-            var notApplied = heldBack
-            try batch.changes.withUnsafeBufferPointer { changes in
-                for offset in changes.indices where heldBack.isEmpty || !heldBack.contains(offset) {
-                    if changes[offset].origin == replicaID && changes[offset].seq > vv[replicaID] {
-                        throw StoreError.foreignOwnChange(seq: changes[offset].seq)
+        return try inWords {
+            do {
+                return try connection.transaction {
+                    var outcome = ApplyOutcome()
+                    var clock = HybridClock(last: try lastTimestamp(), maxDriftMilliseconds: maxDriftMilliseconds)
+                    var vv = try versionVector()
+                    // Each row touched by the batch is read once, merged in memory, and written and
+                    // projected once at the end, in key order (B-tree locality). The rows stay where
+                    // they were put; only their positions are sorted (moving the rows themselves cost
+                    // a quarter of the merge's time in retains and releases).
+                    var rows: [TouchedRow] = []
+                    var position: [RowKey: Int] = [:]
+                    rows.reserveCapacity(batch.changes.count)
+                    position.reserveCapacity(batch.changes.count)
+                    // Usually no row waits for fields: then a row the typed table lacks is new, and
+                    // `partial_row` is not probed for each (the rows this batch leaves partial are
+                    // written at the end, and met again through `position` before that).
+                    let anyPartial = try connection.scalarInt("SELECT EXISTS (SELECT 1 FROM partial_row)") == 1
+                    // Then, too, a row whose id sorts after every id of its typed table (row ids are
+                    // time-ordered: a catch-up brings mostly such rows) is new without being looked
+                    // for: each table's largest id is read once, when the batch first meets the table.
+                    var lastIDs = LastRowIDs()
+                    for change in holdBack {
+                        if change.origin == replicaID && change.seq > vv[replicaID] {
+                            throw StoreError.foreignOwnChange(seq: change.seq)
+                        }
+                        try hold(change)
                     }
-                    try clock.observe(remote: changes[offset].hlc, physicalMilliseconds: now)
-                    let key = RowKey(entity: changes[offset].entity, id: changes[offset].row)
-                    // One hash and one probe: the row's position, or the next one claimed
-                    // (a lookup, then an insert, cost two of each).
-                    let (index, first) = Self.claim(&position[key, default: -1], next: rows.count)
-                    if first {
-                        let entity = changes[offset].entity
-                        let new = try !anyPartial && lastIDs.sortsAfterEveryRow(entity, key.id, connection)
-                        rows.append(TouchedRow(key: key, new ? VersionedRow(entity.schema)
-                                                             : try versions(entity, key.id, anyPartial: anyPartial)))
+                    outcome.held = holdBack
+                    let holding = holdBack.isEmpty ? try heldOrigins() : try heldOrigins().union(holdBack.map(\.origin))
+                    // The changes applied are the batch's own array, shared, unless some are not.
+                    var notApplied = heldBack
+                    try batch.changes.withUnsafeBufferPointer { changes in
+                        for offset in changes.indices where heldBack.isEmpty || !heldBack.contains(offset) {
+                            if changes[offset].origin == replicaID && changes[offset].seq > vv[replicaID] {
+                                throw StoreError.foreignOwnChange(seq: changes[offset].seq)
+                            }
+                            try clock.observe(remote: changes[offset].hlc, physicalMilliseconds: now)
+                            let key = RowKey(entity: changes[offset].entity, id: changes[offset].row)
+                            // One hash and one probe: the row's position, or the next one claimed
+                            // (a lookup, then an insert, cost two of each).
+                            let (index, first) = Self.claim(&position[key, default: -1], next: rows.count)
+                            if first {
+                                let entity = changes[offset].entity
+                                let new = try !anyPartial && lastIDs.sortsAfterEveryRow(entity, key.id, connection)
+                                rows.append(
+                                    TouchedRow(
+                                        key: key,
+                                        new
+                                            ? VersionedRow(entity.schema)
+                                            : try versions(entity, key.id, anyPartial: anyPartial)))
+                            }
+                            // Merged in place: the array holds the only copy.
+                            if try merge(changes[offset], into: &rows[index].current, &outcome) {
+                                rows[index].changed = true
+                            } else {
+                                outcome.ignored += 1
+                                notApplied.insert(offset)
+                            }
+                        }
                     }
-                    // Merged in place: the array holds the only copy.
-                    if try merge(changes[offset], into: &rows[index].current, &outcome) {
-                        rows[index].changed = true
-                    } else {
-                        outcome.ignored += 1
-                        notApplied.insert(offset)
-                    }
-                }
-            }
-            let changes = batch.changes
-            outcome.applied = notApplied.isEmpty ? changes : changes.indices.filter { !notApplied.contains($0) }.map { changes[$0] }
-            // Sorted on a fixed-width prefix of each key (the table, then the row id's first
-            // bytes), not on the keys: comparing their strings in the sort cost a seventh of
-            // the apply in retains and releases. Any order is correct (each row is written
-            // once); this one is the tables' own but for ids sharing seven bytes.
-            var order: [(prefix: UInt64, index: Int)] = []
-            order.reserveCapacity(rows.count)
-            for index in rows.indices where rows[index].changed { order.append((rows[index].key.sortPrefix, index)) }
-            order.sort { $0.prefix != $1.prefix ? $0.prefix < $1.prefix : $0.index < $1.index }
-            for (_, index) in order {
-                // A row read as absent (from both tables) is inserted, not upserted: an
-                // upsert probes the key before it inserts, one B-tree descent more.
-                try saveRow(rows[index].key.entity, rows[index].key.id, before: rows[index].original, after: rows[index].current,
+                    let changes = batch.changes
+                    outcome.applied = notApplied.isEmpty ? changes : changes.indices.filter { !notApplied.contains($0) }.map { changes[$0] }
+                    // Sorted on a fixed-width prefix of each key (the table, then the row id's first
+                    // bytes), not on the keys: comparing their strings in the sort cost a seventh of
+                    // the apply in retains and releases. Any order is correct (each row is written
+                    // once); this one is the tables' own but for ids sharing seven bytes.
+                    var order: [(prefix: UInt64, index: Int)] = []
+                    order.reserveCapacity(rows.count)
+                    for index in rows.indices where rows[index].changed { order.append((rows[index].key.sortPrefix, index)) }
+                    order.sort { $0.prefix != $1.prefix ? $0.prefix < $1.prefix : $0.index < $1.index }
+                    for (_, index) in order {
+                        // A row read as absent (from both tables) is inserted, not upserted: an
+                        // upsert probes the key before it inserts, one B-tree descent more.
+                        try saveRow(
+                            rows[index].key.entity, rows[index].key.id, before: rows[index].original, after: rows[index].current,
                             fresh: rows[index].original.isEmpty)
-            }
-            var advanced = false
-            for claim in batch.coverage {
-                if claim.origin == replicaID {
-                    if claim.upTo > vv[replicaID] { throw StoreError.foreignOwnChange(seq: claim.upTo) }
-                    continue
+                    }
+                    var advanced = false
+                    for claim in batch.coverage {
+                        if claim.origin == replicaID {
+                            if claim.upTo > vv[replicaID] { throw StoreError.foreignOwnChange(seq: claim.upTo) }
+                            continue
+                        }
+                        let current = vv[claim.origin]
+                        if holding.contains(claim.origin) {
+                            // Nothing of an origin is claimed while some of its changes are held:
+                            // the claim waits in `held_coverage` until the last of them is merged.
+                            let reach = max(current, try heldCoverage(claim.origin))
+                            if claim.after <= reach && claim.upTo > reach { try saveHeldCoverage(claim.origin, claim.upTo) }
+                        } else if claim.after <= current && claim.upTo > current {
+                            advanced = true
+                            vv[claim.origin] = claim.upTo
+                            try saveVersion(claim.origin, claim.upTo)
+                        }
+                    }
+                    // A batch that changed nothing (a duplicate relayed by another peer) writes
+                    // nothing, so its commit costs no fsync.
+                    if !outcome.applied.isEmpty || advanced { try saveClock(clock.last) }
+                    outcome.versionVector = vv
+                    return outcome
                 }
-                let current = vv[claim.origin]
-                if holding.contains(claim.origin) {
-                    // Nothing of an origin is claimed while some of its changes are held:
-                    // the claim waits in `held_coverage` until the last of them is merged.
-                    let reach = max(current, try heldCoverage(claim.origin))
-                    if claim.after <= reach && claim.upTo > reach { try saveHeldCoverage(claim.origin, claim.upTo) }
-                } else if claim.after <= current && claim.upTo > current {
-                    advanced = true
-                    vv[claim.origin] = claim.upTo
-                    try saveVersion(claim.origin, claim.upTo)
-                }
+            } catch let error as SQLiteError where error.code & 0xFF != 5 && error.code & 0xFF != 13 && error.code & 0xFF != 10 {
+                throw StoreError.sqlite(error)
             }
-            // A batch that changed nothing (a duplicate relayed by another peer) writes
-            // nothing, so its commit costs no fsync.
-            if !outcome.applied.isEmpty || advanced { try saveClock(clock.last) }
-            outcome.versionVector = vv
-            return outcome
-        } } catch let error as SQLiteError where error.code & 0xFF != 5 && error.code & 0xFF != 13 && error.code & 0xFF != 10 {
-            throw StoreError.sqlite(error)
-        } }
+        }
     }
 
     /// `slot`'s position, or `next` stored in it when it holds none yet (-1).
@@ -164,7 +173,6 @@ extension ReplicaStore {
         outcome.conflicts += merged.conflicts.count
         return merged.changed
     }
-
 
     // MARK: - Versions and the clock
 

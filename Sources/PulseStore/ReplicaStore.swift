@@ -35,10 +35,12 @@ public final class ReplicaStore {
     /// Opens (creating if needed) the database at `path`, migrating it to the latest schema.
     /// `newReplicaID` is the id a new database takes (tests pass one to be reproducible);
     /// an existing database keeps its own.
-    public init(path: String,
-                physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock,
-                maxDriftMilliseconds: Int64 = HybridClock.defaultMaxDriftMilliseconds,
-                newReplicaID: ReplicaID? = nil) throws {
+    public init(
+        path: String,
+        physicalClock: @escaping @Sendable () -> Int64 = ReplicaStore.systemClock,
+        maxDriftMilliseconds: Int64 = HybridClock.defaultMaxDriftMilliseconds,
+        newReplicaID: ReplicaID? = nil
+    ) throws {
         self.path = path
         self.physicalClock = physicalClock
         self.maxDriftMilliseconds = maxDriftMilliseconds
@@ -66,7 +68,8 @@ public final class ReplicaStore {
             // Opening to read takes no write lock (WAL readers never wait for a writer):
             // only a database that needs a migration or has no replica id yet is written.
             if try Migrations.isCurrent(connection),
-               let stored = try connection.scalarInt("SELECT value FROM meta WHERE key = 'replica_id'") {
+                let stored = try connection.scalarInt("SELECT value FROM meta WHERE key = 'replica_id'")
+            {
                 self.replicaID = ReplicaID(storage: stored)
                 return
             }
@@ -145,8 +148,10 @@ public final class ReplicaStore {
 
     /// Local, unreplicated settings of this database (household id, this machine's member…).
     public func setMeta(_ key: String, _ value: FieldValue) throws {
-        try inWords { try connection.statement("INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
-            .run([.text(key), value]) }
+        try inWords {
+            try connection.statement("INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+                .run([.text(key), value])
+        }
     }
 
     /// Removes a local setting (nothing when it is absent).
@@ -163,7 +168,6 @@ public final class ReplicaStore {
     public func row(_ entity: EntityKind, _ rowID: String) throws -> [String: FieldValue] {
         try versions(entity, rowID).values
     }
-
 
     // The prepared statements a store holds (StatementCache.swift).
     var hotStatements = [Statement?](repeating: nil, count: HotStatement.allCases.count)

@@ -34,12 +34,14 @@ extension ReplicaStore {
     public func markPublished(upTo seq: UInt64) throws {
         try connection.execute("PRAGMA synchronous = NORMAL")
         defer { try? connection.execute("PRAGMA synchronous = FULL") }
-        try inWords { try connection.transaction {
-            let statement = try hot(.savePublished)
-            try statement.bind(Int64(seq), at: 1)
-            while try statement.step() {}
-            statement.reset()
-        } }
+        try inWords {
+            try connection.transaction {
+                let statement = try hot(.savePublished)
+                try statement.bind(Int64(seq), at: 1)
+                while try statement.step() {}
+                statement.reset()
+            }
+        }
     }
 
     /// What ``continueAsNewReplica()`` did.
@@ -53,54 +55,63 @@ extension ReplicaStore {
     /// Continues this database as a new replica (see the type's comment), in one transaction,
     /// which also writes the new replica's own row (`replicaRow`: who it belongs to).
     public func continueAsNewReplica(newID: ReplicaID = .random(), replicaRow: RowFields) throws -> NewReplica {
-        try inWords { try connection.transaction {
-            // Another process may have done it already: work on the id the database holds now.
-            if let stored = try connection.scalarInt("SELECT value FROM meta WHERE key = 'replica_id'") {
-                replicaID = ReplicaID(storage: stored)
-            }
-            let former = replicaID
-            let clock = try lastTimestamp()
-            // The former replica's changes still held here, in their order.
-            var seqs: [UInt64] = []
-            var rows: [RowKey] = []
-            var seen = Set<RowKey>()
-            try connection.query("SELECT seq, entity, row_id FROM change_index WHERE origin = ?1 ORDER BY seq",
-                                 [.integer(former.storage)]) { statement in
-                while try statement.step() {
-                    seqs.append(UInt64(statement.int(0)))
-                    guard let entity = ChangeIndex.entity(code: statement.int(1)),
-                          let id = ChangeIndex.id(statement, column: 2) else { continue }
-                    let key = RowKey(entity: entity, id: id)
-                    if seen.insert(key).inserted { rows.append(key) }
+        try inWords {
+            try connection.transaction {
+                // Another process may have done it already: work on the id the database holds now.
+                if let stored = try connection.scalarInt("SELECT value FROM meta WHERE key = 'replica_id'") {
+                    replicaID = ReplicaID(storage: stored)
                 }
-            }
-            var renumbered: [UInt64: UInt64] = [:]
-            for (index, seq) in seqs.enumerated() { renumbered[seq] = UInt64(index + 1) }
-            for key in rows {
-                let before = try versions(key.entity, key.id.text)
-                var after = before
-                before.forEach { number, version in
-                    guard version.stamp.origin == former, let seq = renumbered[version.seq] else { return }
-                    after[number] = FieldVersion(value: version.value, stamp: Stamp(hlc: version.stamp.hlc, origin: newID),
-                                                 seq: seq, base: version.base, writer: version.writer)
+                let former = replicaID
+                let clock = try lastTimestamp()
+                // The former replica's changes still held here, in their order.
+                var seqs: [UInt64] = []
+                var rows: [RowKey] = []
+                var seen = Set<RowKey>()
+                try connection.query(
+                    "SELECT seq, entity, row_id FROM change_index WHERE origin = ?1 ORDER BY seq",
+                    [.integer(former.storage)]
+                ) { statement in
+                    while try statement.step() {
+                        seqs.append(UInt64(statement.int(0)))
+                        guard let entity = ChangeIndex.entity(code: statement.int(1)),
+                            let id = ChangeIndex.id(statement, column: 2)
+                        else { continue }
+                        let key = RowKey(entity: entity, id: id)
+                        if seen.insert(key).inserted { rows.append(key) }
+                    }
                 }
-                try saveRow(key.entity, key.id, before: before, after: after)
+                var renumbered: [UInt64: UInt64] = [:]
+                for (index, seq) in seqs.enumerated() { renumbered[seq] = UInt64(index + 1) }
+                for key in rows {
+                    let before = try versions(key.entity, key.id.text)
+                    var after = before
+                    before.forEach { number, version in
+                        guard version.stamp.origin == former, let seq = renumbered[version.seq] else { return }
+                        after[number] = FieldVersion(
+                            value: version.value, stamp: Stamp(hlc: version.stamp.hlc, origin: newID),
+                            seq: seq, base: version.base, writer: version.writer)
+                    }
+                    try saveRow(key.entity, key.id, before: before, after: after)
+                }
+                try connection.statement("DELETE FROM version_vector WHERE origin = ?1").run([.integer(former.storage)])
+                try connection.statement("DELETE FROM held_coverage WHERE origin = ?1").run([.integer(former.storage)])
+                for (key, value) in [("replica_id", newID.storage), ("published_seq", 0)] {
+                    try connection.statement(
+                        """
+                        INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                        """
+                    ).run([.text(key), .integer(value)])
+                }
+                replicaID = newID
+                // The new replica's own row, numbered after the re-issued changes; the clock goes on.
+                var writer = LocalWriter(
+                    store: self, member: nil, clock: HybridClock(last: clock, maxDriftMilliseconds: maxDriftMilliseconds),
+                    seq: UInt64(seqs.count), keepsChanges: false)
+                try writer.put(.replica, newID.description, replicaRow)
+                try saveCounterAndClock(writer.seq, writer.clock.last)
+                return NewReplica(former: former, current: newID, reissued: seqs.count)
             }
-            try connection.statement("DELETE FROM version_vector WHERE origin = ?1").run([.integer(former.storage)])
-            try connection.statement("DELETE FROM held_coverage WHERE origin = ?1").run([.integer(former.storage)])
-            for (key, value) in [("replica_id", newID.storage), ("published_seq", 0)] {
-                try connection.statement("""
-                    INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value
-                    """).run([.text(key), .integer(value)])
-            }
-            replicaID = newID
-            // The new replica's own row, numbered after the re-issued changes; the clock goes on.
-            var writer = LocalWriter(store: self, member: nil, clock: HybridClock(last: clock, maxDriftMilliseconds: maxDriftMilliseconds),
-                                     seq: UInt64(seqs.count), keepsChanges: false)
-            try writer.put(.replica, newID.description, replicaRow)
-            try saveCounterAndClock(writer.seq, writer.clock.last)
-            return NewReplica(former: former, current: newID, reissued: seqs.count)
-        } }
+        }
     }
 
     /// The replica id the database holds now (another process may have started a new one).

@@ -59,7 +59,9 @@ extension ReplicaStore {
         /// ids (BINARY: their bytes), so that the table cannot hold it.
         mutating func sortsAfterEveryRow(_ entity: EntityKind, _ id: TextID, _ connection: Connection) throws -> Bool {
             if !read[entity.ordinal] {
-                last[entity.ordinal] = try connection.query("SELECT max(id) FROM \(entity.rawValue)") { try $0.step() ? $0.optionalText(0).map(TextID.init) : nil }
+                last[entity.ordinal] = try connection.query("SELECT max(id) FROM \(entity.rawValue)") {
+                    try $0.step() ? $0.optionalText(0).map(TextID.init) : nil
+                }
                 read[entity.ordinal] = true
             }
             guard let last = last[entity.ordinal] else { return true } // an empty table
@@ -87,8 +89,9 @@ extension ReplicaStore {
     /// `anyPartial: false`: `partial_row` is known to be empty (checked in this transaction),
     /// so a row the typed table lacks has no versions and is not looked for there.
     func versions(_ entity: EntityKind, _ id: TextID, anyPartial: Bool) throws -> VersionedRow {
-        try Self.readVersions(entity, id, typed: rowStatement(entity, .select),
-                              partial: anyPartial ? hot(.selectPartial) : nil) ?? VersionedRow(entity.schema)
+        try Self.readVersions(
+            entity, id, typed: rowStatement(entity, .select),
+            partial: anyPartial ? hot(.selectPartial) : nil) ?? VersionedRow(entity.schema)
     }
 
     /// The same read on another connection (a delta reader's), with the statements it keeps.
@@ -123,8 +126,10 @@ extension ReplicaStore {
     /// A row's record: from its typed table when complete, else from `partial_row`; nil
     /// when the row has none. The statements are `rowSQL[entity].select` and
     /// `HotStatement.selectPartial`, reset; they are left reset.
-    static func readVersions(_ entity: EntityKind, _ id: TextID,
-                                         typed: Statement, partial: Statement?) throws -> VersionedRow? {
+    static func readVersions(
+        _ entity: EntityKind, _ id: TextID,
+        typed: Statement, partial: Statement?
+    ) throws -> VersionedRow? {
         defer { typed.reset(); partial?.reset() }
         try typed.bind(id: id, at: 1)
         if try typed.step() { return try decodeVersions(typed, column: 0, entity: entity, rowID: id.text, typedColumns: 1) }
@@ -138,12 +143,15 @@ extension ReplicaStore {
     /// Decodes the record in `column`; `typedColumns`: where the row's typed columns start
     /// (in schema order) in a typed row, which hold the values the record leaves out; nil
     /// for `partial_row`.
-    static func decodeVersions(_ statement: Statement, column: Int32, entity: EntityKind, rowID: @autoclosure () -> String,
-                               typedColumns: Int32?) throws -> VersionedRow {
+    static func decodeVersions(
+        _ statement: Statement, column: Int32, entity: EntityKind, rowID: @autoclosure () -> String,
+        typedColumns: Int32?
+    ) throws -> VersionedRow {
         do {
             return try statement.withBlob(column) { bytes in
-                try RowVersions.decode(bytes, schema: entity.schema,
-                                       column: typedColumns.map { first in { statement.value(first + Int32($0)) } })
+                try RowVersions.decode(
+                    bytes, schema: entity.schema,
+                    column: typedColumns.map { first in { statement.value(first + Int32($0)) } })
             }
         } catch let error as RowVersions.DecodingError {
             throw StoreError.corruptRow(entity, rowID: rowID(), reason: error.reason)
@@ -157,8 +165,10 @@ extension ReplicaStore {
     /// field of: a change whose every field was superseded leaves the index (the later
     /// change that superseded it carries the values now).
     /// `fresh`: the row must not exist yet (an insert, which fails if it does).
-    package func saveRow(_ entity: EntityKind, _ id: TextID, before: VersionedRow, after: VersionedRow,
-                         fresh: Bool = false) throws {
+    package func saveRow(
+        _ entity: EntityKind, _ id: TextID, before: VersionedRow, after: VersionedRow,
+        fresh: Bool = false
+    ) throws {
         let complete = Self.isComplete(after)
         do {
             if complete, fresh {
@@ -234,8 +244,13 @@ extension ReplicaStore {
             let placeholders = (1...names.count + 2).map { "?\($0)" }.joined(separator: ", ")
             let insert = "INSERT INTO \(table) (id, \(names.joined(separator: ", ")), versions) VALUES (\(placeholders))"
             let update = (names + ["versions"]).map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-            return (entity, (select: "SELECT versions, \(names.joined(separator: ", ")) FROM \(table) WHERE id = ?1",
-                             upsert: insert + " ON CONFLICT (id) DO UPDATE SET " + update))
+            return (
+                entity,
+                (
+                    select: "SELECT versions, \(names.joined(separator: ", ")) FROM \(table) WHERE id = ?1",
+                    upsert: insert + " ON CONFLICT (id) DO UPDATE SET " + update
+                )
+            )
         })
 
 }

@@ -59,8 +59,10 @@ package enum RowVersions {
     }
 
     /// `versions`: the row's, lent (read in place, never copied whole).
-    private static func encode(_ row: VersionedRow, _ versions: UnsafeBufferPointer<FieldVersion?>, inTypedRow: Bool,
-                               to out: inout [UInt8]) {
+    private static func encode(
+        _ row: VersionedRow, _ versions: UnsafeBufferPointer<FieldVersion?>, inTypedRow: Bool,
+        to out: inout [UInt8]
+    ) {
         let schema = row.schema
         out.append(format)
         // Which change each field is from, and the first field of each change (one member
@@ -72,7 +74,10 @@ package enum RowVersions {
             while change < changeCount {
                 let first = Int(firsts[change])
                 if versions[first]!.stamp == versions[number]!.stamp && versions[first]!.seq == versions[number]!.seq
-                    && versions[first]!.writer == versions[number]!.writer { break }
+                    && versions[first]!.writer == versions[number]!.writer
+                {
+                    break
+                }
                 change += 1
             }
             if change == changeCount {
@@ -120,8 +125,10 @@ package enum RowVersions {
     /// The fields of a record (format 2, or 1). `column(n)` gives the typed column of field
     /// number `n` for values the record leaves out; nil for a record without columns
     /// (`partial_row`), where every value must follow.
-    package static func decode(_ bytes: UnsafeRawBufferPointer, schema: EntitySchema,
-                               column: ((Int) -> FieldValue)?) throws -> VersionedRow {
+    package static func decode(
+        _ bytes: UnsafeRawBufferPointer, schema: EntitySchema,
+        column: ((Int) -> FieldValue)?
+    ) throws -> VersionedRow {
         var reader = Reader(bytes: bytes)
         let version = try reader.byte()
         guard version == 1 || version == 2 else { throw DecodingError(reason: "unknown format \(version)") }
@@ -134,8 +141,9 @@ package enum RowVersions {
         var others: [Origin] = []
         if originCount > 1 { others.reserveCapacity(Int(originCount) - 1) }
         for _ in 0..<originCount {
-            let stamp = Stamp(hlc: HybridTimestamp(rawValue: Int64(bitPattern: try reader.fixed())),
-                              origin: ReplicaID(storage: Int64(bitPattern: try reader.fixed())))
+            let stamp = Stamp(
+                hlc: HybridTimestamp(rawValue: Int64(bitPattern: try reader.fixed())),
+                origin: ReplicaID(storage: Int64(bitPattern: try reader.fixed())))
             let seq = try reader.varint()
             let writer: TextID?
             switch try reader.byte() {
@@ -195,8 +203,9 @@ package enum RowVersions {
             }
             var base: Stamp?
             if baseFlag != 0 {
-                base = Stamp(hlc: HybridTimestamp(rawValue: Int64(bitPattern: try reader.fixed())),
-                             origin: ReplicaID(storage: Int64(bitPattern: try reader.fixed())))
+                base = Stamp(
+                    hlc: HybridTimestamp(rawValue: Int64(bitPattern: try reader.fixed())),
+                    origin: ReplicaID(storage: Int64(bitPattern: try reader.fixed())))
             }
             guard !row.contains(number) else { throw DecodingError(reason: "\(schema.fields[number].name) twice") }
             row[number] = FieldVersion(value: value, stamp: origin.stamp, seq: origin.seq, base: base, writer: origin.writer)

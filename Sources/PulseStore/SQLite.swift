@@ -225,8 +225,9 @@ final class Statement {
     /// Binds an id's text (a UUID's written from its words; SQLite copies it).
     func bind(id: TextID, at index: Int32) throws {
         let rc = id.withUTF8 { bytes in
-            sqlite3_bind_text(handle, index, (bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!).assumingMemoryBound(to: CChar.self),
-                              Int32(bytes.count), csqlite_transient())
+            sqlite3_bind_text(
+                handle, index, (bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!).assumingMemoryBound(to: CChar.self),
+                Int32(bytes.count), csqlite_transient())
         }
         guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
     }

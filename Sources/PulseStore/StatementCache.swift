@@ -17,7 +17,8 @@ extension ReplicaStore {
         package var sql: String {
             switch self {
             case .selectPartial: "SELECT versions FROM partial_row WHERE entity = ?1 AND row_id = ?2"
-            case .upsertPartial: """
+            case .upsertPartial:
+                """
                 INSERT INTO partial_row (entity, row_id, versions) VALUES (?1, ?2, ?3)
                 ON CONFLICT (entity, row_id) DO UPDATE SET versions = excluded.versions
                 """
@@ -25,17 +26,20 @@ extension ReplicaStore {
             case .deletePartial: "DELETE FROM partial_row WHERE entity = ?1 AND row_id = ?2"
             case .deleteIndex: "DELETE FROM change_index WHERE origin = ?1 AND seq = ?2"
             case .selectCounter: "SELECT seq FROM version_vector WHERE origin = ?1"
-            case .selectClock: """
+            case .selectClock:
+                """
                 SELECT max(coalesce((SELECT hlc FROM version_vector WHERE origin = ?1), 0),
                            coalesce((SELECT value FROM meta WHERE key = 'hlc'), 0))
                 """
             case .saveClock: "UPDATE version_vector SET hlc = ?2 WHERE origin = ?1"
             case .selectReplicaID: "SELECT value FROM meta WHERE key = 'replica_id'"
-            case .savePublished: """
+            case .savePublished:
+                """
                 INSERT INTO meta (key, value) VALUES ('published_seq', ?1)
                 ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)
                 """
-            case .saveCounterAndClock: """
+            case .saveCounterAndClock:
+                """
                 INSERT INTO version_vector (origin, seq, hlc) VALUES (?1, ?2, ?3)
                 ON CONFLICT (origin) DO UPDATE SET seq = excluded.seq, hlc = excluded.hlc
                 """

@@ -26,7 +26,8 @@ public enum StoreError: Error, CustomStringConvertible {
     }
 
     /// What a person can do about a damaged database.
-    package static let recovery = "Keep the file for inspection, and `pulse-peer join` the household again in a fresh home: "
+    package static let recovery =
+        "Keep the file for inspection, and `pulse-peer join` the household again in a fresh home: "
         + "a peer sends a whole copy."
 
     public var description: String {

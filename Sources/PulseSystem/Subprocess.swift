@@ -36,8 +36,10 @@ public enum Subprocess {
     /// Starts `program` (looked up on `PATH` unless it holds a "/"): the child's pid, or the
     /// `errno` of the failure. `closing`: descriptors of ours the child must not keep (the
     /// other ends of its pipes).
-    public static func spawn(_ program: String, _ arguments: [String], stdin: Stream = .null, stdout: Stream = .inherit,
-                             stderr: Stream = .inherit, closing: [Int32] = []) -> Result<pid_t, SpawnError> {
+    public static func spawn(
+        _ program: String, _ arguments: [String], stdin: Stream = .null, stdout: Stream = .inherit,
+        stderr: Stream = .inherit, closing: [Int32] = []
+    ) -> Result<pid_t, SpawnError> {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -61,7 +63,8 @@ public enum Subprocess {
         let argv = ([program] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
-        let failed = program.contains("/")
+        let failed =
+            program.contains("/")
             ? posix_spawn(&pid, program, &actions, &attributes, argv, environ)
             : posix_spawnp(&pid, program, &actions, &attributes, argv, environ)
         return failed == 0 ? .success(pid) : .failure(SpawnError(program: program, errno: failed))

@@ -42,8 +42,9 @@ public struct PeerTLS: Sendable {
             configuration.shutdownTimeout = .seconds(1)
             return configuration
         }
-        serverContext = try NIOSSLContext(configuration: configure(
-            .makeServerConfiguration(certificateChain: [.certificate(sslCertificate)], privateKey: .privateKey(sslKey))))
+        serverContext = try NIOSSLContext(
+            configuration: configure(
+                .makeServerConfiguration(certificateChain: [.certificate(sslCertificate)], privateKey: .privateKey(sslKey))))
         var client = TLSConfiguration.makeClientConfiguration()
         client.certificateChain = [.certificate(sslCertificate)]
         client.privateKey = .privateKey(sslKey)

@@ -32,9 +32,12 @@ public enum PeerTransport {
     /// Binds `host:port` (port 0: any free port) and yields one ``PeerChannel`` per
     /// accepted connection.
     /// Connections not yet authenticated beyond `admission`'s limits are closed at once.
-    public static func listen(host: String, port: Int, tls: PeerTLS, admission: AdmissionControl = AdmissionControl(),
-                              group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws
-        -> NIOAsyncChannel<PeerChannel, Never> {
+    public static func listen(
+        host: String, port: Int, tls: PeerTLS, admission: AdmissionControl = AdmissionControl(),
+        group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws
+        -> NIOAsyncChannel<PeerChannel, Never>
+    {
         try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -49,8 +52,9 @@ public enum PeerTransport {
                     }
                     channel.closeFuture.whenComplete { _ in ticket.release() }
                     let machine = channel.eventLoop.makePromise(of: [UInt8].self)
-                    let handler = NIOSSLServerHandler(context: tls.serverContext,
-                                                      customVerificationCallback: PeerTLS.recordingPeer(into: machine))
+                    let handler = NIOSSLServerHandler(
+                        context: tls.serverContext,
+                        customVerificationCallback: PeerTLS.recordingPeer(into: machine))
                     let counts = ByteCounts()
                     try channel.pipeline.syncOperations.addHandler(ByteCountingHandler(counts, wire: true))
                     try channel.pipeline.syncOperations.addHandler(handler)
@@ -60,16 +64,19 @@ public enum PeerTransport {
     }
 
     /// Connects to `host:port`, failing after `timeout`.
-    public static func connect(host: String, port: Int, tls: PeerTLS, timeout: TimeAmount = .seconds(5),
-                               group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> PeerChannel {
+    public static func connect(
+        host: String, port: Int, tls: PeerTLS, timeout: TimeAmount = .seconds(5),
+        group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws -> PeerChannel {
         try await ClientBootstrap(group: group)
             .connectTimeout(timeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .connect(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let machine = channel.eventLoop.makePromise(of: [UInt8].self)
-                    let handler = try NIOSSLClientHandler(context: tls.clientContext, serverHostname: nil,
-                                                          customVerificationCallback: PeerTLS.recordingPeer(into: machine))
+                    let handler = try NIOSSLClientHandler(
+                        context: tls.clientContext, serverHostname: nil,
+                        customVerificationCallback: PeerTLS.recordingPeer(into: machine))
                     let counts = ByteCounts()
                     try channel.pipeline.syncOperations.addHandler(ByteCountingHandler(counts, wire: true))
                     try channel.pipeline.syncOperations.addHandler(handler)
@@ -78,8 +85,10 @@ public enum PeerTransport {
             }
     }
 
-    private static func wrap(_ channel: Channel, machine: EventLoopPromise<[UInt8]>, counts: ByteCounts,
-                             admission: AdmissionTicket?) throws -> PeerChannel {
+    private static func wrap(
+        _ channel: Channel, machine: EventLoopPromise<[UInt8]>, counts: ByteCounts,
+        admission: AdmissionTicket?
+    ) throws -> PeerChannel {
         // A connection that dies before TLS saw a certificate must not leave the promise open.
         channel.closeFuture.whenComplete { _ in machine.fail(TransportError.closedBeforeHandshake) }
         try channel.pipeline.syncOperations.addHandler(ByteCountingHandler(counts, wire: false))

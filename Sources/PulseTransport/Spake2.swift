@@ -17,8 +17,11 @@ public final class Spake2 {
     /// `myName`/`theirName` are bound into the exchange (we pass the two machine ids as
     /// TLS established them), so a key agreed with a relay never matches.
     public init?(role: Role, myName: [UInt8], theirName: [UInt8]) {
-        guard let context = SPAKE2_CTX_new(role == .alice ? spake2_role_alice : spake2_role_bob,
-                                                         myName, myName.count, theirName, theirName.count) else { return nil }
+        guard
+            let context = SPAKE2_CTX_new(
+                role == .alice ? spake2_role_alice : spake2_role_bob,
+                myName, myName.count, theirName, theirName.count)
+        else { return nil }
         self.context = context
     }
 
@@ -31,7 +34,8 @@ public final class Spake2 {
         var out = [UInt8](repeating: 0, count: Self.messageSize)
         var length = 0
         guard SPAKE2_generate_msg(context, &out, &length, out.count, password, password.count) == 1,
-              length == Self.messageSize else { return nil }
+            length == Self.messageSize
+        else { return nil }
         return out
     }
 
@@ -41,7 +45,8 @@ public final class Spake2 {
         var key = [UInt8](repeating: 0, count: Self.keySize)
         var length = 0
         guard SPAKE2_process_msg(context, &key, &length, key.count, peerMessage, peerMessage.count) == 1,
-              length == Self.keySize else { return nil }
+            length == Self.keySize
+        else { return nil }
         return key
     }
 }

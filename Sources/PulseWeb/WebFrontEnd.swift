@@ -132,9 +132,11 @@ public struct WebFrontEnd: AgentFrontEnd {
                     switch next {
                     case let .body(buffer):
                         guard body.count + buffer.readableBytes <= WebRouter.maxBody else {
-                            try await write(WebResponse(status: 413, headers: [("Content-Type", "text/plain")],
-                                                       body: Array("A request body is at most 64 KiB.\n".utf8)),
-                                            to: outbound, version: head.version, keepAlive: false, bodyAllowed: true)
+                            try await write(
+                                WebResponse(
+                                    status: 413, headers: [("Content-Type", "text/plain")],
+                                    body: Array("A request body is at most 64 KiB.\n".utf8)),
+                                to: outbound, version: head.version, keepAlive: false, bodyAllowed: true)
                             return
                         }
                         body += buffer.readableBytesView
@@ -142,38 +144,48 @@ public struct WebFrontEnd: AgentFrontEnd {
                     case .head: return
                     }
                 }
-                let request = WebRequest(method: head.method.rawValue, uri: head.uri,
-                                         headers: head.headers.map { ($0.name.lowercased(), $0.value) }, body: body)
+                let request = WebRequest(
+                    method: head.method.rawValue, uri: head.uri,
+                    headers: head.headers.map { ($0.name.lowercased(), $0.value) }, body: body)
                 let keepAlive = head.isKeepAlive
                 switch await router.respond(to: request) {
                 case let .response(response):
-                    try await write(response, to: outbound, version: head.version, keepAlive: keepAlive,
-                                    bodyAllowed: head.method != .HEAD)
+                    try await write(
+                        response, to: outbound, version: head.version, keepAlive: keepAlive,
+                        bodyAllowed: head.method != .HEAD)
                     if !keepAlive { return }
                 case let .events(resume):
                     let admitted = counts.admitStream()
                     guard admitted else {
-                        try await write(WebResponse(status: 503, headers: [("Content-Type", "text/plain"), ("Retry-After", "5")],
-                                                   body: Array("Too many open pages.\n".utf8)),
-                                        to: outbound, version: head.version, keepAlive: false, bodyAllowed: true)
+                        try await write(
+                            WebResponse(
+                                status: 503, headers: [("Content-Type", "text/plain"), ("Retry-After", "5")],
+                                body: Array("Too many open pages.\n".utf8)),
+                            to: outbound, version: head.version, keepAlive: false, bodyAllowed: true)
                         return
                     }
                     defer { counts.streamClosed() }
-                    try await stream(router.api.subscribe(resume: resume, close: { channel.close(promise: nil) }),
-                                     to: outbound, channel: channel, version: head.version)
+                    try await stream(
+                        router.api.subscribe(resume: resume, close: { channel.close(promise: nil) }),
+                        to: outbound, channel: channel, version: head.version)
                     return
                 }
             }
         }
     }
 
-    private static func write(_ response: WebResponse, to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>,
-                              version: HTTPVersion, keepAlive: Bool, bodyAllowed: Bool) async throws {
+    private static func write(
+        _ response: WebResponse, to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>,
+        version: HTTPVersion, keepAlive: Bool, bodyAllowed: Bool
+    ) async throws {
         var headers = HTTPHeaders(response.headers)
         headers.replaceOrAdd(name: "Content-Length", value: "\(response.body.count)")
         if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
-        try await outbound.write(.head(HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: response.status),
-                                                        headers: headers)))
+        try await outbound.write(
+            .head(
+                HTTPResponseHead(
+                    version: version, status: HTTPResponseStatus(statusCode: response.status),
+                    headers: headers)))
         if bodyAllowed, !response.body.isEmpty { try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: response.body)))) }
         try await outbound.write(.end(nil))
     }
@@ -188,8 +200,10 @@ public struct WebFrontEnd: AgentFrontEnd {
     /// event with its token as the `id` (a reconnecting EventSource resumes from it by
     /// itself, through `Last-Event-ID`), and a comment every 25 s. Ends when the client
     /// goes, the feed drops it (it fell behind), or the agent stops.
-    private static func stream(_ feed: LiveFeed, to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>,
-                               channel: Channel, version: HTTPVersion) async throws {
+    private static func stream(
+        _ feed: LiveFeed, to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>,
+        channel: Channel, version: HTTPVersion
+    ) async throws {
         defer { feed.cancel() }
         var headers = HTTPHeaders([("Content-Type", "text/event-stream"), ("Cache-Control", "no-store")] + WebRules.securityHeaders)
         headers.add(name: "X-Accel-Buffering", value: "no")

@@ -58,7 +58,8 @@ struct WebRouter: Sendable {
             if let module = WebAssets.modules[path] { return .response(asset(module, "text/javascript; charset=utf-8")) }
             // The message catalogue the page renders its sentences from (the agent's own).
             if path.hasPrefix("/messages/"), path.hasSuffix(".json"),
-               let catalogue = MessageCatalogue.json(language: String(path.dropFirst("/messages/".count).dropLast(".json".count))) {
+                let catalogue = MessageCatalogue.json(language: String(path.dropFirst("/messages/".count).dropLast(".json".count)))
+            {
                 return .response(asset(catalogue, "application/json; charset=utf-8"))
             }
             return .response(text(404, "Not found.\n"))
@@ -72,14 +73,17 @@ struct WebRouter: Sendable {
     /// this origin, so the SameSite=Strict cookie is sent with it).
     private func login(_ token: String?) -> WebResponse {
         guard let token, api.redeemLogin(token) else {
-            return page(401, title: "Sign-in link used or expired",
-                        body: "<p>This sign-in link was already used, or it has expired (a link works once, for two minutes).</p>"
-                            + "<p>Run <code>pulse-peer open</code> on this computer to open House Pulse again.</p>")
+            return page(
+                401, title: "Sign-in link used or expired",
+                body: "<p>This sign-in link was already used, or it has expired (a link works once, for two minutes).</p>"
+                    + "<p>Run <code>pulse-peer open</code> on this computer to open House Pulse again.</p>")
         }
         let session = sessions.create()
-        var response = page(200, title: "Opening House Pulse…", body: "<p><a href=\"/\">Open House Pulse</a></p>",
-                            head: "<meta http-equiv=\"refresh\" content=\"0;url=/\">")
-        response.headers.append(("Set-Cookie", "\(cookieName)=\(session.cookie); Path=/; HttpOnly; SameSite=Strict; Max-Age=\(WebSessions.idleLifetime / 1000)"))
+        var response = page(
+            200, title: "Opening House Pulse…", body: "<p><a href=\"/\">Open House Pulse</a></p>",
+            head: "<meta http-equiv=\"refresh\" content=\"0;url=/\">")
+        response.headers.append(
+            ("Set-Cookie", "\(cookieName)=\(session.cookie); Path=/; HttpOnly; SameSite=Strict; Max-Age=\(WebSessions.idleLifetime / 1000)"))
         return response
     }
 
@@ -116,8 +120,11 @@ struct WebRouter: Sendable {
             do {
                 let bytes = try await api.backup()
                 let name = "house-pulse-backup-\(Days.today()).sqlite"
-                return .response(WebResponse(status: 200, headers: apiHeaders("application/vnd.sqlite3")
-                    + [("Content-Disposition", "attachment; filename=\"\(name)\"")], body: bytes))
+                return .response(
+                    WebResponse(
+                        status: 200,
+                        headers: apiHeaders("application/vnd.sqlite3")
+                            + [("Content-Disposition", "attachment; filename=\"\(name)\"")], body: bytes))
             } catch {
                 return .response(json(500, ["error": Refusal(error).body.json]))
             }
@@ -168,8 +175,10 @@ struct WebRouter: Sendable {
     }
 
     /// A refusal of the page's API: `{"error": {"code", "params", "message"}}`.
-    private func refused(_ status: Int, _ code: Refusal.Code, _ params: [String: JSONValue] = [:],
-                         extra: [(String, String)] = []) -> WebResponse {
+    private func refused(
+        _ status: Int, _ code: Refusal.Code, _ params: [String: JSONValue] = [:],
+        extra: [(String, String)] = []
+    ) -> WebResponse {
         json(status, ["error": Refusal(code, params).body.json], extra: extra)
     }
 
@@ -179,16 +188,17 @@ struct WebRouter: Sendable {
 
     private func asset(_ bytes: [UInt8], _ type: String) -> WebResponse {
         // Revalidated each time: a new agent's page is used at once after an upgrade.
-        WebResponse(status: 200, headers: [("Content-Type", type), ("Cache-Control", "no-cache")] + WebRules.securityHeaders,
-                    body: bytes)
+        WebResponse(
+            status: 200, headers: [("Content-Type", type), ("Cache-Control", "no-cache")] + WebRules.securityHeaders,
+            body: bytes)
     }
 
     private func page(_ status: Int, title: String, body: String, head: String = "") -> WebResponse {
         let html = """
-        <!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-        \(head)<title>\(title)</title><link rel="stylesheet" href="/app.css"></head>
-        <body class="notice"><main><h1>\(title)</h1>\(body)</main></body></html>
-        """
+            <!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+            \(head)<title>\(title)</title><link rel="stylesheet" href="/app.css"></head>
+            <body class="notice"><main><h1>\(title)</h1>\(body)</main></body></html>
+            """
         return WebResponse(status: status, headers: apiHeaders("text/html; charset=utf-8"), body: Array(html.utf8))
     }
 }

@@ -110,7 +110,8 @@ enum WebRules {
         while let byte = iterator.next() {
             if byte == UInt8(ascii: "%") {
                 guard let high = iterator.next(), let low = iterator.next(),
-                      let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else { return nil }
+                    let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
+                else { return nil }
                 bytes.append(value)
             } else {
                 bytes.append(byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
@@ -122,8 +123,11 @@ enum WebRules {
     /// Sent with every response: no script but the page's own files, no framing, no
     /// sniffing, no referrer (the login link carries a token), nothing shared cross-origin.
     static let securityHeaders: [(String, String)] = [
-        ("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-            + "connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"),
+        (
+            "Content-Security-Policy",
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                + "connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+        ),
         ("X-Frame-Options", "DENY"),
         ("X-Content-Type-Options", "nosniff"),
         ("Referrer-Policy", "no-referrer"),

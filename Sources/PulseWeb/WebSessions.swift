@@ -42,8 +42,11 @@ final class WebSessions: Sendable {
     }
 
     private func persist(_ sessions: [Data: Session]) {
-        let entries = sessions.map { Saved(digest: $0.key.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(), csrf: $0.value.csrf,
-                                           lastUsed: $0.value.lastUsed) }
+        let entries = sessions.map {
+            Saved(
+                digest: $0.key.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(), csrf: $0.value.csrf,
+                lastUsed: $0.value.lastUsed)
+        }
         if let data = try? JSONEncoder().encode(entries) { save(data) }
     }
 
@@ -57,8 +60,6 @@ final class WebSessions: Sendable {
         }
         return data
     }
-
-
 
     private static func digest(_ token: String) -> Data { Data(SHA256.hash(data: Data(token.utf8))) }
 

@@ -14,7 +14,9 @@ enum Baselines {
         address.sin_port = 0
         var one: Int32 = 1
         setsockopt(server, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
         listen(server, 1)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(server, $0, &length) } }
@@ -29,7 +31,9 @@ enum Baselines {
         echo.start()
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd); close(server) }
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         var buffer = [UInt8](repeating: 7, count: 64)
         var times: [Double] = []
@@ -55,7 +59,8 @@ enum Baselines {
             exec("PRAGMA synchronous = FULL")
             exec("PRAGMA cache_size = -\(ReplicaStore.cacheKibibytes)") // the store's tuning too
             // The same table, constraints and index as the store's `shopping_item`.
-            exec("""
+            exec(
+                """
                 CREATE TABLE IF NOT EXISTS item (
                     id TEXT PRIMARY KEY NOT NULL,
                     name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
@@ -91,8 +96,12 @@ enum Baselines {
                 if i % perTransaction == 0 { exec("BEGIN IMMEDIATE") }
                 var id = RowIDRules.newRowID(), name = "Item \(listed)"
                 // Bound by bytes and length, as the store binds text.
-                _ = id.withUTF8 { sqlite3_bind_text(statement, 1, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), Int32($0.count), csqlite_transient()) }
-                _ = name.withUTF8 { sqlite3_bind_text(statement, 2, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), Int32($0.count), csqlite_transient()) }
+                _ = id.withUTF8 {
+                    sqlite3_bind_text(statement, 1, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), Int32($0.count), csqlite_transient())
+                }
+                _ = name.withUTF8 {
+                    sqlite3_bind_text(statement, 2, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), Int32($0.count), csqlite_transient())
+                }
                 sqlite3_bind_int64(statement, 3, listed)
                 listed += 1
                 sqlite3_step(statement)

@@ -62,7 +62,8 @@ final class AgentRun {
     let port: Int
     init(_ home: HouseholdHome, peers: [Int] = [], mdns: Bool = false) throws {
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["run", "--home", home.path, "--port", "0", "--log-level", "error"]
+        process.arguments =
+            ["run", "--home", home.path, "--port", "0", "--log-level", "error"]
             + (mdns ? [] : ["--listen", "127.0.0.1", "--no-mdns"]) + peers.flatMap { ["--peer", "127.0.0.1:\($0)"] }
         let out = Pipe()
         process.standardOutput = out
@@ -139,7 +140,8 @@ for _ in 0..<300 {
 }
 let rawBatchSeconds = raw.insert(catchUpSize, perTransaction: catchUpSize)
 let rawRate = Double(catchUpSize) / rawBatchSeconds
-FileHandle.standardError.write(Data("· baselines: TCP RTT p50 \(ms(percentile(rtt, 0.5))), commit p50 \(ms(percentile(commitTimes, 0.5))), raw insert \(Int(rawRate)) rows/s\n".utf8))
+FileHandle.standardError.write(
+    Data("· baselines: TCP RTT p50 \(ms(percentile(rtt, 0.5))), commit p50 \(ms(percentile(commitTimes, 0.5))), raw insert \(Int(rawRate)) rows/s\n".utf8))
 
 // MARK: 1. Propagation (in-process agents: the exact moment B commits is observed)
 if selected("propagation") {
@@ -191,17 +193,23 @@ if selected("propagation") {
     if tracing {
         FileHandle.standardError.write(Data("· propagation hops (median µs since the previous hop, over \(latencies.count) writes):\n".utf8))
         for hop in hopOrder {
-            FileHandle.standardError.write(Data(String(format: "    %-34@ %7.1f µs  (p90 %.1f, seen in %d writes)\n",
-                                                       hop as NSString, percentile(hops[hop]!, 0.5), percentile(hops[hop]!, 0.9),
-                                                       hops[hop]!.count).utf8))
+            FileHandle.standardError.write(
+                Data(
+                    String(
+                        format: "    %-34@ %7.1f µs  (p90 %.1f, seen in %d writes)\n",
+                        hop as NSString, percentile(hops[hop]!, 0.5), percentile(hops[hop]!, 0.9),
+                        hops[hop]!.count
+                    ).utf8))
         }
     }
     agentA.cancel(); agentB.cancel()
     _ = await agentA.result; _ = await agentB.result
     let floor = percentile(rtt, 0.5) + percentile(commitTimes, 0.5)
-    report("Propagation p50 (write committed on A → committed on B)", ms(percentile(latencies, 0.5)),
-           "RTT + commit \(ms(floor)) (×\(String(format: "%.1f", percentile(latencies, 0.5) / floor)))", "≤ 1 ms")
-    report("Propagation p99", ms(percentile(latencies, 0.99)), "RTT p99 \(ms(percentile(rtt, 0.99))), commit p99 \(ms(percentile(commitTimes, 0.99)))", "≤ 5 ms")
+    report(
+        "Propagation p50 (write committed on A → committed on B)", ms(percentile(latencies, 0.5)),
+        "RTT + commit \(ms(floor)) (×\(String(format: "%.1f", percentile(latencies, 0.5) / floor)))", "≤ 1 ms")
+    report(
+        "Propagation p99", ms(percentile(latencies, 0.99)), "RTT p99 \(ms(percentile(rtt, 0.99))), commit p99 \(ms(percentile(commitTimes, 0.99)))", "≤ 5 ms")
 }
 
 // MARK: 2, 3, 5. Catch-up, in-sync reconnect, footprint (real processes)
@@ -219,8 +227,9 @@ if selected("catch-up") {
     let rate = Double(applied) / (Double(now() - start) / 1e9)
     let rawAfter = raw.insert(catchUpSize / 2, perTransaction: 1000)
     let rawBeside = Double(catchUpSize) / (rawBefore + rawAfter)
-    report("Catch-up, store only (in-process apply of the same \(catchUpSize) changes)", "\(Int(rate))/s",
-           "raw insert in 1000-row transactions just before and after: \(Int(rawBeside)) rows/s (\(Int(rate / rawBeside * 100))%)", "—")
+    report(
+        "Catch-up, store only (in-process apply of the same \(catchUpSize) changes)", "\(Int(rate))/s",
+        "raw insert in 1000-row transactions just before and after: \(Int(rawBeside)) rows/s (\(Int(rate / rawBeside * 100))%)", "—")
 }
 
 @MainActor func catchUp(_ size: Int, label: String) throws -> (rate: Double, peak: Double, bytes: [String: Int], idle: Double, seconds: Double) {
@@ -239,8 +248,13 @@ if selected("catch-up") {
     let idle = agentB.memory.rss
     agentB.stop(); agentA.stop()
     let changes = Double(size + 6)
-    return (changes / seconds, peak, ["frames": (bytes?.framesIn ?? 0) + (bytes?.framesOut ?? 0),
-                                      "wire": (bytes?.wireIn ?? 0) + (bytes?.wireOut ?? 0)], idle, seconds)
+    return (
+        changes / seconds, peak,
+        [
+            "frames": (bytes?.framesIn ?? 0) + (bytes?.framesOut ?? 0),
+            "wire": (bytes?.wireIn ?? 0) + (bytes?.wireOut ?? 0),
+        ], idle, seconds
+    )
 }
 // MARK: Idle: footprint and wake-ups of an agent with no peer
 if selected("idle") {
@@ -255,24 +269,30 @@ if selected("idle") {
     let wakeUps = switches(from: before, to: agent.contextSwitches)
     let f = agent.footprint
     agent.stop()
-    report("Agent idle, no peer: RSS / PSS / private (clean + dirty)",
-           String(format: "%.1f / %.1f / %.1f + %.1f MB", f.rss, f.pss, f.privateClean, f.privateDirty), "—", "≤ 20 MB")
+    report(
+        "Agent idle, no peer: RSS / PSS / private (clean + dirty)",
+        String(format: "%.1f / %.1f / %.1f + %.1f MB", f.rss, f.pss, f.privateClean, f.privateDirty), "—", "≤ 20 MB")
     report("Agent idle, no peer: wake-ups (context switches of all threads) in \(Int(seconds)) s", "\(wakeUps)", "none needed", "0")
 }
 
 if selected("catch-up") {
-let small = try catchUp(1_000, label: "1k")
-let medium = try catchUp(catchUpSize, label: "catch-up")
-report("Catch-up: \(catchUpSize) changes applied per second", "\(Int(medium.rate))/s",
-       "raw batch insert \(Int(rawRate)) rows/s (\(Int(medium.rate / rawRate * 100))%)", "≥ 50% of raw")
-// What every catch-up pays whatever its size (B's start, TLS, the handshake): inside the rate above.
-report("Catch-up of 1k changes: B started → synced", String(format: "%.0f ms", small.seconds * 1000), "—", "—")
-let large = try catchUp(largeSize, label: "large")
-report("In-sync reconnect, 1k rows: sync messages / whole session incl. TLS", "\(small.bytes["frames"]!) B / \(small.bytes["wire"]!) B", "—", "≤ 256 B, flat")
-report("In-sync reconnect, \(largeSize / 1000)k rows: sync messages / whole session incl. TLS", "\(large.bytes["frames"]!) B / \(large.bytes["wire"]!) B", "—", "≤ 256 B, flat")
-report("Agent RSS idle, after a session with a peer", String(format: "%.1f MB", small.idle), "—", "≤ 20 MB")
-report("Agent RSS peak during a \(largeSize / 1000)k-change catch-up", String(format: "%.1f MB", large.peak),
-       String(format: "%d changes/s", Int(large.rate)), "≤ 64 MB")
+    let small = try catchUp(1_000, label: "1k")
+    let medium = try catchUp(catchUpSize, label: "catch-up")
+    report(
+        "Catch-up: \(catchUpSize) changes applied per second", "\(Int(medium.rate))/s",
+        "raw batch insert \(Int(rawRate)) rows/s (\(Int(medium.rate / rawRate * 100))%)", "≥ 50% of raw")
+    // What every catch-up pays whatever its size (B's start, TLS, the handshake): inside the rate above.
+    report("Catch-up of 1k changes: B started → synced", String(format: "%.0f ms", small.seconds * 1000), "—", "—")
+    let large = try catchUp(largeSize, label: "large")
+    report(
+        "In-sync reconnect, 1k rows: sync messages / whole session incl. TLS", "\(small.bytes["frames"]!) B / \(small.bytes["wire"]!) B", "—", "≤ 256 B, flat")
+    report(
+        "In-sync reconnect, \(largeSize / 1000)k rows: sync messages / whole session incl. TLS", "\(large.bytes["frames"]!) B / \(large.bytes["wire"]!) B", "—",
+        "≤ 256 B, flat")
+    report("Agent RSS idle, after a session with a peer", String(format: "%.1f MB", small.idle), "—", "≤ 20 MB")
+    report(
+        "Agent RSS peak during a \(largeSize / 1000)k-change catch-up", String(format: "%.1f MB", large.peak),
+        String(format: "%d changes/s", Int(large.rate)), "≤ 64 MB")
 }
 
 // MARK: 4. Write overhead
@@ -335,14 +355,20 @@ if selected("writes") {
         String(format: "×%.2f (rounds ×%.2f–×%.2f)", percentile(ratios, 0.5), ratios.min()!, ratios.max()!)
     }
     let writes = Double(rounds * durable)
-    FileHandle.standardError.write(Data(String(format: "· durable write, CPU time of the writing thread (user + kernel): store %.1f µs, plain insert %.1f µs\n",
-                                               Double(storeCPU) / 1e3 / writes, Double(rawCPU) / 1e3 / writes).utf8))
-    report("Write overhead, one durable transaction per write (median of \(rounds) rounds of \(durable) paired writes)",
-           String(format: "%.0f µs ", percentile(storeDurable, 0.5)) + spread(durableRatios),
-           String(format: "plain insert %.0f µs", percentile(rawDurable, 0.5)), "≤ 1.5×")
-    report("Write overhead, \(batch) writes in one transaction (median of \(rounds) alternating rounds)",
-           String(format: "%.1f µs ", percentile(storeBatch, 0.5)) + spread(batchRatios),
-           String(format: "plain insert %.1f µs", percentile(rawBatch, 0.5)), "≤ 1.5×")
+    FileHandle.standardError.write(
+        Data(
+            String(
+                format: "· durable write, CPU time of the writing thread (user + kernel): store %.1f µs, plain insert %.1f µs\n",
+                Double(storeCPU) / 1e3 / writes, Double(rawCPU) / 1e3 / writes
+            ).utf8))
+    report(
+        "Write overhead, one durable transaction per write (median of \(rounds) rounds of \(durable) paired writes)",
+        String(format: "%.0f µs ", percentile(storeDurable, 0.5)) + spread(durableRatios),
+        String(format: "plain insert %.0f µs", percentile(rawDurable, 0.5)), "≤ 1.5×")
+    report(
+        "Write overhead, \(batch) writes in one transaction (median of \(rounds) alternating rounds)",
+        String(format: "%.1f µs ", percentile(storeBatch, 0.5)) + spread(batchRatios),
+        String(format: "plain insert %.1f µs", percentile(rawBatch, 0.5)), "≤ 1.5×")
 }
 
 // MARK: 6. Scale: 16 agents, as hub and spokes (each dials agent 0; the hub relays) and as
@@ -376,8 +402,9 @@ if selected("writes") {
     let seconds = Double(now() - start) / 1e9
     let exports = try Set(writers.map { try $0.canonicalExport() })
     for agent in agents { agent.stop() }
-    report("Scale: \(count) agents (\(mesh ? "full mesh" : "hub and spokes")), \(writes) writes each: last write → all identical",
-           String(format: "%.2f s%@", seconds, exports.count == 1 ? "" : " (NOT identical)"), "—", "≤ 1 s")
+    report(
+        "Scale: \(count) agents (\(mesh ? "full mesh" : "hub and spokes")), \(writes) writes each: last write → all identical",
+        String(format: "%.2f s%@", seconds, exports.count == 1 ? "" : " (NOT identical)"), "—", "≤ 1 s")
 }
 if selected("scale") {
     try scale(mesh: false)
@@ -401,9 +428,10 @@ if selected("mdns") {
         _ = try AgentControl.wait(until: WaitCondition(.disconnected), timeout: 60, home: homeA)
     }
     agentA.stop()
-    report("Discovery: second agent started → found over mDNS → synced (\(times.count) starts)",
-           times.isEmpty ? "no avahi-daemon answering" : String(format: "median %.0f ms, worst %.0f ms", percentile(times, 0.5), times.max()!),
-           "—", "—")
+    report(
+        "Discovery: second agent started → found over mDNS → synced (\(times.count) starts)",
+        times.isEmpty ? "no avahi-daemon answering" : String(format: "median %.0f ms, worst %.0f ms", percentile(times, 0.5), times.max()!),
+        "—", "—")
 }
 
 // MARK: The table

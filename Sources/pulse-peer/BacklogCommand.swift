@@ -6,15 +6,15 @@ struct BacklogCommand: ParsableCommand {
         commandName: "backlog",
         abstract: "Long-term projects, kept in categories.",
         discussion: """
-        Examples:
-          pulse-peer backlog category add Garden
-          pulse-peer backlog add Garden "Build a raised bed"
-          pulse-peer backlog move "Build a raised bed" --position 1     first in its category
-          pulse-peer backlog move 3 --category Kitchen                  to another category
-          pulse-peer backlog rename 3 "Paint the fence"
-          pulse-peer backlog promote 1 --assignee me                    make it a task
-        An item is named by its number in the list, its title, or the start of its id.
-        """,
+            Examples:
+              pulse-peer backlog category add Garden
+              pulse-peer backlog add Garden "Build a raised bed"
+              pulse-peer backlog move "Build a raised bed" --position 1     first in its category
+              pulse-peer backlog move 3 --category Kitchen                  to another category
+              pulse-peer backlog rename 3 "Paint the fence"
+              pulse-peer backlog promote 1 --assignee me                    make it a task
+            An item is named by its number in the list, its title, or the start of its id.
+            """,
         subcommands: [List.self, Add.self, Rename.self, Move.self, Remove.self, Promote.self, Category.self],
         defaultSubcommand: List.self
     )
@@ -66,10 +66,10 @@ struct BacklogCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Move an item to another category, or to another place in its own (1 = first).",
             discussion: """
-            Examples:
-              pulse-peer backlog move "Paint the fence" --position 1
-              pulse-peer backlog move 4 --category Garden --position 2
-            """)
+                Examples:
+                  pulse-peer backlog move "Paint the fence" --position 1
+                  pulse-peer backlog move 4 --category Garden --position 2
+                """)
         @OptionGroup var options: HomeOptions
         @Argument(help: "The item (number, title or id).") var item: String
         @Option(help: "The category to move it to (default: its own).") var category: String?

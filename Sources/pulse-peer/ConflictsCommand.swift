@@ -6,10 +6,10 @@ struct Conflicts: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show what merges overwrote: who changed what, which value was kept and which was not.",
         discussion: """
-        When two machines change the same thing before they meet, the later change is kept
-        everywhere and the other is listed here, so that nothing is lost without a word.
-        Example: pulse-peer conflicts --limit 10   (--json for scripts: ids, values and stamps)
-        """
+            When two machines change the same thing before they meet, the later change is kept
+            everywhere and the other is listed here, so that nothing is lost without a word.
+            Example: pulse-peer conflicts --limit 10   (--json for scripts: ids, values and stamps)
+            """
     )
 
     @OptionGroup var options: HomeOptions
@@ -40,8 +40,10 @@ struct Conflicts: ParsableCommand {
         if !declined.isEmpty {
             print("Kids' ledger: declined once every machine's entries were merged (`kids history KID` shows them too)")
             for line in declined {
-                let why = line.outcome == "declined-repeat" ? "already paid for that day on another machine"
-                                                           : "not enough peanuts for it; nothing was taken"
+                let why =
+                    line.outcome == "declined-repeat"
+                    ? "already paid for that day on another machine"
+                    : "not enough peanuts for it; nothing was taken"
                 print("  \(kids[line.kid] ?? line.kid): \(line.kind == "earn" ? "+" : "-")\(line.peanuts) \(line.title) — \(why)")
             }
             if !records.isEmpty { print("") }

@@ -9,14 +9,14 @@ struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show what this machine holds of the household; --json prints all of it canonically.",
         discussion: """
-        Without --json: a summary for people (the household, its members, how many items, tasks and projects).
-        With --json: every replicated row with its fields, keys and rows sorted; two machines that have
-        converged print byte-identical output (compare them with diff). An export is for reading and
-        comparing; to keep the household safe, use `pulse-peer backup` (a backup can be restored).
-        Output that cannot be written whole (a full disk) is an error: with --output the file is written
-        beside its name and renamed into place, so no truncated file is ever left.
-        Example: pulse-peer export --json --output household.json
-        """
+            Without --json: a summary for people (the household, its members, how many items, tasks and projects).
+            With --json: every replicated row with its fields, keys and rows sorted; two machines that have
+            converged print byte-identical output (compare them with diff). An export is for reading and
+            comparing; to keep the household safe, use `pulse-peer backup` (a backup can be restored).
+            Output that cannot be written whole (a full disk) is an error: with --output the file is written
+            beside its name and renamed into place, so no truncated file is ever left.
+            Example: pulse-peer export --json --output household.json
+            """
     )
 
     @OptionGroup var options: HomeOptions
@@ -45,14 +45,14 @@ struct Export: ParsableCommand {
         let tasks = try household.tasks()
         let backlog = try household.backlog()
         return """
-        \(try household.householdName())
-          members: \(try household.members().map(\.name).joined(separator: ", "))
-          shopping: \(try household.shoppingItems(.active).count) on the list, \(try household.shoppingItems(.restock).count) in the restock pool
-          tasks: \(tasks.filter { !$0.done }.count) active, \(tasks.filter(\.done).count) done, \(try household.recurringTemplates().count) recurring
-          backlog: \(backlog.count) categories, \(backlog.reduce(0) { $0 + $1.items.count }) items
-        Everything, canonically: pulse-peer export --json
+            \(try household.householdName())
+              members: \(try household.members().map(\.name).joined(separator: ", "))
+              shopping: \(try household.shoppingItems(.active).count) on the list, \(try household.shoppingItems(.restock).count) in the restock pool
+              tasks: \(tasks.filter { !$0.done }.count) active, \(tasks.filter(\.done).count) done, \(try household.recurringTemplates().count) recurring
+              backlog: \(backlog.count) categories, \(backlog.reduce(0) { $0 + $1.items.count }) items
+            Everything, canonically: pulse-peer export --json
 
-        """
+            """
     }
 }
 
@@ -61,14 +61,14 @@ struct BackupCommand: ParsableCommand {
         commandName: "backup",
         abstract: "Save a backup of the household now (a consistent snapshot that `pulse-peer restore` brings back).",
         discussion: """
-        FILE defaults to house-pulse-backup-DATE.sqlite in the current directory; a directory gets that
-        name inside it. An existing file is not replaced unless --force. The backup is written beside its
-        name and renamed into place (owner-only): a crash or a full disk never leaves a partial backup.
-        The running agent also keeps automatic backups in the home's backups/ directory: one a day for
-        the last 7 days and one a week for the last 4 weeks (`pulse-peer backup --list`).
-        A backup holds the household's secrets (its membership key): keep it as private as the home.
-        Examples: pulse-peer backup; pulse-peer backup /media/usb; pulse-peer backup --list
-        """
+            FILE defaults to house-pulse-backup-DATE.sqlite in the current directory; a directory gets that
+            name inside it. An existing file is not replaced unless --force. The backup is written beside its
+            name and renamed into place (owner-only): a crash or a full disk never leaves a partial backup.
+            The running agent also keeps automatic backups in the home's backups/ directory: one a day for
+            the last 7 days and one a week for the last 4 weeks (`pulse-peer backup --list`).
+            A backup holds the household's secrets (its membership key): keep it as private as the home.
+            Examples: pulse-peer backup; pulse-peer backup /media/usb; pulse-peer backup --list
+            """
     )
 
     @OptionGroup var options: HomeOptions
@@ -109,8 +109,9 @@ struct BackupCommand: ParsableCommand {
         }
         do {
             let bytes = try household.backUp(to: path)
-            print("Backed up \(try household.householdName()) to \(path) (\(max(1, bytes / 1024)) KiB). "
-                + "Bring it back on a new computer with: pulse-peer restore \(path)")
+            print(
+                "Backed up \(try household.householdName()) to \(path) (\(max(1, bytes / 1024)) KiB). "
+                    + "Bring it back on a new computer with: pulse-peer restore \(path)")
         } catch {
             throw CLIError(error)
         }
@@ -121,14 +122,14 @@ struct Restore: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Bring the household back from a backup, when every computer of it was lost.",
         discussion: """
-        Restores into a home with no household (a new computer, or a new --home): this computer comes back
-        as a new machine of the household, with the backup's data; pair the family's other computers with
-        it (`pulse-peer invite` here, `pulse-peer join CODE` there). The lost computers stay on the list of
-        machines: remove those gone for good with `pulse-peer devices remove`.
-        If another computer of the household still works, do not restore: pair with it instead, and it
-        sends everything. A home that holds a household is refused, and nothing is changed.
-        Example: pulse-peer restore house-pulse-backup-2026-11-24.sqlite
-        """
+            Restores into a home with no household (a new computer, or a new --home): this computer comes back
+            as a new machine of the household, with the backup's data; pair the family's other computers with
+            it (`pulse-peer invite` here, `pulse-peer join CODE` there). The lost computers stay on the list of
+            machines: remove those gone for good with `pulse-peer devices remove`.
+            If another computer of the household still works, do not restore: pair with it instead, and it
+            sends everything. A home that holds a household is refused, and nothing is changed.
+            Example: pulse-peer restore house-pulse-backup-2026-11-24.sqlite
+            """
     )
 
     @OptionGroup var options: HomeOptions
@@ -143,12 +144,14 @@ struct Restore: ParsableCommand {
         do {
             let (household, summary) = try Household.restore(from: file, into: options.resolved, label: name)
             print("Restored \(summary.householdName ?? "the household") from \(file) into \(options.resolved.path).")
-            print("This computer is a new machine of the household. Start it with `pulse-peer run`, then pair the "
-                + "others: `pulse-peer invite` here, `pulse-peer join CODE` on each.")
+            print(
+                "This computer is a new machine of the household. Start it with `pulse-peer run`, then pair the "
+                    + "others: `pulse-peer invite` here, `pulse-peer join CODE` on each.")
             let lost = try household.machines().filter { !$0.isThisMachine && !$0.isRemoved }
             if !lost.isEmpty {
-                print("The lost computers are still listed (\(lost.map(\.name).joined(separator: ", "))): remove those gone "
-                    + "for good with `pulse-peer devices remove ID` (see `pulse-peer devices`).")
+                print(
+                    "The lost computers are still listed (\(lost.map(\.name).joined(separator: ", "))): remove those gone "
+                        + "for good with `pulse-peer devices remove ID` (see `pulse-peer devices`).")
             }
         } catch {
             throw CLIError(error)

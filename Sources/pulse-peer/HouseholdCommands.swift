@@ -5,11 +5,11 @@ struct MemberCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "member", abstract: "The household's members.",
         discussion: """
-        Examples:
-          pulse-peer member add "Grandma Rose" --initials GR
-          pulse-peer member edit Tom --color #5E8C31
-          pulse-peer member remove Tom      (their tasks become unassigned)
-        """,
+            Examples:
+              pulse-peer member add "Grandma Rose" --initials GR
+              pulse-peer member edit Tom --color #5E8C31
+              pulse-peer member remove Tom      (their tasks become unassigned)
+            """,
         subcommands: [List.self, Add.self, Edit.self, Remove.self], defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
@@ -64,7 +64,8 @@ struct MemberCommand: ParsableCommand {
 struct HouseholdCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "household", abstract: "The household's name.",
-        discussion: "Examples: pulse-peer household; pulse-peer household rename \"The Smiths\"", subcommands: [Show.self, Rename.self], defaultSubcommand: Show.self)
+        discussion: "Examples: pulse-peer household; pulse-peer household rename \"The Smiths\"", subcommands: [Show.self, Rename.self],
+        defaultSubcommand: Show.self)
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show the name and members.")
@@ -106,13 +107,13 @@ struct SettingsCommand: ParsableCommand {
         commandName: "settings",
         abstract: "Settings: appearance (light/dark/system), celebrations, suggestions (on/off).",
         discussion: """
-        Appearance and celebrations belong to this machine (the person at this screen chooses them);
-        suggestions belong to the household and sync to every machine. Which member a machine belongs
-        to is per machine too (`whoami`). Examples:
-          pulse-peer settings                       show them
-          pulse-peer settings appearance dark       this machine only
-          pulse-peer settings suggestions off       the whole household
-        """)
+            Appearance and celebrations belong to this machine (the person at this screen chooses them);
+            suggestions belong to the household and sync to every machine. Which member a machine belongs
+            to is per machine too (`whoami`). Examples:
+              pulse-peer settings                       show them
+              pulse-peer settings appearance dark       this machine only
+              pulse-peer settings suggestions off       the whole household
+            """)
     @OptionGroup var options: HomeOptions
     @Argument(help: "A setting to change.") var key: String?
     @Argument(help: "Its new value.") var value: String?
@@ -140,11 +141,11 @@ struct RecurringCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "recurring", abstract: "Recurring tasks: created once per period for the whole household.",
         discussion: """
-        Each period's task is made once for the whole household; an undone one from an earlier
-        period leaves the list when the next one is made. Examples:
-          pulse-peer recurring add "Water plants" --daily --assignee me
-          pulse-peer recurring add "Bins out" --weekly mon,thu
-        """,
+            Each period's task is made once for the whole household; an undone one from an earlier
+            period leaves the list when the next one is made. Examples:
+              pulse-peer recurring add "Water plants" --daily --assignee me
+              pulse-peer recurring add "Bins out" --weekly mon,thu
+            """,
         subcommands: [List.self, Add.self, Remove.self], defaultSubcommand: List.self)
 
     struct List: ParsableCommand {

@@ -5,12 +5,12 @@ struct Init: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create a new household on this machine.",
         discussion: """
-        Creates the household database in the home directory, with this machine's identity key.
-        Without names: "\(Household.defaultName)" with members \(Household.defaultMembers.joined(separator: " and ")).
-        This machine belongs to the first member listed. Refuses, changing nothing, if the home
-        directory already holds a household.
-        Example: pulse-peer init --household "The Smiths" --member Anna --member Tom
-        """
+            Creates the household database in the home directory, with this machine's identity key.
+            Without names: "\(Household.defaultName)" with members \(Household.defaultMembers.joined(separator: " and ")).
+            This machine belongs to the first member listed. Refuses, changing nothing, if the home
+            directory already holds a household.
+            Example: pulse-peer init --household "The Smiths" --member Anna --member Tom
+            """
     )
 
     @OptionGroup var options: HomeOptions

@@ -12,15 +12,17 @@ struct KidsCommand: ParsableCommand {
         commandName: "kids",
         abstract: "The kids' ledger: rules, chores and rewards from a catalogue; peanuts earned and spent.",
         discussion: """
-        Kid actions: done, redeem, basket, history. Adult actions (PIN): add, rename, remove, select, deselect, own, adjust.
-        The PIN is asked on the terminal (not echoed), or read from standard input with --pin-stdin.
-        Examples:
-          pulse-peer kids                       balances, and what each kid can do or redeem
-          pulse-peer kids done Sam 2            Sam did item 2: peanuts earned
-          pulse-peer kids catalogue; pulse-peer kids select 1 4 7   (adult)
-        """,
-        subcommands: [List.self, Add.self, Rename.self, Remove.self, CatalogueList.self, Select.self, Deselect.self, Own.self,
-                      Done.self, Redeem.self, Basket.self, History.self, Adjust.self, PIN.self],
+            Kid actions: done, redeem, basket, history. Adult actions (PIN): add, rename, remove, select, deselect, own, adjust.
+            The PIN is asked on the terminal (not echoed), or read from standard input with --pin-stdin.
+            Examples:
+              pulse-peer kids                       balances, and what each kid can do or redeem
+              pulse-peer kids done Sam 2            Sam did item 2: peanuts earned
+              pulse-peer kids catalogue; pulse-peer kids select 1 4 7   (adult)
+            """,
+        subcommands: [
+            List.self, Add.self, Rename.self, Remove.self, CatalogueList.self, Select.self, Deselect.self, Own.self,
+            Done.self, Redeem.self, Basket.self, History.self, Adjust.self, PIN.self,
+        ],
         defaultSubcommand: List.self
     )
 
@@ -41,15 +43,18 @@ struct KidsCommand: ParsableCommand {
                 Listing(kids: try h.kids(), todo: try h.selectedItems().filter { $0.kind != .reward }, rewards: try h.selectedItems(.reward))
             }
             if json { return try Output.json(listing) }
-            if listing.kids.isEmpty { print("No kids yet: an adult adds one with `pulse-peer kids add NAME`.") }
-            else {
+            if listing.kids.isEmpty {
+                print("No kids yet: an adult adds one with `pulse-peer kids add NAME`.")
+            } else {
                 print("Kids (\(listing.kids.count))")
                 for (index, kid) in listing.kids.enumerated() {
                     print("\(String(index + 1).leftPadded(3))  \(kid.name)  \(peanutCount(kid.balance))")
                 }
             }
-            print(listing.todo.isEmpty ? "\nNo rules or chores selected: an adult picks some with `pulse-peer kids select`."
-                                       : "\nRules and chores (`kids done KID N`)")
+            print(
+                listing.todo.isEmpty
+                    ? "\nNo rules or chores selected: an adult picks some with `pulse-peer kids select`."
+                    : "\nRules and chores (`kids done KID N`)")
             for (index, item) in listing.todo.enumerated() { print(itemLine(index + 1, item)) }
             print(listing.rewards.isEmpty ? "\nNo rewards selected." : "\nRewards (`kids redeem KID N`)")
             for (index, item) in listing.rewards.enumerated() { print(itemLine(index + 1, item)) }
@@ -114,8 +119,9 @@ struct KidsCommand: ParsableCommand {
                     print("\(heading.isEmpty ? "" : "\n")\(title)")
                     heading = title
                 }
-                print("\(String(index + 1).leftPadded(3)) \(item.selected ? "●" : "○") \(item.title)  \(peanutCount(item.peanuts))"
-                      + (item.own ? "  (own)" : ""))
+                print(
+                    "\(String(index + 1).leftPadded(3)) \(item.selected ? "●" : "○") \(item.title)  \(peanutCount(item.peanuts))"
+                        + (item.own ? "  (own)" : ""))
             }
             if shown.isEmpty { print("Nothing to show.") }
         }
@@ -291,11 +297,11 @@ struct KidsCommand: ParsableCommand {
             static let configuration = CommandConfiguration(
                 abstract: "A forgotten PIN: ask here, confirm on another computer of the household.",
                 discussion: """
-                Without --confirm: shows a 6-digit code (good for 24 hours). On another computer of the household,
-                once it has synced, `pulse-peer kids pin reset --confirm CODE` clears the PIN everywhere; then
-                an adult sets a new one with `pulse-peer kids pin set`. A reset asked on one computer cannot be
-                confirmed on the same one, so a child alone at one computer cannot clear the PIN.
-                """)
+                    Without --confirm: shows a 6-digit code (good for 24 hours). On another computer of the household,
+                    once it has synced, `pulse-peer kids pin reset --confirm CODE` clears the PIN everywhere; then
+                    an adult sets a new one with `pulse-peer kids pin set`. A reset asked on one computer cannot be
+                    confirmed on the same one, so a child alone at one computer cannot clear the PIN.
+                    """)
             @OptionGroup var options: HomeOptions
             @Option(help: "The code shown by `kids pin reset` on another computer.") var confirm: String?
             func run() throws {

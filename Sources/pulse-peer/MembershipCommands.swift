@@ -34,8 +34,9 @@ struct Invite: ParsableCommand {
         do {
             response = try AgentControl.request(ControlRequest(op: "invite", member: member, minutes: minutes), home: options.resolved)
         } catch {
-            throw CLIError(message: "the agent is not running: start it (`pulse-peer run`) — it is the agent that checks the code "
-                + "when the new machine joins (\(error))")
+            throw CLIError(
+                message: "the agent is not running: start it (`pulse-peer run`) — it is the agent that checks the code "
+                    + "when the new machine joins (\(error))")
         }
         guard response.ok, case let .object(result)? = response.result, case let .string(code)? = result["code"] else {
             throw CLIError(message: response.error.map { Refusal.cliMessage(of: $0) } ?? "the agent gave no code")
@@ -81,12 +82,14 @@ struct Join: AsyncParsableCommand {
 
     func run() async throws {
         do {
-            let joined = try await Pairing.join(home: options.resolved, code: code, peer: peer.flatMap(PeerAddress.init),
-                                                timeout: .seconds(timeout), label: name)
+            let joined = try await Pairing.join(
+                home: options.resolved, code: code, peer: peer.flatMap(PeerAddress.init),
+                timeout: .seconds(timeout), label: name)
             print("Joined \(joined.householdName) through \(joined.inviterName) (\(joined.inviterMachine.prefix(12))).")
             print("This machine: \(joined.machineID.prefix(12)), in \(options.resolved.path)")
-            print("Start the agent to receive the household: pulse-peer run"
-                + (peer.map { " (it finds the household over mDNS; where mDNS does not work: --peer \($0))" } ?? ""))
+            print(
+                "Start the agent to receive the household: pulse-peer run"
+                    + (peer.map { " (it finds the household over mDNS; where mDNS does not work: --peer \($0))" } ?? ""))
         } catch {
             throw CLIError(error)
         }
@@ -98,10 +101,10 @@ struct Devices: ParsableCommand {
         commandName: "devices",
         abstract: "The household's machines: list them, remove one.",
         discussion: """
-        Examples:
-          pulse-peer devices                     every machine, its member and when it was last seen
-          pulse-peer devices remove old-laptop   shut a lost or sold machine out for good
-        """,
+            Examples:
+              pulse-peer devices                     every machine, its member and when it was last seen
+              pulse-peer devices remove old-laptop   shut a lost or sold machine out for good
+            """,
         subcommands: [List.self, Remove.self],
         defaultSubcommand: List.self
     )

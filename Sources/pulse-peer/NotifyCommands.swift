@@ -9,11 +9,11 @@ struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print what happens in the household as it happens (the running agent's live feed).",
         discussion: """
-        Ends on Ctrl-C, or when the agent stops. With --json each event is one JSON object per line
-        (docs/API.md, "subscribe"); its "token" resumes after it: `pulse-peer watch --since TOKEN` first
-        prints what was missed (the agent keeps the last 1024 events in memory).
-        Example: pulse-peer watch --topic shopping --topic tasks
-        """)
+            Ends on Ctrl-C, or when the agent stops. With --json each event is one JSON object per line
+            (docs/API.md, "subscribe"); its "token" resumes after it: `pulse-peer watch --since TOKEN` first
+            prints what was missed (the agent keeps the last 1024 events in memory).
+            Example: pulse-peer watch --topic shopping --topic tasks
+            """)
     @OptionGroup var options: HomeOptions
     @Flag(help: "Print each event as one JSON object per line.") var json = false
     @Option(name: .customLong("topic"), help: "Only these topics (repeatable): shopping, tasks, backlog, kids, household, sync.")
@@ -32,18 +32,21 @@ struct Watch: ParsableCommand {
         signal(SIGINT) { _ in _exit(0) }
         signal(SIGPIPE, SIG_IGN)
         do {
-            try AgentControl.subscribe(topics: topics, resume: since, home: options.resolved, onAnswer: { answer in
-                if case let .object(result)? = answer.result, case .bool(true)? = result["gap"] {
-                    Output.toStderr("watch: some events were missed (the agent restarted or too many happened); showing what comes now\n")
-                }
-                if !json { Output.toStderr("watching \(options.resolved.path) — Ctrl-C to stop\n") }
-            }, onEvent: { line in
-                if json {
-                    Output.toStdout(Array(line) + [UInt8(ascii: "\n")])
-                } else if let event = try? JSONDecoder().decode(HouseholdEvent.self, from: line) {
-                    Output.toStdout(Array((Self.describe(event) + "\n").utf8))
-                }
-            })
+            try AgentControl.subscribe(
+                topics: topics, resume: since, home: options.resolved,
+                onAnswer: { answer in
+                    if case let .object(result)? = answer.result, case .bool(true)? = result["gap"] {
+                        Output.toStderr("watch: some events were missed (the agent restarted or too many happened); showing what comes now\n")
+                    }
+                    if !json { Output.toStderr("watching \(options.resolved.path) — Ctrl-C to stop\n") }
+                },
+                onEvent: { line in
+                    if json {
+                        Output.toStdout(Array(line) + [UInt8(ascii: "\n")])
+                    } else if let event = try? JSONDecoder().decode(HouseholdEvent.self, from: line) {
+                        Output.toStdout(Array((Self.describe(event) + "\n").utf8))
+                    }
+                })
         } catch {
             throw CLIError(error)
         }
@@ -72,11 +75,13 @@ struct Watch: ParsableCommand {
         case .conflict: text = event.title ?? "concurrent edits resolved"
         case .peerConnected: text = "connected to \(event.machine ?? "a machine")"
         case .peerLost: text = "lost \(event.machine ?? "a machine")"
-        case .changed: text = "\(who) changed \(event.entity?.split(separator: "_").joined(separator: " ") ?? "something")\(event.title.map { " “\($0)”" } ?? "")"
+        case .changed:
+            text = "\(who) changed \(event.entity?.split(separator: "_").joined(separator: " ") ?? "something")\(event.title.map { " “\($0)”" } ?? "")"
         }
         let count = event.count > 1 && event.title == nil ? "" : (event.count > 1 ? " (×\(event.count))" : "")
         let clock = Output.clock(milliseconds: event.time)
-        let machine = event.local || event.machine == nil || event.type == .peerConnected || event.type == .peerLost
+        let machine =
+            event.local || event.machine == nil || event.type == .peerConnected || event.type == .peerLost
             ? "" : "  (on \(event.machine!))"
         return "\(clock)  \(text.hasPrefix(" ") ? String(text.dropFirst()) : text)\(count)\(machine)"
     }
@@ -86,10 +91,10 @@ struct Notifications: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Which notifications this machine shows (desktop and the --on-notify hook).",
         discussion: """
-        Per machine: the person at this screen chooses. Never for your own changes, from any of your
-        machines. Additions within the window (60–120 s) come as one notification that counts them.
-        Example: pulse-peer notifications --tasks on --window 60
-        """)
+            Per machine: the person at this screen chooses. Never for your own changes, from any of your
+            machines. Additions within the window (60–120 s) come as one notification that counts them.
+            Example: pulse-peer notifications --tasks on --window 60
+            """)
     @OptionGroup var options: HomeOptions
     @Option(help: "Items added to the Shopping List by others: on or off.") var shopping: Switch?
     @Option(help: "Tasks added or finished by others: on or off.") var tasks: Switch?

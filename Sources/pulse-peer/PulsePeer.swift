@@ -11,23 +11,31 @@ struct PulsePeer: AsyncParsableCommand {
         commandName: "pulse-peer",
         abstract: "House Pulse peer: a household kept in step between family computers, with no server.",
         discussion: """
-        Start here:
-          pulse-peer init               create the household on this machine
-          pulse-peer service install    run the agent in the background
-          pulse-peer open               House Pulse in your browser
-          pulse-peer invite             then `pulse-peer join CODE` on the next machine
-          pulse-peer shop add Milk      and everything else below
-        `pulse-peer help COMMAND` explains a command, with examples.
-        """,
+            Start here:
+              pulse-peer init               create the household on this machine
+              pulse-peer service install    run the agent in the background
+              pulse-peer open               House Pulse in your browser
+              pulse-peer invite             then `pulse-peer join CODE` on the next machine
+              pulse-peer shop add Milk      and everything else below
+            `pulse-peer help COMMAND` explains a command, with examples.
+            """,
         groupedSubcommands: [
-            CommandGroup(name: "Household", subcommands: [Init.self, Open.self, HouseholdCommand.self, MemberCommand.self, Whoami.self,
-                                                        SettingsCommand.self, Export.self, BackupCommand.self, Restore.self]),
+            CommandGroup(
+                name: "Household",
+                subcommands: [
+                    Init.self, Open.self, HouseholdCommand.self, MemberCommand.self, Whoami.self,
+                    SettingsCommand.self, Export.self, BackupCommand.self, Restore.self,
+                ]),
             CommandGroup(name: "Shopping", subcommands: [Shop.self]),
             CommandGroup(name: "Tasks", subcommands: [TaskCommand.self, RecurringCommand.self]),
             CommandGroup(name: "Backlog", subcommands: [BacklogCommand.self]),
             CommandGroup(name: "Kids", subcommands: [KidsCommand.self]),
-            CommandGroup(name: "Sync", subcommands: [Run.self, ServiceCommand.self, Status.self, Watch.self, Notifications.self,
-                                                   Conflicts.self]),
+            CommandGroup(
+                name: "Sync",
+                subcommands: [
+                    Run.self, ServiceCommand.self, Status.self, Watch.self, Notifications.self,
+                    Conflicts.self,
+                ]),
             CommandGroup(name: "Machines", subcommands: [Invite.self, Join.self, Devices.self]),
         ]
     )
@@ -120,9 +128,12 @@ enum UnknownWord {
 
 /// Options every command that touches a household shares.
 struct HomeOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The household directory.",
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The household directory.",
             discussion: "Default: $PULSE_HOME, else $XDG_DATA_HOME/house-pulse, else ~/.local/share/house-pulse."),
-            completion: .directory)
+        completion: .directory)
     var home: String?
 
     var resolved: HouseholdHome { HouseholdHome.resolve(home) }

@@ -12,13 +12,13 @@ struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the agent: keep this household in step with the other machines.",
         discussion: """
-        Listens on TCP (default port \(AgentOptions.defaultPort)), connects to the configured peers, and runs until
-        SIGINT or SIGTERM. When listening it prints one JSON line to standard output:
-          {"event":"ready","port":…,"machineID":…,"householdID":…,"controlSocket":…,"web":"http://127.0.0.1:47654"}
-        It serves the family's web page on this machine (`pulse-peer open`; --web off to not).
-        Logs go to standard error. To keep it running in the background: `pulse-peer service install`.
-        Example: pulse-peer run --on-notify 'notify-send "$(jq -r .summary)"'
-        """
+            Listens on TCP (default port \(AgentOptions.defaultPort)), connects to the configured peers, and runs until
+            SIGINT or SIGTERM. When listening it prints one JSON line to standard output:
+              {"event":"ready","port":…,"machineID":…,"householdID":…,"controlSocket":…,"web":"http://127.0.0.1:47654"}
+            It serves the family's web page on this machine (`pulse-peer open`; --web off to not).
+            Logs go to standard error. To keep it running in the background: `pulse-peer service install`.
+            Example: pulse-peer run --on-notify 'notify-send "$(jq -r .summary)"'
+            """
     )
 
     @OptionGroup var options: HomeOptions
@@ -41,22 +41,27 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Seconds after start before the day's automatic backup, when it is missing (the home's backups/).")
     var firstBackupAfter = 120
 
-    @Option(help: ArgumentHelp("Seconds a peer's change may be stamped ahead of this clock and still merge at once.",
-                               discussion: "Later ones are kept and merged when this clock catches up (docs/ARCHITECTURE.md)."))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a peer's change may be stamped ahead of this clock and still merge at once.",
+            discussion: "Later ones are kept and merged when this clock catches up (docs/ARCHITECTURE.md)."))
     var maxClockAhead = Int(HybridClock.defaultMaxDriftMilliseconds / 1000)
 
-    @Option(name: .customLong("on-notify"), help: ArgumentHelp(
-        "A shell command run for each notification, with the notification as one JSON object on its standard input.",
-        discussion: "Runs beside the desktop notifications (docs/API.md, \"Notifications\"); given 10 s each."))
+    @Option(
+        name: .customLong("on-notify"),
+        help: ArgumentHelp(
+            "A shell command run for each notification, with the notification as one JSON object on its standard input.",
+            discussion: "Runs beside the desktop notifications (docs/API.md, \"Notifications\"); given 10 s each."))
     var onNotify: String?
 
     @Flag(help: "Show no desktop notifications (the --on-notify hook and the live feed still work).")
     var noDesktopNotifications = false
 
-    @Option(help: ArgumentHelp(
-        "Where the web page listens: HOST:PORT on this machine (loopback only), or off.",
-        discussion: "Default 127.0.0.1:\(WebAddress.defaultPort); `pulse-peer open` opens it. When the default port is taken "
-            + "the agent runs without its page (status says why); an address given here must be free."))
+    @Option(
+        help: ArgumentHelp(
+            "Where the web page listens: HOST:PORT on this machine (loopback only), or off.",
+            discussion: "Default 127.0.0.1:\(WebAddress.defaultPort); `pulse-peer open` opens it. When the default port is taken "
+                + "the agent runs without its page (status says why); an address given here must be free."))
     var web: String?
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
@@ -131,9 +136,9 @@ struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show this machine and its peers, as the running agent sees them.",
         discussion: """
-        Exits non-zero when no agent is running for the home directory.
-        Example: pulse-peer status --wait synced --timeout 30   (wait until in step with every peer)
-        """
+            Exits non-zero when no agent is running for the home directory.
+            Example: pulse-peer status --wait synced --timeout 30   (wait until in step with every peer)
+            """
     )
 
     @OptionGroup var options: HomeOptions
@@ -177,15 +182,17 @@ struct Status: ParsableCommand {
         print("  listening on \(m.listenAddress):\(m.port), \(m.changes) changes")
         print("  discovery: \(m.discovery)")
         let n = m.notifications
-        print("  notifications: \(n.shown) shown" + (n.pendingEvents > 0 ? ", \(n.pendingEvents) event(s) gathering" : "")
-              + (m.subscribers > 0 ? "; \(m.subscribers) live-feed client(s)" : ""))
+        print(
+            "  notifications: \(n.shown) shown" + (n.pendingEvents > 0 ? ", \(n.pendingEvents) event(s) gathering" : "")
+                + (m.subscribers > 0 ? "; \(m.subscribers) live-feed client(s)" : ""))
         if let problem = n.desktopProblem { print("    desktop: \(problem)") }
         if let problem = n.hookProblem { print("    --on-notify: \(problem)") }
         for warning in m.warnings { print("  warning: \(warning)") }
         for refusal in m.refusals { print("  \(refusal.text) (\(Ago.describe(refusal.at)))") }
         if let expires = m.invitationExpires {
-            print("  a pairing invitation is open for \(max(0, (expires - WallClock.now()) / 60_000) + 1) min more, "
-                + "\(m.invitationAttemptsLeft ?? 0) attempt(s) left")
+            print(
+                "  a pairing invitation is open for \(max(0, (expires - WallClock.now()) / 60_000) + 1) min more, "
+                    + "\(m.invitationAttemptsLeft ?? 0) attempt(s) left")
         }
         print(status.peers.isEmpty ? "No peers yet." : "Peers (\(status.peers.count)):")
         let now = WallClock.now()

@@ -11,12 +11,12 @@ struct ServiceCommand: ParsableCommand {
         commandName: "service",
         abstract: "Run the agent in the background, from login to logout (a systemd user service).",
         discussion: """
-        Examples:
-          pulse-peer service install     write ~/.config/systemd/user/pulse-peer.service, enable and start it
-          pulse-peer service status      is it installed, enabled, running?
-          pulse-peer service remove      stop it, disable it, delete the unit file
-        The unit runs this very pulse-peer binary with this household's --home.
-        """,
+            Examples:
+              pulse-peer service install     write ~/.config/systemd/user/pulse-peer.service, enable and start it
+              pulse-peer service status      is it installed, enabled, running?
+              pulse-peer service remove      stop it, disable it, delete the unit file
+            The unit runs this very pulse-peer binary with this household's --home.
+            """,
         subcommands: [Install.self, Status.self, Remove.self])
 
     static let unitName = "pulse-peer.service"
@@ -24,7 +24,8 @@ struct ServiceCommand: ParsableCommand {
     /// `$XDG_CONFIG_HOME/systemd/user/pulse-peer.service`, else under `~/.config`.
     static var unitPath: String {
         let environment = ProcessInfo.processInfo.environment
-        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let config =
+            environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (environment["HOME"] ?? "/root") + "/.config"
         return config + "/systemd/user/" + unitName
     }
@@ -104,11 +105,12 @@ struct ServiceCommand: ParsableCommand {
             for step in [["daemon-reload"], ["enable", "--now", ServiceCommand.unitName]] {
                 let result = Systemctl.run(step)
                 guard result.status == 0 else {
-                    throw CLIError(message: """
-                        the unit file is written, but `systemctl --user \(step.joined(separator: " "))` failed: \(result.reason)
-                        The agent is not running as a service. Where systemd's user manager runs (a desktop login),
-                        `systemctl --user enable --now \(ServiceCommand.unitName)` starts it; or run `pulse-peer run` yourself.
-                        """)
+                    throw CLIError(
+                        message: """
+                            the unit file is written, but `systemctl --user \(step.joined(separator: " "))` failed: \(result.reason)
+                            The agent is not running as a service. Where systemd's user manager runs (a desktop login),
+                            `systemctl --user enable --now \(ServiceCommand.unitName)` starts it; or run `pulse-peer run` yourself.
+                            """)
                 }
             }
             print("The agent runs in the background now, and at every login (stop it: pulse-peer service remove).")
@@ -127,7 +129,8 @@ struct ServiceCommand: ParsableCommand {
             }
             print("Unit file: \(path)")
             if let text = try? String(contentsOfFile: path, encoding: .utf8),
-               let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ExecStart=") }) {
+                let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ExecStart=") })
+            {
                 print("Runs:      \(line.dropFirst("ExecStart=".count))")
             }
             let enabled = Systemctl.run(["is-enabled", ServiceCommand.unitName])

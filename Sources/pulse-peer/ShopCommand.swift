@@ -6,14 +6,14 @@ struct Shop: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "The shopping list.",
         discussion: """
-        Examples:
-          pulse-peer shop add Milk Eggs Bread      add (a name in the restock pool comes back from it)
-          pulse-peer shop check Milk               bought: to the restock pool
-          pulse-peer shop list --restock           the restock pool, most recently bought first
-          pulse-peer shop restock Milk             needed again
-          pulse-peer shop clear; pulse-peer shop undo
-        An item is named by its number in the list, its name, or the start of its id.
-        """,
+            Examples:
+              pulse-peer shop add Milk Eggs Bread      add (a name in the restock pool comes back from it)
+              pulse-peer shop check Milk               bought: to the restock pool
+              pulse-peer shop list --restock           the restock pool, most recently bought first
+              pulse-peer shop restock Milk             needed again
+              pulse-peer shop clear; pulse-peer shop undo
+            An item is named by its number in the list, its name, or the start of its id.
+            """,
         subcommands: [Add.self, List.self, Rename.self, Check.self, Restock.self, Clear.self, Undo.self],
         defaultSubcommand: List.self
     )
@@ -22,9 +22,9 @@ struct Shop: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add items. Without names, reads one item per line from standard input until an empty line or EOF.",
             discussion: """
-            A name that is in the restock pool (any case) brings that item back instead of adding a second one.
-            Example: pulse-peer shop add Milk "Rye bread"
-            """)
+                A name that is in the restock pool (any case) brings that item back instead of adding a second one.
+                Example: pulse-peer shop add Milk "Rye bread"
+                """)
         @OptionGroup var options: HomeOptions
         @Argument(help: "Item names.") var names: [String] = []
         @Flag(help: "Print JSON.") var json = false

@@ -6,14 +6,14 @@ struct TaskCommand: ParsableCommand {
         commandName: "task",
         abstract: "Daily tasks, with the focus rule: at most 3 active at once.",
         discussion: """
-        Examples:
-          pulse-peer task                                   list (active first)
-          pulse-peer task --mine                            what is assigned to me
-          pulse-peer task add "Water plants" --assignee me --due today
-          pulse-peer task edit 1 --title "Water the plants" --no-due
-          pulse-peer task done 1
-        A task is named by its number in the list, its title, or the start of its id.
-        """,
+            Examples:
+              pulse-peer task                                   list (active first)
+              pulse-peer task --mine                            what is assigned to me
+              pulse-peer task add "Water plants" --assignee me --due today
+              pulse-peer task edit 1 --title "Water the plants" --no-due
+              pulse-peer task done 1
+            A task is named by its number in the list, its title, or the start of its id.
+            """,
         subcommands: [List.self, Add.self, Edit.self, Done.self, Reopen.self, Delete.self],
         defaultSubcommand: List.self
     )
@@ -23,8 +23,9 @@ struct TaskCommand: ParsableCommand {
         let active = tasks.filter { !$0.done }, completed = tasks.filter(\.done)
         print("Tasks: \(active.count) active (focus rule: at most \(Household.focusLimit))")
         if active.count > Household.focusLimit {
-            print("  \(active.count) are active, more than the focus rule's \(Household.focusLimit) "
-                + "(tasks added on different machines met, or recurring tasks came due); nothing was lost.")
+            print(
+                "  \(active.count) are active, more than the focus rule's \(Household.focusLimit) "
+                    + "(tasks added on different machines met, or recurring tasks came due); nothing was lost.")
         }
         for (index, task) in tasks.enumerated() {
             if index == active.count && !completed.isEmpty { print("Completed") }
@@ -77,11 +78,11 @@ struct TaskCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Change a task's title, assignee or due date.",
             discussion: """
-            Only what you name changes; the same task edited on another machine keeps that machine's
-            other changes. Examples:
-              pulse-peer task edit 2 --assignee me --due 2026-12-24
-              pulse-peer task edit "Water plants" --no-assignee --no-due
-            """)
+                Only what you name changes; the same task edited on another machine keeps that machine's
+                other changes. Examples:
+                  pulse-peer task edit 2 --assignee me --due 2026-12-24
+                  pulse-peer task edit "Water plants" --no-assignee --no-due
+                """)
         @OptionGroup var options: HomeOptions
         @Argument(help: "The task (number, title or id).") var task: String
         @Option(help: "A new title.") var title: String?
@@ -100,8 +101,9 @@ struct TaskCommand: ParsableCommand {
         }
 
         func run() throws {
-            let edit = Household.TaskEdit(title: title, assignee: noAssignee ? .some(nil) : assignee.map { .some($0) },
-                                          due: noDue ? .some(nil) : due.map { .some($0) })
+            let edit = Household.TaskEdit(
+                title: title, assignee: noAssignee ? .some(nil) : assignee.map { .some($0) },
+                due: noDue ? .some(nil) : due.map { .some($0) })
             let edited = try options.write { try $0.editTask(task, edit) }
             if json { return try Output.json(edited) }
             var line = "Task: \(edited.title)"

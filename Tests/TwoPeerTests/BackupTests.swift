@@ -28,9 +28,10 @@ import Testing
         try b.waitUntil("synced")
         // The agent keeps its automatic backups in the home.
         let automatic = a.path + "/backups"
-        #expect(eventually(timeout: 10) {
-            ((try? FileManager.default.contentsOfDirectory(atPath: automatic)) ?? []).contains { $0.hasPrefix("daily-") }
-        })
+        #expect(
+            eventually(timeout: 10) {
+                ((try? FileManager.default.contentsOfDirectory(atPath: automatic)) ?? []).contains { $0.hasPrefix("daily-") }
+            })
         let listed = try a.run(["backup", "--list"]).stdout
         #expect(listed.contains("daily-") && listed.contains("weekly-"), "\(listed)")
         let file = scratch.home("family.sqlite")
@@ -170,8 +171,11 @@ import Testing
         let text = scratch.home("notes.txt")
         try "milk, eggs\n".write(toFile: text, atomically: true, encoding: .utf8)
         let notHousehold = scratch.home("plain.sqlite")
-        #expect(try Shell.run(["python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table t(x)'); c.commit()",
-                               notHousehold]).status == 0)
+        #expect(
+            try Shell.run([
+                "python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table t(x)'); c.commit()",
+                notHousehold,
+            ]).status == 0)
         let folder = scratch.home("folder")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let empty = scratch.home("empty")

@@ -65,9 +65,12 @@ struct DiscoveryTests {
         #expect(!(txt.values.contains { $0.contains(household.householdID) })) // nothing names the household
 
         // A service with a wrong tag is ignored: no connection is attempted.
-        let impostor = try SpawnedProcess(host.wrap(["avahi-publish", "-s", "Impostor", "_housepulse._tcp", "9", "v=1",
-                                                     "id=" + String(repeating: "ab", count: 32), "n=0011223344556677",
-                                                     "tag=" + String(repeating: "0", count: 32)]))
+        let impostor = try SpawnedProcess(
+            host.wrap([
+                "avahi-publish", "-s", "Impostor", "_housepulse._tcp", "9", "v=1",
+                "id=" + String(repeating: "ab", count: 32), "n=0011223344556677",
+                "tag=" + String(repeating: "0", count: 32),
+            ]))
         defer { impostor.terminate() }
         #expect(agentA.waitForLog("ignoring a service of another household"))
         #expect(agentA.log.contains("service=Impostor"))

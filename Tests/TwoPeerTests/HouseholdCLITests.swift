@@ -83,12 +83,16 @@ import Testing
     @Test func theLocalAPIAnswersOverTheControlSocket() throws {
         let agent = try AgentProcess(home: home.path)
         let homeURL = HouseholdHome(directory: URL(fileURLWithPath: home.path))
-        let added = try AgentControl.request(ControlRequest(op: "call", method: "shop.add",
-                                                            params: ["names": .array([.string("Oats")])]), home: homeURL)
+        let added = try AgentControl.request(
+            ControlRequest(
+                op: "call", method: "shop.add",
+                params: ["names": .array([.string("Oats")])]), home: homeURL)
         #expect(added.ok)
         #expect(try home.shoppingNames() == ["Oats"])
-        let refused = try AgentControl.request(ControlRequest(op: "call", method: "backlog.add",
-                                                              params: ["category": .string("Nope"), "title": .string("x")]), home: homeURL)
+        let refused = try AgentControl.request(
+            ControlRequest(
+                op: "call", method: "backlog.add",
+                params: ["category": .string("Nope"), "title": .string("x")]), home: homeURL)
         #expect(!refused.ok && refused.error?.code == "not_found")
         #expect(refused.error?.params["kind"] == "category" && refused.error?.params["handle"] == "Nope")
         #expect(refused.error?.message == "no category \"Nope\" in the backlog")

@@ -22,8 +22,10 @@ import Testing
     func json(_ text: String) throws -> Any { try JSONSerialization.jsonObject(with: Data(text.utf8)) }
 
     /// B's agent stops; `offline` runs on B with no connection; B's agent comes back and both sync.
-    func whileBIsOffline(_ a: Home, _ b: Home, _ agentB: AgentProcess, online: () throws -> Void,
-                         offline: () throws -> Void) throws -> AgentProcess {
+    func whileBIsOffline(
+        _ a: Home, _ b: Home, _ agentB: AgentProcess, online: () throws -> Void,
+        offline: () throws -> Void
+    ) throws -> AgentProcess {
         agentB.stop()
         try a.waitUntil("disconnected")
         try online()
@@ -38,11 +40,14 @@ import Testing
         let (a, b, agentA, agentB) = try pair()
         try a.run(["task", "add", "Water plants"])
         try synced(a, b)
-        let restarted = try whileBIsOffline(a, b, agentB, online: {
-            try a.run(["task", "edit", "1", "--title", "Water the plants", "--due", "2026-12-01"])
-        }, offline: {
-            try b.run(["task", "edit", "Water plants", "--assignee", "me", "--due", "2026-12-24"])
-        })
+        let restarted = try whileBIsOffline(
+            a, b, agentB,
+            online: {
+                try a.run(["task", "edit", "1", "--title", "Water the plants", "--due", "2026-12-01"])
+            },
+            offline: {
+                try b.run(["task", "edit", "Water plants", "--assignee", "me", "--due", "2026-12-24"])
+            })
         #expect(try a.export() == b.export())
         let tasks = try json(try a.run(["task", "--json"]).stdout) as? [[String: Any]] ?? []
         #expect(tasks.count == 1)
@@ -72,12 +77,15 @@ import Testing
         try a.run(["backlog", "category", "add", "Outside"])
         for item in ["Fence", "Pond", "Shed"] { try a.run(["backlog", "add", "Garden", item]) }
         try synced(a, b)
-        let restarted = try whileBIsOffline(a, b, agentB, online: {
-            try a.run(["backlog", "move", "Fence", "--category", "Outside"])
-            try a.run(["backlog", "move", "Shed", "--position", "1"])
-        }, offline: {
-            try b.run(["backlog", "rename", "Fence", "Paint the fence"])
-        })
+        let restarted = try whileBIsOffline(
+            a, b, agentB,
+            online: {
+                try a.run(["backlog", "move", "Fence", "--category", "Outside"])
+                try a.run(["backlog", "move", "Shed", "--position", "1"])
+            },
+            offline: {
+                try b.run(["backlog", "rename", "Fence", "Paint the fence"])
+            })
         #expect(try a.export() == b.export())
         for home in [a, b] {
             let backlog = try json(try home.run(["backlog", "--json"]).stdout) as? [[String: Any]] ?? []
@@ -97,12 +105,14 @@ import Testing
         try a.run(["shop", "add", "Milk"])
         try a.run(["shop", "check", "Milk"])
         try synced(a, b)
-        let restarted = try whileBIsOffline(a, b, agentB, online: {}, offline: {
-            try b.run(["shop", "restock", "Milk"])
-            try b.run(["shop", "clear"])
-            let added = try a.run(["shop", "add", "milk"]).stdout
-            #expect(added.contains("Back from the restock pool: Milk"), "\(added)")
-        })
+        let restarted = try whileBIsOffline(
+            a, b, agentB, online: {},
+            offline: {
+                try b.run(["shop", "restock", "Milk"])
+                try b.run(["shop", "clear"])
+                let added = try a.run(["shop", "add", "milk"]).stdout
+                #expect(added.contains("Back from the restock pool: Milk"), "\(added)")
+            })
         #expect(try a.export() == b.export())
         for home in [a, b] {
             #expect(try home.shoppingNames() == ["Milk"])
@@ -217,8 +227,10 @@ import Testing
         for group in ["HOUSEHOLD", "SHOPPING", "TASKS", "BACKLOG", "KIDS", "SYNC", "MACHINES"] {
             #expect(help.stdout.contains("\(group) SUBCOMMANDS:"), "group \(group)")
         }
-        let commands = ["init", "household", "member", "whoami", "settings", "export", "shop", "task", "recurring", "backlog",
-                        "kids", "run", "service", "status", "watch", "notifications", "conflicts", "invite", "join", "devices"]
+        let commands = [
+            "init", "household", "member", "whoami", "settings", "export", "shop", "task", "recurring", "backlog",
+            "kids", "run", "service", "status", "watch", "notifications", "conflicts", "invite", "join", "devices",
+        ]
         for command in commands {
             let page = try PulsePeer.run(["help", command]).stdout
             #expect(page.contains("Example"), "`pulse-peer help \(command)` has an example")
@@ -256,8 +268,9 @@ import Testing
         #expect(try PulsePeer.run(["service", "status"], environment: environment).stdout.contains("Not installed"))
 
         // No systemctl at all: the unit is written, and the person is told plainly.
-        let none = try PulsePeer.run(["service", "install", "--home", home.path],
-                                     environment: ["XDG_CONFIG_HOME": config, "PATH": scratch.home("empty")])
+        let none = try PulsePeer.run(
+            ["service", "install", "--home", home.path],
+            environment: ["XDG_CONFIG_HOME": config, "PATH": scratch.home("empty")])
         #expect(none.status != 0 && none.stderr.contains("systemctl was not found"), "\(none.stderr)")
         #expect(none.stderr.contains("pulse-peer run") && FileManager.default.fileExists(atPath: unitPath))
         // A systemctl that cannot reach the user manager (no login session): its words.

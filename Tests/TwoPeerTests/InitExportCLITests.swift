@@ -24,8 +24,9 @@ import Testing
 
     @Test func initTakesNamesAndTheEnvironmentHome() throws {
         let home = scratch.home("b")
-        let created = try PulsePeer.run(["init", "--household", "The Kowalskis", "--member", "Ola", "--member", "Jan"],
-                                        environment: ["PULSE_HOME": home])
+        let created = try PulsePeer.run(
+            ["init", "--household", "The Kowalskis", "--member", "Ola", "--member", "Jan"],
+            environment: ["PULSE_HOME": home])
         #expect(created.status == 0, "\(created.stderr)")
         let export = try PulsePeer.run(["export", "--json", "--home", home])
         #expect(export.stdout.contains("\"The Kowalskis\""))

@@ -43,16 +43,18 @@ import Testing
         try b.waitUntil("synced")
         #expect(try a.export() == b.export())
         // The live feed tells of the two entries the rule declined once the machines merged.
-        #expect(watchA.waitFor { event in
-            watchA.events.filter { $0["type"] as? String == "kid.declined" }.count == 2 && event["type"] as? String == "kid.declined"
-        }, "\(watchA.events)")
+        #expect(
+            watchA.waitFor { event in
+                watchA.events.filter { $0["type"] as? String == "kid.declined" }.count == 2 && event["type"] as? String == "kid.declined"
+            }, "\(watchA.events)")
         watchA.stop()
         #expect(try kidsJSON(a).first?["balance"] as? Int == 4)
         #expect(try kidsJSON(b).first?["balance"] as? Int == 4)
         let history = try a.run(["kids", "history", "Sam", "--json"]).stdout
         #expect(history == (try b.run(["kids", "history", "Sam", "--json"]).stdout))
         let lines = try JSONSerialization.jsonObject(with: Data(history.utf8)) as? [[String: Any]] ?? []
-        #expect(lines.compactMap { $0["outcome"] as? String }.sorted()
+        #expect(
+            lines.compactMap { $0["outcome"] as? String }.sorted()
                 == ["counted", "counted", "counted", "declined-overspend", "declined-repeat"])
         #expect(lines.allSatisfy { ($0["balanceAfter"] as? Int ?? -1) >= 0 })
         #expect(lines.first { $0["outcome"] as? String == "declined-overspend" }?["peanuts"] as? Int == 5)
@@ -75,7 +77,7 @@ import Testing
         try a.run(["kids", "select", "chore_001", "reward_001", "--pin-stdin"], stdin: "1234\n")
         let before = try a.export()
         let bad: [([String], String?, String)] = [
-            (["kids", "add", "Alex"], nil, "--pin-stdin"),                        // no terminal, no --pin-stdin
+            (["kids", "add", "Alex"], nil, "--pin-stdin"), // no terminal, no --pin-stdin
             (["kids", "add", "Alex", "--pin-stdin"], "", "nothing on standard input"),
             (["kids", "add", "Alex", "--pin-stdin"], "9999\n", "wrong PIN"),
             (["kids", "add", " ", "--pin-stdin"], "1234\n", "may not be empty"),

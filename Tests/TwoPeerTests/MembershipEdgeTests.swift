@@ -20,8 +20,10 @@ import Testing
         try a.run(["init"])
         let offsetFile = scratch.home("faketime-offset")
         try "+0".write(toFile: offsetFile, atomically: true, encoding: .utf8)
-        let wrapper = ["/usr/bin/env", "LD_PRELOAD=\(FakeTime.library)", "FAKETIME_TIMESTAMP_FILE=\(offsetFile)",
-                       "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1", "/bin/sh", "-c", "exec \"$@\"", "sh"]
+        let wrapper = [
+            "/usr/bin/env", "LD_PRELOAD=\(FakeTime.library)", "FAKETIME_TIMESTAMP_FILE=\(offsetFile)",
+            "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1", "/bin/sh", "-c", "exec \"$@\"", "sh",
+        ]
         let agentA = try AgentProcess(home: a.path, wrapper: wrapper)
         defer { _ = agentA.stop(); FakeTime.removeLeftovers() }
         let code = try a.run(["invite", "--minutes", "1"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -45,11 +47,14 @@ import Testing
         try a.run(["shop", "add", "Private"])
         let householdB = try Household.open(HouseholdHome(directory: URL(fileURLWithPath: b.path)))
         let householdA = try Household.open(HouseholdHome(directory: URL(fileURLWithPath: a.path)))
-        let proof = MembershipProof.compute(secret: try householdB.membershipKey(), role: .client,
-                                            clientMachine: try #require(Hex.bytes(householdB.identity.machineID)),
-                                            serverMachine: try #require(Hex.bytes(householdA.identity.machineID)))
-        let hello = PeerMessage.hello(.init(replica: householdB.store.replicaID, proof: proof,
-                                            clock: Int64(Date().timeIntervalSince1970 * 1000)))
+        let proof = MembershipProof.compute(
+            secret: try householdB.membershipKey(), role: .client,
+            clientMachine: try #require(Hex.bytes(householdB.identity.machineID)),
+            serverMachine: try #require(Hex.bytes(householdA.identity.machineID)))
+        let hello = PeerMessage.hello(
+            .init(
+                replica: householdB.store.replicaID, proof: proof,
+                clock: Int64(Date().timeIntervalSince1970 * 1000)))
         var payload = ByteBuffer()
         WireCodec.encode(hello, into: &payload)
         var frame = ByteBuffer()
@@ -115,8 +120,9 @@ struct MembershipOnALANTests {
         try hostB.run(["nft", "add chain inet halfopen output { type filter hook output priority 0; }"])
         try hostB.run(["nft", "add", "rule", "inet", "halfopen", "output", "tcp", "flags", "&", "(fin|rst)", "!=", "0", "drop"])
         agentB.kill9()
-        #expect(try a.status()["peers"].map { ($0 as? [[String: Any]])?.first?["state"] as? String } == "connected",
-                "A still believes in the old session")
+        #expect(
+            try a.status()["peers"].map { ($0 as? [[String: Any]])?.first?["state"] as? String } == "connected",
+            "A still believes in the old session")
         let mark = agentA.logLineCount
         try b.run(["shop", "add", "After the restart"])
         agentB = try AgentProcess(home: b.path, ["--no-mdns", "--peer", addressA], on: hostB, listen: "0.0.0.0")

@@ -11,8 +11,9 @@ import Testing
     init() throws { scratch = try Scratch() }
 
     func machineID(_ home: Home) throws -> String {
-        try #require((try JSONSerialization.jsonObject(with: Data(home.run(["devices", "--json"]).stdout.utf8)) as? [[String: Any]])?
-            .first { $0["thisMachine"] as? Bool == true }?["id"] as? String)
+        try #require(
+            (try JSONSerialization.jsonObject(with: Data(home.run(["devices", "--json"]).stdout.utf8)) as? [[String: Any]])?
+                .first { $0["thisMachine"] as? Bool == true }?["id"] as? String)
     }
 
     func devices(_ home: Home) throws -> [[String: Any]] {
@@ -56,8 +57,9 @@ import Testing
         agentB = nil
         let removed = try a.run(["devices", "remove", String(idC.prefix(8))])
         #expect(removed.stdout.contains("Removed"))
-        #expect(eventually(timeout: 20) { refusals(c).contains { $0.hasPrefix("by \(idA)") && $0.contains("removed from the household") } },
-                "\(refusals(c))")
+        #expect(
+            eventually(timeout: 20) { refusals(c).contains { $0.hasPrefix("by \(idA)") && $0.contains("removed from the household") } },
+            "\(refusals(c))")
         #expect(refusals(a).contains { $0.hasPrefix(idC) && $0.contains("removed") })
         // Bad input changes nothing: this machine, an unknown id, too short an id, C again.
         for bad in [String(idA.prefix(8)), "ffffffffffff", "ab", String(idC.prefix(8))] {
@@ -74,10 +76,11 @@ import Testing
 
         // C comes back: both refuse it, before any household data.
         agentC = try AgentProcess(home: c.path, ["--peer", agentA.address, "--peer", agentB!.address])
-        #expect(eventually(timeout: 30) {
-            let seen = refusals(c)
-            return seen.contains { $0.hasPrefix("by \(idA)") } && seen.contains { $0.hasPrefix("by \(idB)") }
-        }, "\(refusals(c))")
+        #expect(
+            eventually(timeout: 30) {
+                let seen = refusals(c)
+                return seen.contains { $0.hasPrefix("by \(idA)") } && seen.contains { $0.hasPrefix("by \(idB)") }
+            }, "\(refusals(c))")
         #expect(try a.shoppingNames() == ["From C"] && b.shoppingNames() == ["From C"], "nothing of C's after its removal")
         #expect(eventually(timeout: 10) { refusals(b).contains { $0.hasPrefix(idC) } })
 
@@ -137,16 +140,17 @@ import Testing
         // Bytes from a stranger who completed TLS: each answered with the documented ERROR, nothing else.
         let stranger = try Stranger(scratch: scratch)
         let cases: [(String, String, Int)] = [
-            ("garbage", "ffffffff00", 1),                          // a frame longer than any
-            ("oversized before HELLO", "00400000" + "03", 1),      // a legal 4 MiB frame, before HELLO
+            ("garbage", "ffffffff00", 1), // a frame longer than any
+            ("oversized before HELLO", "00400000" + "03", 1), // a legal 4 MiB frame, before HELLO
             ("unknown type", "000000016f", 1),
             ("truncated HELLO", "0000000401000300", 1),
             ("VECTOR first", "000000020200", 4),
         ]
         for (name, hex, code) in cases {
             let frames = try stranger.send(hex, to: agentA.port)
-            #expect(frames.count == 1 && frames.first?["type"] as? Int == 8 && frames.first?["code"] as? Int == code,
-                    "\(name): \(frames)")
+            #expect(
+                frames.count == 1 && frames.first?["type"] as? Int == 8 && frames.first?["code"] as? Int == code,
+                "\(name): \(frames)")
         }
         // Silence: ERROR 7 at the handshake deadline.
         #expect(try stranger.send("", to: agentA.port).first?["code"] as? Int == 7)
@@ -210,8 +214,10 @@ struct Stranger {
     init(scratch: Scratch) throws {
         cert = scratch.home("stranger.crt")
         key = scratch.home("stranger.key")
-        let made = try Shell.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                                  "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=stranger"])
+        let made = try Shell.run([
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+            "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=stranger",
+        ])
         guard made.status == 0 else { throw AgentProcess.Failure(description: "openssl: \(made.stderr)") }
     }
 

@@ -26,8 +26,9 @@ import Testing
 
     /// An agent with `--on-notify` appending to its hook file, and no desktop notifications.
     func agent(_ home: Home, _ args: [String] = [], environment: [String] = []) throws -> AgentProcess {
-        try AgentProcess(home: home.path, ["--on-notify", "cat >> '\(hookFile(home))'"] + args,
-                         wrapper: ["/usr/bin/env", "-u", "DBUS_SESSION_BUS_ADDRESS", "-u", "XDG_RUNTIME_DIR"] + environment)
+        try AgentProcess(
+            home: home.path, ["--on-notify", "cat >> '\(hookFile(home))'"] + args,
+            wrapper: ["/usr/bin/env", "-u", "DBUS_SESSION_BUS_ADDRESS", "-u", "XDG_RUNTIME_DIR"] + environment)
     }
 
     func notifications(_ home: Home) -> [[String: Any]] {
@@ -61,8 +62,9 @@ import Testing
 
         // Tom adds three items on B, one command each: A and C get one notification counting 3.
         for item in ["Milk", "Eggs", "Bread"] { try b.run(["shop", "add", item]) }
-        #expect(eventually(timeout: 20) { notifications(a).count == 1 && notifications(c).count == 1 },
-                "A: \(notifications(a)) C: \(notifications(c))")
+        #expect(
+            eventually(timeout: 20) { notifications(a).count == 1 && notifications(c).count == 1 },
+            "A: \(notifications(a)) C: \(notifications(c))")
         for home in [a, c] {
             let shown = try #require(notifications(home).first)
             #expect(shown["count"] as? Int == 3 && shown["summary"] as? String == "3 new items added to Shopping List", "\(shown)")
@@ -122,8 +124,9 @@ import Testing
         #expect(await desktop.show(followUp) == nil)
         let calls = service.calls()
         #expect(calls.count == 3)
-        #expect(calls[2]["replaces"] as? Int == calls[1]["id"] as? Int && calls[2]["id"] as? Int == calls[1]["id"] as? Int,
-                "the follow-up replaced the first: \(calls)")
+        #expect(
+            calls[2]["replaces"] as? Int == calls[1]["id"] as? Int && calls[2]["id"] as? Int == calls[1]["id"] as? Int,
+            "the follow-up replaced the first: \(calls)")
         // No bus at all: an answer, not a crash.
         #expect(await DesktopNotifier(address: "unix:path=/nonexistent/bus").show(first)?.description.contains("session bus") == true)
     }
@@ -143,8 +146,11 @@ import Testing
         #expect(watch.waitFor { $0["title"] as? String == "Eggs" })
         let seen = watch.events.filter { $0["type"] as? String == "shopping.added" }
         #expect(seen.map { $0["title"] as? String ?? "" } == ["Milk", "Eggs"], "in order: \(seen)")
-        #expect(seen.allSatisfy { $0["author"] as? String == tom && $0["authorName"] as? String == "Tom" && $0["count"] as? Int == 1
-                                  && $0["local"] as? Bool == false && $0["machine"] is String && $0["time"] is Int })
+        #expect(
+            seen.allSatisfy {
+                $0["author"] as? String == tom && $0["authorName"] as? String == "Tom" && $0["count"] as? Int == 1
+                    && $0["local"] as? Bool == false && $0["machine"] is String && $0["time"] is Int
+            })
         #expect(watch.events.allSatisfy { $0["type"] as? String != "peer.connected" }, "topics filter")
         let token = try #require(seen.last?["token"] as? String)
         watch.stop()
@@ -175,14 +181,17 @@ import Testing
         let agentA = try agent(a)
         defer { _ = agentA.stop() }
         try a.run(["shop", "add", "Milk", "Eggs"]) // listed keys one apart
-        let raw = try Shell.run(["python3", "-c", """
+        let raw = try Shell.run([
+            "python3", "-c",
+            """
             import socket, sys
             s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
             s.sendall(b'{"op":"call","method":"shop.list","params":{}}\\n')
             data = b""
             while not data.endswith(b"\\n"): data += s.recv(65536)
             print(data.decode())
-            """, a.path + "/control.sock"])
+            """, a.path + "/control.sock",
+        ])
         let json = try #require(try JSONSerialization.jsonObject(with: Data(raw.stdout.utf8)) as? [String: Any], "\(raw.stderr)")
         let items = try #require(json["result"] as? [[String: Any]])
         let listed = items.compactMap { ($0["listed"] as? String).flatMap { Int64($0) } }
@@ -289,8 +298,10 @@ final class SessionBus: @unchecked Sendable {
         services.append(process)
         // Ready once the name has an owner (asked of the bus itself).
         let owned = eventually(timeout: 15) {
-            let reply = try? Shell.run(["dbus-send", "--bus=\(address)", "--print-reply", "--dest=org.freedesktop.DBus",
-                                        "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.Notifications"])
+            let reply = try? Shell.run([
+                "dbus-send", "--bus=\(address)", "--print-reply", "--dest=org.freedesktop.DBus",
+                "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.Notifications",
+            ])
             return reply?.stdout.contains("boolean true") == true
         }
         guard owned else { throw AgentProcess.Failure(description: "the stand-in notification service did not start (python3-dbus, python3-gi)") }

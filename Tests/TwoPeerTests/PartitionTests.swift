@@ -31,8 +31,9 @@ struct PartitionTests {
         let addressA = "\(lan.addresses[0]):\(agentA.port)"
         let agentB = try AgentProcess(home: b.path, options + ["--peer", addressA], on: hosts[1], listen: "0.0.0.0")
         let addressB = "\(lan.addresses[1]):\(agentB.port)"
-        let agentC = try AgentProcess(home: c.path, options + ["--peer", addressA, "--peer", addressB], on: hosts[2],
-                                      listen: "0.0.0.0")
+        let agentC = try AgentProcess(
+            home: c.path, options + ["--peer", addressA, "--peer", addressB], on: hosts[2],
+            listen: "0.0.0.0")
         for home in homes { try home.waitUntil("synced", peers: 2) }
         let idC = try machineID(c)
         var written: [String] = []
@@ -73,7 +74,9 @@ struct PartitionTests {
         #expect(exports[0] == exports[1] && exports[1] == exports[2])
         #expect(Set(try c.shoppingNames()) == Set(written), "every acknowledged write, on every machine")
         #expect(try a.shoppingNames().count == written.count)
-        print("partition: silence noticed after \(String(format: "%.1f", noticed)) s; in sync \(String(format: "%.1f", rejoined)) s after the heal; link: \(applied)")
+        print(
+            "partition: silence noticed after \(String(format: "%.1f", noticed)) s; in sync \(String(format: "%.1f", rejoined)) s after the heal; link: \(applied)"
+        )
         for agent in [agentC, agentB, agentA] { #expect(agent.stop() == 0) }
     }
 }

@@ -87,8 +87,11 @@ import Testing
         let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
         #expect(truncate(path, off_t(size / 3)) == 0)
         let agentA = try AgentProcess(home: a.path)
-        let run = try PulsePeer.run(["run", "--home", b.path, "--port", "0", "--listen", "127.0.0.1", "--no-mdns",
-                                     "--peer", agentA.address], timeout: 20)
+        let run = try PulsePeer.run(
+            [
+                "run", "--home", b.path, "--port", "0", "--listen", "127.0.0.1", "--no-mdns",
+                "--peer", agentA.address,
+            ], timeout: 20)
         #expect(run.status != 0)
         #expect(run.stderr.contains("is damaged") && run.stderr.contains("truncated"), "\(run.stderr)")
         #expect(run.stderr.contains("pulse-peer join"))

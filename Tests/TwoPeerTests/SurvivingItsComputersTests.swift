@@ -90,8 +90,10 @@ import Testing
         let agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
         try b.waitUntil("synced")
         let sql = { (statement: String) throws in
-            let run = try Shell.run(["python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2])",
-                                     a.path + "/household.sqlite", statement])
+            let run = try Shell.run([
+                "python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2])",
+                a.path + "/household.sqlite", statement,
+            ])
             #expect(run.status == 0, "\(run.stderr)")
         }
         try sql("CREATE TRIGGER refuse BEFORE INSERT ON shopping_item WHEN NEW.name = 'Forbidden' BEGIN SELECT RAISE(ABORT, 'refused by a test rule'); END;")
@@ -288,10 +290,16 @@ import Testing
         remote.sin_family = sa_family_t(AF_INET)
         remote.sin_port = in_port_t(UInt16(port).bigEndian)
         inet_pton(AF_INET, "127.0.0.1", &remote.sin_addr)
-        let bound = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        let connected = withUnsafePointer(to: &remote) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        let connected = withUnsafePointer(to: &remote) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
         guard bound == 0, connected == 0 else { close(fd); return nil }
         return fd
     }

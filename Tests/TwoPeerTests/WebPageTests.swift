@@ -52,16 +52,20 @@ import Testing
         try b.waitUntil("synced")
         try b.run(["whoami", "--set", "Tom"])
         let web = try #require(agentB.web.flatMap(URL.init(string:))?.port)
-        var command = ["python3", Self.script("web_e2e.py"), PulsePeer.executable.path, a.path, b.path,
-                       String(agentB.process.processIdentifier), String(web)]
+        var command = [
+            "python3", Self.script("web_e2e.py"), PulsePeer.executable.path, a.path, b.path,
+            String(agentB.process.processIdentifier), String(web),
+        ]
         if let directory = ProcessInfo.processInfo.environment["PULSE_SCREENSHOTS"] { command.append(directory) }
         let run = try Shell.run(command, timeout: 300)
         let output = run.stdout + run.stderr
         #expect(run.status == 0, "\(output)")
         let passed = lines(run.stdout)
-        for check in ["shown on B without a reload", "New items added (1)", "restock pool (both pages) → back",
-                      "Undo brought back", "“Me” on Tom's machine", "4th active task is refused", "appearance dark applied", "Download a backup",
-                      "shows the agent unreachable", "its page recovered by itself", "no script errors"] {
+        for check in [
+            "shown on B without a reload", "New items added (1)", "restock pool (both pages) → back",
+            "Undo brought back", "“Me” on Tom's machine", "4th active task is refused", "appearance dark applied", "Download a backup",
+            "shows the agent unreachable", "its page recovered by itself", "no script errors",
+        ] {
             #expect(passed.contains { $0.contains(check) }, "missing: \(check)\n\(output)")
         }
         // Within a second of the person's Enter on A, the item is on B's page.
@@ -83,9 +87,11 @@ import Testing
         let run = try Shell.run(["python3", Self.script("web_security.py"), PulsePeer.executable.path, a.path, web], timeout: 180)
         let output = run.stdout + run.stderr
         #expect(run.status == 0, "\(output)")
-        for check in ["answers 401 and no household data", "works once", "is refused (421/400)", "POSTs from another origin",
-                      "change nothing", "X-Frame-Options DENY", "the page still answers", "hostile page", "sign-out ends",
-                      "downloads a whole backup"] {
+        for check in [
+            "answers 401 and no household data", "works once", "is refused (421/400)", "POSTs from another origin",
+            "change nothing", "X-Frame-Options DENY", "the page still answers", "hostile page", "sign-out ends",
+            "downloads a whole backup",
+        ] {
             #expect(lines(run.stdout).contains { $0.contains(check) }, "missing: \(check)\n\(output)")
         }
         #expect(!agent.log.contains("token=") && !agent.log.contains("pulse_session"), "the agent logs no sign-in token or cookie")
@@ -97,8 +103,10 @@ import Testing
     /// a taken chosen one stops the start.
     @Test func theWebFlagAndTheOpenCommand() throws {
         let home = try scratch.household("w")[0]
-        for (value, says) in [("0.0.0.0:47654", "not a loopback address"), ("192.168.1.2:80", "not a loopback address"),
-                              ("127.0.0.1", "HOST:PORT"), ("nonsense", "HOST:PORT")] {
+        for (value, says) in [
+            ("0.0.0.0:47654", "not a loopback address"), ("192.168.1.2:80", "not a loopback address"),
+            ("127.0.0.1", "HOST:PORT"), ("nonsense", "HOST:PORT"),
+        ] {
             let run = try PulsePeer.run(["run", "--home", home.path, "--no-mdns", "--web", value], timeout: 30)
             #expect(run.status != 0 && run.stderr.contains(says), "\(value): \(run.stderr)")
         }
@@ -135,8 +143,9 @@ import Testing
         // The page's port taken: chosen explicitly, the start fails and says so…
         let port = try #require(URL(string: web)?.port)
         let second = try scratch.household("w2")[0]
-        let clash = try PulsePeer.run(["run", "--home", second.path, "--port", "0", "--no-mdns", "--web", "127.0.0.1:\(port)"],
-                                      timeout: 30)
+        let clash = try PulsePeer.run(
+            ["run", "--home", second.path, "--port", "0", "--no-mdns", "--web", "127.0.0.1:\(port)"],
+            timeout: 30)
         #expect(clash.status != 0 && clash.stderr.contains("the web page cannot listen on 127.0.0.1:\(port)"), "\(clash.stderr)")
         _ = agent.stop()
         // …while the default one taken leaves the agent syncing without its page, saying why.

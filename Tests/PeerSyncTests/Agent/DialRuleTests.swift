@@ -16,8 +16,9 @@ import Testing
         (.configured, "bb", "aa", true, false), // a --peer address: always dialed
     ])
     func whoDialsFirst(source: PeerDirectory.Source, local: String, remote: String, advertised: Bool, waits: Bool) {
-        let entry = PeerDirectory.Entry(source: source, machine: source == .discovered ? remote : nil,
-                                        candidates: [PeerAddress(host: "127.0.0.1", port: 1)])
+        let entry = PeerDirectory.Entry(
+            source: source, machine: source == .discovered ? remote : nil,
+            candidates: [PeerAddress(host: "127.0.0.1", port: 1)])
         #expect(entry.letsTheOtherDialFirst(localMachine: local, advertised: advertised) == waits)
     }
 

@@ -16,8 +16,9 @@ import Testing
 
     func register(_ engine: SyncEngine, _ id: Int, role: MembershipProof.Role, _ farewells: Farewells) async -> SyncEngine.Registration {
         let (_, signal) = AsyncStream<Void>.makeStream()
-        return await engine.register(id, machine: "bb", replica: ReplicaID(rawValue: 2), role: role, origin: .inbound,
-                                     remote: "127.0.0.1:1", bytes: ByteCounts(), close: farewells.close(id), signal: signal)
+        return await engine.register(
+            id, machine: "bb", replica: ReplicaID(rawValue: 2), role: role, origin: .inbound,
+            remote: "127.0.0.1:1", bytes: ByteCounts(), close: farewells.close(id), signal: signal)
     }
 
     @Test func aSessionReplacedByTheSameMachinesNewOneIsClosedWithError6() async {

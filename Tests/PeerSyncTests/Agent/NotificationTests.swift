@@ -8,16 +8,22 @@ import Testing
 
 private let tom = "tom-0000", anna = "anna-000"
 
-private func change(_ entity: EntityKind, _ fields: [String: FieldValue], row: String = "r1", by member: String? = tom,
-                    at ms: Int64 = 1_000) -> Change {
-    Change(origin: ReplicaID(rawValue: 7), seq: 1, hlc: HybridTimestamp(milliseconds: ms), member: member, entity: entity,
-           rowID: row, fields: fields.sorted { $0.key < $1.key }.map { FieldWrite(field: $0.key, value: $0.value) })
+private func change(
+    _ entity: EntityKind, _ fields: [String: FieldValue], row: String = "r1", by member: String? = tom,
+    at ms: Int64 = 1_000
+) -> Change {
+    Change(
+        origin: ReplicaID(rawValue: 7), seq: 1, hlc: HybridTimestamp(milliseconds: ms), member: member, entity: entity,
+        rowID: row, fields: fields.sorted { $0.key < $1.key }.map { FieldWrite(field: $0.key, value: $0.value) })
 }
 
-private func added(_ title: String, by author: String? = tom, local: Bool = false, assignee: String? = nil,
-                   _ kind: HouseholdEvent.Kind = .shoppingAdded) -> HouseholdEvent {
-    var event = HouseholdEvent(type: kind, entity: "shopping_item", row: title, title: title, author: author,
-                               authorName: author == tom ? "Tom" : "Anna", assignee: assignee, time: 0)
+private func added(
+    _ title: String, by author: String? = tom, local: Bool = false, assignee: String? = nil,
+    _ kind: HouseholdEvent.Kind = .shoppingAdded
+) -> HouseholdEvent {
+    var event = HouseholdEvent(
+        type: kind, entity: "shopping_item", row: title, title: title, author: author,
+        authorName: author == tom ? "Tom" : "Anna", assignee: assignee, time: 0)
     event.local = local
     return event
 }
@@ -27,8 +33,10 @@ private func added(_ title: String, by author: String? = tom, local: Bool = fals
 @Suite struct NotificationRulesTests {
     @Test func changesAreTurnedIntoEventsByTheirShape() {
         let cases: [(String, Change, [HouseholdEvent.Kind], String?)] = [
-            ("item added", change(.shoppingItem, ["name": .text("Milk"), "state": .text("active"), "listed": .integer(5)]),
-             [.shoppingAdded], "Milk"),
+            (
+                "item added", change(.shoppingItem, ["name": .text("Milk"), "state": .text("active"), "listed": .integer(5)]),
+                [.shoppingAdded], "Milk"
+            ),
             ("item checked", change(.shoppingItem, ["state": .text("restock")]), [.shoppingChecked], nil),
             ("item restocked", change(.shoppingItem, ["state": .text("active"), "listed": .integer(9)]), [.shoppingRestocked], nil),
             ("item cleared", change(.shoppingItem, ["state": .text("deleted")]), [.shoppingRemoved], nil),
@@ -49,8 +57,9 @@ private func added(_ title: String, by author: String? = tom, local: Bool = fals
             #expect(events.first?.title == title, "\(name)")
             #expect(events.allSatisfy { $0.author == tom && $0.time == 1_000 && $0.count == 1 }, "\(name)")
         }
-        #expect(EventRules.events(of: change(.task, ["title": .text("T"), "created": .integer(1), "assignee": .text(anna)]))
-            .first?.assignee == anna)
+        #expect(
+            EventRules.events(of: change(.task, ["title": .text("T"), "created": .integer(1), "assignee": .text(anna)]))
+                .first?.assignee == anna)
         #expect(EventRules.events(of: change(.task, ["assignee": .text(anna), "done": .bool(true)])).map(\.assignee) == [anna, nil])
         #expect(EventRules.events(of: change(.backlogItem, ["title": .text("x")])).first?.topic == .backlog)
     }
@@ -114,10 +123,11 @@ private func added(_ title: String, by author: String? = tom, local: Bool = fals
             let keep = [0, 1, 3, 20][round % 4]
             let changes = (0..<Int.random(in: 0...80, using: &random)).map { index in
                 let (entity, fields) = shapes.randomElement(using: &random)!
-                return Change(origin: Bool.random(using: &random) ? desk : unnamed, seq: UInt64(index + 1),
-                              hlc: HybridTimestamp(milliseconds: Int64.random(in: 0...100, using: &random)),
-                              member: Bool.random(using: &random) ? tom : anna, entity: entity, rowID: "r\(index)",
-                              fields: fields.sorted { $0.key < $1.key }.map { FieldWrite(field: $0.key, value: $0.value) })
+                return Change(
+                    origin: Bool.random(using: &random) ? desk : unnamed, seq: UInt64(index + 1),
+                    hlc: HybridTimestamp(milliseconds: Int64.random(in: 0...100, using: &random)),
+                    member: Bool.random(using: &random) ? tom : anna, entity: entity, rowID: "r\(index)",
+                    fields: fields.sorted { $0.key < $1.key }.map { FieldWrite(field: $0.key, value: $0.value) })
             }
             let oneByOne = changes.flatMap { change in
                 EventRules.events(of: change).map { event in
@@ -194,26 +204,36 @@ private func added(_ title: String, by author: String? = tom, local: Bool = fals
         enum Step { case receive(Int64, [String]), tick(Int64) }
         struct Case { let name: String; let steps: [Step]; let shown: [(count: Int, replacesPrevious: Bool)] }
         let cases: [Case] = [
-            Case(name: "three at once: one notification counting 3",
-                 steps: [.receive(0, ["Milk", "Eggs", "Bread"]), .tick(1_999), .tick(2_000), .tick(90_000)],
-                 shown: [(3, false)]),
-            Case(name: "three within the debounce: one notification of 3",
-                 steps: [.receive(0, ["Milk"]), .receive(500, ["Eggs"]), .receive(1_900, ["Bread"]), .tick(2_000), .tick(90_000)],
-                 shown: [(3, false)]),
-            Case(name: "later ones in the window: one follow-up replacing the first, at the window's end",
-                 steps: [.receive(0, ["Milk"]), .tick(2_000), .receive(30_000, ["Eggs"]), .receive(60_000, ["Bread"]),
-                         .tick(89_999), .tick(90_000)],
-                 shown: [(1, false), (3, true)]),
-            Case(name: "a quiet window closes the burst: the next event starts a new one",
-                 steps: [.receive(0, ["Milk"]), .tick(2_000), .tick(90_000), .receive(100_000, ["Eggs"]), .tick(102_000)],
-                 shown: [(1, false), (1, false)]),
-            Case(name: "a stream keeps one notification, updated once a window",
-                 steps: [.receive(0, ["a"]), .tick(2_000), .receive(10_000, ["b"]), .tick(90_000), .receive(100_000, ["c"]),
-                         .tick(179_999), .tick(180_000), .tick(270_000)],
-                 shown: [(1, false), (2, true), (3, true)]),
-            Case(name: "nothing before the debounce ends",
-                 steps: [.receive(0, ["Milk"]), .tick(1_000)],
-                 shown: []),
+            Case(
+                name: "three at once: one notification counting 3",
+                steps: [.receive(0, ["Milk", "Eggs", "Bread"]), .tick(1_999), .tick(2_000), .tick(90_000)],
+                shown: [(3, false)]),
+            Case(
+                name: "three within the debounce: one notification of 3",
+                steps: [.receive(0, ["Milk"]), .receive(500, ["Eggs"]), .receive(1_900, ["Bread"]), .tick(2_000), .tick(90_000)],
+                shown: [(3, false)]),
+            Case(
+                name: "later ones in the window: one follow-up replacing the first, at the window's end",
+                steps: [
+                    .receive(0, ["Milk"]), .tick(2_000), .receive(30_000, ["Eggs"]), .receive(60_000, ["Bread"]),
+                    .tick(89_999), .tick(90_000),
+                ],
+                shown: [(1, false), (3, true)]),
+            Case(
+                name: "a quiet window closes the burst: the next event starts a new one",
+                steps: [.receive(0, ["Milk"]), .tick(2_000), .tick(90_000), .receive(100_000, ["Eggs"]), .tick(102_000)],
+                shown: [(1, false), (1, false)]),
+            Case(
+                name: "a stream keeps one notification, updated once a window",
+                steps: [
+                    .receive(0, ["a"]), .tick(2_000), .receive(10_000, ["b"]), .tick(90_000), .receive(100_000, ["c"]),
+                    .tick(179_999), .tick(180_000), .tick(270_000),
+                ],
+                shown: [(1, false), (2, true), (3, true)]),
+            Case(
+                name: "nothing before the debounce ends",
+                steps: [.receive(0, ["Milk"]), .tick(1_000)],
+                shown: []),
         ]
         for test in cases {
             var batcher = NotificationBatcher(windowSeconds: 90)
@@ -226,7 +246,8 @@ private func added(_ title: String, by author: String? = tom, local: Bool = fals
             }
             #expect(shown.map(\.count) == test.shown.map(\.count), "\(test.name)")
             for (index, notification) in shown.enumerated() where index < test.shown.count {
-                #expect((notification.replaces == shown[safe: index - 1]?.id) == test.shown[index].replacesPrevious
+                #expect(
+                    (notification.replaces == shown[safe: index - 1]?.id) == test.shown[index].replacesPrevious
                         || (!test.shown[index].replacesPrevious && notification.replaces == nil), "\(test.name) #\(index)")
             }
         }
@@ -248,8 +269,9 @@ private func added(_ title: String, by author: String? = tom, local: Bool = fals
     @Test func theWordsCountAndNameTheItems() {
         let one = NotificationBatcher.notification(id: 1, replaces: nil, group: .shopping, events: [added("Milk")])
         #expect(one.summary == "“Milk” added to Shopping List" && one.body == "by Tom")
-        let three = NotificationBatcher.notification(id: 2, replaces: 1, group: .shopping,
-                                                     events: [added("Milk"), added("Eggs"), added("Bread", by: anna)])
+        let three = NotificationBatcher.notification(
+            id: 2, replaces: 1, group: .shopping,
+            events: [added("Milk"), added("Eggs"), added("Bread", by: anna)])
         #expect(three.summary == "3 new items added to Shopping List")
         #expect(three.body == "“Milk”, “Eggs” and “Bread” — by Tom and Anna")
         let five = NotificationBatcher.notification(id: 3, replaces: nil, group: .shopping, events: (1...5).map { added("i\($0)") })
@@ -267,8 +289,10 @@ extension Array {
 @Suite struct JSONIntegerTests {
     @Test func integersStayExactAndBigOnesBecomeStrings() throws {
         let listed: Int64 = 117_659_057_681_858_560
-        let value = JSONValue.object(["a": .integer(listed), "b": .integer(listed + 1), "small": .integer(42),
-                                      "edge": .integer(JSONValue.exactInJavaScript.upperBound), "half": .number(0.5)])
+        let value = JSONValue.object([
+            "a": .integer(listed), "b": .integer(listed + 1), "small": .integer(42),
+            "edge": .integer(JSONValue.exactInJavaScript.upperBound), "half": .number(0.5),
+        ])
         let text = String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
         #expect(text.contains("\"a\":\"117659057681858560\"") && text.contains("\"b\":\"117659057681858561\""), "\(text)")
         #expect(text.contains("\"small\":42") && text.contains("\"edge\":9007199254740991") && text.contains("\"half\":0.5"), "\(text)")

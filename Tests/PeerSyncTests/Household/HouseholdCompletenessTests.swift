@@ -54,8 +54,9 @@ import Testing
         // A member may not be called "me", and a machine with no member has no "me".
         #expect(message { try a.addMember("Me") }.contains("may not be called \"me\""))
         let invitation = try a.invitation()
-        let c = try Household.join(HouseholdHome(directory: dir.url.appendingPathComponent("c")),
-                                   invitation: Invitation(householdID: invitation.householdID, secret: invitation.secret, memberID: nil))
+        let c = try Household.join(
+            HouseholdHome(directory: dir.url.appendingPathComponent("c")),
+            invitation: Invitation(householdID: invitation.householdID, secret: invitation.secret, memberID: nil))
         try a.store.sync(to: c.store)
         #expect(message { try c.addTask("Sweep", assignee: "me", force: true) }.contains("belongs to no member"))
         #expect(message { _ = try c.tasks(mine: true) }.contains("belongs to no member"))
@@ -117,8 +118,9 @@ import Testing
     ])
     func supersededOccurrences(_ rows: [(String, String, Bool)], _ hidden: [String]) {
         let tasks = rows.enumerated().map { index, row in
-            HouseholdTask(id: String(index), title: "x", done: row.2, assigneeID: nil, assignee: nil, due: nil, created: Int64(index),
-                          template: row.0.isEmpty ? nil : row.0, period: row.1.isEmpty ? nil : row.1)
+            HouseholdTask(
+                id: String(index), title: "x", done: row.2, assigneeID: nil, assignee: nil, due: nil, created: Int64(index),
+                template: row.0.isEmpty ? nil : row.0, period: row.1.isEmpty ? nil : row.1)
         }
         #expect(RecurringRules.superseded(tasks) == Set(hidden))
     }
@@ -150,8 +152,12 @@ import Testing
         // Rows written the version-3 way: no position field, yet complete.
         for (id, title) in [("old-1", "First"), ("old-2", "Second")] {
             try a.store.write(member: a.memberID) { tx in
-                try tx.create(.backlogItem, id, ["title": .text(title), "category": .text(category),
-                                                 "created": .integer(try a.store.orderingKey()), "deleted": .bool(false)])
+                try tx.create(
+                    .backlogItem, id,
+                    [
+                        "title": .text(title), "category": .text(category),
+                        "created": .integer(try a.store.orderingKey()), "deleted": .bool(false),
+                    ])
             }
         }
         try a.addBacklogItem("Third", to: "Garden")
@@ -163,10 +169,10 @@ import Testing
     @Test(arguments: [
         // current positions in the new order, index moved, end key → expected
         ([Int64(5)], 0, Int64(100), [Int64(100)]),
-        ([10, 20, 5], 2, 100, [10, 20, 1044]),             // to the end
-        ([30, 10, 20], 0, 100, [-1014, 10, 20]),          // to the front
-        ([10, 40, 20], 1, 100, [10, 15, 20]),             // between: the midpoint
-        ([10, 40, 11], 1, 100, [1024, 2048, 3072]),       // no room: renumbered
+        ([10, 20, 5], 2, 100, [10, 20, 1044]), // to the end
+        ([30, 10, 20], 0, 100, [-1014, 10, 20]), // to the front
+        ([10, 40, 20], 1, 100, [10, 15, 20]), // between: the midpoint
+        ([10, 40, 11], 1, 100, [1024, 2048, 3072]), // no room: renumbered
         ([Int64.min + 5, Int64.min, Int64.max], 1, 100, [Int64.min + 5, 2, Int64.max]), // no overflow
     ])
     func positions(_ current: [Int64], _ moved: Int, _ end: Int64, _ expected: [Int64]) {
@@ -205,9 +211,9 @@ import Testing
 
     @Test(arguments: [
         (["Milk"], ["Milk"], [true]),
-        (["milk", "MILK"], ["Milk"], [true, false]),        // a pool item comes back once
+        (["milk", "MILK"], ["Milk"], [true, false]), // a pool item comes back once
         (["Eggs"], ["Milk"], [false]),
-        (["Milk"], ["Milk", "Milk"], [true]),               // the most recently bought one
+        (["Milk"], ["Milk", "Milk"], [true]), // the most recently bought one
     ])
     func restockPlan(_ names: [String], _ pool: [String], _ restocks: [Bool]) {
         let items = pool.enumerated().map { ShoppingItem(id: "id\($0)", name: $1, state: .restock, listed: Int64(10 - $0)) }
@@ -236,29 +242,42 @@ import Testing
 
     @Test func conflictWording() {
         func side(_ value: FieldValue, _ name: String?, _ machine: String?, entity: EntityKind, field: String) -> HouseholdConflict.Side {
-            HouseholdConflict.Side(value: value, hlc: 0, replica: "r", member: name, memberName: name, machine: machine,
-                                   shown: ConflictWording.value(value, entity: entity, field: field))
+            HouseholdConflict.Side(
+                value: value, hlc: 0, replica: "r", member: name, memberName: name, machine: machine,
+                shown: ConflictWording.value(value, entity: entity, field: field))
         }
         let rows: [(ConflictKind, EntityKind, String, String?, FieldValue, FieldValue, String)] = [
-            (.overwritten, .shoppingItem, "name", "Milk", .text("Oat milk"), .text("Whole milk"),
-             "Tom (on tom-pc) and Anna (on anna-pc) both changed the name of the shopping item “Milk” without seeing each other's change: “Oat milk”, the later one, was kept; “Whole milk” was not."),
-            (.rejected, .shoppingItem, "state", "Milk", .text("deleted"), .text("active"),
-             "Tom (on tom-pc) and Anna (on anna-pc) both changed the place (list, restock pool or removed) of the shopping item “Milk” without seeing each other's change: removed, the later one, was kept; on the list was not."),
-            (.editOfDeleted, .task, "title", "Bins", .bool(true), .text("Bins out"),
-             "Anna (on anna-pc) changed the title of the task “Bins” to “Bins out” while Tom (on tom-pc) deleted it: it stays deleted (the change is kept inside it, should it come back)."),
-            (.overwritten, .task, "done", nil, .bool(true), .bool(false),
-             "Tom (on tom-pc) and Anna (on anna-pc) both changed the done mark of the task without seeing each other's change: done, the later one, was kept; not done was not."),
+            (
+                .overwritten, .shoppingItem, "name", "Milk", .text("Oat milk"), .text("Whole milk"),
+                "Tom (on tom-pc) and Anna (on anna-pc) both changed the name of the shopping item “Milk” without seeing each other's change: “Oat milk”, the later one, was kept; “Whole milk” was not."
+            ),
+            (
+                .rejected, .shoppingItem, "state", "Milk", .text("deleted"), .text("active"),
+                "Tom (on tom-pc) and Anna (on anna-pc) both changed the place (list, restock pool or removed) of the shopping item “Milk” without seeing each other's change: removed, the later one, was kept; on the list was not."
+            ),
+            (
+                .editOfDeleted, .task, "title", "Bins", .bool(true), .text("Bins out"),
+                "Anna (on anna-pc) changed the title of the task “Bins” to “Bins out” while Tom (on tom-pc) deleted it: it stays deleted (the change is kept inside it, should it come back)."
+            ),
+            (
+                .overwritten, .task, "done", nil, .bool(true), .bool(false),
+                "Tom (on tom-pc) and Anna (on anna-pc) both changed the done mark of the task without seeing each other's change: done, the later one, was kept; not done was not."
+            ),
         ]
         for (kind, entity, field, title, kept, lost, expected) in rows {
-            let sentence = ConflictWording.sentence(kind: kind, entity: entity, field: field, title: title,
-                                                    kept: side(kept, "Tom", "tom-pc", entity: entity, field: kind == .editOfDeleted ? "deleted" : field),
-                                                    lost: side(lost, "Anna", "anna-pc", entity: entity, field: field))
+            let sentence = ConflictWording.sentence(
+                kind: kind, entity: entity, field: field, title: title,
+                kept: side(kept, "Tom", "tom-pc", entity: entity, field: kind == .editOfDeleted ? "deleted" : field),
+                lost: side(lost, "Anna", "anna-pc", entity: entity, field: field))
             #expect(sentence == expected)
         }
-        #expect(ConflictWording.sentence(kind: .overwritten, entity: .settings, field: "suggestions", title: nil,
-                                         kept: side(.bool(false), nil, nil, entity: .settings, field: "suggestions"),
-                                         lost: side(.bool(true), "Anna", nil, entity: .settings, field: "suggestions"))
-                .hasPrefix("the household itself and Anna both changed the suggestions of the household settings"))
+        #expect(
+            ConflictWording.sentence(
+                kind: .overwritten, entity: .settings, field: "suggestions", title: nil,
+                kept: side(.bool(false), nil, nil, entity: .settings, field: "suggestions"),
+                lost: side(.bool(true), "Anna", nil, entity: .settings, field: "suggestions")
+            )
+            .hasPrefix("the household itself and Anna both changed the suggestions of the household settings"))
     }
 }
 
@@ -274,8 +293,14 @@ import Testing
     func call(_ method: String, _ params: [String: JSONValue]) throws -> JSONValue { try HouseholdAPI.call(method, params, on: a) }
     @Test func newMethods() throws {
         _ = try call("task.add", ["title": .string("Dishes"), "assignee": .string("Tom"), "due": .string("2026-12-01")])
-        guard case let .object(task) = try call("task.edit", ["task": .string("1"), "title": .string("Wash up"),
-                                                               "assignee": .string("me"), "due": .null]) else {
+        guard
+            case let .object(task) = try call(
+                "task.edit",
+                [
+                    "task": .string("1"), "title": .string("Wash up"),
+                    "assignee": .string("me"), "due": .null,
+                ])
+        else {
             Issue.record("no task"); return
         }
         #expect(task["title"] == .string("Wash up") && task["assignee"] == .string("Anna") && task["due"] == nil)
@@ -289,7 +314,8 @@ import Testing
         _ = try call("backlog.add", ["category": .string("Garden"), "title": .string("Pond")])
         _ = try call("backlog.rename", ["item": .string("Fence"), "title": .string("Paint the fence")])
         guard case let .object(category) = try call("backlog.move", ["item": .string("Pond"), "position": .integer(1)]),
-              case let .array(items)? = category["items"] else { Issue.record("no category"); return }
+            case let .array(items)? = category["items"]
+        else { Issue.record("no category"); return }
         let titles: [JSONValue?] = items.map { value -> JSONValue? in
             guard case let .object(item) = value else { return nil }
             return item["title"]
@@ -301,7 +327,8 @@ import Testing
         _ = try call("shop.add", ["names": .array([.string("Milk")])])
         _ = try call("shop.check", ["item": .string("Milk")])
         guard case let .array(added) = try call("shop.add", ["names": .array([.string("milk")])]),
-              case let .object(milk)? = added.first, case let .array(pool) = try call("shop.list", ["pool": .string("restock")]) else {
+            case let .object(milk)? = added.first, case let .array(pool) = try call("shop.list", ["pool": .string("restock")])
+        else {
             Issue.record("no items"); return
         }
         #expect(milk["name"] == .string("Milk") && pool.isEmpty) // the same item, back from the pool

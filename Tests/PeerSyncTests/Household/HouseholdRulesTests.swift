@@ -15,18 +15,23 @@ import Testing
 
     /// A name as every command takes it: trimmed, 1…max characters (not bytes), no C0 or DEL.
     @Test func namesAreTrimmedAndBounded() throws {
-        let accepted: [(String, String)] = [("  Milk ", "Milk"), ("Milk", "Milk"), ("\u{3000}Brot\u{A0}", "Brot"),
-                                            (String(repeating: "é", count: 10), String(repeating: "é", count: 10)),
-                                            ("Crème\u{0301}", "Crème\u{0301}"), ("a\u{85}b", "a\u{85}b")]
+        let accepted: [(String, String)] = [
+            ("  Milk ", "Milk"), ("Milk", "Milk"), ("\u{3000}Brot\u{A0}", "Brot"),
+            (String(repeating: "é", count: 10), String(repeating: "é", count: 10)),
+            ("Crème\u{0301}", "Crème\u{0301}"), ("a\u{85}b", "a\u{85}b"),
+        ]
         for (raw, name) in accepted {
             #expect(try Validation.name(raw, what: "item name", max: 10) == name)
         }
-        let refused: [(String, String)] = [(" \t ", "may not be empty"), (String(repeating: "x", count: 11), "longer than 10"),
-                                           (String(repeating: "é", count: 11), "longer than 10"), ("a\u{7}b", "control characters"),
-                                           ("a\u{7F}", "control characters"), ("tab\there", "control characters")]
+        let refused: [(String, String)] = [
+            (" \t ", "may not be empty"), (String(repeating: "x", count: 11), "longer than 10"),
+            (String(repeating: "é", count: 11), "longer than 10"), ("a\u{7}b", "control characters"),
+            ("a\u{7F}", "control characters"), ("tab\there", "control characters"),
+        ]
         for (raw, message) in refused {
-            #expect("\(try #require(throws: HouseholdError.self) { try Validation.name(raw, what: "item name", max: 10) })".contains(message),
-                    "\(raw.debugDescription)")
+            #expect(
+                "\(try #require(throws: HouseholdError.self) { try Validation.name(raw, what: "item name", max: 10) })".contains(message),
+                "\(raw.debugDescription)")
         }
     }
 

@@ -127,17 +127,18 @@ import Testing
 
     @Test func canonicalJSONIsStable() {
         let value = CanonicalJSON.object(["b": .integer(1), "a": .array([.string("x\"\n\u{1}é"), .null, .bool(true)]), "B": .object([:])])
-        #expect(value.rendered() == """
-        {
-          "B": {},
-          "a": [
-            "x\\"\\n\\u0001é",
-            null,
-            true
-          ],
-          "b": 1
-        }
+        #expect(
+            value.rendered() == """
+                {
+                  "B": {},
+                  "a": [
+                    "x\\"\\n\\u0001é",
+                    null,
+                    true
+                  ],
+                  "b": 1
+                }
 
-        """)
+                """)
     }
 }

@@ -18,25 +18,41 @@ import Testing
         ("nothing", [], 0, [:]),
         ("earns add up", [earn("a", 3, at: 1), earn("b", 2, at: 2)], 5, [:]),
         ("a covered spend takes", [earn("a", 5, at: 1), spend("s", 5, at: 2)], 0, [:]),
-        ("a spend before the earn that would cover it is declined",
-         [spend("s", 2, at: 1), earn("a", 5, at: 2)], 5, ["s": .declinedOverspend]),
-        ("two spends, only the first by stamp fits",
-         [earn("a", 5, at: 1), spend("s2", 4, at: 3), spend("s1", 4, at: 2)], 1, ["s2": .declinedOverspend]),
-        ("equal stamps: ids break the tie",
-         [earn("a", 5, at: 1), spend("y", 4, at: 2), spend("x", 4, at: 2)], 1, ["y": .declinedOverspend]),
-        ("a smaller later spend still fits after a declined one",
-         [earn("a", 5, at: 1), spend("s1", 6, at: 2), spend("s2", 5, at: 3)], 0, ["s1": .declinedOverspend]),
-        ("the same item the same day pays once (first by stamp)",
-         [earn("e2", 2, at: 2, item: "chore_1", day: "2026-11-22"), earn("e1", 2, at: 1, item: "chore_1", day: "2026-11-22")],
-         2, ["e2": .declinedRepeat]),
-        ("another day pays again", [earn("e1", 2, at: 1, item: "c", day: "2026-11-21"), earn("e2", 2, at: 2, item: "c", day: "2026-11-22")],
-         4, [:]),
-        ("another item the same day pays", [earn("e1", 2, at: 1, item: "c1", day: "2026-11-22"), earn("e2", 1, at: 2, item: "c2", day: "2026-11-22")],
-         3, [:]),
+        (
+            "a spend before the earn that would cover it is declined",
+            [spend("s", 2, at: 1), earn("a", 5, at: 2)], 5, ["s": .declinedOverspend]
+        ),
+        (
+            "two spends, only the first by stamp fits",
+            [earn("a", 5, at: 1), spend("s2", 4, at: 3), spend("s1", 4, at: 2)], 1, ["s2": .declinedOverspend]
+        ),
+        (
+            "equal stamps: ids break the tie",
+            [earn("a", 5, at: 1), spend("y", 4, at: 2), spend("x", 4, at: 2)], 1, ["y": .declinedOverspend]
+        ),
+        (
+            "a smaller later spend still fits after a declined one",
+            [earn("a", 5, at: 1), spend("s1", 6, at: 2), spend("s2", 5, at: 3)], 0, ["s1": .declinedOverspend]
+        ),
+        (
+            "the same item the same day pays once (first by stamp)",
+            [earn("e2", 2, at: 2, item: "chore_1", day: "2026-11-22"), earn("e1", 2, at: 1, item: "chore_1", day: "2026-11-22")],
+            2, ["e2": .declinedRepeat]
+        ),
+        (
+            "another day pays again", [earn("e1", 2, at: 1, item: "c", day: "2026-11-21"), earn("e2", 2, at: 2, item: "c", day: "2026-11-22")],
+            4, [:]
+        ),
+        (
+            "another item the same day pays", [earn("e1", 2, at: 1, item: "c1", day: "2026-11-22"), earn("e2", 1, at: 2, item: "c2", day: "2026-11-22")],
+            3, [:]
+        ),
         ("adjustments never count as repeats", [earn("j1", 2, at: 1), earn("j2", 2, at: 2)], 4, [:]),
-        ("a declined repeat does not fund a spend",
-         [earn("e1", 2, at: 1, item: "c", day: "d"), earn("e2", 2, at: 2, item: "c", day: "d"), spend("s", 3, at: 3)],
-         2, ["e2": .declinedRepeat, "s": .declinedOverspend]),
+        (
+            "a declined repeat does not fund a spend",
+            [earn("e1", 2, at: 1, item: "c", day: "d"), earn("e2", 2, at: 2, item: "c", day: "d"), spend("s", 3, at: 3)],
+            2, ["e2": .declinedRepeat, "s": .declinedOverspend]
+        ),
     ]
 
     @Test(arguments: cases.indices)
@@ -87,18 +103,30 @@ import Testing
         (#"{"version": 1}"#, "missing \"categories\""),
         (#"{"version": 1, "categories": []}"#, "no items"),
         (#"{"version": 1, "categories": [{"id": "garden", "items": []}]}"#, "unknown category \"garden\""),
-        (#"{"version": 1, "categories": [{"id": "fun", "items": [{"id": "x", "kind": "rule", "title": "T", "peanuts": 21}]}]}"#,
-         "peanuts must be 1–20"),
-        (#"{"version": 1, "categories": [{"id": "fun", "items": [{"id": "x", "kind": "game", "title": "T", "peanuts": 2}]}]}"#,
-         "unknown kind \"game\""),
-        (#"{"version": 1, "categories": [{"id": "fun", "items": [{"id": "x", "kind": "rule", "title": " ", "peanuts": 2}]}]}"#,
-         "may not be empty"),
-        (#"{"version": 1, "categories": [{"id": "fun", "items": [{"id": "x", "kind": "rule", "title": "A", "peanuts": 2}, {"id": "x", "kind": "rule", "title": "B", "peanuts": 2}]}]}"#,
-         "appears twice"),
-        (#"{"version": 1, "categories": [{"id": "fun", "items": [{"id": "Bad Id", "kind": "rule", "title": "A", "peanuts": 2}]}]}"#,
-         "an id is 1–40"),
-        (#"{"version": 1, "categories": [{"id": "fun", "items": [{"id": "x", "kind": "rule", "title": "A"}]}]}"#,
-         "missing \"peanuts\""),
+        (
+            #"{"version": 1, "categories": [{"id": "fun", "items": [{"id": "x", "kind": "rule", "title": "T", "peanuts": 21}]}]}"#,
+            "peanuts must be 1–20"
+        ),
+        (
+            #"{"version": 1, "categories": [{"id": "fun", "items": [{"id": "x", "kind": "game", "title": "T", "peanuts": 2}]}]}"#,
+            "unknown kind \"game\""
+        ),
+        (
+            #"{"version": 1, "categories": [{"id": "fun", "items": [{"id": "x", "kind": "rule", "title": " ", "peanuts": 2}]}]}"#,
+            "may not be empty"
+        ),
+        (
+            #"{"version": 1, "categories": [{"id": "fun", "items": [{"id": "x", "kind": "rule", "title": "A", "peanuts": 2}, {"id": "x", "kind": "rule", "title": "B", "peanuts": 2}]}]}"#,
+            "appears twice"
+        ),
+        (
+            #"{"version": 1, "categories": [{"id": "fun", "items": [{"id": "Bad Id", "kind": "rule", "title": "A", "peanuts": 2}]}]}"#,
+            "an id is 1–40"
+        ),
+        (
+            #"{"version": 1, "categories": [{"id": "fun", "items": [{"id": "x", "kind": "rule", "title": "A"}]}]}"#,
+            "missing \"peanuts\""
+        ),
     ]
 
     @Test(arguments: badCatalogues.indices)
@@ -238,11 +266,11 @@ import Testing
             { _ = try a.selectCatalogueItems(["no such thing"], pin: "1234") },
             { _ = try a.deselectCatalogueItems(["rule_002"], pin: "1234") },
             { _ = try a.markDone(kid: "Nobody", item: "1") },
-            { _ = try a.markDone(kid: "Sam", item: "rule_002") },      // not selected
-            { _ = try a.markDone(kid: "Sam", item: "reward_001") },    // a reward is not done
-            { _ = try a.redeem(kid: "Sam", reward: "chore_001") },     // a chore is not redeemed
-            { _ = try a.redeem(kid: "Sam", reward: "reward_001") },    // 0 peanuts
-            { _ = try a.removeFromBasket(kid: "Sam", entry: "1") },    // empty basket
+            { _ = try a.markDone(kid: "Sam", item: "rule_002") }, // not selected
+            { _ = try a.markDone(kid: "Sam", item: "reward_001") }, // a reward is not done
+            { _ = try a.redeem(kid: "Sam", reward: "chore_001") }, // a chore is not redeemed
+            { _ = try a.redeem(kid: "Sam", reward: "reward_001") }, // 0 peanuts
+            { _ = try a.removeFromBasket(kid: "Sam", entry: "1") }, // empty basket
             { _ = try a.adjustKid("Sam", peanuts: -1, reason: "oops", pin: "1234") },
             { _ = try a.adjustKid("Sam", peanuts: 0, reason: "oops", pin: "1234") },
             { _ = try a.adjustKid("Sam", peanuts: 5, reason: " ", pin: "1234") },
@@ -293,11 +321,13 @@ import Testing
             try first.addKid("Sam", pin: "1234")
             try first.addKid("Alex", pin: "1234")
             try first.selectCatalogueItems(["chore_001", "chore_002", "rule_001", "reward_001", "reward_002", "reward_013"], pin: "1234")
-            let replicas = [first] + (try ["b", "c"].map { name in
-                let m = try Household.join(home(name), invitation: first.invitation(forMember: "Tom"))
-                try first.store.sync(to: m.store)
-                return m
-            })
+            let replicas =
+                [first]
+                + (try ["b", "c"].map { name in
+                    let m = try Household.join(home(name), invitation: first.invitation(forMember: "Tom"))
+                    try first.store.sync(to: m.store)
+                    return m
+                })
             let kids = ["Sam", "Alex"], chores = ["chore_001", "chore_002", "rule_001"]
             let rewards = ["reward_001", "reward_002", "reward_013"]
             for _ in 0..<80 {
@@ -333,4 +363,3 @@ import Testing
         #expect(outcomes["declined-repeat", default: 0] > 0, "\(outcomes)")
     }
 }
-

@@ -40,7 +40,8 @@ struct RefusalTests {
     @Test func theCommandLineSaysMoreWhereItHasItsOwnWay() {
         let focus = Refusal(.focusRule, ["limit": 3, "active": 3, "titles": ["Dishes", "Laundry", "Vacuum"]])
         #expect(focus.message() == "focus rule: at most 3 active tasks, and there are 3 active (Dishes, Laundry, Vacuum). Finish or delete one first.")
-        #expect(focus.cliMessage() == "focus rule: at most 3 active tasks, and there are 3 (Dishes, Laundry, Vacuum). Finish or delete one first, or pass --force.")
+        #expect(
+            focus.cliMessage() == "focus rule: at most 3 active tasks, and there are 3 (Dishes, Laundry, Vacuum). Finish or delete one first, or pass --force.")
         #expect(HouseholdError.refused(focus).description == focus.cliMessage())
         // A code without a command-line wording says the same everywhere.
         let locked = Refusal(.pinLocked, ["retryAfterSeconds": 20])

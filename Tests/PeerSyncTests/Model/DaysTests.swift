@@ -62,8 +62,10 @@ import Testing
         #expect("   ".trimmed == "")
         #expect("a b".trimmed == "a b")
         // The fast path (printable ASCII at both ends) and the ends it must not take for it.
-        for (raw, expected) in [("Milk", "Milk"), ("Milk\u{00A0}", "Milk"), ("\u{2003}Milk", "Milk"), ("a\u{0301}", "a\u{0301}"),
-                                ("Brot\u{3000}", "Brot"), ("~x~", "~x~"), ("x\u{7F}", "x\u{7F}"), ("\u{85}x", "x"), ("é", "é")] {
+        for (raw, expected) in [
+            ("Milk", "Milk"), ("Milk\u{00A0}", "Milk"), ("\u{2003}Milk", "Milk"), ("a\u{0301}", "a\u{0301}"),
+            ("Brot\u{3000}", "Brot"), ("~x~", "~x~"), ("x\u{7F}", "x\u{7F}"), ("\u{85}x", "x"), ("é", "é"),
+        ] {
             #expect(raw.trimmed == expected, "\(raw.debugDescription)")
         }
         #expect(Hex.string([0x00, 0x0f, 0xa5, 0xff]) == "000fa5ff")
@@ -71,17 +73,18 @@ import Testing
 
     /// Valid UTF-8 becomes its text, anything else nil (never repaired): ASCII by words and a
     /// tail, other text by the standard library; an invalid byte found in either part.
-    @Test(arguments: [
-        ([], ""), (Array("abcdefg".utf8), "abcdefg"), (Array("abcdefgh".utf8), "abcdefgh"),
-        (Array("abcdefgh-ijklmnop-q".utf8), "abcdefgh-ijklmnop-q"), (Array("Käse und Brot 🍞".utf8), "Käse und Brot 🍞"),
-        ([0x61, 0x00, 0x62], "a\u{0}b"),
-        (Array("abcdefgh".utf8) + [0xFF], nil), // in the tail
-        ([0x61, 0x62, 0xFF, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68], nil), // in a word
-        ([0xC3], nil), // cut short
-        ([0xC0, 0x80], nil), // overlong
-        ([0xED, 0xA0, 0x80], nil), // a surrogate
-        (Array("abcdefghijklmnop".utf8) + [0xE2, 0x82], nil),
-    ] as [([UInt8], String?)])
+    @Test(
+        arguments: [
+            ([], ""), (Array("abcdefg".utf8), "abcdefg"), (Array("abcdefgh".utf8), "abcdefgh"),
+            (Array("abcdefgh-ijklmnop-q".utf8), "abcdefgh-ijklmnop-q"), (Array("Käse und Brot 🍞".utf8), "Käse und Brot 🍞"),
+            ([0x61, 0x00, 0x62], "a\u{0}b"),
+            (Array("abcdefgh".utf8) + [0xFF], nil), // in the tail
+            ([0x61, 0x62, 0xFF, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68], nil), // in a word
+            ([0xC3], nil), // cut short
+            ([0xC0, 0x80], nil), // overlong
+            ([0xED, 0xA0, 0x80], nil), // a surrogate
+            (Array("abcdefghijklmnop".utf8) + [0xE2, 0x82], nil),
+        ] as [([UInt8], String?)])
     func validUTF8(bytes: [UInt8], text: String?) {
         #expect(bytes.withUnsafeBytes { String(validUTF8: $0) } == text, "\(bytes)")
     }

@@ -10,8 +10,9 @@ import Testing
 
     /// A change of task `r1` by `origin` at `ms`; each field is `(name, value, base)`.
     static func change(_ origin: ReplicaID, _ ms: Int64, seq: UInt64 = 1, _ fields: [(String, FieldValue, Stamp?)]) -> Change {
-        Change(origin: origin, seq: seq, hlc: HybridTimestamp(milliseconds: ms), member: nil, entity: .task, rowID: "r1",
-               fields: fields.map { FieldWrite(field: $0.0, value: $0.1, base: $0.2) })
+        Change(
+            origin: origin, seq: seq, hlc: HybridTimestamp(milliseconds: ms), member: nil, entity: .task, rowID: "r1",
+            fields: fields.map { FieldWrite(field: $0.0, value: $0.1, base: $0.2) })
     }
 
     /// Applies the changes in order to an empty row; returns the values and every conflict.
@@ -38,59 +39,93 @@ import Testing
 
     static let created = stamp(100, a)
     static let cases: [Case] = [
-        Case(name: "a new row takes every field",
-             changes: [change(a, 100, [("title", .text("Dishes"), nil), ("done", .bool(false), nil)])],
-             values: ["title": .text("Dishes"), "done": .bool(false)], conflicts: []),
-        Case(name: "a later edit that saw the value replaces it silently",
-             changes: [change(a, 100, [("title", .text("Dishes"), nil)]),
-                       change(b, 200, [("title", .text("Wash dishes"), created)])],
-             values: ["title": .text("Wash dishes")], conflicts: []),
-        Case(name: "concurrent edits of the same field: the later wins, the earlier is logged as overwritten",
-             changes: [change(a, 100, [("title", .text("Dishes"), nil)]),
-                       change(a, 200, seq: 2, [("title", .text("Oat"), created)]),
-                       change(b, 300, [("title", .text("Whole"), created)])],
-             values: ["title": .text("Whole")], conflicts: ["overwritten title Whole Oat"]),
-        Case(name: "the same two edits arriving in the other order: same winner, the loser logged as rejected",
-             changes: [change(a, 100, [("title", .text("Dishes"), nil)]),
-                       change(b, 300, [("title", .text("Whole"), created)]),
-                       change(a, 200, seq: 2, [("title", .text("Oat"), created)])],
-             values: ["title": .text("Whole")], conflicts: ["rejected title Whole Oat"]),
-        Case(name: "concurrent edits of different fields both survive",
-             changes: [change(a, 100, [("title", .text("Dishes"), nil), ("done", .bool(false), nil)]),
-                       change(a, 200, seq: 2, [("title", .text("Plates"), created)]),
-                       change(b, 150, [("done", .bool(true), created)])],
-             values: ["title": .text("Plates"), "done": .bool(true)], conflicts: []),
-        Case(name: "a tie in the clock is broken by the larger replica id",
-             changes: [change(b, 500, [("title", .text("From B"), nil)]),
-                       change(a, 500, [("title", .text("From A"), nil)])],
-             values: ["title": .text("From B")], conflicts: ["rejected title From B From A"]),
-        Case(name: "the tie broken the same way in the other order",
-             changes: [change(a, 500, [("title", .text("From A"), nil)]),
-                       change(b, 500, [("title", .text("From B"), nil)])],
-             values: ["title": .text("From B")], conflicts: ["overwritten title From B From A"]),
-        Case(name: "equal concurrent values are no conflict",
-             changes: [change(a, 100, [("title", .text("Same"), nil)]),
-                       change(b, 200, [("title", .text("Same"), nil)])],
-             values: ["title": .text("Same")], conflicts: []),
-        Case(name: "edit after a concurrent delete: the row stays deleted, the edit is kept and logged",
-             changes: [change(a, 100, [("title", .text("Dishes"), nil), ("deleted", .bool(false), nil)]),
-                       change(a, 200, seq: 2, [("deleted", .bool(true), created)]),
-                       change(b, 300, [("title", .text("Plates"), created)])],
-             values: ["title": .text("Plates"), "deleted": .bool(true)], conflicts: ["edit_of_deleted title 1 Plates"]),
-        Case(name: "delete arriving after the concurrent edit: the same outcome and the same log",
-             changes: [change(a, 100, [("title", .text("Dishes"), nil), ("deleted", .bool(false), nil)]),
-                       change(b, 300, [("title", .text("Plates"), created)]),
-                       change(a, 200, seq: 2, [("deleted", .bool(true), created)])],
-             values: ["title": .text("Plates"), "deleted": .bool(true)], conflicts: ["edit_of_deleted title 1 Plates"]),
-        Case(name: "an edit stamped before the deletion is simply older: no conflict",
-             changes: [change(a, 100, [("title", .text("Dishes"), nil), ("deleted", .bool(false), nil)]),
-                       change(b, 150, [("title", .text("Plates"), created)]),
-                       change(a, 200, seq: 2, [("deleted", .bool(true), created)])],
-             values: ["title": .text("Plates"), "deleted": .bool(true)], conflicts: []),
-        Case(name: "a set-once field arriving again with the same value changes nothing",
-             changes: [change(a, 100, [("created", .integer(7), nil)]),
-                       change(b, 200, [("created", .integer(7), nil)])],
-             values: ["created": .integer(7)], conflicts: []),
+        Case(
+            name: "a new row takes every field",
+            changes: [change(a, 100, [("title", .text("Dishes"), nil), ("done", .bool(false), nil)])],
+            values: ["title": .text("Dishes"), "done": .bool(false)], conflicts: []),
+        Case(
+            name: "a later edit that saw the value replaces it silently",
+            changes: [
+                change(a, 100, [("title", .text("Dishes"), nil)]),
+                change(b, 200, [("title", .text("Wash dishes"), created)]),
+            ],
+            values: ["title": .text("Wash dishes")], conflicts: []),
+        Case(
+            name: "concurrent edits of the same field: the later wins, the earlier is logged as overwritten",
+            changes: [
+                change(a, 100, [("title", .text("Dishes"), nil)]),
+                change(a, 200, seq: 2, [("title", .text("Oat"), created)]),
+                change(b, 300, [("title", .text("Whole"), created)]),
+            ],
+            values: ["title": .text("Whole")], conflicts: ["overwritten title Whole Oat"]),
+        Case(
+            name: "the same two edits arriving in the other order: same winner, the loser logged as rejected",
+            changes: [
+                change(a, 100, [("title", .text("Dishes"), nil)]),
+                change(b, 300, [("title", .text("Whole"), created)]),
+                change(a, 200, seq: 2, [("title", .text("Oat"), created)]),
+            ],
+            values: ["title": .text("Whole")], conflicts: ["rejected title Whole Oat"]),
+        Case(
+            name: "concurrent edits of different fields both survive",
+            changes: [
+                change(a, 100, [("title", .text("Dishes"), nil), ("done", .bool(false), nil)]),
+                change(a, 200, seq: 2, [("title", .text("Plates"), created)]),
+                change(b, 150, [("done", .bool(true), created)]),
+            ],
+            values: ["title": .text("Plates"), "done": .bool(true)], conflicts: []),
+        Case(
+            name: "a tie in the clock is broken by the larger replica id",
+            changes: [
+                change(b, 500, [("title", .text("From B"), nil)]),
+                change(a, 500, [("title", .text("From A"), nil)]),
+            ],
+            values: ["title": .text("From B")], conflicts: ["rejected title From B From A"]),
+        Case(
+            name: "the tie broken the same way in the other order",
+            changes: [
+                change(a, 500, [("title", .text("From A"), nil)]),
+                change(b, 500, [("title", .text("From B"), nil)]),
+            ],
+            values: ["title": .text("From B")], conflicts: ["overwritten title From B From A"]),
+        Case(
+            name: "equal concurrent values are no conflict",
+            changes: [
+                change(a, 100, [("title", .text("Same"), nil)]),
+                change(b, 200, [("title", .text("Same"), nil)]),
+            ],
+            values: ["title": .text("Same")], conflicts: []),
+        Case(
+            name: "edit after a concurrent delete: the row stays deleted, the edit is kept and logged",
+            changes: [
+                change(a, 100, [("title", .text("Dishes"), nil), ("deleted", .bool(false), nil)]),
+                change(a, 200, seq: 2, [("deleted", .bool(true), created)]),
+                change(b, 300, [("title", .text("Plates"), created)]),
+            ],
+            values: ["title": .text("Plates"), "deleted": .bool(true)], conflicts: ["edit_of_deleted title 1 Plates"]),
+        Case(
+            name: "delete arriving after the concurrent edit: the same outcome and the same log",
+            changes: [
+                change(a, 100, [("title", .text("Dishes"), nil), ("deleted", .bool(false), nil)]),
+                change(b, 300, [("title", .text("Plates"), created)]),
+                change(a, 200, seq: 2, [("deleted", .bool(true), created)]),
+            ],
+            values: ["title": .text("Plates"), "deleted": .bool(true)], conflicts: ["edit_of_deleted title 1 Plates"]),
+        Case(
+            name: "an edit stamped before the deletion is simply older: no conflict",
+            changes: [
+                change(a, 100, [("title", .text("Dishes"), nil), ("deleted", .bool(false), nil)]),
+                change(b, 150, [("title", .text("Plates"), created)]),
+                change(a, 200, seq: 2, [("deleted", .bool(true), created)]),
+            ],
+            values: ["title": .text("Plates"), "deleted": .bool(true)], conflicts: []),
+        Case(
+            name: "a set-once field arriving again with the same value changes nothing",
+            changes: [
+                change(a, 100, [("created", .integer(7), nil)]),
+                change(b, 200, [("created", .integer(7), nil)]),
+            ],
+            values: ["created": .integer(7)], conflicts: []),
     ]
 
     @Test(arguments: cases)
@@ -184,8 +219,10 @@ import Testing
     }
 
     @Test func anOlderWriteNeverReplacesANewerOne() throws {
-        let result = try Self.run([Self.change(Self.b, 300, [("done", .bool(true), nil)]),
-                                   Self.change(Self.a, 100, [("done", .bool(false), nil)])])
+        let result = try Self.run([
+            Self.change(Self.b, 300, [("done", .bool(true), nil)]),
+            Self.change(Self.a, 100, [("done", .bool(false), nil)]),
+        ])
         #expect(result.values["done"] == .bool(true))
         #expect(result.changed == [true, false])
     }

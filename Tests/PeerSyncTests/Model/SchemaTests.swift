@@ -4,8 +4,9 @@ import Testing
 
 @Suite struct SchemaTests {
     func change(_ entity: EntityKind, _ row: String, _ fields: [String: FieldValue], seq: UInt64 = 1) -> Change {
-        Change(origin: ReplicaID(rawValue: 9), seq: seq, hlc: HybridTimestamp(milliseconds: 1), member: nil,
-               entity: entity, rowID: row, fields: fields.map { FieldWrite(field: $0.key, value: $0.value) })
+        Change(
+            origin: ReplicaID(rawValue: 9), seq: seq, hlc: HybridTimestamp(milliseconds: 1), member: nil,
+            entity: entity, rowID: row, fields: fields.map { FieldWrite(field: $0.key, value: $0.value) })
     }
 
     /// The schema table is indexed by `ordinal`: every case finds its own schema, and the
@@ -47,9 +48,9 @@ import Testing
     /// Text limits count characters (not bytes) up to the byte cap, and control characters
     /// are refused wherever they sit; what is not a C0 control or DEL passes.
     @Test(arguments: [
-        (String(repeating: "é", count: 200), nil as String?),            // 400 bytes, 200 characters
+        (String(repeating: "é", count: 200), nil as String?), // 400 bytes, 200 characters
         (String(repeating: "é", count: 201), "longer than 200 characters"),
-        (String(repeating: "👨‍👩‍👧", count: 200), "longer than 800 bytes"),   // 200 characters, 3600 bytes
+        (String(repeating: "👨‍👩‍👧", count: 200), "longer than 800 bytes"), // 200 characters, 3600 bytes
         ("tab\there", "control characters"), ("del\u{7F}", "control characters"), ("unit\u{1F}", "control characters"),
         ("é\u{0}", "control characters"), ("next line \u{85} is not C0", nil), ("Milch & Brot — 2 €", nil),
     ])
@@ -69,8 +70,9 @@ import Testing
         ("anna", "ïd", false), ("anna", "a:b@c.d-e_F9", true), ("anna", String(repeating: "x", count: Limits.maxRowIDLength + 1), false),
     ])
     func membersAndRowIDs(member: String, row: String, valid: Bool) {
-        let write = Change(origin: ReplicaID(rawValue: 9), seq: 1, hlc: HybridTimestamp(milliseconds: 1), member: member,
-                           entity: .shoppingItem, rowID: row, fields: [FieldWrite(field: "name", value: .text("Milk"))])
+        let write = Change(
+            origin: ReplicaID(rawValue: 9), seq: 1, hlc: HybridTimestamp(milliseconds: 1), member: member,
+            entity: .shoppingItem, rowID: row, fields: [FieldWrite(field: "name", value: .text("Milk"))])
         if valid {
             #expect(throws: Never.self) { try EntityKind.shoppingItem.schema.validate(write) }
         } else {
@@ -93,13 +95,18 @@ import Testing
         #expect(throws: ChangeValidationError.self) {
             try EntityKind.catalogueSelection.schema.validate(change(.catalogueSelection, "rule_001", ["peanuts": .integer(21)]))
         }
-        let duplicate = Change(origin: ReplicaID(rawValue: 9), seq: 1, hlc: HybridTimestamp(milliseconds: 1), member: nil,
-                               entity: .task, rowID: "t",
-                               fields: [FieldWrite(field: "done", value: .bool(true)), FieldWrite(field: "done", value: .bool(false))])
+        let duplicate = Change(
+            origin: ReplicaID(rawValue: 9), seq: 1, hlc: HybridTimestamp(milliseconds: 1), member: nil,
+            entity: .task, rowID: "t",
+            fields: [FieldWrite(field: "done", value: .bool(true)), FieldWrite(field: "done", value: .bool(false))])
         #expect(throws: ChangeValidationError.duplicateField(.task, "done")) { try task.validate(duplicate) }
-        let apart = Change(origin: ReplicaID(rawValue: 9), seq: 1, hlc: HybridTimestamp(milliseconds: 1), member: nil,
-                           entity: .task, rowID: "t", fields: [FieldWrite(field: "due", value: .null), FieldWrite(field: "done", value: .bool(true)),
-                                                               FieldWrite(field: "due", value: .null)])
+        let apart = Change(
+            origin: ReplicaID(rawValue: 9), seq: 1, hlc: HybridTimestamp(milliseconds: 1), member: nil,
+            entity: .task, rowID: "t",
+            fields: [
+                FieldWrite(field: "due", value: .null), FieldWrite(field: "done", value: .bool(true)),
+                FieldWrite(field: "due", value: .null),
+            ])
         #expect(throws: ChangeValidationError.duplicateField(.task, "due")) { try task.validate(apart) }
     }
 
@@ -107,7 +114,8 @@ import Testing
     @Test func idBytes() {
         for byte in UInt8.min...UInt8.max {
             let c = byte
-            let expected = (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
+            let expected =
+                (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
                 || c == 0x5F || c == 0x2D || c == 0x2E || c == 0x3A || c == 0x40
             #expect(RowIDRules.isIDByte(byte) == expected, "\(byte)")
         }

@@ -94,8 +94,9 @@ import Testing
             }
             _ = try? channel.finish()
         }
-        print("fuzz: \(tried) inputs (seed \(seed)): \(decoded) decoded, \(refused) refused "
-            + "(\(codes.map { "code \($0.key.rawValue): \($0.value)" }.sorted().joined(separator: ", "))), no crash")
+        print(
+            "fuzz: \(tried) inputs (seed \(seed)): \(decoded) decoded, \(refused) refused "
+                + "(\(codes.map { "code \($0.key.rawValue): \($0.value)" }.sorted().joined(separator: ", "))), no crash")
         #expect(tried >= min(iterations, 1_000))
         #expect(decoded > 0 && refused > 0, "the mutations reach both outcomes")
     }

@@ -14,14 +14,18 @@ import Testing
     let serverMachine = Array(repeating: UInt8(2), count: 32)
 
     func server(standing: SessionStateMachine.PeerStanding) -> SessionStateMachine {
-        SessionStateMachine(role: .server, secret: secret, localMachine: serverMachine, peerMachine: clientMachine,
-                            localReplica: ReplicaID(rawValue: 2), peerStanding: standing)
+        SessionStateMachine(
+            role: .server, secret: secret, localMachine: serverMachine, peerMachine: clientMachine,
+            localReplica: ReplicaID(rawValue: 2), peerStanding: standing)
     }
 
     func clientHello(forServer server: [UInt8]? = nil, from client: [UInt8]? = nil) -> PeerMessage {
-        .hello(.init(replica: ReplicaID(rawValue: 1),
-                     proof: MembershipProof.compute(secret: secret, role: .client, clientMachine: client ?? clientMachine,
-                                                    serverMachine: server ?? serverMachine), clock: 0))
+        .hello(
+            .init(
+                replica: ReplicaID(rawValue: 1),
+                proof: MembershipProof.compute(
+                    secret: secret, role: .client, clientMachine: client ?? clientMachine,
+                    serverMachine: server ?? serverMachine), clock: 0))
     }
 
     func closeCode(_ actions: [SessionStateMachine.Action]) -> (ProtocolErrorCode, String)? {
@@ -66,10 +70,16 @@ import Testing
 
     @Test func anUnknownEntityRejectsTheBatchWithCode5() throws {
         var payload = ByteBuffer()
-        WireCodec.encode(.batch(DeltaBatch(changes: [Change(origin: ReplicaID(rawValue: 1), seq: 1, hlc: HybridTimestamp(rawValue: 1),
-                                                             member: nil, entity: .task, rowID: "t",
-                                                             fields: [FieldWrite(field: "title", value: .text("x"))])],
-                                           coverage: [])), into: &payload)
+        WireCodec.encode(
+            .batch(
+                DeltaBatch(
+                    changes: [
+                        Change(
+                            origin: ReplicaID(rawValue: 1), seq: 1, hlc: HybridTimestamp(rawValue: 1),
+                            member: nil, entity: .task, rowID: "t",
+                            fields: [FieldWrite(field: "title", value: .text("x"))])
+                    ],
+                    coverage: [])), into: &payload)
         // The entity code is the byte after origin(8) seq(1) hlc(1) in the one change.
         let entityIndex = payload.readerIndex + 1 + 1 + 1 + 8 + 1 + 1
         #expect(payload.getInteger(at: entityIndex, as: UInt8.self) == WireCodec.entityCodes[.task])
@@ -78,8 +88,9 @@ import Testing
     }
 
     @Test func pairingMessagesOutsidePairingAreRefused() {
-        var client = SessionStateMachine(role: .client, secret: secret, localMachine: clientMachine, peerMachine: serverMachine,
-                                         localReplica: ReplicaID(rawValue: 1))
+        var client = SessionStateMachine(
+            role: .client, secret: secret, localMachine: clientMachine, peerMachine: serverMachine,
+            localReplica: ReplicaID(rawValue: 1))
         _ = client.start()
         // A client never answers a pairing request.
         #expect(closeCode(client.receive(.pairStart(.init(message: Array(repeating: 0, count: 32), name: "x"))))?.0 == .unexpectedMessage)
@@ -138,10 +149,11 @@ import Testing
 
     // MARK: Pairing
 
-    @Test(arguments: [
-        ("123-456-7890", "1234567890"), ("1234567890", "1234567890"), (" 123 456 7890 ", "1234567890"),
-        ("123-456-789", nil), ("123-456-78901", nil), ("12a-456-7890", nil), ("", nil), ("١٢٣٤٥٦٧٨٩٠", nil),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            ("123-456-7890", "1234567890"), ("1234567890", "1234567890"), (" 123 456 7890 ", "1234567890"),
+            ("123-456-789", nil), ("123-456-78901", nil), ("12a-456-7890", nil), ("", nil), ("١٢٣٤٥٦٧٨٩٠", nil),
+        ] as [(String, String?)])
     func pairingCodesAreTenDigits(typed: String, digits: String?) {
         #expect(PairingCode.normalize(typed) == digits)
     }
@@ -157,16 +169,19 @@ import Testing
         #expect(seen.count == 200)
     }
 
-    @Test(arguments: [
-        // (attempts made before, now relative to expiry, used) → refusal
-        (0, -1, false, nil as PairingInvitation.Refusal?),
-        (2, -1, false, nil),
-        (3, -1, false, .exhausted),
-        (0, 0, false, .expired),
-        (0, -1, true, .used),
-    ] as [(Int, Int64, Bool, PairingInvitation.Refusal?)])
-    func anInvitationWorksOnceUntilItExpiresOrRunsOutOfAttempts(attempts: Int, now: Int64, used: Bool,
-                                                               refusal: PairingInvitation.Refusal?) {
+    @Test(
+        arguments: [
+            // (attempts made before, now relative to expiry, used) → refusal
+            (0, -1, false, nil as PairingInvitation.Refusal?),
+            (2, -1, false, nil),
+            (3, -1, false, .exhausted),
+            (0, 0, false, .expired),
+            (0, -1, true, .used),
+        ] as [(Int, Int64, Bool, PairingInvitation.Refusal?)])
+    func anInvitationWorksOnceUntilItExpiresOrRunsOutOfAttempts(
+        attempts: Int, now: Int64, used: Bool,
+        refusal: PairingInvitation.Refusal?
+    ) {
         var invitation = PairingInvitation(code: "1234567890", memberID: nil, expires: 1_000)
         for _ in 0..<attempts { _ = invitation.beginAttempt(now: 0) }
         if used { invitation.succeed() }
@@ -182,10 +197,12 @@ import Testing
             let mb = try #require(bob.message(password: PairingCode.password(b)))
             let ka = try #require(alice.key(peerMessage: mb)), kb = try #require(bob.key(peerMessage: ma))
             #expect(ka.count == 64)
-            let confirmServer = PairingConfirmation.expected(key: kb, role: .server, clientMachine: names.0, serverMachine: names.1,
-                                                             clientMessage: ma, serverMessage: mb)
-            let expectedByAlice = PairingConfirmation.expected(key: ka, role: .server, clientMachine: names.0, serverMachine: names.1,
-                                                               clientMessage: ma, serverMessage: mb)
+            let confirmServer = PairingConfirmation.expected(
+                key: kb, role: .server, clientMachine: names.0, serverMachine: names.1,
+                clientMessage: ma, serverMessage: mb)
+            let expectedByAlice = PairingConfirmation.expected(
+                key: ka, role: .server, clientMachine: names.0, serverMachine: names.1,
+                clientMessage: ma, serverMessage: mb)
             return ka == kb && PairingConfirmation.matches(confirmServer, expectedByAlice)
         }
         #expect(try run("1234567890", "1234567890"))
@@ -201,10 +218,12 @@ import Testing
 
     @Test func confirmationsDifferByRole() {
         let key = Array(repeating: UInt8(5), count: 64)
-        let server = PairingConfirmation.expected(key: key, role: .server, clientMachine: clientMachine, serverMachine: serverMachine,
-                                                  clientMessage: [1], serverMessage: [2])
-        let client = PairingConfirmation.expected(key: key, role: .client, clientMachine: clientMachine, serverMachine: serverMachine,
-                                                  clientMessage: [1], serverMessage: [2])
+        let server = PairingConfirmation.expected(
+            key: key, role: .server, clientMachine: clientMachine, serverMachine: serverMachine,
+            clientMessage: [1], serverMessage: [2])
+        let client = PairingConfirmation.expected(
+            key: key, role: .client, clientMachine: clientMachine, serverMachine: serverMachine,
+            clientMessage: [1], serverMessage: [2])
         #expect(server != client)
         #expect(!PairingConfirmation.matches(server, client))
         #expect(!PairingConfirmation.matches(server, Array(server.prefix(31))))

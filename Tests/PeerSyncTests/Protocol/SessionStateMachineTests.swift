@@ -9,10 +9,14 @@ import Testing
     let serverMachine = Array(repeating: UInt8(2), count: 32)
 
     func pair(serverSecret: SymmetricKey? = nil) -> (SessionStateMachine, SessionStateMachine) {
-        (SessionStateMachine(role: .client, secret: secret, localMachine: clientMachine, peerMachine: serverMachine,
-                             localReplica: ReplicaID(rawValue: 1)),
-         SessionStateMachine(role: .server, secret: serverSecret ?? secret, localMachine: serverMachine, peerMachine: clientMachine,
-                             localReplica: ReplicaID(rawValue: 2)))
+        (
+            SessionStateMachine(
+                role: .client, secret: secret, localMachine: clientMachine, peerMachine: serverMachine,
+                localReplica: ReplicaID(rawValue: 1)),
+            SessionStateMachine(
+                role: .server, secret: serverSecret ?? secret, localMachine: serverMachine, peerMachine: clientMachine,
+                localReplica: ReplicaID(rawValue: 2))
+        )
     }
 
     func sent(_ actions: [SessionStateMachine.Action]) -> [PeerMessage] {
@@ -57,10 +61,12 @@ import Testing
 
     @Test func aProofIsBoundToBothMachines() {
         // A relay that shows its own certificate to the server cannot reuse the client's proof.
-        var client = SessionStateMachine(role: .client, secret: secret, localMachine: clientMachine, peerMachine: serverMachine,
-                                         localReplica: ReplicaID(rawValue: 1))
-        var server = SessionStateMachine(role: .server, secret: secret, localMachine: serverMachine,
-                                         peerMachine: Array(repeating: 9, count: 32), localReplica: ReplicaID(rawValue: 2))
+        var client = SessionStateMachine(
+            role: .client, secret: secret, localMachine: clientMachine, peerMachine: serverMachine,
+            localReplica: ReplicaID(rawValue: 1))
+        var server = SessionStateMachine(
+            role: .server, secret: secret, localMachine: serverMachine,
+            peerMachine: Array(repeating: 9, count: 32), localReplica: ReplicaID(rawValue: 2))
         #expect(refusedAsStranger(server.receive(sent(client.start())[0])))
         // A client's proof reflected back as the server's is refused too, by the role in the
         // proof: the reflected HELLO carries another replica id, so the self-connection
@@ -92,10 +98,12 @@ import Testing
     }
 
     @Test func connectingToItselfIsDetected() {
-        var client = SessionStateMachine(role: .client, secret: secret, localMachine: clientMachine, peerMachine: serverMachine,
-                                         localReplica: ReplicaID(rawValue: 5))
-        var server = SessionStateMachine(role: .server, secret: secret, localMachine: serverMachine, peerMachine: clientMachine,
-                                         localReplica: ReplicaID(rawValue: 5))
+        var client = SessionStateMachine(
+            role: .client, secret: secret, localMachine: clientMachine, peerMachine: serverMachine,
+            localReplica: ReplicaID(rawValue: 5))
+        var server = SessionStateMachine(
+            role: .server, secret: secret, localMachine: serverMachine, peerMachine: clientMachine,
+            localReplica: ReplicaID(rawValue: 5))
         #expect(closes(server.receive(sent(client.start())[0])))
     }
 
@@ -107,10 +115,12 @@ import Testing
     }
 
     @Test func helloCarriesTheWallClockAndAnOlderVersionIsRefusedWithCode2() throws {
-        let client = SessionStateMachine(role: .client, secret: secret, localMachine: clientMachine, peerMachine: serverMachine,
-                                         localReplica: ReplicaID(rawValue: 1), wallClock: { 1_000_000 })
-        var server = SessionStateMachine(role: .server, secret: secret, localMachine: serverMachine, peerMachine: clientMachine,
-                                         localReplica: ReplicaID(rawValue: 2), wallClock: { 2_000_000 })
+        let client = SessionStateMachine(
+            role: .client, secret: secret, localMachine: clientMachine, peerMachine: serverMachine,
+            localReplica: ReplicaID(rawValue: 1), wallClock: { 1_000_000 })
+        var server = SessionStateMachine(
+            role: .server, secret: secret, localMachine: serverMachine, peerMachine: clientMachine,
+            localReplica: ReplicaID(rawValue: 2), wallClock: { 2_000_000 })
         var c = client
         guard case var .hello(hello) = sent(c.start())[0] else { Issue.record("no hello"); return }
         #expect(hello.version == 5 && hello.clock == 1_000_000)
@@ -121,8 +131,9 @@ import Testing
         // Versions 1 and 2 know no per-machine trust, 3 no backlog positions, 4 no household
         // PIN: refused, naming the version spoken.
         for version: UInt16 in [1, 2, 3, 4] {
-            var old = SessionStateMachine(role: .server, secret: secret, localMachine: serverMachine, peerMachine: clientMachine,
-                                          localReplica: ReplicaID(rawValue: 2))
+            var old = SessionStateMachine(
+                role: .server, secret: secret, localMachine: serverMachine, peerMachine: clientMachine,
+                localReplica: ReplicaID(rawValue: 2))
             hello = PeerMessage.Hello(version: version, replica: hello.replica, proof: hello.proof)
             let refused = old.receive(.hello(hello))
             guard case let .error(code, reason)? = sent(refused).first else { Issue.record("no error"); return }

@@ -9,13 +9,17 @@ import Testing
 @Suite struct WireCodecTests {
     static let sampleBatch = DeltaBatch(
         changes: [
-            Change(origin: ReplicaID(rawValue: 0xFFFF_0000_0000_0001), seq: 300, hlc: HybridTimestamp(milliseconds: 1_800_000_000_000, counter: 9),
-                   member: "m-1", entity: .shoppingItem, rowID: "row-1",
-                   fields: [FieldWrite(field: "name", value: .text("Crème fraîche ✓")),
-                            FieldWrite(field: "listed", value: .integer(-5), base: Stamp(hlc: HybridTimestamp(rawValue: 7), origin: ReplicaID(rawValue: 3))),
-                            FieldWrite(field: "state", value: .null)]),
-            Change(origin: ReplicaID(rawValue: 2), seq: 1, hlc: HybridTimestamp(rawValue: 0), member: nil, entity: .ledgerEntry,
-                   rowID: "e", fields: [FieldWrite(field: "peanuts", value: .integer(Int64.min)), FieldWrite(field: "created", value: .integer(Int64.max))]),
+            Change(
+                origin: ReplicaID(rawValue: 0xFFFF_0000_0000_0001), seq: 300, hlc: HybridTimestamp(milliseconds: 1_800_000_000_000, counter: 9),
+                member: "m-1", entity: .shoppingItem, rowID: "row-1",
+                fields: [
+                    FieldWrite(field: "name", value: .text("Crème fraîche ✓")),
+                    FieldWrite(field: "listed", value: .integer(-5), base: Stamp(hlc: HybridTimestamp(rawValue: 7), origin: ReplicaID(rawValue: 3))),
+                    FieldWrite(field: "state", value: .null),
+                ]),
+            Change(
+                origin: ReplicaID(rawValue: 2), seq: 1, hlc: HybridTimestamp(rawValue: 0), member: nil, entity: .ledgerEntry,
+                rowID: "e", fields: [FieldWrite(field: "peanuts", value: .integer(Int64.min)), FieldWrite(field: "created", value: .integer(Int64.max))]),
         ],
         coverage: [Coverage(origin: ReplicaID(rawValue: 2), after: 0, upTo: 1), Coverage(origin: ReplicaID(rawValue: 9), after: 10, upTo: 1 << 40)])
 
@@ -32,10 +36,14 @@ import Testing
         .pairStart(.init(message: Array(repeating: 7, count: 32), name: "Anna's laptop")),
         .pairReply(message: Array(0..<32), confirmation: Array(32..<64)),
         .pairConfirm(Array(repeating: 255, count: 32)),
-        .pairWelcome(.init(householdID: "h-1", householdName: "Smith", secret: Array(0..<32), discoveryKey: Array(1...32),
-                           memberID: "m-1", inviterName: "desk")),
-        .pairWelcome(.init(householdID: "h-1", householdName: "Smith", secret: Array(0..<32), discoveryKey: Array(1...32),
-                           memberID: nil, inviterName: "")),
+        .pairWelcome(
+            .init(
+                householdID: "h-1", householdName: "Smith", secret: Array(0..<32), discoveryKey: Array(1...32),
+                memberID: "m-1", inviterName: "desk")),
+        .pairWelcome(
+            .init(
+                householdID: "h-1", householdName: "Smith", secret: Array(0..<32), discoveryKey: Array(1...32),
+                memberID: nil, inviterName: "")),
     ]
 
     func frame(_ message: PeerMessage) throws -> ByteBuffer {
@@ -64,8 +72,9 @@ import Testing
             #expect(held.withUTF8 { Array($0) } == Array(id.utf8))
             #expect(Array(id.utf8).withUnsafeBytes { TextID(utf8: $0) } == held)
             if case .uuid = held { #expect(id == uuid) } else { #expect(id != uuid) }
-            let change = Change(origin: ReplicaID(rawValue: 5), seq: 1, hlc: HybridTimestamp(rawValue: 1), member: id,
-                                entity: .task, rowID: id, fields: [FieldWrite(field: "title", value: .text("x"))])
+            let change = Change(
+                origin: ReplicaID(rawValue: 5), seq: 1, hlc: HybridTimestamp(rawValue: 1), member: id,
+                entity: .task, rowID: id, fields: [FieldWrite(field: "title", value: .text("x"))])
             var payload = ByteBuffer()
             WireCodec.encode(.batch(DeltaBatch(changes: [change], coverage: [])), into: &payload)
             let bytes = Array(payload.readableBytesView), text = [UInt8(id.utf8.count)] + Array(id.utf8)
@@ -84,9 +93,11 @@ import Testing
             }
             #expect(String(decoding: written, as: UTF8.self) == id)
         }
-        let table: [(TextID, String)] = [(.uuid(0, 0), "00000000-0000-0000-0000-000000000000"),
-                                         (.uuid(.max, .max), "ffffffff-ffff-ffff-ffff-ffffffffffff"),
-                                         (.uuid(0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210), "01234567-89ab-cdef-fedc-ba9876543210")]
+        let table: [(TextID, String)] = [
+            (.uuid(0, 0), "00000000-0000-0000-0000-000000000000"),
+            (.uuid(.max, .max), "ffffffff-ffff-ffff-ffff-ffffffffffff"),
+            (.uuid(0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210), "01234567-89ab-cdef-fedc-ba9876543210"),
+        ]
         for (id, text) in table { #expect(id.text == text && TextID(text) == id) }
         // An id that is not UTF-8 is refused, as any string.
         #expect([UInt8]([0x24, 0xFF]).withUnsafeBytes { TextID(utf8: $0) } == nil)
@@ -97,8 +108,9 @@ import Testing
     /// are refused whatever the name.
     @Test func fieldNamesArriveAsSentKnownOrNot() throws {
         let names = ["title", "done", "nonsense", "tïtle", "titl", "titles", ""]
-        let change = Change(origin: ReplicaID(rawValue: 5), seq: 1, hlc: HybridTimestamp(rawValue: 1), member: nil,
-                            entity: .task, rowID: "t-1", fields: names.map { FieldWrite(field: $0, value: .integer(1)) })
+        let change = Change(
+            origin: ReplicaID(rawValue: 5), seq: 1, hlc: HybridTimestamp(rawValue: 1), member: nil,
+            entity: .task, rowID: "t-1", fields: names.map { FieldWrite(field: $0, value: .integer(1)) })
         var payload = ByteBuffer()
         WireCodec.encode(.batch(DeltaBatch(changes: [change], coverage: [])), into: &payload)
         var bytes = Array(payload.readableBytesView)

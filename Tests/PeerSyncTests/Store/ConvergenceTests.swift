@@ -54,8 +54,10 @@ private struct World {
         skews = (0..<scenario.replicas).map { Int64($0 * 7 % 5) - 2 }
         for index in 0..<scenario.replicas {
             let skew = skews[index], time = self.time
-            stores.append(try ReplicaStore(path: dir.path("r\(index).sqlite"), physicalClock: { time.now + skew },
-                                           newReplicaID: ReplicaID(rawValue: scenario.seed &* 1000 &+ UInt64(index) &+ 1)))
+            stores.append(
+                try ReplicaStore(
+                    path: dir.path("r\(index).sqlite"), physicalClock: { time.now + skew },
+                    newReplicaID: ReplicaID(rawValue: scenario.seed &* 1000 &+ UInt64(index) &+ 1)))
         }
     }
 
@@ -184,8 +186,9 @@ private struct World {
         let source = Int.random(in: stores.indices, using: &random)
         var destination = Int.random(in: stores.indices, using: &random)
         if destination == source { destination = (destination + 1) % stores.count }
-        let batches = try stores[source].allDeltas(for: stores[destination].versionVector(),
-                                                   batchLimit: Int.random(in: 1...40, using: &random))
+        let batches = try stores[source].allDeltas(
+            for: stores[destination].versionVector(),
+            batchLimit: Int.random(in: 1...40, using: &random))
         network += batches.map { InFlight(destination: destination, batch: $0) }
     }
 

@@ -44,7 +44,8 @@ import Testing
                 return names
             }
         }
-        let tables: [String] = try connection.query("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite%' ORDER BY name") { statement in
+        let tables: [String] = try connection.query("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite%' ORDER BY name") {
+            statement in
             var names: [String] = []
             while try statement.step() { names.append(statement.text(0)) }
             return names
@@ -86,7 +87,8 @@ import Testing
         for sql in refused {
             #expect(throws: SQLiteError.self, "\(sql)") { try connection.execute(sql) }
         }
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO shopping_item (id, name, state, listed, versions) VALUES ('s', 'Milk', 'restock', 1, x'0102');
             INSERT INTO catalogue_selection (id, kind, title, peanuts, category, selected, versions) VALUES ('c', 'reward', 'Movie', 5, 'fun', 1, x'0102');
             INSERT INTO conflict (logged_hlc, kind, entity, row_id, field, kept_hlc, kept_origin, lost_hlc, lost_origin) VALUES (1, 'edit_of_deleted', 'task', 't', 'title', 1, 1, 1, 1);
@@ -126,8 +128,10 @@ import Testing
     @Test func textRoundTripsThroughStatements() throws {
         let raw = try Connection(path: dir.path("text.sqlite"))
         try raw.execute("CREATE TABLE t (n INTEGER PRIMARY KEY, v TEXT)")
-        let samples = ["", "a", "active", String(repeating: "x", count: 15), String(repeating: "y", count: 16),
-                       "Crème brûlée 🍮", RowIDRules.random(), String(repeating: "é", count: 200)]
+        let samples = [
+            "", "a", "active", String(repeating: "x", count: 15), String(repeating: "y", count: 16),
+            "Crème brûlée 🍮", RowIDRules.random(), String(repeating: "é", count: 200),
+        ]
         let insert = try Statement(connection: raw, sql: "INSERT INTO t (n, v) VALUES (?1, ?2)")
         for (n, text) in samples.enumerated() { try insert.run([.integer(Int64(n)), .text(text)]) }
         let read = try Statement(connection: raw, sql: "SELECT v, typeof(v), length(CAST(v AS BLOB)) FROM t ORDER BY n")
@@ -149,7 +153,8 @@ import Testing
             let raw = try Connection(path: path)
             try raw.execute(Migrations.migration1)
             try raw.execute("PRAGMA user_version = 1")
-            try raw.execute("""
+            try raw.execute(
+                """
                 INSERT INTO meta (key, value) VALUES ('replica_id', \(origin.storage));
                 INSERT INTO version_vector (origin, seq) VALUES (\(origin.storage), 2), (\(other.storage), 2);
                 INSERT INTO field_version (entity, row_id, field, value, hlc, origin, seq, base_hlc, base_origin, member) VALUES
@@ -176,10 +181,12 @@ import Testing
         #expect(try store.row(.backlogItem, "b1") == ["title": .text("Paint")])
         // The history travels as it did: two changes of `origin` (one per number) and one of `other`.
         let changes = try store.allDeltas(for: VersionVector()).flatMap(\.changes)
-        #expect(changes.map { "\($0.origin.storage)#\($0.seq):\($0.fields.map(\.field))" }.sorted() == [
-            "\(origin.storage)#1:[\"listed\", \"name\"]", "\(origin.storage)#2:[\"state\"]", "\(other.storage)#1:[\"name\"]",
-            "\(other.storage)#2:[\"title\"]",
-        ].sorted())
+        #expect(
+            changes.map { "\($0.origin.storage)#\($0.seq):\($0.fields.map(\.field))" }.sorted()
+                == [
+                    "\(origin.storage)#1:[\"listed\", \"name\"]", "\(origin.storage)#2:[\"state\"]", "\(other.storage)#1:[\"name\"]",
+                    "\(other.storage)#2:[\"title\"]",
+                ].sorted())
         let restock = changes.first { $0.seq == 2 && $0.origin == origin }
         #expect(restock?.fields.first?.base == Stamp(hlc: HybridTimestamp(rawValue: 100), origin: origin))
         #expect(changes.first { $0.seq == 1 && $0.origin == origin }?.member == "anna")
@@ -234,7 +241,8 @@ import Testing
             }
             try store.write(member: nil) { tx in _ = try tx.put(.shoppingItem, ids[0], ["state": .text("restock")]) }
             // The ids this program makes as 16 bytes; "i1", an upper-case UUID and "profile" as text.
-            #expect(try shape(store) == Array(repeating: "integer blob 16", count: 6) + ["integer text 2", "integer text 36", "integer text 7", "integer blob 16"])
+            #expect(
+                try shape(store) == Array(repeating: "integer blob 16", count: 6) + ["integer text 2", "integer text 36", "integer text 7", "integer blob 16"])
             before = try store.allDeltas(for: VersionVector())
             try store.connection.execute(Self.undoMigration11 + "PRAGMA user_version = 10")
             #expect(try shape(store).allSatisfy { $0.hasPrefix("text text") })
@@ -339,13 +347,14 @@ import Testing
 
     /// New rows get version 7 UUIDs (RFC 9562): the Unix milliseconds, the millisecond's
     /// fraction in 12 bits, the variant, then random bits.
-    @Test(arguments: [
-        // (nanoseconds since 1970, random bits, the id)
-        (UInt64(0), UInt64(0), "00000000-0000-7000-8000-000000000000"),
-        (1_000_000, UInt64.max, "00000000-0001-7000-bfff-ffffffffffff"),
-        (1_999_999, 0x0123_4567_89AB_CDEF, "00000000-0001-7fff-8123-456789abcdef"),
-        (1_763_800_000_123_456_789, 0xC000_0000_0000_0001, "019aaaac-267b-774f-8000-000000000001"),
-    ] as [(UInt64, UInt64, String)])
+    @Test(
+        arguments: [
+            // (nanoseconds since 1970, random bits, the id)
+            (UInt64(0), UInt64(0), "00000000-0000-7000-8000-000000000000"),
+            (1_000_000, UInt64.max, "00000000-0001-7000-bfff-ffffffffffff"),
+            (1_999_999, 0x0123_4567_89AB_CDEF, "00000000-0001-7fff-8123-456789abcdef"),
+            (1_763_800_000_123_456_789, 0xC000_0000_0000_0001, "019aaaac-267b-774f-8000-000000000001"),
+        ] as [(UInt64, UInt64, String)])
     func timeOrderedRowIDs(nanoseconds: UInt64, random: UInt64, id: String) {
         #expect(RowIDRules.timeOrdered(unixNanoseconds: nanoseconds, random: random) == id)
     }
@@ -371,15 +380,18 @@ import Testing
         let later = Stamp(hlc: HybridTimestamp(rawValue: 1 << 41), origin: ReplicaID(rawValue: 7))
         let member = RowIDRules.random()
         let schema = EntityKind.task.schema
-        let fields = try #require(VersionedRow(schema, byName: [
-            "title": FieldVersion(value: .text("Crème brûlée 🍮"), stamp: stamp, seq: 300, base: nil, member: member),
-            "done": FieldVersion(value: .integer(1), stamp: later, seq: 1 << 40, base: stamp, member: nil),
-            "due": FieldVersion(value: .null, stamp: stamp, seq: 300, base: nil, member: member),
-            "period": FieldVersion(value: .integer(-5), stamp: stamp, seq: 1, base: nil, member: "anna"), // not its column's type
-            "assignee": FieldVersion(value: .text("tom"), stamp: later, seq: 2, base: nil, member: "Not-A-UUID"),
-            // The same change as `title` by its stamp and number, with another member: kept as given.
-            "template": FieldVersion(value: .text("t9"), stamp: stamp, seq: 300, base: nil, member: "bob"),
-        ]))
+        let fields = try #require(
+            VersionedRow(
+                schema,
+                byName: [
+                    "title": FieldVersion(value: .text("Crème brûlée 🍮"), stamp: stamp, seq: 300, base: nil, member: member),
+                    "done": FieldVersion(value: .integer(1), stamp: later, seq: 1 << 40, base: stamp, member: nil),
+                    "due": FieldVersion(value: .null, stamp: stamp, seq: 300, base: nil, member: member),
+                    "period": FieldVersion(value: .integer(-5), stamp: stamp, seq: 1, base: nil, member: "anna"), // not its column's type
+                    "assignee": FieldVersion(value: .text("tom"), stamp: later, seq: 2, base: nil, member: "Not-A-UUID"),
+                    // The same change as `title` by its stamp and number, with another member: kept as given.
+                    "template": FieldVersion(value: .text("t9"), stamp: stamp, seq: 300, base: nil, member: "bob"),
+                ]))
         func column(_ number: Int) -> FieldValue { fields[number]?.value ?? .null }
         let partial = RowVersions.encode(fields, inTypedRow: false)
         let typed = RowVersions.encode(fields, inTypedRow: true)
@@ -406,7 +418,9 @@ import Testing
         let memberBytes = try #require(Hex.bytes(member.replacingOccurrences(of: "-", with: "")))
         #expect(partial.indices.contains { Array(partial[$0...].prefix(16)) == memberBytes })
         #expect(!partial.indices.contains { Array(partial[$0...].prefix(36)) == Array(member.utf8) })
-        for notUUID in [member.uppercased(), member + "0", String(member.dropLast()), String(member.dropLast()) + "g", member.replacingOccurrences(of: "-", with: "_"), ""] {
+        for notUUID in [
+            member.uppercased(), member + "0", String(member.dropLast()), String(member.dropLast()) + "g", member.replacingOccurrences(of: "-", with: "_"), "",
+        ] {
             #expect(TextID(notUUID) == .text(notUUID) && TextID(notUUID).text == notUUID, "\(notUUID)")
         }
         // A damaged record in the database is a clear error, not a crash or a silent gap.
@@ -588,8 +602,9 @@ import Testing
         // A batch that names one change on two rows (forged) is refused whole, naming the second.
         try a.write(member: nil) { tx in for i in 0..<3 { try tx.create(.shoppingItem, "f\(i)", shoppingItem("F\(i)")) } }
         let changes = try a.allDeltas(for: VersionVector()).flatMap(\.changes)
-        let forged = Change(origin: changes[2].origin, seq: changes[1].seq, hlc: changes[2].hlc, member: nil,
-                            entity: .shoppingItem, rowID: changes[2].rowID, fields: changes[2].fields)
+        let forged = Change(
+            origin: changes[2].origin, seq: changes[1].seq, hlc: changes[2].hlc, member: nil,
+            entity: .shoppingItem, rowID: changes[2].rowID, fields: changes[2].fields)
         do {
             try b.apply(DeltaBatch(changes: [changes[0], changes[1], forged]))
             Issue.record("one change on two rows was accepted")
@@ -623,9 +638,14 @@ import Testing
 
     @Test func concurrentEditsOfDifferentFieldsBothSurvive() throws {
         let (a, b) = try pair()
-        try a.write(member: "anna") { try $0.put(.task, "t1", [
-            "title": .text("Paint fence"), "done": .bool(false), "assignee": .null, "due": .null,
-            "created": .integer(1), "template": .null, "period": .null, "deleted": .bool(false)]) }
+        try a.write(member: "anna") {
+            try $0.put(
+                .task, "t1",
+                [
+                    "title": .text("Paint fence"), "done": .bool(false), "assignee": .null, "due": .null,
+                    "created": .integer(1), "template": .null, "period": .null, "deleted": .bool(false),
+                ])
+        }
         try a.sync(to: b)
         clock.advance(10)
         try a.write(member: "anna") { try $0.put(.task, "t1", ["title": .text("Paint the fence")]) }
@@ -733,7 +753,9 @@ import Testing
     @Test func deltaIsEmptyOnceInSyncWhateverTheSize() throws {
         let (a, b) = try pair()
         try a.write(member: nil) { tx in for i in 0..<3000 { try tx.put(.shoppingItem, "i\(i)", shoppingItem("Item \(i)")) } }
-        try b.write(member: nil) { tx in for i in 0..<500 { try tx.put(.backlogCategory, "c\(i)", ["title": .text("C\(i)"), "position": .integer(Int64(i)), "deleted": .bool(false)]) } }
+        try b.write(member: nil) { tx in
+            for i in 0..<500 { try tx.put(.backlogCategory, "c\(i)", ["title": .text("C\(i)"), "position": .integer(Int64(i)), "deleted": .bool(false)]) }
+        }
         try a.sync(to: b, batchLimit: 256)
         try b.sync(to: a, batchLimit: 256)
         #expect(try a.versionVector() == b.versionVector())
@@ -819,19 +841,22 @@ import Testing
         let good = try a.allDeltas(for: VersionVector())[0]
         let origin = ReplicaID(rawValue: 0xC)
         func batch(_ fields: [FieldWrite], entity: EntityKind = .shoppingItem, row: String = "x", hlc: HybridTimestamp? = nil) -> DeltaBatch {
-            let change = Change(origin: origin, seq: 1, hlc: hlc ?? HybridTimestamp(milliseconds: clock.now), member: nil,
-                                entity: entity, rowID: row, fields: fields)
+            let change = Change(
+                origin: origin, seq: 1, hlc: hlc ?? HybridTimestamp(milliseconds: clock.now), member: nil,
+                entity: entity, rowID: row, fields: fields)
             // A valid change first: the whole batch must be refused, not just the bad part.
             return DeltaBatch(changes: good.changes + [change], coverage: good.coverage + [Coverage(origin: origin, after: 0, upTo: 1)])
         }
         try assertRefusedAndUnchanged(b, batch([FieldWrite(field: "price", value: .integer(3))]), mentioning: "has no field")
         try assertRefusedAndUnchanged(b, batch([FieldWrite(field: "name", value: .integer(3))]), mentioning: "expected text")
-        try assertRefusedAndUnchanged(b, batch([FieldWrite(field: "name", value: .text(String(repeating: "x", count: 10_000)))]),
-                                      mentioning: "longer than")
+        try assertRefusedAndUnchanged(
+            b, batch([FieldWrite(field: "name", value: .text(String(repeating: "x", count: 10_000)))]),
+            mentioning: "longer than")
         try assertRefusedAndUnchanged(b, batch([FieldWrite(field: "name", value: .text("x"))], row: "../etc"), mentioning: "invalid row id")
         // Changes in the receiver's own name that it never made.
-        let forged = Change(origin: b.replicaID, seq: 7, hlc: HybridTimestamp(milliseconds: clock.now), member: nil,
-                            entity: .shoppingItem, rowID: "f", fields: [FieldWrite(field: "name", value: .text("Forged"))])
+        let forged = Change(
+            origin: b.replicaID, seq: 7, hlc: HybridTimestamp(milliseconds: clock.now), member: nil,
+            entity: .shoppingItem, rowID: "f", fields: [FieldWrite(field: "name", value: .text("Forged"))])
         try assertRefusedAndUnchanged(b, DeltaBatch(changes: [forged]), mentioning: "never made")
         try assertRefusedAndUnchanged(b, DeltaBatch(coverage: [Coverage(origin: b.replicaID, after: 0, upTo: 5)]), mentioning: "never made")
         // The good batch alone still applies.
@@ -849,8 +874,11 @@ import Testing
             _ = try tx.create(.shoppingItem, "i2", ["name": .text("Eggs"), "state": .text("active"), "listed": .integer(4)])
             _ = try tx.put(.task, "t1", RowFields(["title": .text("Bins"), "done": .bool(false), "created": .integer(1), "deleted": .bool(false)]))
         }
-        #expect(made.map { $0.fields.map(\.field) } == [["listed", "name", "state"], ["listed", "name", "state"],
-                                                        ["created", "deleted", "done", "title"]])
+        #expect(
+            made.map { $0.fields.map(\.field) } == [
+                ["listed", "name", "state"], ["listed", "name", "state"],
+                ["created", "deleted", "done", "title"],
+            ])
         #expect(made.allSatisfy { $0.member == "anna" })
         let before = try a.canonicalState(), vector = try a.versionVector()
         func refused(_ member: String?, _ fields: RowFields, _ expected: ChangeValidationError) {
@@ -864,13 +892,16 @@ import Testing
                 return reason == expected
             }
         }
-        refused(nil, ["name": .text("A"), "state": .text("active"), "name": .text("B"), "listed": .integer(1)],
-                .duplicateField(.shoppingItem, "name"))
-        refused(nil, ["name": .text("A"), "zz": .integer(1), "colour": .text("red"), "state": .text("active")],
-                .unknownField(.shoppingItem, "colour")) // the first unknown name in name order
+        refused(
+            nil, ["name": .text("A"), "state": .text("active"), "name": .text("B"), "listed": .integer(1)],
+            .duplicateField(.shoppingItem, "name"))
+        refused(
+            nil, ["name": .text("A"), "zz": .integer(1), "colour": .text("red"), "state": .text("active")],
+            .unknownField(.shoppingItem, "colour")) // the first unknown name in name order
         refused("not a member id!", shoppingItem("A"), .badMember)
-        refused(nil, ["name": .text(""), "state": .text("active"), "listed": .integer(1)],
-                .badValue(.shoppingItem, field: "name", reason: "may not be empty"))
+        refused(
+            nil, ["name": .text(""), "state": .text("active"), "listed": .integer(1)],
+            .badValue(.shoppingItem, field: "name", reason: "may not be empty"))
         refused(nil, [:], .emptyChange)
         #expect(try a.canonicalState() == before)
         #expect(try a.versionVector() == vector)
@@ -897,14 +928,17 @@ import Testing
 
     @Test func immutableFieldsCannotBeRewritten() throws {
         let (a, b) = try pair()
-        let entry: [String: FieldValue] = ["kid": .text("k1"), "kind": .text("earn"), "peanuts": .integer(2), "selection": .null,
-                                           "title": .text("Made the bed"), "created": .integer(5), "hidden": .bool(false)]
+        let entry: [String: FieldValue] = [
+            "kid": .text("k1"), "kind": .text("earn"), "peanuts": .integer(2), "selection": .null,
+            "title": .text("Made the bed"), "created": .integer(5), "hidden": .bool(false),
+        ]
         try a.write(member: nil) { try $0.put(.ledgerEntry, "e1", RowFields(entry)) }
         try a.sync(to: b)
         #expect(throws: StoreError.self) { try a.write(member: nil) { try $0.put(.ledgerEntry, "e1", ["peanuts": .integer(20)]) } }
         try a.write(member: nil) { try $0.put(.ledgerEntry, "e1", ["hidden": .bool(true)]) } // the one mutable field
-        let tampered = Change(origin: ReplicaID(rawValue: 0xC), seq: 1, hlc: HybridTimestamp(milliseconds: clock.now), member: nil,
-                              entity: .ledgerEntry, rowID: "e1", fields: [FieldWrite(field: "peanuts", value: .integer(20))])
+        let tampered = Change(
+            origin: ReplicaID(rawValue: 0xC), seq: 1, hlc: HybridTimestamp(milliseconds: clock.now), member: nil,
+            entity: .ledgerEntry, rowID: "e1", fields: [FieldWrite(field: "peanuts", value: .integer(20))])
         try assertRefusedAndUnchanged(b, DeltaBatch(changes: [tampered]), mentioning: "set once")
     }
 
@@ -940,12 +974,15 @@ import Testing
         let (a, b) = try pair()
         let skewed = ReplicaID(rawValue: 0xC)
         let ahead = HybridTimestamp(milliseconds: clock.now + 15 * 60_000)
-        let future = Change(origin: skewed, seq: 1, hlc: ahead, member: nil, entity: .shoppingItem, rowID: "f",
-                            fields: shoppingItem("From the future").map { FieldWrite(field: $0.key, value: $0.value) })
+        let future = Change(
+            origin: skewed, seq: 1, hlc: ahead, member: nil, entity: .shoppingItem, rowID: "f",
+            fields: shoppingItem("From the future").map { FieldWrite(field: $0.key, value: $0.value) })
         try a.write(member: nil) { try $0.put(.shoppingItem, "ok", shoppingItem("Milk")) }
         let good = try a.allDeltas(for: VersionVector())[0]
-        let outcome = try b.apply(DeltaBatch(changes: good.changes + [future],
-                                             coverage: good.coverage + [Coverage(origin: skewed, after: 0, upTo: 1)]))
+        let outcome = try b.apply(
+            DeltaBatch(
+                changes: good.changes + [future],
+                coverage: good.coverage + [Coverage(origin: skewed, after: 0, upTo: 1)]))
         // The good change is merged at once; the future one is kept, not merged, and not claimed.
         #expect(outcome.applied.map(\.rowID) == ["ok"])
         #expect(outcome.held == [future])
@@ -981,12 +1018,15 @@ import Testing
         let b = try makeStore(dir, "b", clock: clock, id: 0xB)
         let skewed = ReplicaID(rawValue: 0xC)
         func change(_ seq: UInt64, aheadMinutes: Int64) -> Change {
-            Change(origin: skewed, seq: seq, hlc: HybridTimestamp(milliseconds: clock.now + aheadMinutes * 60_000),
-                   member: nil, entity: .shoppingItem, rowID: "r\(seq)",
-                   fields: shoppingItem("Item \(seq)").map { FieldWrite(field: $0.key, value: $0.value) })
+            Change(
+                origin: skewed, seq: seq, hlc: HybridTimestamp(milliseconds: clock.now + aheadMinutes * 60_000),
+                member: nil, entity: .shoppingItem, rowID: "r\(seq)",
+                fields: shoppingItem("Item \(seq)").map { FieldWrite(field: $0.key, value: $0.value) })
         }
-        try b.apply(DeltaBatch(changes: [change(1, aheadMinutes: 12), change(2, aheadMinutes: 0)],
-                               coverage: [Coverage(origin: skewed, after: 0, upTo: 2)]))
+        try b.apply(
+            DeltaBatch(
+                changes: [change(1, aheadMinutes: 12), change(2, aheadMinutes: 0)],
+                coverage: [Coverage(origin: skewed, after: 0, upTo: 2)]))
         try b.apply(DeltaBatch(changes: [change(3, aheadMinutes: 14)], coverage: [Coverage(origin: skewed, after: 2, upTo: 3)]))
         try b.apply(DeltaBatch(changes: [change(9, aheadMinutes: 0)], coverage: [Coverage(origin: skewed, after: 5, upTo: 9)]))
         #expect(try b.versionVector()[skewed] == 0)
@@ -1001,10 +1041,14 @@ import Testing
     /// Held changes are durable: they survive a restart of the store.
     @Test func heldChangesSurviveAReopen() throws {
         let path = dir.path("held.sqlite")
-        let future = Change(origin: ReplicaID(rawValue: 0xC), seq: 1, hlc: HybridTimestamp(milliseconds: clock.now + 3_600_000),
-                            member: "m1", entity: .task, rowID: "t",
-                            fields: [FieldWrite(field: "title", value: .text("Later"),
-                                                base: Stamp(hlc: HybridTimestamp(milliseconds: 5), origin: ReplicaID(rawValue: 0xD)))])
+        let future = Change(
+            origin: ReplicaID(rawValue: 0xC), seq: 1, hlc: HybridTimestamp(milliseconds: clock.now + 3_600_000),
+            member: "m1", entity: .task, rowID: "t",
+            fields: [
+                FieldWrite(
+                    field: "title", value: .text("Later"),
+                    base: Stamp(hlc: HybridTimestamp(milliseconds: 5), origin: ReplicaID(rawValue: 0xD)))
+            ])
         do { _ = try ReplicaStore(path: path, physicalClock: clock.function).apply(DeltaBatch(changes: [future])) }
         clock.advance(3_600_000)
         let reopened = try ReplicaStore(path: path, physicalClock: clock.function)
@@ -1044,9 +1088,13 @@ import Testing
             let member = RowIDRules.random()
             try store.write(member: member) { tx in
                 for i in 0..<300 { _ = try tx.create(.shoppingItem, RowIDRules.random(), shoppingItem("Item \(i)")) }
-                _ = try tx.put(.task, "t1", ["title": .text("Water plants"), "done": .bool(false), "assignee": .text(member),
-                                             "due": .text("2026-11-25"), "created": .integer(5), "template": .null,
-                                             "period": .null, "deleted": .bool(false)])
+                _ = try tx.put(
+                    .task, "t1",
+                    [
+                        "title": .text("Water plants"), "done": .bool(false), "assignee": .text(member),
+                        "due": .text("2026-11-25"), "created": .integer(5), "template": .null,
+                        "period": .null, "deleted": .bool(false),
+                    ])
             }
             try store.write(member: "anna") { tx in _ = try tx.put(.task, "t1", ["done": .bool(true)]) } // a base stamp
             // A partial row: a change of the peer whose row's creation has not arrived.

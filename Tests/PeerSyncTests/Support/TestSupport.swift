@@ -61,8 +61,9 @@ extension ReplicaStore {
 }
 
 func makeStore(_ dir: TemporaryDirectory, _ name: String, clock: ManualClock = ManualClock(), id: UInt64? = nil) throws -> ReplicaStore {
-    try ReplicaStore(path: dir.path("\(name).sqlite"), physicalClock: clock.function,
-                     newReplicaID: id.map { ReplicaID(rawValue: $0) })
+    try ReplicaStore(
+        path: dir.path("\(name).sqlite"), physicalClock: clock.function,
+        newReplicaID: id.map { ReplicaID(rawValue: $0) })
 }
 
 func shoppingItem(_ name: String, state: String = "active", listed: Int64 = 1) -> [String: FieldValue] {

@@ -132,12 +132,13 @@ struct WebRouterTests {
 
     func router(calls: Calls = Calls()) -> (WebRouter, FrontEndLogins) {
         let logins = FrontEndLogins()
-        let api = LocalAPI(callMethod: { method, params in
-            calls.made.withLock { $0.append((method, params)) }
-            if method == "shop.check" { return .refused(.notFound, ["kind": "item", "list": "shopping_list", "handle": "x"]) }
-            return ControlResponse(ok: true, result: .array([.string("done")]))
-        }, currentStatus: { throw CancellationError() }, feed: EventFeed(), logins: logins,
-           home: HouseholdHome.resolve("/tmp/pulse-web-router-tests"))
+        let api = LocalAPI(
+            callMethod: { method, params in
+                calls.made.withLock { $0.append((method, params)) }
+                if method == "shop.check" { return .refused(.notFound, ["kind": "item", "list": "shopping_list", "handle": "x"]) }
+                return ControlResponse(ok: true, result: .array([.string("done")]))
+            }, currentStatus: { throw CancellationError() }, feed: EventFeed(), logins: logins,
+            home: HouseholdHome.resolve("/tmp/pulse-web-router-tests"))
         return (WebRouter(api: api, sessions: WebSessions(), host: "127.0.0.1", port: 8080), logins)
     }
 
@@ -155,7 +156,8 @@ struct WebRouterTests {
     /// The refusal's code in an API answer (`{"error":{"code":…}}`).
     func errorCode(_ response: WebResponse?) -> String? {
         guard let response, case let .object(body)? = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body)),
-              case let .object(error)? = body["error"], case let .string(code)? = error["code"] else { return nil }
+            case let .object(error)? = body["error"], case let .string(code)? = error["code"]
+        else { return nil }
         return code
     }
 
@@ -169,7 +171,8 @@ struct WebRouterTests {
         let session = try #require(response(await router.respond(to: request("GET", "/api/session", [cookie]))))
         #expect(session.status == 200)
         guard case let .object(object) = try JSONDecoder().decode(JSONValue.self, from: Data(session.body)),
-              case let .string(csrf)? = object["csrf"] else { throw CancellationError() }
+            case let .string(csrf)? = object["csrf"]
+        else { throw CancellationError() }
         return (cookie, csrf)
     }
 
@@ -277,7 +280,8 @@ struct WebRouterTests {
     @Test func signingOutEndsTheSession() async throws {
         let (router, logins) = router()
         let (cookie, csrf) = try await signIn(router, logins)
-        let out = try #require(response(await router.respond(to: request("POST", "/api/logout", [cookie, ("origin", "http://127.0.0.1:8080"), ("x-pulse-csrf", csrf)]))))
+        let out = try #require(
+            response(await router.respond(to: request("POST", "/api/logout", [cookie, ("origin", "http://127.0.0.1:8080"), ("x-pulse-csrf", csrf)]))))
         #expect(out.status == 200 && header(out, "Set-Cookie")?.contains("Max-Age=0") == true)
         #expect(response(await router.respond(to: request("GET", "/api/session", [cookie])))?.status == 401)
     }

@@ -20,10 +20,13 @@ final class AgentProcess: @unchecked Sendable {
     /// network namespace when one is given (else with mDNS off: tests never touch the
     /// machine's own Avahi).
     /// `web`: the `--web` value (nil: the agent's default), unless `args` has its own.
-    init(home: String, _ args: [String] = [], on host: TestHost? = nil, listen: String = "127.0.0.1",
-         wrapper: [String] = [], web: String? = "127.0.0.1:0", timeout: TimeInterval = 30) throws {
+    init(
+        home: String, _ args: [String] = [], on host: TestHost? = nil, listen: String = "127.0.0.1",
+        wrapper: [String] = [], web: String? = "127.0.0.1:0", timeout: TimeInterval = 30
+    ) throws {
         self.home = home
-        let run = ["run", "--home", home, "--port", "0", "--listen", listen] + (host == nil ? ["--no-mdns"] : [])
+        let run =
+            ["run", "--home", home, "--port", "0", "--listen", listen] + (host == nil ? ["--no-mdns"] : [])
             + (args.contains("--web") ? [] : web.map { ["--web", $0] } ?? []) + args
         let command = wrapper + [PulsePeer.executable.path] + run
         if let host {
@@ -57,8 +60,9 @@ final class AgentProcess: @unchecked Sendable {
             self.newLine.signal()
         }
         guard ready.wait(timeout: .now() + timeout) == .success, let line = readyLine,
-              let json = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-              let port = json["port"] as? Int else {
+            let json = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let port = json["port"] as? Int
+        else {
             kill9()
             throw Failure(description: "agent for \(home) did not get ready: \(log)")
         }
@@ -153,7 +157,9 @@ struct Home {
     func waitUntil(_ condition: String, peers: Int = 1, timeout: Int = 60, orFail: Bool = true) throws -> [String: Any] {
         let args = ["status", "--json", "--wait", condition, "--peers", String(peers), "--timeout", String(timeout)]
         let result = orFail ? try run(args) : try PulsePeer.run(args + ["--home", path], wrapper: wrapper)
-        if !orFail && result.status != 0 { return try JSONSerialization.jsonObject(with: Data(run(["status", "--json"]).stdout.utf8)) as? [String: Any] ?? [:] }
+        if !orFail && result.status != 0 {
+            return try JSONSerialization.jsonObject(with: Data(run(["status", "--json"]).stdout.utf8)) as? [String: Any] ?? [:]
+        }
         return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] ?? [:]
     }
 }

@@ -16,8 +16,10 @@ struct PulsePeer {
     /// Runs `pulse-peer args` to completion (killed after `timeout` seconds).
     @discardableResult
     /// `wrapper`: a command to run it under (`faketime -f +15m`).
-    static func run(_ args: [String], stdin: String? = nil, environment: [String: String] = [:], wrapper: [String] = [],
-                    timeout: TimeInterval = 60) throws -> Result {
+    static func run(
+        _ args: [String], stdin: String? = nil, environment: [String: String] = [:], wrapper: [String] = [],
+        timeout: TimeInterval = 60
+    ) throws -> Result {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "PULSE_HOME")
         for (key, value) in environment { env[key] = value }
@@ -26,8 +28,10 @@ struct PulsePeer {
 
     /// Runs `command` (found on PATH when it has no slash) to completion: both pipes read
     /// to the end together (a full one would block the child), killed after `timeout` seconds.
-    static func runProcess(_ command: [String], stdin: String? = nil, environment: [String: String]? = nil,
-                           timeout: TimeInterval) throws -> Result {
+    static func runProcess(
+        _ command: [String], stdin: String? = nil, environment: [String: String]? = nil,
+        timeout: TimeInterval
+    ) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: command[0].contains("/") ? command[0] : "/usr/bin/env")
         process.arguments = command[0].contains("/") ? Array(command.dropFirst()) : command
@@ -48,9 +52,10 @@ struct PulsePeer {
             group.wait()
         }
         process.waitUntilExit()
-        return Result(status: process.terminationStatus,
-                      stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+        return Result(
+            status: process.terminationStatus,
+            stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
     }
 }
 

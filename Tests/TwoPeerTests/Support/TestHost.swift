@@ -26,7 +26,8 @@ final class TestHost: @unchecked Sendable {
             && FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon")
     }()
 
-    static let unavailableReason = "needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN) to make network namespaces, and avahi-daemon + dbus-daemon (scripts/setup.sh installs them)"
+    static let unavailableReason =
+        "needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN) to make network namespaces, and avahi-daemon + dbus-daemon (scripts/setup.sh installs them)"
 
     /// A namespace with loopback up, its bus and its avahi-daemon running.
     init(label: String) throws {
@@ -36,17 +37,17 @@ final class TestHost: @unchecked Sendable {
         try Self.shell(["ip", "netns", "add", name])
         try Self.shell(["ip", "-n", name, "link", "set", "lo", "up"])
         let config = """
-        [server]
-        host-name=\(name)
-        use-ipv6=no
-        enable-dbus=yes
-        ratelimit-interval-usec=0
-        [wide-area]
-        enable-wide-area=no
-        [publish]
-        publish-workstation=no
-        publish-hinfo=no
-        """
+            [server]
+            host-name=\(name)
+            use-ipv6=no
+            enable-dbus=yes
+            ratelimit-interval-usec=0
+            [wide-area]
+            enable-wide-area=no
+            [publish]
+            publish-workstation=no
+            publish-hinfo=no
+            """
         try config.write(to: dir.appendingPathComponent("avahi-daemon.conf"), atomically: true, encoding: .utf8)
         try startBus()
         try startAvahi()
@@ -74,8 +75,10 @@ final class TestHost: @unchecked Sendable {
     // wait4() on a daemon that never exits, and stall every other Process of the tests.
 
     private func startBus() throws {
-        let process = try SpawnedProcess(["ip", "netns", "exec", name, "dbus-daemon", "--system", "--address=\(busAddress)",
-                                          "--nofork", "--nopidfile", "--print-address"])
+        let process = try SpawnedProcess([
+            "ip", "netns", "exec", name, "dbus-daemon", "--system", "--address=\(busAddress)",
+            "--nofork", "--nopidfile", "--print-address",
+        ])
         dbus = process
         // It prints its address once it listens.
         guard process.output.availableData.isEmpty == false else { throw Failure(description: "dbus-daemon did not start in \(name)") }
@@ -85,9 +88,12 @@ final class TestHost: @unchecked Sendable {
     func startAvahi(timeout: TimeInterval = 20) throws {
         // Its own /run/avahi-daemon (pid file, socket): a bind mount in the private mount
         // namespace that `ip netns exec` gives every command.
-        let process = try SpawnedProcess(wrap(["sh", "-c",
-            "mkdir -p /run/avahi-daemon && mount --bind '\(dir.path)/avahi-run' /run/avahi-daemon && " +
-            "exec avahi-daemon --no-drop-root --no-chroot --debug -f '\(dir.path)/avahi-daemon.conf'"]))
+        let process = try SpawnedProcess(
+            wrap([
+                "sh", "-c",
+                "mkdir -p /run/avahi-daemon && mount --bind '\(dir.path)/avahi-run' /run/avahi-daemon && "
+                    + "exec avahi-daemon --no-drop-root --no-chroot --debug -f '\(dir.path)/avahi-daemon.conf'",
+            ]))
         avahi = process
         AgentProcess.readLines(process.output) { [weak self] line in
             guard let self else { return }
@@ -138,14 +144,18 @@ final class TestHost: @unchecked Sendable {
     /// module), loss comes from an nftables rule that drops packets at random.
     @discardableResult
     func degrade(lossPercent: Int, delayMilliseconds: Int) throws -> String {
-        let netem = ["tc", "-n", name, "qdisc", "replace", "dev", Self.lanInterface, "root", "netem",
-                     "delay", "\(delayMilliseconds)ms", "loss", "\(lossPercent)%"]
+        let netem = [
+            "tc", "-n", name, "qdisc", "replace", "dev", Self.lanInterface, "root", "netem",
+            "delay", "\(delayMilliseconds)ms", "loss", "\(lossPercent)%",
+        ]
         if (try? Self.shell(netem)) != nil { return "netem: \(lossPercent)% loss, \(delayMilliseconds) ms delay" }
         try run(["nft", "add", "table", "inet", "lossy"])
         for hook in ["input", "output"] {
             try run(["nft", "add chain inet lossy \(hook) { type filter hook \(hook) priority 0; }"])
-            try run(["nft", "add", "rule", "inet", "lossy", hook, hook == "input" ? "iifname" : "oifname", Self.lanInterface,
-                     "numgen", "random", "mod", "100", "<", "\(lossPercent)", "drop"])
+            try run([
+                "nft", "add", "rule", "inet", "lossy", hook, hook == "input" ? "iifname" : "oifname", Self.lanInterface,
+                "numgen", "random", "mod", "100", "<", "\(lossPercent)", "drop",
+            ])
         }
         return "nftables: \(lossPercent)% loss each way (no netem here: no delay)"
     }
