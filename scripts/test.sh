@@ -21,6 +21,12 @@ export PATH="/opt/swift/usr/bin:$PATH"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
+# The format (.swift-format, the toolchain's swift-format): `swift format -i -r Sources Tests Package.swift` fixes it.
+if ! swift format lint --strict -r Sources Tests Package.swift > "$log" 2>&1; then
+  head -40 "$log"
+  echo "the code is not formatted: run  swift format -i -r Sources Tests Package.swift" >&2
+  status=1
+fi
 # The layers hold by the compiler: a target importing one it does not depend on fails.
 swift test --explicit-target-dependency-import-check error "$@" 2>&1 | tee "$log" || status=$?
 
