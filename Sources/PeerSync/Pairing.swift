@@ -198,3 +198,71 @@ private final class LastRefusal: Sendable {
     func set(_ text: String) { value.withLock { $0 = text } }
     func get() -> String? { value.withLock { $0 } }
 }
+
+// The answering side: an agent whose household opened an invitation (`pulse-peer invite`),
+// inside a session (PeerSession.swift hands it the PAIR messages).
+extension PeerSession {
+
+    /// A machine asks to pair: one attempt of the open invitation is spent now; answer with
+    /// our SPAKE2 message and key confirmation.
+    func startPairing(
+        _ start: PeerMessage.PairStart, _ outbound: Outbox, shared: Shared,
+        peerMachine: [UInt8], machineHex: String
+    ) async throws {
+        let invitation: PairingInvitation
+        switch context.invitations.beginAttempt() {
+        case let .failure(refusal):
+            let reason = "\(refusal)"
+            try? await outbound.write(.error(.notAMember, reason))
+            await engine.refused(machine: machineHex, remote: connection.remoteAddress, reason: "pairing: \(reason)", byPeer: false)
+            logger.notice("refused a pairing attempt", metadata: ["machine": "\(machineHex.prefix(12))", "reason": "\(reason)"])
+            throw End.closed(reason)
+        case let .success(open):
+            invitation = open
+        }
+        guard let exchange = Spake2(role: .bob, myName: tls.localMachine, theirName: peerMachine),
+            let reply = exchange.message(password: PairingCode.password(invitation.code)),
+            let key = exchange.key(peerMessage: start.message)
+        else {
+            try? await outbound.write(.error(.malformed, "invalid pairing message"))
+            throw End.closed("invalid pairing message")
+        }
+        func confirmation(_ role: MembershipProof.Role) -> [UInt8] {
+            PairingConfirmation.expected(
+                key: key, role: role, clientMachine: peerMachine, serverMachine: tls.localMachine,
+                clientMessage: start.message, serverMessage: reply)
+        }
+        let name = String(start.name.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.map(Character.init)).trimmed
+        shared.state.withLock {
+            $0.pairing = .init(
+                expectedConfirmation: confirmation(.client), name: String((name.isEmpty ? "unnamed" : name).prefix(100)),
+                memberID: invitation.memberID, code: invitation.code)
+        }
+        try await outbound.write(.pairReply(message: reply, confirmation: confirmation(.server)))
+    }
+
+    /// The joiner's confirmation: right, the invitation is spent and the machine admitted
+    /// (durably, before the welcome is sent); wrong, the code was wrong.
+    func finishPairing(_ confirmation: [UInt8], _ outbound: Outbox, shared: Shared, machineHex: String) async throws {
+        guard let pending = shared.state.withLock({ $0.pairing }) else { throw End.closed("no pairing in progress") }
+        guard PairingConfirmation.matches(confirmation, pending.expectedConfirmation) else {
+            let reason = "wrong pairing code"
+            try? await outbound.write(.error(.notAMember, reason))
+            await engine.refused(machine: machineHex, remote: connection.remoteAddress, reason: "pairing: \(reason)", byPeer: false)
+            logger.notice("refused a pairing attempt", metadata: ["machine": "\(machineHex.prefix(12))", "reason": "\(reason)"])
+            throw End.closed(reason)
+        }
+        context.invitations.succeed(code: pending.code)
+        let welcome: PeerMessage.PairWelcome
+        do {
+            welcome = try await store.admitPaired(machine: machineHex, name: pending.name, memberID: pending.memberID)
+        } catch {
+            let reason = "\(error)"
+            try? await outbound.write(.error(.notAMember, reason))
+            throw End.closed(reason)
+        }
+        try await outbound.write(.pairWelcome(welcome))
+        logger.notice("paired a new machine", metadata: ["machine": "\(machineHex.prefix(12))", "name": "\(pending.name)"])
+        await engine.storeChanged()
+    }
+}

@@ -1,0 +1,114 @@
+import FoundationEssentials
+import Logging
+import Synchronization
+import PulseModel
+import PulseStore
+import PulseHousehold
+import PulseNotify
+
+/// Shows notifications for this machine's person: the policy picks the events, the batcher
+/// folds them, the desktop service and the hook deliver. Its timer runs only while a burst
+/// is open (an idle agent has nothing to wake for).
+actor Notifier {
+    private var batcher = NotificationBatcher()
+    private let store: StoreService
+    private let desktop: DesktopNotifier?
+    private let hook: HookNotifier?
+    private let logger: Logger
+    private let wake = Waiters()
+    /// The last problem logged per channel (each logged once until it changes).
+    private var reported: [String: String] = [:]
+    /// Notifications due, for ``run()`` to deliver.
+    private var outbox: [PendingNotification] = []
+
+    init(store: StoreService, desktop: DesktopNotifier?, hook: HookNotifier?, logger: Logger) {
+        self.store = store
+        self.desktop = desktop
+        self.hook = hook
+        self.logger = logger
+    }
+
+    private(set) var status = AgentStatus.Notifications()
+
+    func currentStatus() -> AgentStatus.Notifications {
+        var status = self.status
+        status.pendingEvents = batcher.pendingEvents + outbox.reduce(0) { $0 + $1.events.count }
+        return status
+    }
+
+    func receive(_ events: [HouseholdEvent]) async {
+        status.judgedEvents += events.count
+        guard !events.isEmpty, desktop != nil || hook != nil else { return }
+        let (me, settings): (String?, NotificationSettings)
+        do { (me, settings) = try await store.notificationContext() } catch {
+            logger.warning("cannot read the notification settings", metadata: ["error": "\(error)"])
+            return
+        }
+        batcher.windowMilliseconds = Int64(settings.windowSeconds) * 1000
+        var groups: [NotificationGroup: [HouseholdEvent]] = [:]
+        for event in events {
+            if let group = NotificationPolicy.group(for: event, me: me, settings: settings) { groups[group, default: []].append(event) }
+        }
+        guard !groups.isEmpty else { return }
+        for group in NotificationGroup.allCases {
+            if let events = groups[group] { outbox += batcher.receive(events, group: group, now: WallClock.now()) }
+        }
+        wake.resumeAll()
+    }
+
+    /// Delivery happens here, never in ``receive(_:)``: a slow hook or D-Bus call delays
+    /// notifications, not the events' way to the feed.
+    func run() async {
+        while !Task.isCancelled {
+            if !outbox.isEmpty {
+                let due = outbox
+                outbox = []
+                await deliver(due)
+                continue
+            }
+            let ticket = wake.register()
+            guard let next = batcher.nextWake else {
+                await wake.wait(ticket)
+                continue
+            }
+            let delay = next - WallClock.now()
+            if delay > 0 {
+                let wake = self.wake
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { await wake.wait(ticket) }
+                    group.addTask { try? await LoopTimer.sleep(for: .milliseconds(delay)) }
+                    await group.next()
+                    group.cancelAll()
+                }
+            }
+            outbox += batcher.tick(now: WallClock.now())
+        }
+    }
+
+    private func deliver(_ notifications: [PendingNotification]) async {
+        for notification in notifications {
+            status.shown += 1
+            logger.info(
+                "notification",
+                metadata: [
+                    "summary": "\(notification.summary)", "count": "\(notification.count)",
+                    "replaces": "\(notification.replaces.map(String.init) ?? "-")",
+                ])
+            if let desktop { report("desktop", await desktop.show(notification)?.description) }
+            if let hook { report("hook", await hook.run(notification)) }
+        }
+    }
+
+    private func report(_ channel: String, _ problem: String?) {
+        if channel == "desktop" { status.desktopProblem = problem } else { status.hookProblem = problem }
+        guard reported[channel] != problem else { return }
+        reported[channel] = problem
+        if let problem {
+            logger.notice(
+                "\(channel == "desktop" ? "desktop notifications unavailable" : "notification hook failed")",
+                metadata: ["reason": "\(problem)"])
+        } else {
+            logger.info("\(channel == "desktop" ? "desktop notifications" : "notification hook") working again")
+        }
+    }
+}
