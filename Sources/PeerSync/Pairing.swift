@@ -210,17 +210,17 @@ extension PeerSession {
         peerMachine: [UInt8], machineHex: String
     ) async throws {
         let invitation: PairingInvitation
-        switch context.invitations.beginAttempt() {
+        switch host.beginPairingAttempt() {
         case let .failure(refusal):
             let reason = "\(refusal)"
             try? await outbound.write(.error(.notAMember, reason))
-            await engine.refused(machine: machineHex, remote: connection.remoteAddress, reason: "pairing: \(reason)", byPeer: false)
+            await host.refused(machine: machineHex, remote: connection.remoteAddress, reason: "pairing: \(reason)", byPeer: false)
             logger.notice("refused a pairing attempt", metadata: ["machine": "\(machineHex.prefix(12))", "reason": "\(reason)"])
             throw End.closed(reason)
         case let .success(open):
             invitation = open
         }
-        guard let exchange = Spake2(role: .bob, myName: tls.localMachine, theirName: peerMachine),
+        guard let exchange = Spake2(role: .bob, myName: host.localMachine, theirName: peerMachine),
             let reply = exchange.message(password: PairingCode.password(invitation.code)),
             let key = exchange.key(peerMessage: start.message)
         else {
@@ -229,7 +229,7 @@ extension PeerSession {
         }
         func confirmation(_ role: MembershipProof.Role) -> [UInt8] {
             PairingConfirmation.expected(
-                key: key, role: role, clientMachine: peerMachine, serverMachine: tls.localMachine,
+                key: key, role: role, clientMachine: peerMachine, serverMachine: host.localMachine,
                 clientMessage: start.message, serverMessage: reply)
         }
         let name = String(start.name.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.map(Character.init)).trimmed
@@ -248,14 +248,14 @@ extension PeerSession {
         guard PairingConfirmation.matches(confirmation, pending.expectedConfirmation) else {
             let reason = "wrong pairing code"
             try? await outbound.write(.error(.notAMember, reason))
-            await engine.refused(machine: machineHex, remote: connection.remoteAddress, reason: "pairing: \(reason)", byPeer: false)
+            await host.refused(machine: machineHex, remote: connection.remoteAddress, reason: "pairing: \(reason)", byPeer: false)
             logger.notice("refused a pairing attempt", metadata: ["machine": "\(machineHex.prefix(12))", "reason": "\(reason)"])
             throw End.closed(reason)
         }
-        context.invitations.succeed(code: pending.code)
+        host.pairingSucceeded(code: pending.code)
         let welcome: PeerMessage.PairWelcome
         do {
-            welcome = try await store.admitPaired(machine: machineHex, name: pending.name, memberID: pending.memberID)
+            welcome = try await host.admitPaired(machine: machineHex, name: pending.name, memberID: pending.memberID)
         } catch {
             let reason = "\(error)"
             try? await outbound.write(.error(.notAMember, reason))
@@ -263,6 +263,6 @@ extension PeerSession {
         }
         try await outbound.write(.pairWelcome(welcome))
         logger.notice("paired a new machine", metadata: ["machine": "\(machineHex.prefix(12))", "name": "\(pending.name)"])
-        await engine.storeChanged()
+        await host.storeChanged(except: nil)
     }
 }

@@ -217,7 +217,7 @@ public struct PeerAgent: Service {
             logger[metadataKey: "remote"] = "\(connection.remoteAddress)"
             return await PeerSession(
                 id: id, connection: connection, role: role, origin: origin,
-                context: self, logger: logger
+                host: self, logger: logger
             ).run()
         }
     }

@@ -38,17 +38,12 @@ struct PeerSession {
     let connection: PeerChannel
     let role: MembershipProof.Role
     let origin: PeerOrigin
-    /// What every session of the agent shares (store, engine, TLS, secret, options).
-    let context: PeerAgent.Context
+    /// What the session needs of the agent that runs it (SessionHost.swift).
+    let host: any SessionHost
     /// The agent's logger, with this connection's remote address.
     let logger: Logger
 
-    var store: StoreService { context.store }
-    var engine: SyncEngine { context.engine }
-    var tls: PeerTLS { context.tls }
-    var secret: SymmetricKey { context.secret }
-    var options: SessionOptions { context.options }
-    var onApplied: (@Sendable (ApplyOutcome) -> Void)? { context.onApplied }
+    var options: SessionOptions { host.options }
 
     /// State the tasks share.
     final class Shared: Sendable {
@@ -114,10 +109,10 @@ struct PeerSession {
                     }
                 } catch {
                     // The session is over now, even if closing TLS waits for the peer.
-                    await engine.unregister(id, error: "\(error)")
+                    await host.unregister(id, error: "\(error)")
                     throw error
                 }
-                await engine.unregister(id, error: nil)
+                await host.unregister(id, error: nil)
             }
         } catch {
             endReason = "\(error)"
@@ -125,9 +120,9 @@ struct PeerSession {
         signal.finish()
         peerVector.finish()
         ack.finish()
-        await engine.unregister(id, error: endReason)
+        await host.unregister(id, error: endReason)
         if let machine = shared.state.withLock({ $0.peerMachine }) {
-            await context.events.peer(.peerLost, machine: (try? await store.machineName(machine)) ?? String(machine.prefix(12)))
+            await host.peerEvent(.peerLost, machine: (await host.machineName(machine)) ?? String(machine.prefix(12)))
         }
         return endReason
     }
@@ -142,12 +137,12 @@ struct PeerSession {
     ) async throws {
         let peerMachine = try await connection.peerMachine.get()
         let machineHex = Hex.string(peerMachine)
-        let localReplica = await store.replicaID
+        let localReplica = await host.replicaID()
         shared.state.withLock { $0.localReplica = localReplica }
         var machine = SessionStateMachine(
-            role: role, secret: secret, localMachine: tls.localMachine,
+            role: role, secret: host.secret, localMachine: host.localMachine,
             peerMachine: peerMachine, localReplica: localReplica,
-            peerStanding: try await store.standing(of: machineHex))
+            peerStanding: try await host.standing(of: machineHex))
         try await perform(machine.start(), outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector, ack: ack)
         var messages = inbound.makeAsyncIterator()
         while true {
@@ -163,7 +158,7 @@ struct PeerSession {
             }
             guard let message = next else { return }
             if case let .error(.rejectedBatch, reason) = message {
-                await engine.rejected(
+                await host.rejected(
                     machine: machineHex, remote: connection.remoteAddress,
                     problem: "it refused this machine's changes (\(reason)). They stay here and are offered "
                         + "again at every connection; see `pulse-peer status` on it for what to do",
@@ -173,22 +168,22 @@ struct PeerSession {
             if case let .error(.notAMember, reason) = message {
                 if shared.state.withLock({ $0.pairing != nil }) {
                     // The joiner found our confirmation wrong: it tried a wrong code.
-                    await engine.refused(
+                    await host.refused(
                         machine: machineHex, remote: connection.remoteAddress, reason: "pairing: wrong pairing code",
                         byPeer: false)
                 } else {
-                    await engine.refused(machine: machineHex, remote: connection.remoteAddress, reason: reason, byPeer: true)
+                    await host.refused(machine: machineHex, remote: connection.remoteAddress, reason: reason, byPeer: true)
                     logger.warning("refused by the peer", metadata: ["machine": "\(machineHex.prefix(12))", "reason": "\(reason)"])
                 }
             }
             logger.trace("inbound", metadata: ["message": "\(String(describing: message).prefix(40))"])
             shared.state.withLock { $0.lastInbound = .now }
-            if shared.state.withLock({ $0.established }) { await engine.touch(id) }
+            if shared.state.withLock({ $0.established }) { await host.touch(id) }
             var actions = machine.receive(message)
             do {
                 try await perform(actions, outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector, ack: ack)
             } catch let error as StoreError {
-                await engine.rejected(
+                await host.rejected(
                     machine: machineHex, remote: connection.remoteAddress,
                     problem: "this machine refused its changes: \(error). Nothing of them was applied here; "
                         + "they are offered again at every connection. If both run the same pulse-peer, its "
@@ -225,7 +220,7 @@ struct PeerSession {
             case let .established(peer):
                 connection.authenticated()
                 let channel = connection.channel.channel
-                let registration = await engine.register(
+                let registration = await host.register(
                     id, machine: machineHex, replica: peer, role: role, origin: origin,
                     remote: connection.remoteAddress, bytes: connection.bytes,
                     close: { farewell in
@@ -245,23 +240,21 @@ struct PeerSession {
                     state.established = true
                     return state.clockOffset
                 }
-                if let offset { await engine.peerClock(id, offset: offset) }
+                if let offset { await host.peerClock(id, offset: offset) }
                 logger.info("session established", metadata: ["peer": "\(machineHex.prefix(12))", "role": "\(role)"])
-                await context.events.peer(.peerConnected, machine: (try? await store.machineName(machineHex)) ?? String(machineHex.prefix(12)))
+                await host.peerEvent(.peerConnected, machine: (await host.machineName(machineHex)) ?? String(machineHex.prefix(12)))
                 shared.state.withLock { $0.peerMachine = machineHex }
-                try await outbound.write(.vector(store.versionVector()))
+                try await outbound.write(.vector(host.versionVector()))
             case let .startCatchUp(vector):
                 try await checkNotBehindItself(vector, outbound, shared: shared, machineHex: machineHex)
                 shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(vector) }
-                await engine.peerVector(id, vector)
+                await host.peerVector(id, vector)
                 peerVector.yield(vector)
             case let .apply(batch):
-                context.trace?(.batchDecoded)
+                host.trace?(.batchDecoded)
                 let outcome = try await applyPatiently(batch, shared: shared)
-                context.trace?(.batchApplied)
-                onApplied?(outcome)
-                await context.events.applied(outcome)
-                if !outcome.held.isEmpty { context.heldArrived.resumeAll() }
+                host.trace?(.batchApplied)
+                await host.applied(outcome)
                 if let ahead = outcome.held.map({ $0.hlc.milliseconds - ReplicaStore.systemClock() }).max(),
                     !shared.state.withLock({ $0.reportedHeld })
                 {
@@ -277,25 +270,25 @@ struct PeerSession {
                 for claim in batch.coverage { covered[claim.origin] = max(covered[claim.origin], claim.upTo) }
                 shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(covered) }
                 try await outbound.write(.ack(outcome.versionVector))
-                await engine.peerVector(id, covered)
+                await host.peerVector(id, covered)
                 if !outcome.applied.isEmpty {
-                    await engine.applied(outcome.applied.count)
-                    await engine.storeChanged(except: id)
+                    await host.countApplied(outcome.applied.count)
+                    await host.storeChanged(except: id)
                     logger.debug("applied batch", metadata: ["changes": "\(outcome.applied.count)", "conflicts": "\(outcome.conflicts)"])
                 }
             case let .peerCaughtUp(vector):
-                do { try await store.noteCaughtUp() } catch {
+                do { try await host.noteCaughtUp() } catch {
                     logger.warning("cannot record the first sync", metadata: ["error": "\(error)"])
                 }
-                await engine.peerCaughtUp(id, vector)
+                await host.peerCaughtUp(id, vector)
             case let .peerAcknowledged(vector):
                 shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(vector) }
-                await engine.peerVector(id, vector)
+                await host.peerVector(id, vector)
                 ack.yield() // the peer answers every BATCH with one ACK, in order
             case let .close(reason, notify):
                 if let notify { try? await outbound.write(notify) }
                 if case let .error(code, text)? = notify, code == .notAMember {
-                    await engine.refused(machine: machineHex, remote: connection.remoteAddress, reason: text, byPeer: false)
+                    await host.refused(machine: machineHex, remote: connection.remoteAddress, reason: text, byPeer: false)
                     logger.notice("refused a machine", metadata: ["machine": "\(machineHex.prefix(12))", "reason": "\(text)"])
                 }
                 throw End.closed(reason)
@@ -313,18 +306,18 @@ struct PeerSession {
     /// was lost here; the re-issued changes reach them under new numbers).
     private func checkNotBehindItself(_ vector: VersionVector, _ outbound: Outbox, shared: Shared, machineHex: String) async throws {
         guard let replica = shared.state.withLock({ $0.localReplica }) else { return }
-        let peer = (try? await store.machineName(machineHex)) ?? String(machineHex.prefix(12))
-        guard let found = try await store.checkNotBehindItself(replica: replica, peerVector: vector, peer: peer) else {
-            if await store.replicaID != replica {
+        let peer = (await host.machineName(machineHex)) ?? String(machineHex.prefix(12))
+        guard let found = try await host.checkNotBehindItself(replica: replica, peerVector: vector, peer: peer) else {
+            if await host.replicaID() != replica {
                 try? await outbound.write(.error(.shuttingDown, "this machine continues under a new replica id"))
                 throw End.closed("this machine continues under a new replica id")
             }
             return
         }
         logger.warning("\(found.sentence)", metadata: ["former replica": "\(found.former)", "replica": "\(found.current)"])
-        await context.events.replicaRestarted(localSeq: found.counter)
+        await host.replicaRestarted(localSeq: found.counter)
         try? await outbound.write(.error(.shuttingDown, "this machine continues under a new replica id"))
-        await engine.closeAll("this machine continues under a new replica id")
+        await host.closeAll("this machine continues under a new replica id")
         throw End.closed("this machine went back in time; it continues under a new replica id")
     }
 
@@ -338,16 +331,16 @@ struct PeerSession {
         var reported = false
         while true {
             do {
-                let outcome = try await store.apply(batch, trace: context.trace)
+                let outcome = try await host.apply(batch)
                 if reported {
                     logger.notice("the store takes writes again; catching up")
-                    await engine.setStoreProblem(nil)
+                    await host.setStoreProblem(nil)
                 }
                 return outcome
             } catch let error as StoreError where error.isTransient {
                 if !reported {
                     logger.warning("cannot store changes from the peer; retrying", metadata: ["error": "\(error)"])
-                    await engine.setStoreProblem("\(error)")
+                    await host.setStoreProblem("\(error)")
                     reported = true
                 }
                 // Waiting by choice: the reader is not reading, so the peer is not silent.
@@ -369,22 +362,22 @@ struct PeerSession {
         guard await vectors.next() != nil else { return } // the peer's VECTOR: what it has
         let peerMachineHex = Hex.string(try await connection.peerMachine.get())
         var window = Window(limit: max(1, options.batchesInFlight), acks: acks.makeAsyncIterator())
-        let reader = try store.openReader()
+        let reader = try host.openReader()
         // Checked again now that the session is registered: a removal applied during the
         // handshake (after the reader's first look, before registration) signalled nobody.
         try await refuseUnlessMember(peerMachineHex, outbound, reader: reader)
         var told = try await sendMissing(outbound, shared: shared, reader: reader, window: &window).snapshot
         try await outbound.write(.caughtUp(told))
-        await engine.weCaughtUp(id)
+        await host.weCaughtUp(id)
         for await _ in signals {
-            context.trace?(.senderWoken)
+            host.trace?(.senderWoken)
             // Wait for room first: what is written meanwhile joins this snapshot.
             guard await window.waitForRoom() else { return }
             // A machine removed meanwhile gets nothing more (not the removal, not the new
             // advertisement key): checked before every send, after every store change, on
             // the sender's own connection (the store's actor may be busy with other work).
             try await refuseUnlessMember(peerMachineHex, outbound, reader: reader)
-            context.trace?(.standingChecked)
+            host.trace?(.standingChecked)
             let sent = try await sendMissing(outbound, shared: shared, reader: reader, window: &window)
             told = told.merging(sent.covered)
             // Our vector advanced by changes the peer already has (held changes merged
@@ -398,15 +391,15 @@ struct PeerSession {
 
     /// Ends the session, telling the peer and recording the refusal, unless the household's
     /// data (as committed now, read by `reader`) lists the peer as a member.
-    private func refuseUnlessMember(_ peerMachineHex: String, _ outbound: Outbox, reader: DeltaReader) async throws {
-        let standing = try StoreService.standing(of: peerMachineHex, in: reader)
+    private func refuseUnlessMember(_ peerMachineHex: String, _ outbound: Outbox, reader: any SessionReader) async throws {
+        let standing = try reader.standing(of: peerMachineHex)
         guard standing != .member else { return }
         let reason =
             standing == .removed
             ? "this machine was removed from the household"
             : "this machine is not on the household's list of machines"
         try? await outbound.write(.error(.notAMember, reason))
-        await engine.refused(machine: peerMachineHex, remote: connection.remoteAddress, reason: reason, byPeer: false)
+        await host.refused(machine: peerMachineHex, remote: connection.remoteAddress, reason: reason, byPeer: false)
         throw End.closed(reason)
     }
 
@@ -431,7 +424,7 @@ struct PeerSession {
     /// what the batches' coverage told the peer about it.
     private func sendMissing(
         _ outbound: Outbox, shared: Shared,
-        reader: DeltaReader, window: inout Window
+        reader: any SessionReader, window: inout Window
     ) async throws -> (snapshot: VersionVector, covered: VersionVector) {
         let known = shared.state.withLock { $0.peerKnown }
         let cursor = try reader.deltas(for: known, batchLimit: options.batchLimit)
@@ -440,17 +433,17 @@ struct PeerSession {
         // is marked too: the session is being closed, but its batch may still leave).
         let mine = cursor.ownReplica
         while let batch = try cursor.next() {
-            context.trace?(.batchRead)
+            host.trace?(.batchRead)
             guard await window.waitForRoom() else { throw End.closed("session ended while sending") }
             // Marked "may have left this machine" before it leaves (PulseStore/Rewind.swift).
             if let mine, let own = batch.coverage.lazy.filter({ $0.origin == mine }).map(\.upTo).max(),
-                own > max(cursor.publishedSeq, store.published.withLock({ $0 })),
-                try await !store.markPublished(upTo: own, of: mine)
+                own > max(cursor.publishedSeq, host.publishedSeq()),
+                try await !host.markPublished(upTo: own, of: mine)
             {
                 throw End.closed("this machine continues under a new replica id")
             }
             try await outbound.write(.batch(batch))
-            context.trace?(.batchWritten)
+            host.trace?(.batchWritten)
             window.inFlight += 1
             for claim in batch.coverage { covered[claim.origin] = max(covered[claim.origin], claim.upTo) }
         }
