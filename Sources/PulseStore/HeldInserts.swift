@@ -250,13 +250,7 @@ extension Connection {
     /// index after them), prepared once for the connection's life.
     private func heldStatement(slot: Int, size: Int, sql: (Int) -> String) throws -> Statement {
         let key = slot * 3 + (size == HeldInserts.chunk ? 0 : size == HeldInserts.smallChunk ? 1 : 2)
-        if let statement = heldStatements[key] {
-            statement.reset()
-            return statement
-        }
-        let statement = try Statement(connection: self, sql: sql(size))
-        heldStatements[key] = statement
-        return statement
+        return try statements.slot(StatementSlot.held(key), on: self) { sql(size) }
     }
 
     static func typedInsertSQL(_ entity: EntityKind, rows: Int) -> String {

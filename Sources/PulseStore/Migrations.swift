@@ -29,15 +29,27 @@ package enum Migrations {
     /// One step: SQL, then (for data that SQL cannot reshape) Swift code, in the same
     /// transaction.
     package struct Step: Sendable {
+        /// What it does, in a few words (its number is its place in ``all``).
+        package let name: String
         package let sql: String
         var code: (@Sendable (Connection) throws -> Void)?
     }
 
+    /// Every migration, named, in the order they run; never reordered or removed.
     package static let all: [Step] = [
-        Step(sql: migration1), Step(sql: migration2, code: foldFieldVersions), Step(sql: migration3, code: moveVersionsIntoRows),
-        Step(sql: migration4), Step(sql: migration5), Step(sql: migration6), Step(sql: migration7),
-        Step(sql: "", code: reencodeRecords), Step(sql: migration9), Step(sql: migration10),
-        Step(sql: ChangeIndex.migration11, code: ChangeIndex.rewrite), Step(sql: migration12), Step(sql: migration13),
+        Step(name: "field versions", sql: migration1),
+        Step(name: "one record per row", sql: migration2, code: foldFieldVersions),
+        Step(name: "records in typed rows", sql: migration3, code: moveVersionsIntoRows),
+        Step(name: "held far-future changes", sql: migration4),
+        Step(name: "coverage of held changes", sql: migration5),
+        Step(name: "machines", sql: migration6),
+        Step(name: "backlog positions", sql: migration7),
+        Step(name: "records format 2", sql: "", code: reencodeRecords),
+        Step(name: "clock in the vector row", sql: migration9),
+        Step(name: "checks as comparisons", sql: migration10),
+        Step(name: "short change index", sql: ChangeIndex.migration11, code: ChangeIndex.rewrite),
+        Step(name: "published mark", sql: migration12),
+        Step(name: "household PIN", sql: migration13),
     ]
 
     package static var latest: Int { all.count }

@@ -168,10 +168,4 @@ public final class ReplicaStore {
     public func row(_ entity: EntityKind, _ rowID: String) throws -> [String: FieldValue] {
         try versions(entity, rowID).values
     }
-
-    // The prepared statements a store holds (StatementCache.swift).
-    var hotStatements = [Statement?](repeating: nil, count: HotStatement.allCases.count)
-    enum RowStatement: Int { case select, upsert }
-    /// By `entity.ordinal * 2 + RowStatement.rawValue`: an index, not a hash.
-    var rowStatements = [Statement?](repeating: nil, count: EntityKind.allCases.count * 2)
 }

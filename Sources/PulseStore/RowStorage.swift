@@ -94,30 +94,19 @@ extension ReplicaStore {
             partial: anyPartial ? hot(.selectPartial) : nil) ?? VersionedRow(entity.schema)
     }
 
-    /// The same read on another connection (a delta reader's), with the statements it keeps.
+    /// The same read on another connection (a delta reader's), from its cache's fixed slots
+    /// (by index: hashing the SQL text on every read cost 6 % of a sending agent).
     final class RecordStatements {
         private let connection: Connection
-        /// By ``EntityKind/ordinal``: prepared at first use and kept (the connection's cache,
-        /// keyed by SQL text, hashed the text on every read: 6 % of a sending agent).
-        private var selects = [Statement?](repeating: nil, count: EntityKind.allCases.count)
-        private var partial: Statement?
 
         init(_ connection: Connection) { self.connection = connection }
 
         func versions(_ entity: EntityKind, _ id: TextID) throws -> VersionedRow? {
-            let select: Statement
-            if let prepared = selects[entity.ordinal] {
-                select = prepared
-            } else {
-                select = try Statement(connection: connection, sql: ReplicaStore.rowSQL[entity]!.select)
-                selects[entity.ordinal] = select
+            let select = try connection.statements.slot(StatementSlot.row(entity, .select), on: connection) {
+                ReplicaStore.rowSQL[entity]!.select
             }
-            let partial: Statement
-            if let prepared = self.partial {
-                partial = prepared
-            } else {
-                partial = try Statement(connection: connection, sql: HotStatement.selectPartial.sql)
-                self.partial = partial
+            let partial = try connection.statements.slot(StatementSlot.hot(.selectPartial), on: connection) {
+                HotStatement.selectPartial.sql
             }
             return try ReplicaStore.readVersions(entity, id, typed: select, partial: partial)
         }

@@ -35,14 +35,11 @@ public enum SQLiteLibrary {
 final class Connection {
     let handle: OpaquePointer
     let path: String
-    private var cache: [String: Statement] = [:]
+    /// Every statement prepared on this connection (StatementCache.swift).
+    let statements = StatementCache()
     /// Inserts held back to be made together (``HeldInserts``): flushed before any other
     /// statement runs on this connection.
     let held = HeldInserts()
-    /// The multi-row inserts of ``flushHeld()``.
-    var heldStatements = [Statement?](repeating: nil, count: Connection.heldStatementSlots)
-    /// The statements of ``ReplicaStore/rows(_:_:)``, by the query's shape.
-    private var rowQueries: [RowQueryShape: Statement] = [:]
 
     /// What a typed query's SQL depends on: the table, the filtered fields, the order.
     struct RowQueryShape: Hashable {
@@ -53,13 +50,7 @@ final class Connection {
 
     /// The statement for `shape`, made from `sql()` once for the connection's life.
     func rowQueryStatement(_ shape: RowQueryShape, sql: () -> String) throws -> Statement {
-        if let kept = rowQueries[shape] {
-            kept.reset()
-            return kept
-        }
-        let statement = try Statement(connection: self, sql: sql())
-        rowQueries[shape] = statement
-        return statement
+        try statements.shape(shape, on: self, sql: sql)
     }
 
     enum Mode { case readWrite, readOnly }
@@ -92,9 +83,7 @@ final class Connection {
     }
 
     deinit {
-        cache.removeAll()
-        heldStatements.removeAll()
-        rowQueries.removeAll()
+        statements.removeAll()
         sqlite3_close_v2(handle)
         Self.openPaths.withLock { paths in
             paths[path, default: 1] -= 1
@@ -120,15 +109,7 @@ final class Connection {
     }
 
     /// A prepared statement, cached by its text for the life of the connection.
-    func statement(_ sql: String) throws -> Statement {
-        if let cached = cache[sql] {
-            cached.reset()
-            return cached
-        }
-        let statement = try Statement(connection: self, sql: sql)
-        cache[sql] = statement
-        return statement
-    }
+    func statement(_ sql: String) throws -> Statement { try statements.text(sql, on: self) }
 
     func error(_ rc: Int32, sql: String?) -> SQLiteError {
         SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
@@ -174,6 +155,8 @@ final class Statement {
     /// reference counting on the way to it).
     private let held: HeldInserts
     let sql: String
+    /// A step failed: the cache hands it out no more (``StatementCache``).
+    private(set) var failed = false
 
     init(connection: Connection, sql: String) throws {
         var statement: OpaquePointer?
@@ -273,6 +256,7 @@ final class Statement {
         default:
             let error = connection.error(rc, sql: sql)
             sqlite3_reset(handle)
+            failed = true
             throw error
         }
     }

@@ -4,12 +4,71 @@ import Glibc
 #endif
 import PulseModel
 
-// The statements a store prepares once and holds (its hot statements and each typed
-// table's select and upsert).
+/// A connection's prepared statements: one cache, one lifetime rule. A statement is
+/// prepared once for its place and kept for the connection's life; whoever takes it gets it
+/// reset, bindings cleared; one whose step failed is not handed out again (the next taker
+/// gets a freshly prepared one, and the failed one is finalized once its last user lets it
+/// go). Places are fixed slots for the statements every change runs (found by index, not by
+/// hashing their text: 4 % of a write), or the SQL text, or a typed query's shape.
+final class StatementCache {
+    private var slots = [Statement?](repeating: nil, count: StatementSlot.count)
+    private var byText: [String: Statement] = [:]
+    private var byShape: [Connection.RowQueryShape: Statement] = [:]
+
+    func slot(_ index: Int, on connection: Connection, sql: () -> String) throws -> Statement {
+        if let kept = slots[index], !kept.failed {
+            kept.reset()
+            return kept
+        }
+        let statement = try Statement(connection: connection, sql: sql())
+        slots[index] = statement
+        return statement
+    }
+
+    func text(_ sql: String, on connection: Connection) throws -> Statement {
+        if let kept = byText[sql], !kept.failed {
+            kept.reset()
+            return kept
+        }
+        let statement = try Statement(connection: connection, sql: sql)
+        byText[sql] = statement
+        return statement
+    }
+
+    func shape(_ shape: Connection.RowQueryShape, on connection: Connection, sql: () -> String) throws -> Statement {
+        if let kept = byShape[shape], !kept.failed {
+            kept.reset()
+            return kept
+        }
+        let statement = try Statement(connection: connection, sql: sql())
+        byShape[shape] = statement
+        return statement
+    }
+
+    /// Finalizes every statement (before the connection closes).
+    func removeAll() {
+        slots.removeAll()
+        byText.removeAll()
+        byShape.removeAll()
+    }
+}
+
+/// The fixed slots of ``StatementCache``: the store's hot statements, each typed table's
+/// select and upsert, the multi-row inserts of held rows.
+enum StatementSlot {
+    static let rowBase = ReplicaStore.HotStatement.allCases.count
+    static let heldBase = rowBase + EntityKind.allCases.count * 2
+    static let count = heldBase + Connection.heldStatementSlots
+
+    static func hot(_ which: ReplicaStore.HotStatement) -> Int { which.rawValue }
+    static func row(_ entity: EntityKind, _ which: ReplicaStore.RowStatement) -> Int { rowBase + entity.ordinal * 2 + which.rawValue }
+    static func held(_ key: Int) -> Int { heldBase + key }
+}
 
 extension ReplicaStore {
-    /// The statements every change runs, prepared once and held here: taking them from the
-    /// connection's cache would hash their SQL text on every call (perf: 4 % of a write).
+    enum RowStatement: Int { case select, upsert }
+
+    /// The statements every change runs (fixed slots of the connection's cache).
     package enum HotStatement: Int, CaseIterable {
         case selectPartial, upsertPartial, insertPartial, deletePartial, deleteIndex
         case selectCounter, selectClock, saveClock, saveCounterAndClock, selectReplicaID, savePublished
@@ -49,26 +108,15 @@ extension ReplicaStore {
 
     /// A hot statement, reset and ready to bind.
     func hot(_ which: HotStatement) throws -> Statement {
-        if let statement = hotStatements[which.rawValue] {
-            statement.reset()
-            return statement
-        }
-        let statement = try Statement(connection: connection, sql: which.sql)
-        hotStatements[which.rawValue] = statement
-        return statement
+        try connection.statements.slot(StatementSlot.hot(which), on: connection) { which.sql }
     }
 
     /// A statement of `entity`'s typed table, reset and ready to bind.
     func rowStatement(_ entity: EntityKind, _ which: RowStatement) throws -> Statement {
-        let slot = entity.ordinal * 2 + which.rawValue
-        if let statement = rowStatements[slot] {
-            statement.reset()
-            return statement
+        try connection.statements.slot(StatementSlot.row(entity, which), on: connection) {
+            let sql = Self.rowSQL[entity]!
+            return which == .select ? sql.select : sql.upsert
         }
-        let sql = Self.rowSQL[entity]!
-        let statement = try Statement(connection: connection, sql: [sql.select, sql.upsert][which.rawValue])
-        rowStatements[slot] = statement
-        return statement
     }
 
 }
