@@ -11,8 +11,9 @@
 #   5. the stop.
 # scripts/release-build.sh links by the list, so the functions of phase 1 share the fewest
 # pages, and those of each later phase sit right after the earlier ones instead of across
-# the binary (the bench's idle figures touch phases 1–3 only). Run after large changes;
-# it needs valgrind and curl (installed when missing).
+# the binary (the bench's idle figures touch phases 1–3 only). Re-recorded only when the
+# bench's RSS drifts or before a release, in a commit of its own (docs/decisions/0007); it
+# needs valgrind and curl (installed when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for tool in valgrind curl; do
@@ -80,11 +81,15 @@ callgrind_control --dump=session "$agent" > /dev/null
 web=$(python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).readline())["web"])' "$work/out")
 link=$("$bin" open --home "$work/home" --print | grep -o 'http://[^ ]*')
 curl -fsS -c "$work/jar" -b "$work/jar" -o /dev/null "$link"
-for path in / /app.js /app.css /icon.svg /api/status; do curl -fsS -b "$work/jar" -o /dev/null "$web$path"; done
+# The page, its ES modules (every one the agent embeds) and the message catalogue, as a browser loads them.
+modules=$(cd Sources/PulseWeb/Resources && ls *.js | sed 's|^|/|')
+for path in / /app.css /icon.svg /messages/en.json $modules /api/status; do curl -fsS -b "$work/jar" -o /dev/null "$web$path"; done
 csrf=$(curl -fsS -b "$work/jar" "$web/api/session" | python3 -c 'import json, sys; print(json.load(sys.stdin)["csrf"])')
-for method in shop.list task.list; do
+for method in household.get shop.list task.list; do
   curl -fsS -b "$work/jar" -H "Origin: $web" -H "X-Pulse-CSRF: $csrf" -H "Content-Type: application/json" -d '{}' -o /dev/null "$web/api/call/$method"
 done
+# A refusal (its code and the message rendered from the catalogue).
+curl -sS -b "$work/jar" -H "Origin: $web" -H "X-Pulse-CSRF: $csrf" -H "Content-Type: application/json" -d '{}' -o /dev/null "$web/api/call/shop.check"
 curl -sS -b "$work/jar" --max-time 2 -o /dev/null "$web/api/events" || true # a live feed, left after 2 s
 sleep 2
 callgrind_control --dump=web "$agent" > /dev/null
