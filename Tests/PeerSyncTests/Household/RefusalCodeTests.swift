@@ -151,6 +151,33 @@ import Testing
         #expect(try h.store.versionVector() == before, "a refusal writes nothing")
     }
 
+    /// The refusals only the command line (or the agent's own start) meets come as codes too.
+    @Test func theCommandLinesRefusalsComeAsCodesToo() throws {
+        let dir = try TemporaryDirectory()
+        func code(_ body: () throws -> Void) -> Refusal.Code? {
+            do { try body() } catch { return Refusal(error).code }
+            return nil
+        }
+        let home = HouseholdHome(directory: dir.url.appendingPathComponent("a"))
+        let h = try Household.create(home, name: nil, members: [])
+        #expect(code { _ = try Household.create(home, name: nil, members: []) } == .householdExists)
+        #expect(code { _ = try Household.open(HouseholdHome(directory: dir.url.appendingPathComponent("none"))) } == .noHousehold)
+        #expect(
+            code { _ = try Household.create(HouseholdHome(directory: dir.url.appendingPathComponent("x")), name: nil, members: ["Ann", "ann"]) }
+                == .listedTwice)
+        let file = dir.url.appendingPathComponent("file")
+        try Data("x".utf8).write(to: file)
+        #expect(code { _ = try Household.open(HouseholdHome(directory: file)) } == .homeIsFile)
+        #expect(code { _ = try Household.open(HouseholdHome(directory: file.appendingPathComponent("home"))) } == .homeUnderFile)
+        #expect(code { try h.admit(machine: "not hex", name: "x", memberID: nil) } == .invalidMachineID)
+        #expect(code { _ = try h.removeMachine("ab") } == .machineIDTooShort)
+        #expect(code { _ = try h.removeMachine("abcdef01") } == .notFound)
+        #expect(code { _ = try h.removeMachine(String(h.identity.machineID.prefix(8))) } == .cannotRemoveSelf)
+        var settings = NotificationSettings()
+        settings.windowSeconds = 30
+        #expect(code { try h.setNotificationSettings(settings) } == .windowOutOfRange)
+    }
+
     @Test func anAmbiguousHandleListsItsCandidates() throws {
         let dir = try TemporaryDirectory()
         let h = try Household.create(HouseholdHome(directory: dir.url.appendingPathComponent("a")), name: nil, members: [])
