@@ -21,13 +21,24 @@ export PATH="/opt/swift/usr/bin:$PATH"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
+# The layers: a target imports only the targets it declares (scripts/check-imports.py), and
+# the check refuses a bad import planted in a copy (so it cannot pass by checking nothing).
+python3 scripts/check-imports.py || status=1
+plant=$(mktemp -d)
+cp -r Package.swift Sources Tests "$plant"/
+sed -i '1i import PulseStore' "$plant/Sources/PulseWeb/WebRouter.swift"
+if python3 scripts/check-imports.py "$plant" > /dev/null 2>&1; then
+  echo "scripts/check-imports.py let a planted bad import (PulseWeb → PulseStore) through" >&2
+  status=1
+fi
+rm -rf "$plant"
 # The format (.swift-format, the toolchain's swift-format): `swift format -i -r Sources Tests Package.swift` fixes it.
 if ! swift format lint --strict -r Sources Tests Package.swift > "$log" 2>&1; then
   head -40 "$log"
   echo "the code is not formatted: run  swift format -i -r Sources Tests Package.swift" >&2
   status=1
 fi
-# The layers hold by the compiler: a target importing one it does not depend on fails.
+# The compiler holds the layers too: importing a target outside the dependencies fails the build.
 swift test --explicit-target-dependency-import-check error "$@" 2>&1 | tee "$log" || status=$?
 
 # The page's pure modules (Tests/page: messages, the state store), in node, no browser.
