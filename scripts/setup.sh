@@ -14,7 +14,7 @@ set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-packages=(libsqlite3-dev libavahi-client-dev libdbus-1-dev avahi-daemon avahi-utils dbus pkg-config)
+packages=(libsqlite3-dev libavahi-client-dev libdbus-1-dev avahi-daemon avahi-utils dbus pkg-config python3)
 if [ "${1:-}" = "--tests" ]; then packages+=(faketime iproute2 nftables openssl python3 python3-dbus python3-gi chromium chromium-driver fonts-noto-color-emoji nodejs); fi
 need=()
 for pkg in "${packages[@]}"; do

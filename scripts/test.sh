@@ -9,7 +9,7 @@ fast=0
 if [ "${1:-}" = "--fast" ]; then fast=1; shift; fi
 if [ "$fast" -eq 1 ]; then
   # Only what the build needs; installed (with root or sudo) only when missing.
-  for pkg in libsqlite3-dev libavahi-client-dev libdbus-1-dev pkg-config; do
+  for pkg in libsqlite3-dev libavahi-client-dev libdbus-1-dev pkg-config python3; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || { bash scripts/setup.sh; break; }
   done
   set -- --filter PeerSyncTests "$@"
@@ -27,7 +27,8 @@ python3 scripts/check-imports.py || status=1
 plant=$(mktemp -d)
 cp -r Package.swift Sources Tests "$plant"/
 sed -i '1i import PulseStore' "$plant/Sources/PulseWeb/WebRouter.swift"
-if python3 scripts/check-imports.py "$plant" > /dev/null 2>&1; then
+planted=$(python3 scripts/check-imports.py "$plant" 2>&1 || true)
+if [[ "$planted" != *"Sources/PulseWeb/WebRouter.swift:1: PulseWeb imports PulseStore"* ]]; then
   echo "scripts/check-imports.py let a planted bad import (PulseWeb → PulseStore) through" >&2
   status=1
 fi
@@ -44,7 +45,7 @@ swift test --explicit-target-dependency-import-check error "$@" 2>&1 | tee "$log
 # The page's pure modules (Tests/page: messages, the state store), in node, no browser.
 page_passed=0; page_failed=0
 if command -v node >/dev/null 2>&1; then
-  node --test Tests/page/*.test.mjs > "$log.page" 2>&1 || status=$?
+  node --test --test-reporter=tap Tests/page/*.test.mjs > "$log.page" 2>&1 || status=$?
   page_passed=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$log.page"); page_failed=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$log.page")
   [ "${page_failed:-1}" -eq 0 ] || cat "$log.page"
   echo "page modules (node --test): ${page_passed:-0} passed, ${page_failed:-?} failed"

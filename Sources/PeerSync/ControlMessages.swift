@@ -74,6 +74,22 @@ public struct ControlResponse: Sendable, Codable {
     public var status: AgentStatus?
     public var result: JSONValue?
 
+    private enum CodingKeys: String, CodingKey { case ok, error, status, result }
+
+    /// Also reads an answer of an earlier release, whose `error` was a sentence (then `failed`
+    /// with that sentence), so a CLI and an agent of different releases still understand a refusal.
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        ok = try container.decode(Bool.self, forKey: .ok)
+        if let sentence = try? container.decodeIfPresent(String.self, forKey: .error) {
+            error = ErrorBody(code: Refusal.Code.failed.rawValue, params: ["detail": .string(sentence)], message: sentence)
+        } else {
+            error = try container.decodeIfPresent(ErrorBody.self, forKey: .error)
+        }
+        status = try container.decodeIfPresent(AgentStatus.self, forKey: .status)
+        result = try container.decodeIfPresent(JSONValue.self, forKey: .result)
+    }
+
     public init(ok: Bool, error: ErrorBody? = nil, status: AgentStatus? = nil, result: JSONValue? = nil) {
         self.ok = ok
         self.error = error

@@ -245,7 +245,7 @@ public enum HouseholdAPI {
             try h.confirmKidsPINReset(code: string("code"))
             return .bool(true)
         default:
-            throw HouseholdError.refuse(.unknownMethod, ["method": .string(method)])
+            throw HouseholdError.refuse(.unknownMethod, ["method": .string(method), "methods": JSONValue(methods)])
         }
     }
 

@@ -43,14 +43,15 @@ public enum Subprocess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        for (stream, target, writable) in [(stdin, STDIN_FILENO, false), (stdout, STDOUT_FILENO, true), (stderr, STDERR_FILENO, true)] {
-            switch stream {
-            case .inherit: break
-            case .null: posix_spawn_file_actions_addopen(&actions, target, "/dev/null", writable ? O_WRONLY : O_RDONLY, 0)
-            case let .descriptor(fd): posix_spawn_file_actions_adddup2(&actions, fd, target)
-            }
+        // In the child, in this order: the descriptors given are dup'ed onto their streams,
+        // ours it must not keep are closed (never a standard stream: a pipe made while our
+        // fd 0 was closed is fd 0), then /dev/null is opened where asked.
+        let streams = [(stdin, STDIN_FILENO, false), (stdout, STDOUT_FILENO, true), (stderr, STDERR_FILENO, true)]
+        for case (.descriptor(let fd), let target, _) in streams { posix_spawn_file_actions_adddup2(&actions, fd, target) }
+        for fd in closing where fd > STDERR_FILENO { posix_spawn_file_actions_addclose(&actions, fd) }
+        for case (.null, let target, let writable) in streams {
+            posix_spawn_file_actions_addopen(&actions, target, "/dev/null", writable ? O_WRONLY : O_RDONLY, 0)
         }
-        for fd in closing { posix_spawn_file_actions_addclose(&actions, fd) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

@@ -155,7 +155,9 @@ let pendingCount = 0;
 async function addItems(names) {
   const temp = names.map((name) => ({ id: `pending-${++pendingCount}`, name, pending: true }));
   try {
-    const added = await store.guess("shopping", (s) => ({ ...s, list: [...s.list, ...temp] }), () => call("shop.add", { names }));
+    // The guessed rows, unless a reload already shows them (the feed can be faster than the answer).
+    const shown = (s) => temp.filter((t) => !s.list.some((item) => !item.pending && item.name.toLowerCase() === t.name.toLowerCase()));
+    const added = await store.guess("shopping", (s) => ({ ...s, list: [...s.list, ...shown(s)] }), () => call("shop.add", { names }));
     // The agent says which came back from the restock pool (the rule lives there).
     const back = added.filter((item) => item.restocked);
     if (back.length) toast(`Back from the restock pool: ${back.map((i) => i.name).join(", ")}`);

@@ -83,11 +83,12 @@ async function addTask(force = false) {
   refresh("tasks");
 }
 
-const toggled = (id) => (tasks) => tasks.map((t) => (t.id === id ? { ...t, done: !t.done } : t));
+// Sets the state the click asked for (a reload that already holds it is left as it is).
+const settingDone = (id, done) => (tasks) => tasks.map((t) => (t.id === id ? { ...t, done } : t));
 
 async function toggleTask(task) {
   try {
-    await store.guess("tasks", toggled(task.id), () => call(task.done ? "task.reopen" : "task.done", { task: task.id }));
+    await store.guess("tasks", settingDone(task.id, !task.done), () => call(task.done ? "task.reopen" : "task.done", { task: task.id }));
   } catch (error) {
     if (error.code === "focus_rule") {
       showFocusRefusal(error, async () => {

@@ -172,6 +172,9 @@ import Testing
         #expect(code { try h.admit(machine: "not hex", name: "x", memberID: nil) } == .invalidMachineID)
         #expect(code { _ = try h.removeMachine("ab") } == .machineIDTooShort)
         #expect(code { _ = try h.removeMachine("abcdef01") } == .notFound)
+        #expect(
+            HouseholdError.refuse(.notFound, ["kind": "machine", "list": "machines", "handle": "abcdef01"]).description
+                == "no machine of this household has an id starting with abcdef01; see `pulse-peer devices`")
         #expect(code { _ = try h.removeMachine(String(h.identity.machineID.prefix(8))) } == .cannotRemoveSelf)
         var settings = NotificationSettings()
         settings.windowSeconds = 30

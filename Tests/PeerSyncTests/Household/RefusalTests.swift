@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Testing
 @testable import PulseHousehold
+import PeerSync
 
 /// Refusals are codes and parameters; sentences come from the message catalogue, formatted
 /// by one grammar that the page's `messages.js` shares (Tests/page/format-cases.json).
@@ -54,6 +55,13 @@ struct RefusalTests {
         #expect(refusal.code == .failed && refusal.params["detail"] == "database or disk is full")
         #expect(Refusal(HouseholdError.io("cannot write")).code == .storage)
         #expect(Refusal(HouseholdError.notInitialized("/x")).code == .noHousehold)
+    }
+
+    @Test func anAnswerOfAnEarlierReleaseWithASentenceIsStillUnderstood() throws {
+        let old = try JSONDecoder().decode(ControlResponse.self, from: Data(#"{"ok":false,"error":"no item \"x\" in the shopping list"}"#.utf8))
+        #expect(old.error?.code == "failed" && old.error?.message == "no item \"x\" in the shopping list")
+        let new = try JSONDecoder().decode(ControlResponse.self, from: JSONEncoder().encode(ControlResponse.refused(.pinRequired)))
+        #expect(new.error?.code == "pin_required" && !new.ok)
     }
 
     @Test func aBodyFromTheAPIIsRenderedByItsCodeAndAnUnknownCodeByItsMessage() {
