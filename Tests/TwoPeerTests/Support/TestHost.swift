@@ -1,4 +1,5 @@
 import Foundation
+import PeerSync
 
 /// A test host: a network namespace with its own system bus and avahi-daemon, so mDNS
 /// tests run hermetically (nothing is announced outside the namespaces) and can restart
@@ -195,33 +196,15 @@ final class SpawnedProcess: @unchecked Sendable {
     init(_ arguments: [String]) throws {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw TestHost.Failure(description: "pipe failed") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
-        posix_spawn_file_actions_addclose(&actions, fds[0])
-        posix_spawn_file_actions_addclose(&actions, fds[1])
-        // The calling thread (a dispatch worker) blocks signals, and a spawned child inherits
-        // its mask: give the child an empty mask and default handlers, or SIGTERM is ignored.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t(), allSignals = sigset_t()
-        sigemptyset(&noSignals)
-        sigfillset(&allSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv = (["/usr/bin/env"] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var child: pid_t = 0
-        let rc = posix_spawn(&child, "/usr/bin/env", &actions, &attributes, argv, environ)
+        // Subprocess gives the child an empty signal mask and default handlers: the calling
+        // thread (a dispatch worker) blocks signals, and a child inheriting that ignores SIGTERM.
+        let spawned = Subprocess.spawn(
+            "/usr/bin/env", arguments, stdin: .null, stdout: .descriptor(fds[1]), stderr: .descriptor(fds[1]),
+            closing: [fds[0], fds[1]])
         close(fds[1])
-        guard rc == 0 else {
+        guard case let .success(child) = spawned else {
             close(fds[0])
-            throw TestHost.Failure(description: "cannot start \(arguments.first ?? ""): \(String(cString: strerror(rc)))")
+            throw TestHost.Failure(description: "cannot start \(arguments.first ?? ""): \(spawned)")
         }
         pid = child
         output = FileHandle(fileDescriptor: fds[0], closeOnDealloc: true)
@@ -231,8 +214,7 @@ final class SpawnedProcess: @unchecked Sendable {
         guard !reaped else { return }
         reaped = true
         kill(pid, SIGTERM)
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
+        _ = Subprocess.wait(pid)
     }
 
     deinit { terminate() }
