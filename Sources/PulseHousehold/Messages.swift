@@ -137,8 +137,20 @@ public struct MessageCatalogue: Sendable {
         }
     }
 
-    /// The CLDR plural category of a whole number (English until other languages land).
+    /// The CLDR plural category of a whole number in `language` (CLDR's rules for whole
+    /// numbers: English, German and Dutch have one/other; Polish one/few/many: 1 orzeszek,
+    /// 2–4 and 22–24 orzeszki, 0, 5–21 and 25 orzeszków). Checked against CLDR for 0–1000
+    /// (`Tests/page/plural-cldr.json`, the browser's `Intl.PluralRules`). An unknown
+    /// language gets English's rule.
     public static func pluralCategory(_ n: Int64, language: String) -> String {
-        n == 1 ? "one" : "other"
+        let n = n.magnitude
+        switch language {
+        case "pl":
+            if n == 1 { return "one" }
+            let (ones, tens) = (n % 10, n % 100)
+            return (2...4).contains(ones) && !(12...14).contains(tens) ? "few" : "many"
+        default:
+            return n == 1 ? "one" : "other"
+        }
     }
 }

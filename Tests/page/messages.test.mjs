@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { Catalogue } from "../../Sources/PulseWeb/Resources/messages.js";
+import { Catalogue, pluralCategory } from "../../Sources/PulseWeb/Resources/messages.js";
 
 const fixtures = JSON.parse(readFileSync(new URL("./format-cases.json", import.meta.url)));
 const english = JSON.parse(readFileSync(new URL("../../Sources/PulseHousehold/Resources/messages-en.json", import.meta.url)));
@@ -20,6 +20,19 @@ test("a refusal is rendered from its code and parameters, never from a sentence"
   assert.doesNotMatch(text, /--force/);
   assert.equal(catalogue.refusal("not_found", { kind: "item", list: "shopping_list", handle: "Milk" }), "no item \"Milk\" in the shopping list");
   assert.equal(catalogue.refusal("pin_locked", { retryAfterSeconds: 20 }), "too many wrong attempts: try again in 20 s");
+});
+
+test("the page's plural rule is CLDR's for every whole number to 1000 (a node without full ICU fails here)", () => {
+  const table = JSON.parse(readFileSync(new URL("./plural-cldr.json", import.meta.url))).categories;
+  for (const [language, list] of Object.entries(table)) {
+    list.split(" ").forEach((category, n) => assert.equal(pluralCategory(n, language), category, `${language} ${n}`));
+  }
+});
+
+test("Polish counts peanuts as a Pole does", () => {
+  const polish = new Catalogue({ peanuts: "{n, plural, one {# orzeszek} few {# orzeszki} many {# orzeszków} other {# orzeszka}}" }, "pl");
+  const said = [1, 2, 5, 22, 25, 112].map((n) => polish.text("peanuts", { n }));
+  assert.deepEqual(said, ["1 orzeszek", "2 orzeszki", "5 orzeszków", "22 orzeszki", "25 orzeszków", "112 orzeszków"]);
 });
 
 test("an unknown key shows the key, not nothing", () => {

@@ -24,6 +24,23 @@ struct RefusalTests {
         }
     }
 
+    @Test(arguments: ["en", "de", "nl", "pl"]) func thePluralRuleIsCLDRsForEveryWholeNumberTo1000(language: String) throws {
+        struct Table: Decodable { let categories: [String: String] }
+        let data = try Data(contentsOf: Self.repository.appendingPathComponent("Tests/page/plural-cldr.json"))
+        let expected = try #require(try JSONDecoder().decode(Table.self, from: data).categories[language]).split(separator: " ")
+        #expect(expected.count == 1001)
+        for (n, category) in expected.enumerated() {
+            #expect(MessageCatalogue.pluralCategory(Int64(n), language: language) == category, "\(language) \(n)")
+        }
+    }
+
+    @Test func polishCountsPeanutsAsAPoleDoes() {
+        let polish = MessageCatalogue(
+            language: "pl", messages: ["peanuts": "{n, plural, one {# orzeszek} few {# orzeszki} many {# orzeszków} other {# orzeszka}}"])
+        let said = [1, 2, 5, 22, 25, 112].map { polish.text("peanuts", ["n": JSONValue($0)]) }
+        #expect(said == ["1 orzeszek", "2 orzeszki", "5 orzeszków", "22 orzeszki", "25 orzeszków", "112 orzeszków"])
+    }
+
     @Test func everyCodeHasAnEnglishSentenceAndAnEntryInTheAPIDocument() throws {
         let api = try String(contentsOf: Self.repository.appendingPathComponent("docs/API.md"), encoding: .utf8)
         for code in Refusal.Code.allCases {
