@@ -174,7 +174,9 @@ import Testing
         for pin in ["1", "2", "3"] { _ = message { _ = try a.addKid("X", pin: "000" + pin) } }
         try a.store.setMeta(Household.pinRetryAtKey, .integer(0))
         _ = message { _ = try a.addKid("X", pin: "0004") }
-        #expect(message { _ = try a.addKid("X", pin: "1234") }.contains("try again in 10 s"))
+        // (10 s; 9 when the machine stalled this test for over a second, as a busy CI can.)
+        let longer = message { _ = try a.addKid("X", pin: "1234") }
+        #expect(longer.hasSuffix("try again in 10 s") || longer.hasSuffix("try again in 9 s"), "\(longer)")
     }
 
     @Test func thePINIsTheHouseholdsAndTravelsOnlyAsASaltedSlowHash() throws {
