@@ -16,32 +16,26 @@ final class StatementCache {
     private var byShape: [Connection.RowQueryShape: Statement] = [:]
 
     func slot(_ index: Int, on connection: Connection, sql: () -> String) throws -> Statement {
-        if let kept = slots[index], !kept.failed {
-            kept.reset()
-            return kept
-        }
-        let statement = try Statement(connection: connection, sql: sql())
-        slots[index] = statement
-        return statement
+        try Self.take(&slots[index], on: connection, sql: sql)
     }
 
     func text(_ sql: String, on connection: Connection) throws -> Statement {
-        if let kept = byText[sql], !kept.failed {
-            kept.reset()
-            return kept
-        }
-        let statement = try Statement(connection: connection, sql: sql)
-        byText[sql] = statement
-        return statement
+        try Self.take(&byText[sql], on: connection) { sql }
     }
 
     func shape(_ shape: Connection.RowQueryShape, on connection: Connection, sql: () -> String) throws -> Statement {
-        if let kept = byShape[shape], !kept.failed {
+        try Self.take(&byShape[shape], on: connection, sql: sql)
+    }
+
+    /// The lifetime rule, for every place: the kept statement, reset, unless its step
+    /// failed; else one prepared now and kept there.
+    private static func take(_ place: inout Statement?, on connection: Connection, sql: () -> String) throws -> Statement {
+        if let kept = place, !kept.failed {
             kept.reset()
             return kept
         }
         let statement = try Statement(connection: connection, sql: sql())
-        byShape[shape] = statement
+        place = statement
         return statement
     }
 
