@@ -57,7 +57,12 @@ let package = Package(
                 "PulseModel", "PulseStore", "PulseIdentity",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
-            ], resources: [.embedInCode("Resources/catalogue.json"), .embedInCode("Resources/messages-en.json")]),
+            ],
+            resources: [
+                .embedInCode("Resources/catalogue.json"), .embedInCode("Resources/messages-en.json"),
+                .embedInCode("Resources/messages-pl.json"), .embedInCode("Resources/messages-de.json"),
+                .embedInCode("Resources/messages-nl.json"),
+            ]),
         // Protocol: messages, codec, framing, the session state machine (a leaf over Model).
         .target(
             name: "PulseProtocol",

@@ -45,6 +45,14 @@ public struct LocalAPI: Sendable {
         await callMethod(method, params)
     }
 
+    /// The language chosen for this computer's person (``LanguageChoice``); nil when the
+    /// household cannot say (then the browser's language is used).
+    public func languageChoice() async -> LanguageChoice? {
+        let answer = await callMethod("language.get", [:])
+        guard answer.ok, let result = answer.result, let data = try? JSONEncoder().encode(result) else { return nil }
+        return try? JSONDecoder().decode(LanguageChoice.self, from: data)
+    }
+
     /// The same as `pulse-peer status --json`.
     public func status() async throws -> AgentStatus { try await currentStatus() }
 

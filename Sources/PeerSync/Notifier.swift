@@ -21,8 +21,12 @@ actor Notifier {
     /// Notifications due, for ``run()`` to deliver.
     private var outbox: [PendingNotification] = []
 
-    init(store: StoreService, desktop: DesktopNotifier?, hook: HookNotifier?, logger: Logger) {
+    /// The language when this computer's person chose none.
+    private let language: String?
+
+    init(store: StoreService, desktop: DesktopNotifier?, hook: HookNotifier?, language: String?, logger: Logger) {
         self.store = store
+        self.language = language
         self.desktop = desktop
         self.hook = hook
         self.logger = logger
@@ -39,11 +43,16 @@ actor Notifier {
     func receive(_ events: [HouseholdEvent]) async {
         status.judgedEvents += events.count
         guard !events.isEmpty, desktop != nil || hook != nil else { return }
-        let (me, settings): (String?, NotificationSettings)
-        do { (me, settings) = try await store.notificationContext() } catch {
+        let (me, settings, words, problem): (String?, NotificationSettings, MessageCatalogue, HouseholdError?)
+        do { (me, settings, words, problem) = try await store.notificationContext(language: language) } catch {
             logger.warning("cannot read the notification settings", metadata: ["error": "\(error)"])
             return
         }
+        if let problem, reported["messages"] != problem.description {
+            logger.warning("\(problem.description)")
+        }
+        reported["messages"] = problem?.description
+        batcher.words = words
         batcher.windowMilliseconds = Int64(settings.windowSeconds) * 1000
         var groups: [NotificationGroup: [HouseholdEvent]] = [:]
         for event in events {

@@ -42,6 +42,9 @@ public struct AgentOptions: Sendable {
     public var notificationBus: String?
     /// `--on-notify`: a shell command run with each notification as JSON on its stdin.
     public var notifyHook: String?
+    /// The language of notifications when this computer's person chose none (the agent's
+    /// `--lang` or environment); nil: English.
+    public var language: String?
     /// Front ends run beside sync (the web page), over ``LocalAPI``.
     public var frontEnds: [any AgentFrontEnd] = []
 
@@ -93,7 +96,7 @@ public struct PeerAgent: Service {
         let desktop = options.desktopNotifications ? options.notificationBus.map { DesktopNotifier(address: $0) } : nil
         let notifier = Notifier(
             store: store, desktop: desktop, hook: options.notifyHook.map { HookNotifier(command: $0) },
-            logger: logger)
+            language: options.language, logger: logger)
         if !options.desktopNotifications {
             logger.info("desktop notifications off (--no-desktop-notifications)")
         } else if options.notificationBus == nil {

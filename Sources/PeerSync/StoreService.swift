@@ -223,8 +223,22 @@ actor StoreService {
 
     /// This machine's member and its notification settings (read at each use: `pulse-peer
     /// notifications` changes them while the agent runs).
-    func notificationContext() throws -> (me: String?, settings: NotificationSettings) {
-        (try household.currentMemberID(), try household.notificationSettings())
+    /// Who this machine's person is, what they want to hear of, and in which words: the
+    /// language chosen here or by their member, else `language` (the agent's), else English.
+    /// A broken message file of the home: English, and the problem to tell.
+    func notificationContext(
+        language: String?
+    ) throws -> (
+        me: String?, settings: NotificationSettings, words: MessageCatalogue, problem: HouseholdError?
+    ) {
+        let chosen = try household.languageChoice().chosen ?? language ?? "en"
+        var problem: HouseholdError?
+        let words: MessageCatalogue
+        do { words = try MessageCatalogue.load(chosen, home: household.home) } catch {
+            problem = error
+            words = .english
+        }
+        return (try household.currentMemberID(), try household.notificationSettings(), words, problem)
     }
 
     /// The ledger entries the rule declines now (id → title), to tell of newly declined ones.

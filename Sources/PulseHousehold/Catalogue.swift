@@ -16,6 +16,10 @@ public struct CatalogueItem: Sendable, Codable, Equatable {
     public var selected: Bool
     /// Added by the family, not shipped with the catalogue.
     public var own: Bool
+    /// The message of the title in every language (`catalogue.<id>`) while the title is the
+    /// built-in one: each reader sees it in their language. Nil once a family gave the item
+    /// its own words (an own item, `HOME/catalogue.json`): then their text wins everywhere.
+    public var titleKey: String? = nil
 }
 
 /// The catalogue shipped with pulse-peer (`Resources/catalogue.json`, embedded in the
@@ -45,6 +49,15 @@ public struct Catalogue: Sendable, Equatable {
 
     /// The catalogue in the binary.
     public static func builtIn() throws -> Catalogue { try builtInParsed.get() }
+
+    /// The message key of an item's title when `title` is the built-in title of `id`.
+    public static func titleKey(id: String?, title: String) -> String? {
+        guard let id, let builtIn = try? builtInParsed.get(), builtIn.titles[id] == title else { return nil }
+        return "catalogue.\(id)"
+    }
+
+    /// The built-in titles by item id.
+    var titles: [String: String] { Dictionary(items.map { ($0.id, $0.title) }, uniquingKeysWith: { first, _ in first }) }
 
     /// Parsed once, at first use: it cannot change while the program runs, and the agent
     /// checks the catalogue at each status call (the JSON decoding was 4 % of a catching-up

@@ -35,7 +35,8 @@ public struct HouseholdConflict: Sendable, Codable, Equatable {
 
 extension Household {
     /// What merges overwrote, newest first, with names and titles instead of ids.
-    public func conflicts(limit: Int = 100) throws -> [HouseholdConflict] {
+    /// `words`: the reader's language, for `shown` and `summary` (the log itself keeps data).
+    public func conflicts(limit: Int = 100, words: MessageCatalogue = .english) throws -> [HouseholdConflict] {
         let records = try store.conflicts(limit: limit)
         guard !records.isEmpty else { return [] }
         var members: [String: String] = [:]
@@ -49,15 +50,15 @@ extension Household {
         }
         func shown(_ value: FieldValue, _ entity: EntityKind, _ field: String) -> String {
             if case let .reference(target)? = entity.schema.field(field)?.type, target == .member, let id = value.textValue {
-                return members[id] ?? "a removed member"
+                return members[id] ?? words.text("conflict.removed_member")
             }
-            return ConflictWording.value(value, entity: entity, field: field)
+            return ConflictWording.value(value, entity: entity, field: field, words: words)
         }
         return try records.map { record in
             func side(_ s: ConflictRecord.Side) -> HouseholdConflict.Side {
                 HouseholdConflict.Side(
                     value: s.value, hlc: s.stamp.hlc.rawValue, replica: s.stamp.origin.description, member: s.member,
-                    memberName: s.member.map { members[$0] ?? "a removed member" },
+                    memberName: s.member.map { members[$0] ?? words.text("conflict.removed_member") },
                     machine: replicaMachine[s.stamp.origin.description],
                     shown: shown(s.value, record.entity, record.field))
             }
@@ -69,68 +70,56 @@ extension Household {
                 field: record.field, title: title, kept: kept, lost: lost,
                 summary: ConflictWording.sentence(
                     kind: record.kind, entity: record.entity, field: record.field,
-                    title: title, kept: kept, lost: lost))
+                    title: title, kept: kept, lost: lost, words: words))
         }
     }
 }
 
-/// How a conflict reads to a person: pure functions, table-tested.
+/// How a conflict reads to a person, in the reader's words (`conflict.*` messages): pure
+/// functions, table-tested. The log keeps data; each machine renders it in its language.
 public enum ConflictWording {
     /// "the shopping item", "the task", … (with its title when known).
-    public static func thing(_ entity: EntityKind, title: String?) -> String {
-        let noun: String =
-            switch entity {
-            case .shoppingItem: "shopping item"
-            case .task: "task"
-            case .backlogCategory: "backlog category"
-            case .backlogItem: "backlog item"
-            case .recurringTemplate: "recurring task"
-            case .kid: "kid"
-            case .catalogueSelection: "catalogue item"
-            case .ledgerEntry: "ledger entry"
-            case .member: "member"
-            case .household: "household"
-            case .settings: "household settings"
-            case .machine: "machine"
-            default: entity.rawValue.replacing("_", with: " ")
-            }
-        if let title { return "the \(noun) “\(title)”" }
-        return "the \(noun)"
+    public static func thing(_ entity: EntityKind, title: String?, words: MessageCatalogue = .english) -> String {
+        let noun =
+            words.has("conflict.entity.\(entity.rawValue)") ? words.text("conflict.entity.\(entity.rawValue)") : entity.rawValue.replacing("_", with: " ")
+        if let title { return words.text("conflict.thing_titled", ["noun": .string(noun), "title": .string(title)]) }
+        return words.text("conflict.thing", ["noun": .string(noun)])
     }
 
     /// A field's name in words.
-    public static func field(_ entity: EntityKind, _ field: String) -> String {
-        switch (entity, field) {
-        case (.shoppingItem, "state"): "place (list, restock pool or removed)"
-        case (.shoppingItem, "listed"), (.backlogItem, "position"), (.backlogCategory, "position"): "place in the list"
-        case (_, "done"): "done mark"
-        case (_, "deleted"), (_, "removed"): "deletion"
-        case (_, "due"): "due date"
-        default: field.replacing("_", with: " ")
-        }
+    public static func field(_ entity: EntityKind, _ field: String, words: MessageCatalogue = .english) -> String {
+        let key: String =
+            switch (entity, field) {
+            case (.shoppingItem, "state"): "state_shopping"
+            case (.shoppingItem, "listed"), (.backlogItem, "position"), (.backlogCategory, "position"): "place"
+            case (_, "deleted"), (_, "removed"): "deletion"
+            default: field
+            }
+        return words.has("conflict.field.\(key)") ? words.text("conflict.field.\(key)") : field.replacing("_", with: " ")
     }
 
     /// A value in words ("on the list", "done", “Milk”, "none").
-    public static func value(_ value: FieldValue, entity: EntityKind, field: String) -> String {
-        if value == .null { return "none" }
+    public static func value(_ value: FieldValue, entity: EntityKind, field: String, words: MessageCatalogue = .english) -> String {
+        func word(_ code: String) -> String { words.text("conflict.value.\(code)") }
+        if value == .null { return word("none") }
         switch (entity, field) {
         case (.shoppingItem, "state"):
             switch value.textValue {
-            case "active"?: return "on the list"
-            case "restock"?: return "in the restock pool"
-            default: return "removed"
+            case "active"?: return word("on_list")
+            case "restock"?: return word("in_restock")
+            default: return word("removed")
             }
-        case (_, "done"): return value.boolValue == true ? "done" : "not done"
-        case (_, "deleted"), (_, "removed"): return value.boolValue == true ? "deleted" : "kept"
+        case (_, "done"): return word(value.boolValue == true ? "done" : "not_done")
+        case (_, "deleted"), (_, "removed"): return word(value.boolValue == true ? "deleted" : "kept")
         case (.shoppingItem, "listed"), (.backlogItem, "position"), (.backlogCategory, "position"),
             (_, "created"), (_, "added"):
-            return "a new place"
+            return word("new_place")
         default: break
         }
         switch entity.schema.field(field)?.type {
-        case .bool?: return value.boolValue == true ? "on" : "off"
+        case .bool?: return word(value.boolValue == true ? "on" : "off")
         default:
-            if let text = value.textValue { return "“\(text)”" }
+            if let text = value.textValue { return words.text("conflict.value.text", ["text": .string(text)]) }
             if let number = value.integerValue { return String(number) }
             return "\(value)"
         }
@@ -139,21 +128,20 @@ public enum ConflictWording {
     /// One sentence: whose value stayed, whose was not kept, and why.
     public static func sentence(
         kind: ConflictKind, entity: EntityKind, field: String, title: String?,
-        kept: HouseholdConflict.Side, lost: HouseholdConflict.Side
+        kept: HouseholdConflict.Side, lost: HouseholdConflict.Side, words: MessageCatalogue = .english
     ) -> String {
         func who(_ side: HouseholdConflict.Side) -> String {
-            let name = side.memberName ?? "the household itself"
-            return side.machine.map { "\(name) (on \($0))" } ?? name
+            let name = side.memberName ?? words.text("conflict.household_itself")
+            return side.machine.map { words.text("conflict.who_on", ["name": .string(name), "machine": .string($0)]) } ?? name
         }
-        let thing = Self.thing(entity, title: title)
-        let what = Self.field(entity, field)
+        let params: [String: JSONValue] = [
+            "thing": .string(Self.thing(entity, title: title, words: words)), "field": .string(Self.field(entity, field, words: words)),
+            "kept": .string(who(kept)), "lost": .string(who(lost)),
+            "keptValue": .string(kept.shown), "lostValue": .string(lost.shown),
+        ]
         switch kind {
-        case .editOfDeleted:
-            return "\(who(lost)) changed the \(what) of \(thing) to \(lost.shown) while \(who(kept)) deleted it: it stays deleted "
-                + "(the change is kept inside it, should it come back)."
-        case .overwritten, .rejected:
-            return "\(who(kept)) and \(who(lost)) both changed the \(what) of \(thing) without seeing each other's change: "
-                + "\(kept.shown), the later one, was kept; \(lost.shown) was not."
+        case .editOfDeleted: return words.text("conflict.edit_of_deleted", params)
+        case .overwritten, .rejected: return words.text("conflict.overwritten", params)
         }
     }
 }

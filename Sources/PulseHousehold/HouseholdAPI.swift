@@ -75,7 +75,7 @@ public enum HouseholdAPI {
 
     public static let methods = [
         "household.get", "household.rename", "member.list", "member.add", "member.edit", "member.remove",
-        "settings.get", "settings.set", "shop.list", "shop.add", "shop.check", "shop.restock", "shop.rename",
+        "settings.get", "settings.set", "language.get", "language.set", "shop.list", "shop.add", "shop.check", "shop.restock", "shop.rename",
         "shop.clear", "shop.undo", "task.list", "task.add", "task.edit", "task.done", "task.reopen", "task.delete",
         "backlog.list", "backlog.category.add", "backlog.category.rename", "backlog.category.move",
         "backlog.category.remove", "backlog.add", "backlog.rename", "backlog.move", "backlog.remove", "backlog.promote",
@@ -131,6 +131,12 @@ public enum HouseholdAPI {
         case "member.remove": return try .from(h.removeMember(string("member")))
         case "settings.get": return try .from(h.settings())
         case "settings.set": return try .from(h.setSetting(string("key"), string("value")))
+        case "language.get": return try .from(h.languageChoice())
+        case "language.set":
+            if params["language"] == nil {
+                throw HouseholdError.refuse(.missingParameter, ["method": .string(method), "key": "language", "type": "string_or_null"])
+            }
+            return try .from(h.setLanguage(scope: string("scope"), language: optional("language")))
         case "shop.list":
             let pool = try optional("pool") ?? "active"
             guard let state = ShoppingItem.State(rawValue: pool), state != .deleted else {
@@ -198,7 +204,10 @@ public enum HouseholdAPI {
             }
             return try .from(h.moveBacklogItem(string("item"), to: optional("category"), position: position))
         case "backlog.remove": return try .from(h.removeBacklogItem(string("item")))
-        case "conflicts.list": return try .from(h.conflicts(limit: params["limit"] == nil ? 100 : max(1, min(integer("limit"), 10_000))))
+        case "conflicts.list":
+            // `language`: the words of `summary` and `shown` (the log keeps data; English by default).
+            let words = try optional("language").flatMap { try? MessageCatalogue.load($0, home: h.home) } ?? .english
+            return try .from(h.conflicts(limit: params["limit"] == nil ? 100 : max(1, min(integer("limit"), 10_000)), words: words))
         case "backlog.promote":
             return try .from(h.promoteBacklogItem(string("item"), assignee: optional("assignee"), due: optional("due"), force: flag("force")))
         case "recurring.list": return try .from(h.recurringTemplates())

@@ -19,6 +19,10 @@ public struct LedgerLine: Sendable, Codable, Equatable {
     /// The catalogue item, nil for an adult's adjustment.
     public let item: String?
     public let title: String
+    /// `catalogue.<id>` while the title is the built-in one (``CatalogueItem/titleKey``).
+    public var titleKey: String? = nil
+    /// An adjustment's reason (nil for an earn or a spend of a catalogue item).
+    public var reason: String? = nil
     /// The ordering stamp (hybrid timestamp) and the day an earn was marked.
     public let created: Int64
     public let day: String?
@@ -64,6 +68,9 @@ extension Household {
                 CatalogueItem(
                     id: row.id, kind: kind, category: row.text("category"), title: row.text("title"),
                     peanuts: Int(row.integer("peanuts")), selected: row.bool("selected"), own: true))
+        }
+        for index in items.indices where !items[index].own {
+            items[index].titleKey = Catalogue.titleKey(id: items[index].id, title: items[index].title)
         }
         let kindOrder: [CatalogueItem.Kind: Int] = [.rule: 0, .chore: 1, .reward: 2]
         let categoryOrder = ["security": 0, "respect": 1, "fun": 2]
@@ -218,11 +225,15 @@ extension Household {
         }
         try requireAdult(pin)
         let id = RowIDRules.newRowID()
-        try writeEntry(id, kid: kid, kind: peanuts > 0 ? .earn : .spend, peanuts: abs(peanuts), item: nil, title: "Adjustment: \(why)")
+        try writeEntry(id, kid: kid, kind: peanuts > 0 ? .earn : .spend, peanuts: abs(peanuts), item: nil, title: Self.adjustmentPrefix + why)
         return try line(id, of: kid)
     }
 
     // MARK: Helpers
+
+    /// An adjustment's stored title is "Adjustment: " and the reason (data every version
+    /// reads; each reader renders ``LedgerLine/reason`` in their words).
+    static let adjustmentPrefix = "Adjustment: "
 
     public func resolveKid(_ handle: String) throws -> Kid {
         try Handles.resolve(handle, in: kids(), what: "kid", list: "kids", name: \.name, id: \.id)
@@ -318,10 +329,15 @@ extension Household {
             guard let s = byID[id] else { return nil }
             let outcome = resolution.outcomes[id] ?? .counted
             if outcome == .counted { balance += s.entry.kind == .earn ? s.entry.peanuts : -s.entry.peanuts }
-            return LedgerLine(
+            var line = LedgerLine(
                 id: id, kid: kid, kind: s.entry.kind.rawValue, peanuts: s.entry.peanuts, item: s.entry.item,
                 title: s.title, created: s.entry.created, day: s.entry.day, outcome: outcome.rawValue,
                 hidden: s.hidden, balanceAfter: balance)
+            line.titleKey = Catalogue.titleKey(id: s.entry.item, title: s.title)
+            if s.entry.item == nil {
+                line.reason = s.title.hasPrefix(Self.adjustmentPrefix) ? String(s.title.dropFirst(Self.adjustmentPrefix.count)) : s.title
+            }
+            return line
         }
     }
 }

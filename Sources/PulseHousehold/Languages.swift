@@ -3,10 +3,37 @@ import PulseModel
 /// Which language a reader gets: the languages the household's words exist in, and the
 /// choice of one from what a person asked for (issue 40). Pure: table-tested.
 public enum Languages {
-    /// The languages with a complete message catalogue; the first is the default.
-    public static let available = ["en"]
-    /// The languages the catalogues are being written in (English, Polish, German, Dutch).
-    public static let planned = ["en", "pl", "de", "nl"]
+    /// The languages built in (complete catalogues: `Tests/page/catalogues.test.mjs`); the
+    /// first is the default. A household may add its own (``MessageCatalogue/languages(home:)``).
+    public static let builtIn = ["en", "pl", "de", "nl"]
+    public static let available = builtIn
+
+    /// Each language by its own name (never translated: a reader finds their language by it).
+    public static let ownNames = ["en": "English", "pl": "Polski", "de": "Deutsch", "nl": "Nederlands"]
+
+    /// A language tag as this program names languages: 2 to 8 lower-case ASCII letters.
+    public static func isWellFormed(_ tag: String) -> Bool {
+        (2...8).contains(tag.utf8.count) && tag.utf8.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) }
+    }
+
+    /// What the command line reads: the language, and the explicit choice (`--lang`,
+    /// `PULSE_LANG`) that named no available language, to say so in one line.
+    public struct Choice: Sendable, Equatable {
+        public var language: String
+        public var unknown: String?
+    }
+
+    /// ``forCommandLine(explicit:environment:available:)``, also naming an explicit choice
+    /// that is not available (the POSIX variables name the system's language, which may
+    /// well be one we lack: no line for those).
+    public static func choice(explicit: String?, environment: [String: String], available: [String] = available) -> Choice {
+        let language = forCommandLine(explicit: explicit, environment: environment, available: available)
+        for tag in [explicit, environment["PULSE_LANG"]].compactMap({ $0 }) where !tag.isEmpty {
+            if match(tag, in: available) == nil { return Choice(language: language, unknown: tag) }
+            break
+        }
+        return Choice(language: language, unknown: nil)
+    }
 
     /// The command line's language: `--lang`, then `PULSE_LANG`, then the POSIX variables
     /// in their order of precedence (`LANGUAGE`, a colon-separated list; `LC_ALL`;

@@ -8,6 +8,8 @@ public struct Member: Sendable, Codable, Equatable {
     public let initials: String
     public let color: String
     public let isThisMachine: Bool
+    /// The language the member chose to read (on every computer); nil: automatic.
+    public var language: String? = nil
 }
 
 public struct HouseholdSettings: Sendable, Codable, Equatable {
@@ -42,7 +44,7 @@ extension Household {
         return try store.rows(.member, RowQuery(where: [("removed", .bool(false))], orderedBy: ["name"])).map { row in
             Member(
                 id: row.id, name: row.text("name"), initials: row.text("initials"), color: row.text("color"),
-                isThisMachine: row.id == me)
+                isThisMachine: row.id == me, language: row.optionalText("language"))
         }
     }
 

@@ -1,4 +1,7 @@
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The sentences people read, kept apart from the code that decides: one JSON catalogue
 /// per language (`Resources/messages-en.json`), served as it is to the page, whose
@@ -16,32 +19,119 @@ import FoundationEssentials
 public struct MessageCatalogue: Sendable {
     public let language: String
     let messages: [String: String]
+    /// English's words for a key this language lacks (a home file that translates a few).
+    let fallback: [String: String]
 
-    package init(language: String, messages: [String: String]) {
+    package init(language: String, messages: [String: String], fallback: [String: String] = [:]) {
         self.language = language
         self.messages = messages
+        self.fallback = fallback
     }
 
-    /// English: the default, and the words every other language falls back to.
-    public static let english: MessageCatalogue = {
-        guard let table = try? JSONDecoder().decode([String: String].self, from: Data(PackageResources.messages_en_json)) else {
-            fatalError("the built-in English messages do not decode (Resources/messages-en.json)")
+    /// The catalogues built into the binary, by language (English first).
+    static let builtIn: [String: [String: String]] = {
+        let files: [(String, [UInt8])] = [
+            ("en", PackageResources.messages_en_json), ("pl", PackageResources.messages_pl_json),
+            ("de", PackageResources.messages_de_json), ("nl", PackageResources.messages_nl_json),
+        ]
+        var tables: [String: [String: String]] = [:]
+        for (language, bytes) in files {
+            guard let table = try? JSONDecoder().decode([String: String].self, from: Data(bytes)) else {
+                fatalError("the built-in \(language) messages do not decode (Resources/messages-\(language).json)")
+            }
+            tables[language] = table
         }
-        return MessageCatalogue(language: "en", messages: table)
+        return tables
     }()
 
-    /// The catalogue file as served to the page.
-    public static func json(language: String) -> [UInt8]? { language == "en" ? PackageResources.messages_en_json : nil }
+    /// English: the default, and the words every other language falls back to.
+    public static let english = MessageCatalogue(language: "en", messages: builtIn["en"] ?? [:])
+
+    /// The built-in catalogue of `language` (nil: none).
+    public static func builtIn(_ language: String) -> MessageCatalogue? {
+        guard let table = builtIn[language] else { return nil }
+        return MessageCatalogue(language: language, messages: table, fallback: language == "en" ? [:] : english.messages)
+    }
+
+    /// The catalogue of `language` for a household: the built-in one with the home's own
+    /// file `HOME/messages-<language>.json` over it (a family's corrections, or a language
+    /// of its own; keys it lacks fall back to English). A file that cannot be read or is
+    /// not a catalogue is a refusal naming it; the caller then uses English.
+    public static func load(_ language: String, home: HouseholdHome?) throws(HouseholdError) -> MessageCatalogue {
+        let base = builtIn(language)
+        guard let home, Languages.isWellFormed(language) else { return base ?? english }
+        let url = home.directory.appendingPathComponent("messages-\(language).json")
+        guard FileManager.default.fileExists(atPath: url.path) else { return base ?? english }
+        let own = try ownFile(url)
+        return MessageCatalogue(language: language, messages: (base?.messages ?? [:]).merging(own) { $1 }, fallback: english.messages)
+    }
+
+    /// Reads and checks a home's message file: a JSON object of English's keys to strings
+    /// whose braces balance, at most 1 MiB.
+    static func ownFile(_ url: URL) throws(HouseholdError) -> [String: String] {
+        func bad(_ problem: String) -> HouseholdError { .refuse(.messagesInvalid, ["path": .string(url.path), "problem": .string(problem)]) }
+        let data: Data
+        do {
+            var info = stat()
+            guard stat(url.path, &info) == 0 else { throw bad("it cannot be read") }
+            guard info.st_size <= 1 << 20 else { throw bad("it is larger than 1 MiB") }
+            data = try Data(contentsOf: url)
+        } catch let error as HouseholdError {
+            throw error
+        } catch {
+            throw bad("it cannot be read")
+        }
+        guard let table = try? JSONDecoder().decode([String: String].self, from: data) else {
+            throw bad("it is not a JSON object of messages (\"key\": \"text\")")
+        }
+        for (key, template) in table.sorted(by: { $0.key < $1.key }) {
+            guard english.messages[key] != nil else { throw bad("\"\(key.prefix(60))\" is no message of House Pulse") }
+            guard balanced(template) else { throw bad("the braces of \"\(key)\" do not balance") }
+        }
+        return table
+    }
+
+    static func balanced(_ template: String) -> Bool {
+        var depth = 0
+        for c in template {
+            if c == "{" {
+                depth += 1
+            } else if c == "}" {
+                depth -= 1
+                if depth < 0 { return false }
+            }
+        }
+        return depth == 0
+    }
+
+    /// The languages a household can read: the built-in ones and those of its own files.
+    public static func languages(home: HouseholdHome?) -> [String] {
+        var found = Languages.builtIn
+        guard let home, let names = try? FileManager.default.contentsOfDirectory(atPath: home.directory.path) else { return found }
+        for name in names.sorted() where name.hasPrefix("messages-") && name.hasSuffix(".json") {
+            let language = String(name.dropFirst("messages-".count).dropLast(".json".count))
+            if Languages.isWellFormed(language), !found.contains(language) { found.append(language) }
+        }
+        return found
+    }
+
+    /// The catalogue as served to the page: every key, English's where this language has none.
+    public var json: [UInt8] {
+        let merged = fallback.merging(messages) { $1 }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array((try? encoder.encode(merged)) ?? Data("{}".utf8))
+    }
 
     public var keys: Dictionary<String, String>.Keys { messages.keys }
 
     /// The message `key` with `params` filled in; the key itself when the catalogue lacks it.
     public func text(_ key: String, _ params: [String: JSONValue] = [:]) -> String {
-        guard let template = messages[key] else { return key }
+        guard let template = messages[key] ?? fallback[key] else { return key }
         return format(template, params)
     }
 
-    public func has(_ key: String) -> Bool { messages[key] != nil }
+    public func has(_ key: String) -> Bool { messages[key] != nil || fallback[key] != nil }
 
     /// Formats `template` (the grammar above).
     public func format(_ template: String, _ params: [String: JSONValue]) -> String {

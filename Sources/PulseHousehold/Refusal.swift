@@ -34,6 +34,7 @@ public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         case adjustmentOutOfRange = "adjustment_out_of_range", noItemsNamed = "no_items_named"
         case alreadySelected = "already_selected", notSelected = "not_selected"
         case catalogueUnreadable = "catalogue_unreadable", catalogueInvalid = "catalogue_invalid"
+        case messagesInvalid = "messages_invalid", unknownLanguage = "unknown_language"
         // The household's PIN
         case pinAlreadySet = "pin_already_set", notSyncedYet = "not_synced_yet", noPIN = "no_pin", pinNotSet = "pin_not_set"
         case pinRequired = "pin_required", pinLocked = "pin_locked", wrongPIN = "wrong_pin", wrongResetCode = "wrong_reset_code"
@@ -87,9 +88,9 @@ public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The command line's sentence for a refusal that came over the local API: rendered
     /// from its code here (the agent's English message for a code this build lacks).
-    public static func cliMessage(of body: ErrorBody) -> String {
+    public static func cliMessage(of body: ErrorBody, _ catalogue: MessageCatalogue = .english) -> String {
         guard let code = Code(rawValue: body.code) else { return body.message }
-        return Refusal(code, body.params).cliMessage()
+        return Refusal(code, body.params).cliMessage(catalogue)
     }
 
     /// The error object of the APIs: `{"code", "params", "message"}`.

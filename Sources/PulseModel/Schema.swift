@@ -219,6 +219,8 @@ extension EntityKind {
                     FieldSpec("initials", .text(max: 3)),
                     FieldSpec("color", .text(max: 7)),
                     FieldSpec("removed", .bool),
+                    // The language the member reads (protocol 6); null: automatic.
+                    FieldSpec("language", .text(max: 8), optional: true),
                 ], tombstone: (field: "removed", value: .integer(1)), singletonRowID: nil),
             EntitySchema(
                 kind: .replica,

@@ -84,6 +84,9 @@ public struct NotificationBatcher: Sendable {
     }
 
     public var windowMilliseconds: Int64
+    /// The receiving machine's words (set by the notifier before each tick: the person at
+    /// this machine may choose another language meanwhile).
+    public var words: MessageCatalogue = .english
     private var bursts: [NotificationGroup: Burst] = [:]
     private var nextID = 1
 
@@ -123,7 +126,7 @@ public struct NotificationBatcher: Sendable {
                 // End of the debounce: the first notification of the burst.
                 let id = nextID
                 nextID += 1
-                out.append(Self.notification(id: id, replaces: nil, group: group, events: burst.events))
+                out.append(Self.notification(id: id, replaces: nil, group: group, events: burst.events, words: words))
                 burst.shownID = id
                 burst.unshown = 0
                 burst.wake = burst.started + windowMilliseconds
@@ -132,7 +135,7 @@ public struct NotificationBatcher: Sendable {
                 // End of the window with more events: one follow-up replacing the first.
                 let id = nextID
                 nextID += 1
-                out.append(Self.notification(id: id, replaces: burst.shownID, group: group, events: burst.events))
+                out.append(Self.notification(id: id, replaces: burst.shownID, group: group, events: burst.events, words: words))
                 burst.shownID = id
                 burst.unshown = 0
                 burst.started = now
@@ -145,55 +148,55 @@ public struct NotificationBatcher: Sendable {
         return out
     }
 
-    /// The words of a notification counting `events` (all of one group).
-    public static func notification(id: Int, replaces: Int?, group: NotificationGroup, events: [HouseholdEvent]) -> PendingNotification {
+    /// The words of a notification counting `events` (all of one group), in the language
+    /// of `words` (the receiving machine's: never the author's).
+    public static func notification(
+        id: Int, replaces: Int?, group: NotificationGroup, events: [HouseholdEvent], words: MessageCatalogue = .english
+    ) -> PendingNotification {
         let count = events.reduce(0) { $0 + $1.count }
         let titles = events.compactMap(\.title)
         // (An unnamed author by the end of its member id: ids made since they became time-ordered start alike.)
         let authors = ordered(events.compactMap { $0.authorName ?? $0.author.map { String($0.suffix(8)) } })
-        let by = authors.isEmpty ? "" : "by " + list(authors)
+        let by = authors.isEmpty ? "" : words.text("notify.by", ["names": .string(list(authors, words))])
+        let quotedTitles = titles.map { words.text("notify.quoted", ["text": .string($0)]) }
         let named =
             titles.isEmpty
             ? ""
             : (titles.count <= 3 && titles.count == count
-                ? list(titles.map(quoted)) : titles.prefix(3).map(quoted).joined(separator: ", ") + " and \(count - min(3, titles.count)) more")
-        let summary: String
+                ? list(quotedTitles, words)
+                : words.text(
+                    "notify.and_more",
+                    ["names": .string(quotedTitles.prefix(3).joined(separator: ", ")), "count": JSONValue(count - min(3, titles.count))]))
+        var params: [String: JSONValue] = ["count": JSONValue(count), "author": authors.first.map { .string($0) } ?? .null]
+        params["title"] = titles.first.map { .string($0) } ?? .null
+        let key: String
         switch group {
-        case .shopping:
-            summary =
-                count == 1
-                ? "\(titles.first.map(quoted) ?? "An item") added to Shopping List"
-                : "\(count) new items added to Shopping List"
-        case .tasks:
-            summary = count == 1 ? "New task: \(titles.first.map(quoted) ?? "a task")" : "\(count) new tasks"
-        case .assigned:
-            summary =
-                count == 1
-                ? "\(authors.first ?? "Someone") assigned you \(titles.first.map(quoted) ?? "a task")"
-                : "\(count) tasks assigned to you"
-        case .done:
-            summary =
-                count == 1
-                ? "\(authors.first ?? "Someone") finished \(titles.first.map(quoted) ?? "a task")"
-                : "\(count) tasks done"
+        case .shopping: key = count == 1 && !titles.isEmpty ? "notify.shopping.one" : "notify.shopping.many"
+        case .tasks: key = count == 1 && !titles.isEmpty ? "notify.tasks.one" : "notify.tasks.many"
+        case .assigned: key = count == 1 && !titles.isEmpty ? "notify.assigned.one" : "notify.assigned.many"
+        case .done: key = count == 1 && !titles.isEmpty ? "notify.done.one" : "notify.done.many"
         case .kids:
             let declined = events.filter { $0.type == .kidDeclined }.count
-            summary =
-                count == 1
-                ? (declined == 1 ? "A redemption was declined: \(titles.first.map(quoted) ?? "")" : "Redeemed: \(titles.first.map(quoted) ?? "a reward")")
-                : "\(count) redemptions" + (declined > 0 ? " (\(declined) declined)" : "")
+            params["declined"] = JSONValue(declined)
+            if count == 1 && !titles.isEmpty {
+                key = declined == 1 ? "notify.kids.declined" : "notify.kids.redeemed"
+            } else {
+                key = declined > 0 ? "notify.kids.many_declined" : "notify.kids.many"
+            }
         }
-        let body = count == 1 ? by : [named, by].filter { !$0.isEmpty }.joined(separator: " — ")
+        if params["author"] == .null { params["author"] = .string(words.text("notify.someone")) }
+        let summary = words.text(key, params)
+        let body = count == 1 ? by : (named.isEmpty ? by : by.isEmpty ? named : words.text("notify.body", ["names": .string(named), "by": .string(by)]))
         return PendingNotification(id: id, replaces: replaces, group: group, summary: summary, body: body, count: count, events: events)
     }
 
-    static func quoted(_ text: String) -> String { "“\(text)”" }
-
-    static func list(_ items: [String]) -> String {
+    /// "A, B and C" in the language's words.
+    static func list(_ items: [String], _ words: MessageCatalogue) -> String {
         switch items.count {
-        case 0: ""
-        case 1: items[0]
-        default: items.dropLast().joined(separator: ", ") + " and " + items.last!
+        case 0: return ""
+        case 1: return items[0]
+        default:
+            return words.text("join.last", ["head": .string(items.dropLast().joined(separator: words.text("join.separator"))), "last": .string(items.last!)])
         }
     }
 

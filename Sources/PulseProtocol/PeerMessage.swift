@@ -70,10 +70,10 @@ public enum PeerMessage: Sendable, Hashable {
         /// (same HELLO) adds per-machine trust: the machine entities and pairing; version 4
         /// (same HELLO) adds the backlog item's `position` field; version 5 (same HELLO) adds
         /// the household's kids' PIN (entity 16).
-        public static let currentVersion: UInt16 = 5
+        public static let currentVersion: UInt16 = 6
         /// The versions this agent accepts (it answers in the client's). A version 4 peer
         /// would refuse a batch holding an entity it does not know: it must upgrade.
-        public static let supportedVersions: ClosedRange<UInt16> = 5...5
+        public static let supportedVersions: ClosedRange<UInt16> = 6...6
         public var version: UInt16
         public var replica: ReplicaID
         /// HMAC-SHA256 membership proof (``MembershipProof``), 32 bytes.

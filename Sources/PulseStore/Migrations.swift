@@ -24,7 +24,8 @@ import PulseModel
 /// keeps the clock in this replica's row of `version_vector`; 10 rewrites the checks of a
 /// column against three or more values as comparisons (see ``migration10``); 11 shortens
 /// `change_index` entries (``ChangeIndex``); 12 records `published_seq` (Rewind.swift); 13 adds
-/// the household's kids' PIN (`kids_pin`, protocol 5) and `synced_once`.
+/// the household's kids' PIN (`kids_pin`, protocol 5) and `synced_once`; 14 the language a
+/// member reads (protocol 6).
 package enum Migrations {
     /// One step: SQL, then (for data that SQL cannot reshape) Swift code, in the same
     /// transaction.
@@ -50,6 +51,7 @@ package enum Migrations {
         Step(name: "short change index", sql: ChangeIndex.migration11, code: ChangeIndex.rewrite),
         Step(name: "published mark", sql: migration12),
         Step(name: "household PIN", sql: migration13),
+        Step(name: "member languages", sql: migration14),
     ]
 
     package static var latest: Int { all.count }
@@ -158,8 +160,15 @@ package enum Migrations {
     static func reencodeRecords(_ connection: Connection) throws {
         for entity in entitiesOfMigration8 {
             let table = entity.rawValue, schema = entity.schema
+            // A column a later migration adds (an optional field: `member.language`, 14) is
+            // not there yet: read as NULL, which is what such a field holds at migration 8.
+            var existing = Set<String>()
+            try connection.query("SELECT name FROM pragma_table_info('\(table)')") { statement in
+                while try statement.step() { existing.insert(statement.text(0)) }
+            }
+            let columns = schema.fieldNames.map { existing.contains($0) ? $0 : "NULL" }
             let select = try connection.statement(
-                "SELECT id, versions, \(schema.fieldNames.joined(separator: ", ")) FROM \(table) WHERE id > ?1 ORDER BY id LIMIT 1000")
+                "SELECT id, versions, \(columns.joined(separator: ", ")) FROM \(table) WHERE id > ?1 ORDER BY id LIMIT 1000")
             let update = try connection.statement("UPDATE \(table) SET versions = ?2 WHERE id = ?1")
             var last = ""
             while true {
@@ -374,6 +383,12 @@ package enum Migrations {
                    kept_member, lost_value, lost_hlc, lost_origin, lost_member FROM conflict;
         DROP TABLE conflict;
         ALTER TABLE conflict_10 RENAME TO conflict;
+        """
+
+    /// Migration 14 (protocol version 6): the language a member reads, null for automatic.
+    /// Optional in the schema: members made before it have none.
+    static let migration14 = """
+        ALTER TABLE member ADD COLUMN language TEXT CHECK (language IS NULL OR length(language) BETWEEN 2 AND 8);
         """
 
     /// Migration 7 (protocol version 4): a backlog item's place in its category, so items

@@ -41,29 +41,38 @@ struct WebRouter: Sendable {
     static let maxBody = 64 * 1024
 
     func respond(to request: WebRequest) async -> WebReply {
+        let said = words(Languages.forAcceptLanguage(request.header("accept-language"), available: MessageCatalogue.languages(home: api.home)))
         guard WebRules.hostAllowed(request.header("host"), host: host, port: port) else {
-            return .response(text(421, "This page answers only as http://127.0.0.1:\(port) — the Host header named another host.\n"))
+            return .response(text(421, said.text("web.wrong_host", ["url": .string("http://127.0.0.1:\(port)")]) + "\n"))
         }
         let (path, query) = WebRules.split(uri: request.uri)
         if path.hasPrefix("/api/") { return await apiCall(request, path: path, query: query) }
         guard request.method == "GET" || request.method == "HEAD" else {
-            return .response(text(405, "Method not allowed.\n", extra: [("Allow", "GET")]))
+            return .response(text(405, said.text("web.method_not_allowed") + "\n", extra: [("Allow", "GET")]))
         }
         switch path {
         case "/", "/index.html": return .response(asset(WebAssets.indexHTML, "text/html; charset=utf-8"))
         case "/app.css": return .response(asset(WebAssets.appCSS, "text/css; charset=utf-8"))
         case "/icon.svg": return .response(asset(WebAssets.iconSVG, "image/svg+xml"))
-        case "/login": return .response(login(query["token"]))
+        case "/login": return .response(login(query["token"], said))
         default:
             if let module = WebAssets.modules[path] { return .response(asset(module, "text/javascript; charset=utf-8")) }
             // The message catalogue the page renders its sentences from (the agent's own).
-            if path.hasPrefix("/messages/"), path.hasSuffix(".json"),
-                let catalogue = MessageCatalogue.json(language: String(path.dropFirst("/messages/".count).dropLast(".json".count)))
-            {
-                return .response(asset(catalogue, "application/json; charset=utf-8"))
+            // A home's own file over the built-in one; English where the language is unknown.
+            if path.hasPrefix("/messages/"), path.hasSuffix(".json") {
+                let language = String(path.dropFirst("/messages/".count).dropLast(".json".count))
+                guard MessageCatalogue.languages(home: api.home).contains(language) else {
+                    return .response(text(404, said.text("web.not_found") + "\n"))
+                }
+                return .response(asset(words(language).json, "application/json; charset=utf-8"))
             }
-            return .response(text(404, "Not found.\n"))
+            return .response(text(404, said.text("web.not_found") + "\n"))
         }
+    }
+
+    /// The words of `language` for this household (English when its home file is broken).
+    func words(_ language: String) -> MessageCatalogue {
+        (try? MessageCatalogue.load(language, home: api.home)) ?? .english
     }
 
     // MARK: The login
@@ -71,16 +80,18 @@ struct WebRouter: Sendable {
     /// `GET /login?token=…` (the link `pulse-peer open` makes): a valid token, once, sets
     /// the session cookie; the page then goes to `/` by a meta refresh (a navigation of
     /// this origin, so the SameSite=Strict cookie is sent with it).
-    private func login(_ token: String?) -> WebResponse {
+    private func login(_ token: String?, _ said: MessageCatalogue) -> WebResponse {
         guard let token, api.redeemLogin(token) else {
+            let hint = WebRules.escapeHTML(said.text("web.login_expired.hint", ["command": "pulse-peer open"]))
+                .replacing("pulse-peer open", with: "<code>pulse-peer open</code>")
             return page(
-                401, title: "Sign-in link used or expired",
-                body: "<p>This sign-in link was already used, or it has expired (a link works once, for two minutes).</p>"
-                    + "<p>Run <code>pulse-peer open</code> on this computer to open House Pulse again.</p>")
+                401, title: said.text("web.login_expired.title"), language: said.language,
+                body: "<p>\(WebRules.escapeHTML(said.text("web.login_expired.body")))</p><p>\(hint)</p>")
         }
         let session = sessions.create()
         var response = page(
-            200, title: "Opening House Pulse…", body: "<p><a href=\"/\">Open House Pulse</a></p>",
+            200, title: said.text("web.opening.title"), language: said.language,
+            body: "<p><a href=\"/\">\(WebRules.escapeHTML(said.text("web.opening.link")))</a></p>",
             head: "<meta http-equiv=\"refresh\" content=\"0;url=/\">")
         response.headers.append(
             ("Set-Cookie", "\(cookieName)=\(session.cookie); Path=/; HttpOnly; SameSite=Strict; Max-Age=\(WebSessions.idleLifetime / 1000)"))
@@ -106,7 +117,18 @@ struct WebRouter: Sendable {
         }
         switch (request.method, path) {
         case ("GET", "/api/session"):
-            return .response(json(200, ["csrf": .string(csrf), "home": .string(api.home.path)]))
+            // The page's language: this computer's choice, else its member's, else the browser's.
+            let choice = await api.languageChoice()
+            let available = choice?.available ?? Languages.builtIn
+            let language = choice?.chosen ?? Languages.forAcceptLanguage(request.header("accept-language"), available: available)
+            var languages: [String: JSONValue] = ["available": JSONValue(available)]
+            languages["machine"] = choice?.machine.map { .string($0) } ?? .null
+            languages["member"] = choice?.member.map { .string($0) } ?? .null
+            languages["memberName"] = choice?.memberName.map { .string($0) } ?? .null
+            return .response(
+                json(
+                    200,
+                    ["csrf": .string(csrf), "home": .string(api.home.path), "language": .string(language), "languages": .object(languages)]))
         case ("GET", "/api/status"):
             do {
                 let status = try await api.status()
@@ -193,9 +215,10 @@ struct WebRouter: Sendable {
             body: bytes)
     }
 
-    private func page(_ status: Int, title: String, body: String, head: String = "") -> WebResponse {
+    private func page(_ status: Int, title: String, language: String, body: String, head: String = "") -> WebResponse {
+        let title = WebRules.escapeHTML(title)
         let html = """
-            <!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+            <!doctype html><html lang="\(language)"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
             \(head)<title>\(title)</title><link rel="stylesheet" href="/app.css"></head>
             <body class="notice"><main><h1>\(title)</h1>\(body)</main></body></html>
             """

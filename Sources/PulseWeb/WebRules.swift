@@ -80,6 +80,23 @@ enum WebRules {
     }
 
     /// `Cookie: a=1; b=2` → the value of `name` (the first, as browsers send the most specific first).
+    /// Text for HTML: `&`, `<`, `>`, `"` and `'` as entities (a translation is text, never markup).
+    static func escapeHTML(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for c in text {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+
     static func cookie(_ name: String, in headers: [String]) -> String? {
         for header in headers {
             for pair in header.split(separator: ";") {

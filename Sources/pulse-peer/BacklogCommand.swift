@@ -26,11 +26,11 @@ struct BacklogCommand: ParsableCommand {
         func run() throws {
             let backlog = try options.read { try $0.backlog() }
             if json { return try Output.json(backlog) }
-            if backlog.isEmpty { print("No categories yet: add one with `pulse-peer backlog category add NAME`.") }
+            if backlog.isEmpty { print(say("cli.backlog.empty")) }
             var number = 0
             for category in backlog {
-                print(category.title.uppercased() + (category.keptForItems ? Output.dim("  (deleted elsewhere; kept for its items)") : ""))
-                if category.items.isEmpty { print(Output.dim("     (empty)")) }
+                print(category.title.uppercased() + (category.keptForItems ? Output.dim("  " + say("cli.backlog.kept_for_items")) : ""))
+                if category.items.isEmpty { print(Output.dim("     " + say("cli.backlog.category_empty"))) }
                 for item in category.items {
                     number += 1
                     print("\(String(number).leftPadded(3))  • \(item.title)")
@@ -46,7 +46,7 @@ struct BacklogCommand: ParsableCommand {
         @Argument(help: "The item.") var title: String
         func run() throws {
             let item = try options.write { try $0.addBacklogItem(title, to: category) }
-            print("Added \(item.title)")
+            print(say("cli.backlog.added", ["title": .string(item.title)]))
         }
     }
 
@@ -58,7 +58,7 @@ struct BacklogCommand: ParsableCommand {
         @Argument(help: "Its new title.") var title: String
         func run() throws {
             let renamed = try options.write { try $0.renameBacklogItem(item, to: title) }
-            print("Renamed to \(renamed.title)")
+            print(say("cli.backlog.renamed", ["title": .string(renamed.title)]))
         }
     }
 
@@ -75,12 +75,12 @@ struct BacklogCommand: ParsableCommand {
         @Option(help: "The category to move it to (default: its own).") var category: String?
         @Option(help: "Its place in the category, 1 = first (default: the end).") var position: Int?
         func validate() throws {
-            if category == nil && position == nil { throw ValidationError("say where to: --category, --position, or both") }
-            if let position, position < 1 { throw ValidationError("--position counts from 1 (the first place)") }
+            if category == nil && position == nil { throw ValidationError(say("cli.backlog.move.where")) }
+            if let position, position < 1 { throw ValidationError(say("cli.backlog.move.position")) }
         }
         func run() throws {
             let target = try options.write { try $0.moveBacklogItem(item, to: category, position: position) }
-            print("\(target.title): " + target.items.map(\.title).joined(separator: ", "))
+            print(say("cli.backlog.moved", ["category": .string(target.title), "titles": JSONValue(target.items.map(\.title))]))
         }
     }
 
@@ -90,7 +90,7 @@ struct BacklogCommand: ParsableCommand {
         @Argument var item: String
         func run() throws {
             let removed = try options.write { try $0.removeBacklogItem(item) }
-            print("Removed \(removed.title)")
+            print(say("cli.backlog.removed", ["title": .string(removed.title)]))
         }
     }
 
@@ -103,7 +103,7 @@ struct BacklogCommand: ParsableCommand {
         @Flag(help: "Even if it breaks the focus rule.") var force = false
         func run() throws {
             let task = try options.write { try $0.promoteBacklogItem(item, assignee: assignee, due: due, force: force) }
-            print("\(task.title) is now a task")
+            print(say("cli.backlog.promoted", ["title": .string(task.title)]))
         }
     }
 
@@ -119,7 +119,7 @@ struct BacklogCommand: ParsableCommand {
         @Argument var title: String
         func run() throws {
             let category = try options.write { try $0.addCategory(title) }
-            print("Added category \(category.title)")
+            print(say("cli.backlog.category.added", ["title": .string(category.title)]))
         }
     }
 
@@ -130,7 +130,7 @@ struct BacklogCommand: ParsableCommand {
         @Argument var title: String
         func run() throws {
             let renamed = try options.write { try $0.renameCategory(category, to: title) }
-            print("Renamed to \(renamed.title)")
+            print(say("cli.backlog.category.renamed", ["title": .string(renamed.title)]))
         }
     }
 
@@ -141,7 +141,7 @@ struct BacklogCommand: ParsableCommand {
         @Argument var position: Int
         func run() throws {
             let order = try options.write { try $0.moveCategory(category, to: position) }
-            print("Order: " + order.map(\.title).joined(separator: ", "))
+            print(say("cli.backlog.category.order", ["titles": JSONValue(order.map(\.title))]))
         }
     }
 
@@ -153,7 +153,8 @@ struct BacklogCommand: ParsableCommand {
         @Flag(help: "Also delete the items it holds.") var force = false
         func run() throws {
             let removed = try options.write { try $0.removeCategory(category, force: force) }
-            print("Removed category \(removed.title)" + (removed.items.isEmpty ? "" : " and its \(removed.items.count) items"))
+            let params: [String: JSONValue] = ["title": .string(removed.title), "count": JSONValue(removed.items.count)]
+            print(say(removed.items.isEmpty ? "cli.backlog.category.removed" : "cli.backlog.category.removed_with_items", params))
         }
     }
 }

@@ -21,7 +21,7 @@ struct Conflicts: ParsableCommand {
     var json = false
 
     func validate() throws {
-        guard (1...100_000).contains(limit) else { throw ValidationError("--limit must be between 1 and 100000") }
+        guard (1...100_000).contains(limit) else { throw ValidationError(say("cli.conflicts.limit_range")) }
     }
 
     func run() throws {
@@ -38,23 +38,23 @@ struct Conflicts: ParsableCommand {
         do { declined = try household.declinedLedgerEntries() } catch { throw CLIError(error) }
         let kids = Dictionary((try? household.kids())?.map { ($0.id, $0.name) } ?? [], uniquingKeysWith: { a, _ in a })
         if !declined.isEmpty {
-            print("Kids' ledger: declined once every machine's entries were merged (`kids history KID` shows them too)")
+            print(say("cli.conflicts.declined_heading"))
             for line in declined {
-                let why =
-                    line.outcome == "declined-repeat"
-                    ? "already paid for that day on another machine"
-                    : "not enough peanuts for it; nothing was taken"
-                print("  \(kids[line.kid] ?? line.kid): \(line.kind == "earn" ? "+" : "-")\(line.peanuts) \(line.title) — \(why)")
+                let params: [String: JSONValue] = [
+                    "kid": .string(kids[line.kid] ?? line.kid), "kind": .string(line.kind), "peanuts": JSONValue(line.peanuts),
+                    "title": .string(ledgerTitle(line)),
+                ]
+                print("  " + say(line.outcome == "declined-repeat" ? "cli.conflicts.declined_repeat" : "cli.conflicts.declined_overspend", params))
             }
             if !records.isEmpty { print("") }
         }
         if records.isEmpty {
-            if declined.isEmpty { print("No conflicts: no merge has overwritten anything.") }
+            if declined.isEmpty { print(say("cli.conflicts.none")) }
             return
         }
         for record in records {
             let when = Output.dateTime(milliseconds: max(record.kept.milliseconds, record.lost.milliseconds))
-            print("#\(record.id)  \(when)  \(record.summary)")
+            print("#\(record.id)  \(when)  \(record.summary)") // the sentence is the Conflicts module's
         }
     }
 }

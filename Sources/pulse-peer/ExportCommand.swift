@@ -44,15 +44,27 @@ struct Export: ParsableCommand {
     private func summary(_ household: Household) throws -> String {
         let tasks = try household.tasks()
         let backlog = try household.backlog()
-        return """
-            \(try household.householdName())
-              members: \(try household.members().map(\.name).joined(separator: ", "))
-              shopping: \(try household.shoppingItems(.active).count) on the list, \(try household.shoppingItems(.restock).count) in the restock pool
-              tasks: \(tasks.filter { !$0.done }.count) active, \(tasks.filter(\.done).count) done, \(try household.recurringTemplates().count) recurring
-              backlog: \(backlog.count) categories, \(backlog.reduce(0) { $0 + $1.items.count }) items
-            Everything, canonically: pulse-peer export --json
-
-            """
+        let lines = [
+            try household.householdName(),
+            "  " + say("cli.export.members", ["names": JSONValue(try household.members().map(\.name))]),
+            "  "
+                + say(
+                    "cli.export.shopping",
+                    ["active": JSONValue(try household.shoppingItems(.active).count), "restock": JSONValue(try household.shoppingItems(.restock).count)]),
+            "  "
+                + say(
+                    "cli.export.tasks",
+                    [
+                        "active": JSONValue(tasks.filter { !$0.done }.count), "done": JSONValue(tasks.filter(\.done).count),
+                        "recurring": JSONValue(try household.recurringTemplates().count),
+                    ]),
+            "  "
+                + say(
+                    "cli.export.backlog",
+                    ["categories": JSONValue(backlog.count), "items": JSONValue(backlog.reduce(0) { $0 + $1.items.count })]),
+            say("cli.export.everything"),
+        ]
+        return lines.joined(separator: "\n") + "\n"
     }
 }
 
@@ -83,7 +95,7 @@ struct BackupCommand: ParsableCommand {
     var list = false
 
     func validate() throws {
-        if list && file != nil { throw ValidationError("--list takes no FILE") }
+        if list && file != nil { throw ValidationError(say("cli.backup.list_takes_no_file")) }
     }
 
     func run() throws {
@@ -92,10 +104,10 @@ struct BackupCommand: ParsableCommand {
             let directory = Household.backupsDirectory(options.resolved)
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
                 .filter { $0.hasSuffix(".sqlite") }.sorted(by: >)
-            if names.isEmpty { print("No automatic backups yet in \(directory) (the agent makes one each day it runs).") }
+            if names.isEmpty { print(say("cli.backup.none", ["directory": .string(directory)])) }
             for name in names {
                 let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? Int) ?? 0
-                print("\(directory)/\(name)  \(size / 1024) KiB")
+                print("\(directory)/\(name)  " + say("cli.backup.size", ["kib": JSONValue(size / 1024)]))
             }
             return
         }
@@ -105,13 +117,14 @@ struct BackupCommand: ParsableCommand {
             path = (path.hasSuffix("/") ? path : path + "/") + "house-pulse-backup-\(Days.today()).sqlite"
         }
         if FileManager.default.fileExists(atPath: path) && !force {
-            throw CLIError(message: "\(path) exists: choose another name, or --force to replace it (nothing was written)")
+            throw CLIError(message: say("cli.backup.exists", ["path": .string(path)]))
         }
         do {
             let bytes = try household.backUp(to: path)
-            print(
-                "Backed up \(try household.householdName()) to \(path) (\(max(1, bytes / 1024)) KiB). "
-                    + "Bring it back on a new computer with: pulse-peer restore \(path)")
+            let params: [String: JSONValue] = [
+                "household": .string(try household.householdName()), "path": .string(path), "kib": JSONValue(max(1, bytes / 1024)),
+            ]
+            print(say("cli.backup.done", params))
         } catch {
             throw CLIError(error)
         }
@@ -143,16 +156,13 @@ struct Restore: ParsableCommand {
     func run() throws {
         do {
             let (household, summary) = try Household.restore(from: file, into: options.resolved, label: name)
-            print("Restored \(summary.householdName ?? "the household") from \(file) into \(options.resolved.path).")
-            print(
-                "This computer is a new machine of the household. Start it with `pulse-peer run`, then pair the "
-                    + "others: `pulse-peer invite` here, `pulse-peer join CODE` on each.")
+            let params: [String: JSONValue] = [
+                "household": .string(summary.householdName ?? ""), "file": .string(file), "home": .string(options.resolved.path),
+            ]
+            print(say(summary.householdName == nil ? "cli.restore.done_unnamed" : "cli.restore.done", params))
+            print(say("cli.restore.next"))
             let lost = try household.machines().filter { !$0.isThisMachine && !$0.isRemoved }
-            if !lost.isEmpty {
-                print(
-                    "The lost computers are still listed (\(lost.map(\.name).joined(separator: ", "))): remove those gone "
-                        + "for good with `pulse-peer devices remove ID` (see `pulse-peer devices`).")
-            }
+            if !lost.isEmpty { print(say("cli.restore.lost", ["names": JSONValue(lost.map(\.name))])) }
         } catch {
             throw CLIError(error)
         }

@@ -20,7 +20,7 @@ struct MemberCommand: ParsableCommand {
             let members = try options.read { try $0.members() }
             if json { return try Output.json(members) }
             for member in members {
-                print("\(Output.pill(member.initials)) \(member.name)  \(member.color)\(member.isThisMachine ? "  (this machine)" : "")")
+                print("\(Output.pill(member.initials)) \(member.name)  \(member.color)" + (member.isThisMachine ? "  " + say("cli.member.this_machine") : ""))
             }
         }
     }
@@ -33,7 +33,7 @@ struct MemberCommand: ParsableCommand {
         @Option(help: "#RRGGBB.") var color: String?
         func run() throws {
             let member = try options.write { try $0.addMember(name, initials: initials, color: color) }
-            print("Added \(member.name) (\(member.initials), \(member.color))")
+            print(say("cli.member.added", ["name": .string(member.name), "initials": .string(member.initials), "color": .string(member.color)]))
         }
     }
 
@@ -46,7 +46,7 @@ struct MemberCommand: ParsableCommand {
         @Option var color: String?
         func run() throws {
             let edited = try options.write { try $0.editMember(member, name: name, initials: initials, color: color) }
-            print("\(edited.name) (\(edited.initials), \(edited.color))")
+            print(say("cli.member.edited", ["name": .string(edited.name), "initials": .string(edited.initials), "color": .string(edited.color)]))
         }
     }
 
@@ -56,7 +56,7 @@ struct MemberCommand: ParsableCommand {
         @Argument var member: String
         func run() throws {
             let removed = try options.write { try $0.removeMember(member) }
-            print("Removed \(removed.name); their tasks are now unassigned")
+            print(say("cli.member.removed", ["name": .string(removed.name)]))
         }
     }
 }
@@ -73,7 +73,7 @@ struct HouseholdCommand: ParsableCommand {
         func run() throws {
             let (name, members) = try options.read { (try $0.householdName(), try $0.members()) }
             print(name)
-            print("Members: " + members.map(\.name).joined(separator: ", "))
+            print(say("cli.household.members", ["names": JSONValue(members.map(\.name))]))
         }
     }
 
@@ -81,7 +81,7 @@ struct HouseholdCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Rename the household.")
         @OptionGroup var options: HomeOptions
         @Argument var name: String
-        func run() throws { print("Renamed to \(try options.write { try $0.renameHousehold(name) })") }
+        func run() throws { print(say("cli.household.renamed", ["name": .string(try options.write { try $0.renameHousehold(name) })])) }
     }
 }
 
@@ -94,11 +94,11 @@ struct Whoami: ParsableCommand {
     func run() throws {
         if let set {
             let member = try options.read { try $0.setThisMachine(member: set) }
-            print("This machine now belongs to \(member.name)")
+            print(say("cli.whoami.set", ["name": .string(member.name)]))
             return
         }
         let member = try options.read { household in try household.members().first(where: \.isThisMachine) }
-        print(member.map(\.name) ?? "This machine belongs to no member yet: `pulse-peer whoami --set NAME`")
+        print(member.map(\.name) ?? say("cli.whoami.none"))
     }
 }
 
@@ -120,7 +120,7 @@ struct SettingsCommand: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func validate() throws {
-        if key != nil && value == nil { throw ValidationError("give the new value: pulse-peer settings \(key!) VALUE") }
+        if let key, value == nil { throw ValidationError(say("cli.settings.value_missing", ["key": .string(key)])) }
     }
 
     func run() throws {
@@ -131,9 +131,15 @@ struct SettingsCommand: ParsableCommand {
             settings = try options.read { try $0.settings() }
         }
         if json { return try Output.json(settings) }
-        print("appearance    \(settings.appearance.rawValue.padding(5))  (this machine)")
-        print("celebrations  \((settings.celebrations ? "on" : "off").padding(5))  (this machine)")
-        print("suggestions   \((settings.suggestions ? "on" : "off").padding(5))  (the household)")
+        let rows: [(String, String, String)] = [
+            ("cli.settings.appearance", settings.appearance.rawValue, "cli.settings.scope.machine"),
+            ("cli.settings.celebrations", settings.celebrations ? "on" : "off", "cli.settings.scope.machine"),
+            ("cli.settings.suggestions", settings.suggestions ? "on" : "off", "cli.settings.scope.household"),
+        ]
+        let width = rows.map { say($0.0).count }.max() ?? 0
+        for (label, value, scope) in rows {
+            print(say(label).padding(width + 2) + say("cli.settings.value", ["value": .string(value)]).padding(5) + "  " + say(scope))
+        }
     }
 }
 
@@ -156,7 +162,8 @@ struct RecurringCommand: ParsableCommand {
             let templates = try options.read { try $0.recurringTemplates() }
             if json { return try Output.json(templates) }
             for (index, template) in templates.enumerated() {
-                print("\(String(index + 1).leftPadded(3))  \(template.title)  \(template.schedule)\(template.assignee.map { "  " + Output.pill($0) } ?? "")")
+                let assignee = template.assignee.map { "  " + Output.pill($0) } ?? ""
+                print("\(String(index + 1).leftPadded(3))  \(template.title)  \(scheduleText(template.schedule))\(assignee)")
             }
         }
     }
@@ -172,7 +179,7 @@ struct RecurringCommand: ParsableCommand {
 
         func validate() throws {
             let count = (daily ? 1 : 0) + (weekly == nil ? 0 : 1) + (monthly == nil ? 0 : 1)
-            guard count == 1 else { throw ValidationError("give exactly one of --daily, --weekly DAYS, --monthly DAY") }
+            guard count == 1 else { throw ValidationError(say("cli.recurring.one_schedule")) }
         }
 
         func run() throws {
@@ -182,7 +189,7 @@ struct RecurringCommand: ParsableCommand {
                 try household.generateRecurringTasks()
                 return template
             }
-            print("Added recurring task \(template.title) (\(template.schedule))")
+            print(say("cli.recurring.added", ["title": .string(template.title), "schedule": .string(scheduleText(template.schedule))]))
         }
     }
 
@@ -192,7 +199,22 @@ struct RecurringCommand: ParsableCommand {
         @Argument var template: String
         func run() throws {
             let removed = try options.write { try $0.removeRecurringTemplate(template) }
-            print("Removed \(removed.title)")
+            print(say("cli.recurring.removed", ["title": .string(removed.title)]))
         }
+    }
+}
+
+/// A template's schedule as the command line shows it (`daily`, `weekly:mon,thu`,
+/// `monthly:15`), its words and weekdays in the reader's language.
+func scheduleText(_ spec: String) -> String {
+    let parts = spec.split(separator: ":", maxSplits: 1).map(String.init)
+    let argument = parts.count > 1 ? parts[1] : ""
+    switch parts.first {
+    case "daily": return say("cli.recurring.schedule.daily")
+    case "weekly":
+        let days = argument.split(separator: ",").map { say("cli.weekday.\($0)", or: String($0)) }
+        return say("cli.recurring.schedule.weekly", ["days": .string(days.joined(separator: ","))])
+    case "monthly": return say("cli.recurring.schedule.monthly", ["day": .string(argument)])
+    default: return spec
     }
 }

@@ -28,7 +28,7 @@ struct Init: ParsableCommand {
         } catch {
             throw CLIError(error)
         }
-        print("Created household \(household.householdID) in \(household.home.path)")
-        print("This machine: \(household.identity.shortID)")
+        print(say("cli.init.created", ["id": .string(household.householdID), "path": .string(household.home.path)]))
+        print(say("cli.init.this_machine", ["id": .string(household.identity.shortID)]))
     }
 }

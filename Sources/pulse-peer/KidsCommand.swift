@@ -44,19 +44,16 @@ struct KidsCommand: ParsableCommand {
             }
             if json { return try Output.json(listing) }
             if listing.kids.isEmpty {
-                print("No kids yet: an adult adds one with `pulse-peer kids add NAME`.")
+                print(say("cli.kids.none"))
             } else {
-                print("Kids (\(listing.kids.count))")
+                print(say("cli.kids.heading", ["count": JSONValue(listing.kids.count)]))
                 for (index, kid) in listing.kids.enumerated() {
                     print("\(String(index + 1).leftPadded(3))  \(kid.name)  \(peanutCount(kid.balance))")
                 }
             }
-            print(
-                listing.todo.isEmpty
-                    ? "\nNo rules or chores selected: an adult picks some with `pulse-peer kids select`."
-                    : "\nRules and chores (`kids done KID N`)")
+            print("\n" + say(listing.todo.isEmpty ? "cli.kids.no_todo" : "cli.kids.todo_heading"))
             for (index, item) in listing.todo.enumerated() { print(itemLine(index + 1, item)) }
-            print(listing.rewards.isEmpty ? "\nNo rewards selected." : "\nRewards (`kids redeem KID N`)")
+            print("\n" + say(listing.rewards.isEmpty ? "cli.kids.no_rewards" : "cli.kids.rewards_heading"))
             for (index, item) in listing.rewards.enumerated() { print(itemLine(index + 1, item)) }
         }
     }
@@ -70,7 +67,7 @@ struct KidsCommand: ParsableCommand {
         func run() throws {
             let kid = try options.write { try $0.addKid(name, pin: try pin.read(for: $0)) }
             if json { return try Output.json(kid) }
-            print("Added \(kid.name)")
+            print(say("cli.kids.added", ["name": .string(kid.name)]))
         }
     }
 
@@ -84,7 +81,7 @@ struct KidsCommand: ParsableCommand {
         func run() throws {
             let renamed = try options.write { try $0.renameKid(kid, to: newName, pin: try pin.read(for: $0)) }
             if json { return try Output.json(renamed) }
-            print("Renamed to \(renamed.name)")
+            print(say("cli.kids.renamed", ["name": .string(renamed.name)]))
         }
     }
 
@@ -97,7 +94,7 @@ struct KidsCommand: ParsableCommand {
         func run() throws {
             let removed = try options.write { try $0.removeKid(kid, pin: try pin.read(for: $0)) }
             if json { return try Output.json(removed) }
-            print("Removed \(removed.name)")
+            print(say("cli.kids.removed", ["name": .string(removed.name)]))
         }
     }
 
@@ -114,16 +111,16 @@ struct KidsCommand: ParsableCommand {
             if json { return try Output.json(shown.map(\.element)) }
             var heading = ""
             for (index, item) in shown {
-                let title = "\(item.kind.rawValue.capitalized)s — \(Catalogue.categories[item.category] ?? item.category)"
+                let title = say("cli.kids.catalogue.heading", ["kind": .string(item.kind.rawValue), "category": .string(item.category)])
                 if title != heading {
                     print("\(heading.isEmpty ? "" : "\n")\(title)")
                     heading = title
                 }
                 print(
-                    "\(String(index + 1).leftPadded(3)) \(item.selected ? "●" : "○") \(item.title)  \(peanutCount(item.peanuts))"
-                        + (item.own ? "  (own)" : ""))
+                    "\(String(index + 1).leftPadded(3)) \(item.selected ? "●" : "○") \(catalogueTitle(item))  \(peanutCount(item.peanuts))"
+                        + (item.own ? "  " + say("cli.kids.catalogue.own") : ""))
             }
-            if shown.isEmpty { print("Nothing to show.") }
+            if shown.isEmpty { print(say("cli.kids.catalogue.nothing")) }
         }
     }
 
@@ -136,7 +133,7 @@ struct KidsCommand: ParsableCommand {
         func run() throws {
             let chosen = try options.write { try $0.selectCatalogueItems(items, pin: try pin.read(for: $0)) }
             if json { return try Output.json(chosen) }
-            for item in chosen { print("Selected \(item.title)") }
+            for item in chosen { print(say("cli.kids.selected", ["title": .string(catalogueTitle(item))])) }
         }
     }
 
@@ -149,7 +146,7 @@ struct KidsCommand: ParsableCommand {
         func run() throws {
             let chosen = try options.write { try $0.deselectCatalogueItems(items, pin: try pin.read(for: $0)) }
             if json { return try Output.json(chosen) }
-            for item in chosen { print("Deselected \(item.title)") }
+            for item in chosen { print(say("cli.kids.deselected", ["title": .string(catalogueTitle(item))])) }
         }
     }
 
@@ -167,7 +164,10 @@ struct KidsCommand: ParsableCommand {
                 try $0.addOwnCatalogueItem(kind: kind, title: title, peanuts: peanuts, category: category, pin: try pin.read(for: $0))
             }
             if json { return try Output.json(item) }
-            print("Added \(item.title) (\(item.kind.rawValue), \(peanutCount(item.peanuts)))")
+            let params: [String: JSONValue] = [
+                "title": .string(catalogueTitle(item)), "kind": .string(item.kind.rawValue), "peanuts": JSONValue(item.peanuts),
+            ]
+            print(say("cli.kids.own_added", params))
         }
     }
 
@@ -181,7 +181,10 @@ struct KidsCommand: ParsableCommand {
         func run() throws {
             let line = try options.write { try $0.markDone(kid: kid, item: item) }
             if json { return try Output.json(line) }
-            print("Great job! +\(peanutCount(line.peanuts)) for \(line.title) — balance \(line.balanceAfter)")
+            let params: [String: JSONValue] = [
+                "peanuts": JSONValue(line.peanuts), "title": .string(ledgerTitle(line)), "balance": JSONValue(line.balanceAfter),
+            ]
+            print(say("cli.kids.done", params))
         }
     }
 
@@ -194,7 +197,7 @@ struct KidsCommand: ParsableCommand {
         func run() throws {
             let line = try options.write { try $0.redeem(kid: kid, reward: reward) }
             if json { return try Output.json(line) }
-            print("Enjoy your reward! \(line.title) is in the basket — balance \(line.balanceAfter)")
+            print(say("cli.kids.redeemed", ["title": .string(ledgerTitle(line)), "balance": JSONValue(line.balanceAfter)]))
         }
     }
 
@@ -208,12 +211,14 @@ struct KidsCommand: ParsableCommand {
             if let remove {
                 let removed = try options.write { try $0.removeFromBasket(kid: kid, entry: remove) }
                 if json { return try Output.json(removed) }
-                return print("Removed \(removed.title) from the basket")
+                return print(say("cli.kids.basket.removed", ["title": .string(ledgerTitle(removed))]))
             }
             let basket = try options.read { try $0.basket(kid: kid) }
             if json { return try Output.json(basket) }
-            print(basket.isEmpty ? "The basket is empty." : "Basket (\(basket.count))")
-            for (index, line) in basket.enumerated() { print("\(String(index + 1).leftPadded(3))  \(line.title)  \(peanutCount(line.peanuts))") }
+            print(basket.isEmpty ? say("cli.kids.basket.empty") : say("cli.kids.basket.heading", ["count": JSONValue(basket.count)]))
+            for (index, line) in basket.enumerated() {
+                print("\(String(index + 1).leftPadded(3))  \(ledgerTitle(line))  \(peanutCount(line.peanuts))")
+            }
         }
     }
 
@@ -225,17 +230,17 @@ struct KidsCommand: ParsableCommand {
         func run() throws {
             let lines = try options.read { try $0.ledger(kid: kid) }
             if json { return try Output.json(lines) }
-            if lines.isEmpty { return print("No peanuts earned or spent yet.") }
+            if lines.isEmpty { return print(say("cli.kids.history.empty")) }
             for line in lines {
                 let sign = line.kind == "earn" ? "+" : "-"
-                var text = "\(sign)\(line.peanuts)".leftPadded(5) + "  \(line.title)"
+                var text = "\(sign)\(line.peanuts)".leftPadded(5) + "  \(ledgerTitle(line))"
                 if let day = line.day { text += "  (\(day))" }
                 switch line.outcome {
-                case "declined-overspend": text += "  — declined: not enough peanuts once all machines' redemptions were counted; nothing taken"
-                case "declined-repeat": text += "  — not paid: already earned for this that day (marked on two machines)"
+                case "declined-overspend": text += "  " + say("cli.kids.history.declined_overspend")
+                case "declined-repeat": text += "  " + say("cli.kids.history.declined_repeat")
                 default: break
                 }
-                if line.hidden { text += "  (removed from basket)" }
+                if line.hidden { text += "  " + say("cli.kids.history.hidden") }
                 print(text + "  → \(line.balanceAfter)")
             }
         }
@@ -251,14 +256,17 @@ struct KidsCommand: ParsableCommand {
         @Option(help: "Why (shown in the history).") var reason: String
         @Flag(help: "Print JSON.") var json = false
         func validate() throws {
-            guard (add == nil) != (take == nil) else { throw ValidationError("give exactly one of --add N and --take N") }
-            guard (1...1000).contains(add ?? take ?? 0) else { throw ValidationError("an adjustment is 1–1000 peanuts") }
+            guard (add == nil) != (take == nil) else { throw ValidationError(say("cli.kids.adjust.one_of")) }
+            guard (1...1000).contains(add ?? take ?? 0) else { throw ValidationError(say("cli.kids.adjust.range")) }
         }
         func run() throws {
             let amount = add ?? -(take ?? 0)
             let line = try options.write { try $0.adjustKid(kid, peanuts: amount, reason: reason, pin: try pin.read(for: $0)) }
             if json { return try Output.json(line) }
-            print("\(line.title): \(amount > 0 ? "+" : "")\(amount) — balance \(line.balanceAfter)")
+            let params: [String: JSONValue] = [
+                "title": .string(ledgerTitle(line)), "amount": .string("\(amount > 0 ? "+" : "")\(amount)"), "balance": JSONValue(line.balanceAfter),
+            ]
+            print(say("cli.kids.adjusted", params))
         }
     }
 
@@ -273,10 +281,12 @@ struct KidsCommand: ParsableCommand {
             @Flag(help: "Read the new PIN from standard input (one line) instead of a prompt.") var pinStdin = false
             func run() throws {
                 _ = try options.openHousehold() // the home is checked before a PIN is asked
-                let new = try PINOptions.readSecret("New PIN (4 digits): ", fromStdin: pinStdin)
-                if !pinStdin, try PINOptions.readSecret("Again: ", fromStdin: false) != new { throw CLIError(message: "the PINs differ; nothing was changed") }
+                let new = try PINOptions.readSecret(say("cli.kids.pin.prompt_new") + " ", fromStdin: pinStdin)
+                if !pinStdin, try PINOptions.readSecret(say("cli.kids.pin.prompt_again") + " ", fromStdin: false) != new {
+                    throw CLIError(message: say("cli.kids.pin.differ"))
+                }
                 try options.write { try $0.setKidsPIN(new) }
-                print("PIN set for the household (every computer gets it when it syncs)")
+                print(say("cli.kids.pin.set"))
             }
         }
 
@@ -286,10 +296,10 @@ struct KidsCommand: ParsableCommand {
             @Flag(help: "Read the current and the new PIN from standard input (two lines).") var pinStdin = false
             func run() throws {
                 _ = try options.openHousehold() // the home is checked before a PIN is asked
-                let current = try PINOptions.readSecret("Current PIN: ", fromStdin: pinStdin)
-                let new = try PINOptions.readSecret("New PIN (4 digits): ", fromStdin: pinStdin)
+                let current = try PINOptions.readSecret(say("cli.kids.pin.prompt_current") + " ", fromStdin: pinStdin)
+                let new = try PINOptions.readSecret(say("cli.kids.pin.prompt_new") + " ", fromStdin: pinStdin)
                 try options.write { try $0.changeKidsPIN(current: current, new: new) }
-                print("PIN changed for the household (every computer gets it when it syncs)")
+                print(say("cli.kids.pin.changed"))
             }
         }
 
@@ -307,11 +317,11 @@ struct KidsCommand: ParsableCommand {
             func run() throws {
                 if let confirm {
                     try options.write { try $0.confirmKidsPINReset(code: confirm) }
-                    print("PIN cleared for the household: set a new one with `pulse-peer kids pin set`")
+                    print(say("cli.kids.pin.cleared"))
                 } else {
                     let code = try options.write { try $0.requestKidsPINReset() }
-                    print("Reset code: \(code)")
-                    print("On another computer of the household (once it has synced), run: pulse-peer kids pin reset --confirm \(code)")
+                    print(say("cli.kids.pin.reset_code", ["code": .string(code)]))
+                    print(say("cli.kids.pin.reset_confirm", ["code": .string(code)]))
                 }
             }
         }
@@ -326,16 +336,16 @@ struct PINOptions: ParsableArguments {
     /// The PIN, or nil when none is set on this machine (the household says how to set one).
     func read(for household: Household) throws -> String? {
         guard household.hasKidsPIN else { return nil }
-        return try Self.readSecret("PIN: ", fromStdin: pinStdin)
+        return try Self.readSecret(say("cli.kids.pin.prompt") + " ", fromStdin: pinStdin)
     }
 
     static func readSecret(_ prompt: String, fromStdin: Bool) throws -> String {
         if fromStdin {
-            guard let line = readLine() else { throw CLIError(message: "--pin-stdin: nothing on standard input") }
+            guard let line = readLine() else { throw CLIError(message: say("cli.kids.pin.stdin_empty")) }
             return line.filter { !$0.isWhitespace }
         }
         guard isatty(STDIN_FILENO) == 1 else {
-            throw CLIError(message: "this needs the adults' PIN: run it on a terminal, or give the PIN on standard input with --pin-stdin")
+            throw CLIError(message: say("cli.kids.pin.needs_terminal"))
         }
         var original = termios()
         tcgetattr(STDIN_FILENO, &original)
@@ -353,10 +363,22 @@ struct PINOptions: ParsableArguments {
 
 extension CatalogueItem.Kind: ExpressibleByArgument {}
 
-private func peanutCount(_ count: Int) -> String { "\(count) peanut\(count == 1 ? "" : "s")" }
+/// "2 peanuts", in the reader's language (Polish has three plural forms).
+private func peanutCount(_ count: Int) -> String { say("cli.kids.peanuts", ["count": JSONValue(count)]) }
 
 private func itemLine(_ number: Int, _ item: CatalogueItem) -> String {
-    "\(String(number).leftPadded(3))  \(item.title)  \(peanutCount(item.peanuts))"
+    "\(String(number).leftPadded(3))  \(catalogueTitle(item))  \(peanutCount(item.peanuts))"
+}
+
+/// A catalogue item's title: in the reader's language while it is the built-in one.
+func catalogueTitle(_ item: CatalogueItem) -> String { item.titleKey.map { say($0, or: item.title) } ?? item.title }
+
+/// A ledger line's title: a built-in item's in the reader's language, an adult's
+/// adjustment as "Adjustment: REASON" in it, else the title the line was written with.
+func ledgerTitle(_ line: LedgerLine) -> String {
+    if let key = line.titleKey { return say(key, or: line.title) }
+    if let reason = line.reason { return say("cli.kids.adjustment", ["reason": .string(reason)]) }
+    return line.title
 }
 
 private func writeToStderr(_ text: String) {

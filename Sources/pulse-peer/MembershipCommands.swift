@@ -25,7 +25,7 @@ struct Invite: ParsableCommand {
     var minutes = 10
 
     func validate() throws {
-        guard (1...60).contains(minutes) else { throw ValidationError("--minutes must be between 1 and 60") }
+        guard (1...60).contains(minutes) else { throw ValidationError(say("cli.invite.minutes_range")) }
     }
 
     func run() throws {
@@ -34,20 +34,13 @@ struct Invite: ParsableCommand {
         do {
             response = try AgentControl.request(ControlRequest(op: "invite", member: member, minutes: minutes), home: options.resolved)
         } catch {
-            throw CLIError(
-                message: "the agent is not running: start it (`pulse-peer run`) — it is the agent that checks the code "
-                    + "when the new machine joins (\(error))")
+            throw CLIError(message: say("cli.invite.no_agent", ["error": .string(CLIError(error).description)]))
         }
         guard response.ok, case let .object(result)? = response.result, case let .string(code)? = result["code"] else {
-            throw CLIError(message: response.error.map { Refusal.cliMessage(of: $0) } ?? "the agent gave no code")
+            throw CLIError(message: response.error.map { Refusal.cliMessage(of: $0, Words.current) } ?? say("cli.invite.no_code"))
         }
         print(code)
-        let hint = """
-            On the new machine: pulse-peer join \(code)
-            The code works once, for \(minutes) minute\(minutes == 1 ? "" : "s"), and dies after 3 wrong attempts.
-
-            """
-        _ = hint.withCString { write(2, $0, strlen($0)) }
+        Output.toStderr(say("cli.invite.join_hint", ["code": .string(code)]) + "\n" + say("cli.invite.expiry", ["minutes": JSONValue(minutes)]) + "\n")
     }
 }
 
@@ -76,8 +69,8 @@ struct Join: AsyncParsableCommand {
     var name: String?
 
     func validate() throws {
-        if let peer, PeerAddress(peer) == nil { throw ValidationError("--peer must be HOST:PORT, e.g. 192.168.1.20:47653") }
-        guard (1...600).contains(timeout) else { throw ValidationError("--timeout must be between 1 and 600 seconds") }
+        if let peer, PeerAddress(peer) == nil { throw ValidationError(say("cli.join.peer_format")) }
+        guard (1...600).contains(timeout) else { throw ValidationError(say("cli.join.timeout_range")) }
     }
 
     func run() async throws {
@@ -85,11 +78,15 @@ struct Join: AsyncParsableCommand {
             let joined = try await Pairing.join(
                 home: options.resolved, code: code, peer: peer.flatMap(PeerAddress.init),
                 timeout: .seconds(timeout), label: name)
-            print("Joined \(joined.householdName) through \(joined.inviterName) (\(joined.inviterMachine.prefix(12))).")
-            print("This machine: \(joined.machineID.prefix(12)), in \(options.resolved.path)")
             print(
-                "Start the agent to receive the household: pulse-peer run"
-                    + (peer.map { " (it finds the household over mDNS; where mDNS does not work: --peer \($0))" } ?? ""))
+                say(
+                    "cli.join.joined",
+                    [
+                        "household": .string(joined.householdName), "inviter": .string(joined.inviterName),
+                        "machine": .string(String(joined.inviterMachine.prefix(12))),
+                    ]))
+            print(say("cli.join.this_machine", ["machine": .string(String(joined.machineID.prefix(12))), "path": .string(options.resolved.path)]))
+            print(peer.map { say("cli.join.start_peer", ["peer": .string($0)]) } ?? say("cli.join.start"))
         } catch {
             throw CLIError(error)
         }
@@ -123,11 +120,14 @@ struct Devices: ParsableCommand {
             do { machines = try household.machines() } catch { throw CLIError(error) }
             let peers = (try? AgentControl.status(home: options.resolved))?.peers ?? []
             let agentRunning = (try? AgentControl.status(home: options.resolved)) != nil
-            func state(_ machine: MachineRecord) -> String {
-                if machine.isRemoved { return "removed" }
-                if machine.isThisMachine { return "this machine" + (agentRunning ? "" : " (agent not running)") }
-                guard let peer = peers.first(where: { $0.machineID == machine.id }) else { return "not seen since the agent started" }
-                return peer.state == .connected ? "connected" : "\(peer.state.rawValue)"
+            /// The state as `--json` gives it (English, for scripts), and its code for people.
+            func state(_ machine: MachineRecord) -> (json: String, code: String) {
+                if machine.isRemoved { return ("removed", "removed") }
+                if machine.isThisMachine {
+                    return agentRunning ? ("this machine", "this_machine") : ("this machine (agent not running)", "this_machine_alone")
+                }
+                guard let peer = peers.first(where: { $0.machineID == machine.id }) else { return ("not seen since the agent started", "unseen") }
+                return (peer.state.rawValue, peer.state.rawValue)
             }
             if json {
                 let rows: [[String: JSONValue]] = machines.map { m in
@@ -137,7 +137,7 @@ struct Devices: ParsableCommand {
                         "addedBy": m.addedBy.map(JSONValue.string) ?? .null, "added": m.added.map { .integer($0) } ?? .null,
                         "removed": m.removed.map { .integer($0) } ?? .null,
                         "removedBy": m.removedBy.map(JSONValue.string) ?? .null,
-                        "thisMachine": .bool(m.isThisMachine), "state": .string(state(m)),
+                        "thisMachine": .bool(m.isThisMachine), "state": .string(state(m).json),
                         "lastSeen": peer?.lastSeen.map { .integer($0) } ?? .null,
                     ]
                 }
@@ -148,11 +148,11 @@ struct Devices: ParsableCommand {
             for m in machines {
                 var line = "\(m.id.prefix(12))  \(m.name)"
                 if let member = m.member { line += " (\(member))" }
-                line += " — \(state(m))"
-                if let seen = peers.first(where: { $0.machineID == m.id })?.lastSeen, !m.isThisMachine {
-                    line += ", last seen \(Ago.describe(seen))"
-                }
-                print(line)
+                let seen = peers.first(where: { $0.machineID == m.id })?.lastSeen.flatMap { m.isThisMachine ? nil : $0 }
+                let params: [String: JSONValue] = [
+                    "state": .string(state(m).code), "seen": seen == nil ? "no" : "yes", "ago": .string(seen.map(Ago.describe) ?? ""),
+                ]
+                print(line + " — " + say("cli.devices.state", params))
             }
         }
     }
@@ -174,7 +174,7 @@ struct Devices: ParsableCommand {
 
         func run() throws {
             let removed = try options.write { try $0.removeMachine(id) }
-            print("Removed \(removed.name) (\(removed.id.prefix(12))): no machine of the household will sync with it again.")
+            print(say("cli.devices.removed", ["name": .string(removed.name), "id": .string(String(removed.id.prefix(12)))]))
         }
     }
 }
@@ -183,9 +183,9 @@ struct Devices: ParsableCommand {
 enum Ago {
     static func describe(_ milliseconds: Int64) -> String {
         let seconds = max(0, (WallClock.now() - milliseconds) / 1000)
-        if seconds < 60 { return "\(seconds) s ago" }
-        if seconds < 3600 { return "\(seconds / 60) min ago" }
-        if seconds < 86_400 { return "\(seconds / 3600) h ago" }
-        return "\(seconds / 86_400) days ago"
+        if seconds < 60 { return say("cli.ago.seconds", ["count": .integer(seconds)]) }
+        if seconds < 3600 { return say("cli.ago.minutes", ["count": .integer(seconds / 60)]) }
+        if seconds < 86_400 { return say("cli.ago.hours", ["count": .integer(seconds / 3600)]) }
+        return say("cli.ago.days", ["count": .integer(seconds / 86_400)])
     }
 }

@@ -23,7 +23,7 @@ struct Watch: ParsableCommand {
     func validate() throws {
         let known = ["shopping", "tasks", "backlog", "kids", "household", "sync"]
         for topic in topics where !known.contains(topic) {
-            throw ValidationError("unknown topic \(topic.debugDescription) (known: \(known.joined(separator: ", ")))")
+            throw ValidationError(say("cli.watch.unknown_topic", ["topic": .string(topic.debugDescription), "known": JSONValue(known)]))
         }
     }
 
@@ -36,9 +36,9 @@ struct Watch: ParsableCommand {
                 topics: topics, resume: since, home: options.resolved,
                 onAnswer: { answer in
                     if case let .object(result)? = answer.result, case .bool(true)? = result["gap"] {
-                        Output.toStderr("watch: some events were missed (the agent restarted or too many happened); showing what comes now\n")
+                        Output.toStderr(say("cli.watch.gap") + "\n")
                     }
-                    if !json { Output.toStderr("watching \(options.resolved.path) — Ctrl-C to stop\n") }
+                    if !json { Output.toStderr(say("cli.watch.watching", ["path": .string(options.resolved.path)]) + "\n") }
                 },
                 onEvent: { line in
                     if json {
@@ -50,40 +50,50 @@ struct Watch: ParsableCommand {
         } catch {
             throw CLIError(error)
         }
-        Output.toStderr("watch: the agent stopped\n")
+        Output.toStderr(say("cli.watch.stopped") + "\n")
     }
 
     /// One line for a person: "14:02  Tom added “Milk” to the Shopping List  (on tom-laptop)".
     static func describe(_ event: HouseholdEvent) -> String {
-        let who = event.authorName ?? (event.author == nil ? "" : "someone")
-        let what = event.title.map { "“\($0)”" } ?? (event.count > 1 ? "\(event.count) items" : "an item")
-        let text: String
+        // Who: a member's name, "someone" (an author this machine cannot name), or nobody (the
+        // household itself, e.g. a recurring task); what: a title, a count of items, or "an item".
+        let entity = event.entity ?? "unknown"
+        let params: [String: JSONValue] = [
+            "by": .string(event.authorName != nil ? "name" : event.author == nil ? "none" : "someone"),
+            "author": .string(event.authorName ?? ""),
+            "what": .string(event.title != nil ? "title" : event.count > 1 ? "items" : "item"),
+            "title": .string(event.title ?? ""), "count": JSONValue(event.count),
+            "machine": .string(event.machine ?? ""), "known": event.machine == nil ? "no" : "yes",
+            "entity": .string(Words.current.has("cli.watch.entity." + entity) ? entity : entity.split(separator: "_").joined(separator: " ")),
+        ]
+        let key: String
         switch event.type {
-        case .shoppingAdded: text = "\(who) added \(what) to the Shopping List"
-        case .shoppingChecked: text = "\(who) checked \(what) (to restock)"
-        case .shoppingRestocked: text = "\(who) put \(what) back on the Shopping List"
-        case .shoppingRenamed: text = "\(who) renamed an item to \(what)"
-        case .shoppingRemoved: text = "\(who) cleared \(what)"
-        case .taskAdded: text = "\(who) added the task \(what)"
-        case .taskAssigned: text = "\(who) assigned \(what)"
-        case .taskDone: text = "\(who) finished \(what)"
-        case .taskReopened: text = "\(who) reopened \(what)"
-        case .taskRemoved: text = "\(who) deleted the task \(what)"
-        case .kidEarned: text = "\(what) earned"
-        case .kidRedeemed: text = "\(what) redeemed"
-        case .kidDeclined: text = "\(what) declined by the ledger rule"
-        case .conflict: text = event.title ?? "concurrent edits resolved"
-        case .peerConnected: text = "connected to \(event.machine ?? "a machine")"
-        case .peerLost: text = "lost \(event.machine ?? "a machine")"
-        case .changed:
-            text = "\(who) changed \(event.entity?.split(separator: "_").joined(separator: " ") ?? "something")\(event.title.map { " “\($0)”" } ?? "")"
+        case .shoppingAdded: key = "shopping_added"
+        case .shoppingChecked: key = "shopping_checked"
+        case .shoppingRestocked: key = "shopping_restocked"
+        case .shoppingRenamed: key = "shopping_renamed"
+        case .shoppingRemoved: key = "shopping_removed"
+        case .taskAdded: key = "task_added"
+        case .taskAssigned: key = "task_assigned"
+        case .taskDone: key = "task_done"
+        case .taskReopened: key = "task_reopened"
+        case .taskRemoved: key = "task_removed"
+        case .kidEarned: key = "kid_earned"
+        case .kidRedeemed: key = "kid_redeemed"
+        case .kidDeclined: key = "kid_declined"
+        case .conflict: key = event.title == nil ? "conflict" : ""
+        case .peerConnected: key = "peer_connected"
+        case .peerLost: key = "peer_lost"
+        case .changed: key = "changed"
         }
-        let count = event.count > 1 && event.title == nil ? "" : (event.count > 1 ? " (×\(event.count))" : "")
+        // A conflict's title is the Conflicts module's sentence, shown as it is.
+        let text = key.isEmpty ? event.title ?? "" : String(say("cli.watch." + key, params).trimmingPrefix(" "))
+        let count = event.count > 1 && event.title != nil ? " " + say("cli.watch.times", ["count": JSONValue(event.count)]) : ""
         let clock = Output.clock(milliseconds: event.time)
         let machine =
             event.local || event.machine == nil || event.type == .peerConnected || event.type == .peerLost
-            ? "" : "  (on \(event.machine!))"
-        return "\(clock)  \(text.hasPrefix(" ") ? String(text.dropFirst()) : text)\(count)\(machine)"
+            ? "" : "  " + say("cli.watch.on_machine", ["machine": .string(event.machine ?? "")])
+        return "\(clock)  \(text)\(count)\(machine)"
     }
 }
 
@@ -106,7 +116,7 @@ struct Notifications: ParsableCommand {
     enum Switch: String, ExpressibleByArgument, CaseIterable { case on, off }
 
     func validate() throws {
-        if let window, !(60...120).contains(window) { throw ValidationError("--window must be 60–120 seconds") }
+        if let window, !(60...120).contains(window) { throw ValidationError(say("cli.notifications.window_range")) }
     }
 
     func run() throws {
@@ -122,12 +132,14 @@ struct Notifications: ParsableCommand {
                 try household.setNotificationSettings(settings)
             }
             if json { return try Output.json(settings) }
-            func word(_ on: Bool) -> String { on ? "on" : "off" }
-            print("shopping   \(word(settings.shopping))   items others add to the Shopping List")
-            print("tasks      \(word(settings.tasks))   tasks others add or finish")
-            print("assigned   \(word(settings.assigned))   tasks assigned to you")
-            print("kids       \(word(settings.kids))   kids' redemptions")
-            print("window     \(settings.windowSeconds) s")
+            func word(_ on: Bool) -> String { say("cli.settings.value", ["value": on ? "on" : "off"]) }
+            let labels = ["shopping", "tasks", "assigned", "kids", "window"].map { say("cli.notifications.\($0)") }
+            let width = (labels.map(\.count).max() ?? 0) + 3
+            print(labels[0].padding(width) + word(settings.shopping) + "   " + say("cli.notifications.shopping_about"))
+            print(labels[1].padding(width) + word(settings.tasks) + "   " + say("cli.notifications.tasks_about"))
+            print(labels[2].padding(width) + word(settings.assigned) + "   " + say("cli.notifications.assigned_about"))
+            print(labels[3].padding(width) + word(settings.kids) + "   " + say("cli.notifications.kids_about"))
+            print(labels[4].padding(width) + say("cli.notifications.seconds", ["seconds": JSONValue(settings.windowSeconds)]))
         } catch {
             throw CLIError(error)
         }

@@ -23,13 +23,13 @@ struct Open: ParsableCommand {
         guard response.ok, case let .object(result)? = response.result, case let .string(login)? = result["login"],
             case let .string(url)? = result["url"]
         else {
-            throw CLIError(message: response.error.map { Refusal.cliMessage(of: $0) } ?? "the agent gave no sign-in link")
+            throw CLIError(message: response.error.map { Refusal.cliMessage(of: $0, Words.current) } ?? say("cli.open.no_link"))
         }
         if !printOnly, Spawned.launch("xdg-open", [login]) {
-            print("Opened House Pulse in your browser (\(url)).")
+            print(say("cli.open.opened", ["url": .string(url)]))
             return
         }
-        print("Open this link in a browser on this computer (it works once, for two minutes):")
+        print(say("cli.open.link"))
         print("  \(login)")
     }
 }

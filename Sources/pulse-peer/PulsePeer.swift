@@ -24,7 +24,7 @@ struct PulsePeer: AsyncParsableCommand {
                 name: "Household",
                 subcommands: [
                     Init.self, Open.self, HouseholdCommand.self, MemberCommand.self, Whoami.self,
-                    SettingsCommand.self, Export.self, BackupCommand.self, Restore.self,
+                    SettingsCommand.self, LanguageCommand.self, Export.self, BackupCommand.self, Restore.self,
                 ]),
             CommandGroup(name: "Shopping", subcommands: [Shop.self]),
             CommandGroup(name: "Tasks", subcommands: [TaskCommand.self, RecurringCommand.self]),
@@ -40,6 +40,10 @@ struct PulsePeer: AsyncParsableCommand {
         ]
     )
 
+    /// "Error: " before every error, in the reader's language (ArgumentParser's own words
+    /// after it — a parse error, the usage lines — stay English, like `--help`).
+    static var _errorPrefix: String { say("cli.error_prefix") + " " }
+
     /// Parses and runs a command; a word that is no command is named as such first
     /// (``UnknownWord``), where the parser would blame an option or an argument.
     static func main() async {
@@ -51,7 +55,8 @@ struct PulsePeer: AsyncParsableCommand {
         pthread_sigmask(SIG_SETMASK, &none, nil)
         let arguments = Array(CommandLine.arguments.dropFirst())
         if let message = UnknownWord.check(arguments, under: PulsePeer.self, path: ["pulse-peer"]) {
-            Output.toStderr("Error: \(message)\n")
+            Words.chooseEarly(arguments)
+            Output.toStderr(_errorPrefix + message + "\n")
             Glibc.exit(ExitCode.validationFailure.rawValue)
         }
         do {
@@ -83,12 +88,13 @@ enum UnknownWord {
             // The default subcommand may take the word as an argument (then it is no error).
             guard refuses(fallback, word) else { return nil }
         }
-        let what = path.count == 1 ? "command" : "\(path.dropFirst().joined(separator: " ")) command"
-        var message = "\(path.joined(separator: " ")): unknown \(what) “\(word)”"
-        if let guess = suggestion(for: word, among: names) { message += " (did you mean “\(guess)”?)" }
-        message += ". The \(what)s are: \(names.filter { $0 != "help" }.joined(separator: ", "))."
-        message += " See `\(path.joined(separator: " ")) --help`."
-        return message
+        let guess = suggestion(for: word, among: names)
+        let params: [String: JSONValue] = [
+            "path": .string(path.joined(separator: " ")), "parent": .string(path.dropFirst().joined(separator: " ")),
+            "word": .string(word), "suggest": guess == nil ? "no" : "yes", "guess": .string(guess ?? ""),
+            "names": JSONValue(names.filter { $0 != "help" }),
+        ]
+        return say(path.count == 1 ? "cli.unknown_command" : "cli.unknown_subcommand", params)
     }
 
     /// Whether `command` (parsed alone) refuses `word` as an unexpected argument.
@@ -136,12 +142,19 @@ struct HomeOptions: ParsableArguments {
         completion: .directory)
     var home: String?
 
+    @Option(
+        name: .customLong("lang"),
+        help: ArgumentHelp(
+            "The language of what the command says: en, pl, de or nl.",
+            discussion: "Default: $PULSE_LANG, else $LANGUAGE, $LC_ALL, $LC_MESSAGES, $LANG, else English. --json output and --help stay the same."))
+    var lang: String?
+
     var resolved: HouseholdHome { HouseholdHome.resolve(home) }
 
     func validate() throws {
-        if let home, home.allSatisfy(\.isWhitespace) {
-            throw ValidationError("--home needs a directory (it may not be empty); leave it out for the default")
-        }
+        let emptyHome = home?.allSatisfy(\.isWhitespace) ?? false
+        Words.choose(lang: lang, home: emptyHome ? nil : resolved)
+        if emptyHome { throw ValidationError(say("cli.home_empty")) }
     }
 
     func openHousehold() throws -> Household {
@@ -152,7 +165,14 @@ struct HomeOptions: ParsableArguments {
 /// Prints a person-readable error (no Swift type names) and exits non-zero.
 struct CLIError: Error, CustomStringConvertible {
     let description: String
-    init(_ error: Error) { description = String(describing: error) }
+    init(_ error: Error) {
+        switch error {
+        case is HouseholdError, is Refusal: description = Refusal(error).cliMessage(Words.current)
+        case let AgentControl.Failure.notRunning(home): description = say("cli.agent_not_running", ["home": .string(home)])
+        case PairingError.badCode: description = say("cli.join.bad_code")
+        default: description = String(describing: error) // another module's own words (PeerSync errors)
+        }
+    }
     init(message: String) { description = message }
 }
 

@@ -68,19 +68,25 @@ struct Run: AsyncParsableCommand {
     var logLevel = "info"
 
     func validate() throws {
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
-        guard (1...3600).contains(keepalive) else { throw ValidationError("--keepalive must be between 1 and 3600 seconds") }
-        guard (0...86_400).contains(firstBackupAfter) else { throw ValidationError("--first-backup-after must be between 0 and 86400 seconds") }
-        guard (1...86_400).contains(maxClockAhead) else {
-            throw ValidationError("--max-clock-ahead must be between 1 and 86400 seconds")
-        }
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+        guard (0...65535).contains(port) else { throw ValidationError(say("cli.run.port_range")) }
+        guard (1...3600).contains(keepalive) else { throw ValidationError(say("cli.run.keepalive_range")) }
+        guard (0...86_400).contains(firstBackupAfter) else { throw ValidationError(say("cli.run.first_backup_range")) }
+        guard (1...86_400).contains(maxClockAhead) else { throw ValidationError(say("cli.run.max_clock_ahead_range")) }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError(say("cli.run.log_level_unknown", ["level": .string(logLevel)])) }
         if let onNotify, onNotify.allSatisfy({ $0 == " " || $0 == "\t" }) {
-            throw ValidationError("--on-notify needs a command")
+            throw ValidationError(say("cli.run.on_notify_empty"))
         }
-        if let web, case let .failure(error) = WebAddress.parse(web) { throw ValidationError(error.description) }
+        if let web, case let .failure(error) = WebAddress.parse(web) { throw ValidationError(Self.message(error)) }
         for peer in peers where PeerAddress(peer) == nil {
-            throw ValidationError("--peer \(peer.debugDescription) is not HOST:PORT")
+            throw ValidationError(say("cli.run.peer_format", ["peer": .string(peer.debugDescription)]))
+        }
+    }
+
+    /// `--web`'s refusal in the reader's words.
+    static func message(_ error: WebAddressError) -> String {
+        switch error {
+        case let .notHostPort(text): say("cli.run.web_not_host_port", ["port": JSONValue(WebAddress.defaultPort), "text": .string(text.debugDescription)])
+        case let .notLoopback(host): say("cli.run.web_not_loopback", ["host": .string(host.debugDescription)])
         }
     }
 
@@ -107,7 +113,7 @@ struct Run: AsyncParsableCommand {
         case let .success(address?):
             agentOptions.frontEnds = [WebFrontEnd(address: address, required: web != nil, logger: logger)]
         case .success(nil): break
-        case let .failure(error): throw CLIError(error)
+        case let .failure(error): throw CLIError(message: Self.message(error))
         }
         guard options.resolved.hasHousehold else { throw CLIError(HouseholdError.notInitialized(options.resolved.path)) }
         let agent = PeerAgent(options: agentOptions, logger: logger) { ready in
@@ -156,8 +162,8 @@ struct Status: ParsableCommand {
     var timeout = 60
 
     func validate() throws {
-        guard (1...3600).contains(timeout) else { throw ValidationError("--timeout must be between 1 and 3600 seconds") }
-        guard (0...1000).contains(peers) else { throw ValidationError("--peers must be between 0 and 1000") }
+        guard (1...3600).contains(timeout) else { throw ValidationError(say("cli.status.timeout_range")) }
+        guard (0...1000).contains(peers) else { throw ValidationError(say("cli.status.peers_range")) }
     }
 
     func run() throws {
@@ -177,40 +183,51 @@ struct Status: ParsableCommand {
             print(String(decoding: try encoder.encode(status), as: UTF8.self))
             return
         }
+        // The discovery, problem, warning, refusal and last-error texts are the agent's own
+        // words (PeerSync's AgentStatus), shown as they come.
         let m = status.machine
-        print("This machine  \(m.machineID.prefix(12))  \(m.household)\(m.member.map { "  member \($0)" } ?? "")")
-        print("  listening on \(m.listenAddress):\(m.port), \(m.changes) changes")
-        print("  discovery: \(m.discovery)")
+        let machine: [String: JSONValue] = [
+            "id": .string(String(m.machineID.prefix(12))), "household": .string(m.household), "member": .string(m.member ?? ""),
+        ]
+        print(say(m.member == nil ? "cli.status.this_machine" : "cli.status.this_machine_member", machine))
+        let changes = JSONValue.integer(Int64(clamping: m.changes))
+        print("  " + say("cli.status.listening", ["address": .string(m.listenAddress), "port": JSONValue(m.port), "changes": changes]))
+        print("  " + say("cli.status.discovery", ["discovery": .string(m.discovery)]))
         let n = m.notifications
-        print(
-            "  notifications: \(n.shown) shown" + (n.pendingEvents > 0 ? ", \(n.pendingEvents) event(s) gathering" : "")
-                + (m.subscribers > 0 ? "; \(m.subscribers) live-feed client(s)" : ""))
-        if let problem = n.desktopProblem { print("    desktop: \(problem)") }
-        if let problem = n.hookProblem { print("    --on-notify: \(problem)") }
-        for warning in m.warnings { print("  warning: \(warning)") }
-        for refusal in m.refusals { print("  \(refusal.text) (\(Ago.describe(refusal.at)))") }
+        let counts: [String: JSONValue] = ["shown": JSONValue(n.shown), "pending": JSONValue(n.pendingEvents), "clients": JSONValue(m.subscribers)]
+        print("  " + say("cli.status.notifications", counts))
+        if let problem = n.desktopProblem { print("    " + say("cli.status.desktop_problem", ["problem": .string(problem)])) }
+        if let problem = n.hookProblem { print("    " + say("cli.status.hook_problem", ["problem": .string(problem)])) }
+        for warning in m.warnings { print("  " + say("cli.status.warning", ["warning": .string(warning)])) }
+        for refusal in m.refusals { print("  " + say("cli.status.refusal", ["text": .string(refusal.text), "ago": .string(Ago.describe(refusal.at))])) }
         if let expires = m.invitationExpires {
-            print(
-                "  a pairing invitation is open for \(max(0, (expires - WallClock.now()) / 60_000) + 1) min more, "
-                    + "\(m.invitationAttemptsLeft ?? 0) attempt(s) left")
+            let minutes = JSONValue.integer(max(0, (expires - WallClock.now()) / 60_000) + 1)
+            print("  " + say("cli.status.invitation", ["minutes": minutes, "attempts": JSONValue(m.invitationAttemptsLeft ?? 0)]))
         }
-        print(status.peers.isEmpty ? "No peers yet." : "Peers (\(status.peers.count)):")
+        print(status.peers.isEmpty ? say("cli.status.no_peers") : say("cli.status.peers", ["count": JSONValue(status.peers.count)]))
         let now = WallClock.now()
         for peer in status.peers {
-            let name = peer.name ?? "(unknown)"
+            let name = peer.name ?? say("cli.status.unknown_peer")
             let id = peer.machineID.map { String($0.prefix(12)) } ?? "?"
-            let seen = peer.lastSeen.map { "last seen \(max(0, now - $0) / 1000)s ago" } ?? "never seen"
+            let seen = peer.lastSeen.map { say("cli.status.last_seen", ["seconds": .integer(max(0, now - $0) / 1000)]) } ?? say("cli.status.never_seen")
             let sync: String
             if peer.inSync {
-                sync = "in sync"
+                sync = say("cli.status.in_sync")
             } else if let lacks = peer.peerLacks, let weLack = peer.weLack {
-                sync = "peer lacks \(lacks), we lack \(weLack)\(peer.state == .connected ? " (syncing)" : "")"
+                let params: [String: JSONValue] = ["lacks": .integer(Int64(clamping: lacks)), "weLack": .integer(Int64(clamping: weLack))]
+                sync = say(peer.state == .connected ? "cli.status.lacks_syncing" : "cli.status.lacks", params)
             } else {
-                sync = "not synced yet"
+                sync = say("cli.status.not_synced")
             }
-            print("  \(name)  \(id)  \(peer.state.rawValue)  via \(peer.foundBy.joined(separator: "+")) \(peer.addresses.joined(separator: ", "))")
-            print("      \(seen); \(sync)\(peer.lastError.map { "; last error: \($0)" } ?? "")")
-            if let problem = peer.problem { print("      not in sync: \(problem)") }
+            let how = peer.foundBy.map { say("cli.status.found_by", ["how": .string($0)]) }.joined(separator: "+")
+            let params: [String: JSONValue] = [
+                "name": .string(name), "id": .string(id), "state": .string(peer.state.rawValue), "how": .string(how),
+                "addresses": JSONValue(peer.addresses),
+            ]
+            print("  " + say("cli.status.peer", params))
+            let error = peer.lastError.map { "; " + say("cli.status.last_error", ["error": .string($0)]) } ?? ""
+            print("      \(seen); \(sync)\(error)")
+            if let problem = peer.problem { print("      " + say("cli.status.not_in_sync", ["problem": .string(problem)])) }
         }
     }
 }

@@ -89,7 +89,7 @@ struct ServiceCommand: ParsableCommand {
 
         func run() throws {
             let home = options.resolved
-            if let problem = home.problem { throw CLIError(message: problem.cliMessage()) }
+            if let problem = home.problem { throw CLIError(message: problem.cliMessage(Words.current)) }
             guard home.hasHousehold else { throw CLIError(HouseholdError.notInitialized(home.path)) }
             let path = ServiceCommand.unitPath
             let text = ServiceCommand.unit(executable: ServiceCommand.executablePath(), home: home.path)
@@ -99,21 +99,19 @@ struct ServiceCommand: ParsableCommand {
             } catch let error as HouseholdError {
                 throw CLIError(error)
             } catch {
-                throw CLIError(message: "cannot write \(path): \(String(cString: strerror(errno)))")
+                throw CLIError(message: say("cli.service.cannot_write", ["path": .string(path), "reason": .string(String(cString: strerror(errno)))]))
             }
-            print("Wrote \(path)")
+            print(say("cli.service.wrote", ["path": .string(path)]))
             for step in [["daemon-reload"], ["enable", "--now", ServiceCommand.unitName]] {
                 let result = Systemctl.run(step)
                 guard result.status == 0 else {
-                    throw CLIError(
-                        message: """
-                            the unit file is written, but `systemctl --user \(step.joined(separator: " "))` failed: \(result.reason)
-                            The agent is not running as a service. Where systemd's user manager runs (a desktop login),
-                            `systemctl --user enable --now \(ServiceCommand.unitName)` starts it; or run `pulse-peer run` yourself.
-                            """)
+                    let params: [String: JSONValue] = [
+                        "step": .string(step.joined(separator: " ")), "reason": .string(result.reason), "unit": .string(ServiceCommand.unitName),
+                    ]
+                    throw CLIError(message: say("cli.service.systemctl_failed", params))
                 }
             }
-            print("The agent runs in the background now, and at every login (stop it: pulse-peer service remove).")
+            print(say("cli.service.installed"))
         }
     }
 
@@ -124,22 +122,27 @@ struct ServiceCommand: ParsableCommand {
         func run() throws {
             let path = ServiceCommand.unitPath
             guard FileManager.default.fileExists(atPath: path) else {
-                print("Not installed (no \(path)): `pulse-peer service install` installs it.")
+                print(say("cli.service.not_installed", ["path": .string(path)]))
                 return
             }
-            print("Unit file: \(path)")
+            // A label column: each label, then the value one space past the longest.
+            let labels = ["unit_file", "runs", "enabled", "running", "systemd"].map { say("cli.service.label.\($0)") }
+            let width = max(10, labels.map(\.count).max() ?? 0) + 1
+            func row(_ label: Int, _ value: String) { print(labels[label].padding(width) + value) }
+            row(0, path)
             if let text = try? String(contentsOfFile: path, encoding: .utf8),
                 let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ExecStart=") })
             {
-                print("Runs:      \(line.dropFirst("ExecStart=".count))")
+                row(1, String(line.dropFirst("ExecStart=".count)))
             }
             let enabled = Systemctl.run(["is-enabled", ServiceCommand.unitName])
             let active = Systemctl.run(["is-active", ServiceCommand.unitName])
+            // "enabled", "active"…: systemctl's own words.
             if enabled.launched && active.launched && !active.output.isEmpty {
-                print("Enabled:   \(enabled.output.isEmpty ? "unknown" : enabled.output)")
-                print("Running:   \(active.output)")
+                row(2, enabled.output.isEmpty ? say("cli.service.unknown") : enabled.output)
+                row(3, active.output)
             } else {
-                print("systemd:   not reachable here (\(active.launched ? active.reason : enabled.reason))")
+                row(4, say("cli.service.not_reachable", ["reason": .string(active.launched ? active.reason : enabled.reason)]))
             }
         }
     }
@@ -151,19 +154,19 @@ struct ServiceCommand: ParsableCommand {
         func run() throws {
             let path = ServiceCommand.unitPath
             guard FileManager.default.fileExists(atPath: path) else {
-                print("Nothing to remove: no \(path).")
+                print(say("cli.service.nothing_to_remove", ["path": .string(path)]))
                 return
             }
             let disabled = Systemctl.run(["disable", "--now", ServiceCommand.unitName])
             guard unlink(path) == 0 else {
-                throw CLIError(message: "cannot delete \(path): \(String(cString: strerror(errno)))")
+                throw CLIError(message: say("cli.service.cannot_delete", ["path": .string(path), "reason": .string(String(cString: strerror(errno)))]))
             }
             _ = Systemctl.run(["daemon-reload"])
-            print("Removed \(path)")
+            print(say("cli.service.removed", ["path": .string(path)]))
             if disabled.status != 0 {
-                print("systemd was not told (\(disabled.reason)); if an agent still runs, `systemctl --user stop \(ServiceCommand.unitName)` stops it.")
+                print(say("cli.service.not_told", ["reason": .string(disabled.reason), "unit": .string(ServiceCommand.unitName)]))
             } else {
-                print("The background agent is stopped and will not start at login.")
+                print(say("cli.service.stopped"))
             }
         }
     }
@@ -177,8 +180,8 @@ enum Systemctl {
         var output: String
         /// Why it failed, in one line: its own words, or that it is not installed.
         var reason: String {
-            if !launched { return "systemctl was not found: this system has no systemd" }
-            return output.split(separator: "\n").first.map(String.init) ?? "exit status \(status)"
+            if !launched { return say("cli.service.no_systemctl") }
+            return output.split(separator: "\n").first.map(String.init) ?? say("cli.service.exit_status", ["status": JSONValue(Int(status))])
         }
     }
 

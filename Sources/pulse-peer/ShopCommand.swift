@@ -38,10 +38,12 @@ struct Shop: ParsableCommand {
             if json { return try Output.json(result) }
             let back = result.items.filter { result.restocked.contains($0.id) }
             let new = result.items.filter { !result.restocked.contains($0.id) }
-            if new.count == 1 { print("Added \(new[0].name)") } else if !new.isEmpty { print("Added \(new.count) items") }
-            if !back.isEmpty {
-                print("Back from the restock pool: " + back.map(\.name).joined(separator: ", "))
+            if new.count == 1 {
+                print(say("cli.shop.added_one", ["name": .string(new[0].name)]))
+            } else if !new.isEmpty {
+                print(say("cli.shop.added_many", ["count": JSONValue(new.count)]))
             }
+            if !back.isEmpty { print(say("cli.shop.back_from_restock", ["names": JSONValue(back.map(\.name))])) }
         }
     }
 
@@ -61,7 +63,7 @@ struct Shop: ParsableCommand {
                 print(String(decoding: try encoder.encode(items), as: UTF8.self))
                 return
             }
-            print("\(restock ? "Restock pool" : "Shopping") (\(items.count))")
+            print(say(restock ? "cli.shop.list.restock_heading" : "cli.shop.list.heading", ["count": JSONValue(items.count)]))
             for (index, item) in items.enumerated() { print("\(String(index + 1).leftPadded(3))  \(item.name)") }
         }
     }
@@ -73,7 +75,7 @@ struct Shop: ParsableCommand {
         @Argument var newName: String
         func run() throws {
             let renamed = try options.write { try $0.renameShoppingItem(item, to: newName) }
-            print("Renamed to \(renamed.name)")
+            print(say("cli.shop.renamed", ["name": .string(renamed.name)]))
         }
     }
 
@@ -83,7 +85,7 @@ struct Shop: ParsableCommand {
         @Argument var item: String
         func run() throws {
             let moved = try options.write { try $0.checkShoppingItem(item) }
-            print("Checked \(moved.name): moved to the restock pool")
+            print(say("cli.shop.checked", ["name": .string(moved.name)]))
         }
     }
 
@@ -93,7 +95,7 @@ struct Shop: ParsableCommand {
         @Argument var item: String
         func run() throws {
             let moved = try options.write { try $0.restockShoppingItem(item) }
-            print("\(moved.name) is back on the list")
+            print(say("cli.shop.restocked", ["name": .string(moved.name)]))
         }
     }
 
@@ -103,7 +105,7 @@ struct Shop: ParsableCommand {
         @OptionGroup var options: HomeOptions
         func run() throws {
             let cleared = try options.write { try $0.clearShoppingList() }
-            print("Cleared \(cleared.count) item\(cleared.count == 1 ? "" : "s") (undo: pulse-peer shop undo)")
+            print(say("cli.shop.cleared", ["count": JSONValue(cleared.count)]))
         }
     }
 
@@ -112,7 +114,7 @@ struct Shop: ParsableCommand {
         @OptionGroup var options: HomeOptions
         func run() throws {
             let restored = try options.write { try $0.undoClearShoppingList() }
-            print("Restored \(restored.count) item\(restored.count == 1 ? "" : "s")")
+            print(say("cli.shop.restored", ["count": JSONValue(restored.count)]))
         }
     }
 }

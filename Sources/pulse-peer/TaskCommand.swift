@@ -21,18 +21,17 @@ struct TaskCommand: ParsableCommand {
     static func show(_ tasks: [HouseholdTask]) {
         let today = Days.today().description
         let active = tasks.filter { !$0.done }, completed = tasks.filter(\.done)
-        print("Tasks: \(active.count) active (focus rule: at most \(Household.focusLimit))")
-        if active.count > Household.focusLimit {
-            print(
-                "  \(active.count) are active, more than the focus rule's \(Household.focusLimit) "
-                    + "(tasks added on different machines met, or recurring tasks came due); nothing was lost.")
-        }
+        let counts: [String: JSONValue] = ["active": JSONValue(active.count), "limit": JSONValue(Household.focusLimit)]
+        print(say("cli.task.heading", counts))
+        if active.count > Household.focusLimit { print("  " + say("cli.task.over_limit", counts)) }
         for (index, task) in tasks.enumerated() {
-            if index == active.count && !completed.isEmpty { print("Completed") }
+            if index == active.count && !completed.isEmpty { print(say("cli.task.completed_heading")) }
             var line = "\(String(index + 1).leftPadded(3))  \(task.done ? "[x]" : "[ ]") \(task.title)"
-            if let due = task.due { line += "  " + (due == today ? Output.orange("due today") : "due \(due)") }
+            if let due = task.due {
+                line += "  " + (due == today ? Output.orange(say("cli.task.due_today")) : say("cli.task.due", ["date": .string(due)]))
+            }
             if let assignee = task.assignee { line += "  " + Output.pill(assignee) }
-            if task.template != nil { line += Output.dim("  (recurring)") }
+            if task.template != nil { line += Output.dim("  " + say("cli.task.recurring")) }
             print(task.done ? Output.dim(line) : line)
         }
     }
@@ -70,7 +69,7 @@ struct TaskCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
         func run() throws {
             let task = try options.write { try $0.addTask(title, assignee: assignee, due: due, force: force) }
-            if json { try Output.json(task) } else { print("Added task \(task.title)") }
+            if json { try Output.json(task) } else { print(say("cli.task.added", ["title": .string(task.title)])) }
         }
     }
 
@@ -93,10 +92,10 @@ struct TaskCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func validate() throws {
-            if assignee != nil && noAssignee { throw ValidationError("give --assignee or --no-assignee, not both") }
-            if due != nil && noDue { throw ValidationError("give --due or --no-due, not both") }
+            if assignee != nil && noAssignee { throw ValidationError(say("cli.task.edit.assignee_both")) }
+            if due != nil && noDue { throw ValidationError(say("cli.task.edit.due_both")) }
             if title == nil && assignee == nil && !noAssignee && due == nil && !noDue {
-                throw ValidationError("nothing to change: give --title, --assignee, --no-assignee, --due or --no-due")
+                throw ValidationError(say("cli.task.edit.nothing"))
             }
         }
 
@@ -106,10 +105,11 @@ struct TaskCommand: ParsableCommand {
                 due: noDue ? .some(nil) : due.map { .some($0) })
             let edited = try options.write { try $0.editTask(task, edit) }
             if json { return try Output.json(edited) }
-            var line = "Task: \(edited.title)"
-            line += edited.assignee.map { "  for \($0)" } ?? "  (nobody)"
-            line += edited.due.map { "  due \($0)" } ?? "  (no due date)"
-            print(line)
+            let params: [String: JSONValue] = [
+                "title": .string(edited.title), "assigned": edited.assignee == nil ? "no" : "yes", "assignee": .string(edited.assignee ?? ""),
+                "dated": edited.due == nil ? "no" : "yes", "due": .string(edited.due ?? ""),
+            ]
+            print(say("cli.task.edited", params))
         }
     }
 
@@ -119,7 +119,7 @@ struct TaskCommand: ParsableCommand {
         @Argument var task: String
         func run() throws {
             let done = try options.write { try $0.completeTask(task) }
-            print("Done: \(done.title)")
+            print(say("cli.task.done", ["title": .string(done.title)]))
         }
     }
 
@@ -130,7 +130,7 @@ struct TaskCommand: ParsableCommand {
         @Flag(help: "Reopen it even if it breaks the focus rule.") var force = false
         func run() throws {
             let reopened = try options.write { try $0.reopenTask(task, force: force) }
-            print("Reopened: \(reopened.title)")
+            print(say("cli.task.reopened", ["title": .string(reopened.title)]))
         }
     }
 
@@ -140,7 +140,7 @@ struct TaskCommand: ParsableCommand {
         @Argument var task: String
         func run() throws {
             let deleted = try options.write { try $0.deleteTask(task) }
-            print("Deleted: \(deleted.title)")
+            print(say("cli.task.deleted", ["title": .string(deleted.title)]))
         }
     }
 }

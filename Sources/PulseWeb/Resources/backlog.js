@@ -1,6 +1,6 @@
 // The Backlog tab: projects in categories, added, removed, promoted to tasks.
 import { call } from "./api.js";
-import { $, el, toast, fail } from "./ui.js";
+import { $, el, toast, fail, t } from "./ui.js";
 import { register, store, refresh, switchTab } from "./page.js";
 import { showFocusRefusal } from "./tasks.js";
 
@@ -17,8 +17,9 @@ function render() {
   const categories = store.view("backlog") || [];
   $("backlog-empty").hidden = categories.length > 0;
   $("backlog-list").replaceChildren(...categories.map((category) => {
-    const input = el("input", { placeholder: "Add item", maxlength: "200", "aria-label": `New item in ${category.title}` });
-    const form = el("form", { class: "form-row", autocomplete: "off" }, input, el("button", { type: "submit", text: "Add" }));
+    const input = el("input", { placeholder: t("page.backlog.add.placeholder"), maxlength: "200",
+      "aria-label": t("page.backlog.add.label", { category: category.title }) });
+    const form = el("form", { class: "form-row", autocomplete: "off" }, input, el("button", { type: "submit", text: t("page.action.add") }));
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
       const title = input.value.trim(); if (!title) return;
@@ -31,10 +32,11 @@ function render() {
       category.items.length ? el("ul", { class: "rows" }, ...category.items.map((item) => el("li", { "data-id": item.id },
         el("span", { class: "dot", "aria-hidden": "true" }),
         el("span", { class: "grow name", text: item.title }),
-        el("button", { type: "button", class: "row-button", text: "→ Task", "aria-label": `Make “${item.title}” a task`,
+        el("button", { type: "button", class: "row-button", text: t("page.backlog.promote.button"),
+          "aria-label": t("page.backlog.promote.label", { title: item.title }),
           onclick: () => promote(item) }),
-        el("button", { type: "button", class: "row-button", text: "✕", "aria-label": `Remove ${item.title}`,
-          onclick: () => removeItem(item) })))) : el("p", { class: "muted", text: "No items yet." }),
+        el("button", { type: "button", class: "row-button", text: "✕", "aria-label": t("page.backlog.remove.label", { title: item.title }),
+          onclick: () => removeItem(item) })))) : el("p", { class: "muted", text: t("page.backlog.category.empty") }),
       form);
   }));
 }
@@ -42,7 +44,7 @@ function render() {
 async function promote(item) {
   try {
     await call("backlog.promote", { item: item.id });
-    toast(`“${item.title}” is a task now`);
+    toast(t("page.backlog.promoted", { title: item.title }));
   } catch (error) {
     if (error.code === "focus_rule") {
       switchTab("tasks");

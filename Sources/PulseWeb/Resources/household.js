@@ -1,7 +1,7 @@
 // The household (name, members, settings, the rules' limits) and the agent's status:
 // the header, and what the other parts show of them.
 import { call, status } from "./api.js";
-import { $, applyAppearance } from "./ui.js";
+import { $, applyAppearance, t } from "./ui.js";
 import { register, store } from "./page.js";
 
 register({
@@ -22,18 +22,24 @@ register({
   render: renderHeader,
 });
 
+// The program's name: the same in every language, so not in the catalogue.
+const productName = "House Pulse";
+
 /** This machine's member, or null. */
 export function me() { return store.view("household")?.members.find((m) => m.isThisMachine) || null; }
 export function members() { return store.view("household")?.members || []; }
 
 function renderHeader() {
   const household = store.view("household");
-  if (household) { $("household-name").textContent = household.name; document.title = `${household.name} — House Pulse`; }
+  if (household) {
+    $("household-name").textContent = household.name;
+    document.title = t("page.title.household", { household: household.name, product: productName });
+  }
   const current = store.view("status");
   if (!current) return;
   const connected = current.peers.filter((p) => p.state === "connected");
-  const refused = current.peers.some((p) => p.problem);
+  const state = current.peers.some((p) => p.problem) ? "problem" : connected.every((p) => p.inSync) ? "synced" : "syncing";
   $("sync-state").textContent = connected.length
-    ? `${connected.length} other computer${connected.length === 1 ? "" : "s"} connected${refused ? ", not in sync: see More" : connected.every((p) => p.inSync) ? ", in sync" : ", syncing"}`
-    : (current.peers.length ? "Other computers not reachable: changes wait here" : "This computer only");
+    ? t("page.sync.connected", { count: connected.length, state })
+    : t(current.peers.length ? "page.sync.unreachable" : "page.sync.alone");
 }

@@ -2,7 +2,7 @@
 // basket and the history. Whether an item was done today is the agent's answer
 // (`kids.catalogue.list` with the kid: `doneToday`), not worked out here.
 import { call } from "./api.js";
-import { $, el, toast, fail } from "./ui.js";
+import { $, el, toast, fail, t, titleOf, formatDay, language } from "./ui.js";
 import { register, store, refresh, local } from "./page.js";
 
 local.kid = null;
@@ -34,7 +34,7 @@ function render() {
   $("kid-picker").replaceChildren(...kids.map((k) => el("button", { type: "button", "aria-pressed": String(k.id === local.kid),
     text: k.name, onclick: () => { local.kid = k.id; refresh("kids"); } })));
   const kid = kids.find((k) => k.id === local.kid);
-  $("kid-balance").textContent = kid ? `🥜 ${kid.balance} peanut${kid.balance === 1 ? "" : "s"}` : "";
+  $("kid-balance").textContent = kid ? t("page.kids.balance", { balance: kid.balance }) : "";
   document.querySelectorAll("#kid-views button").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.view === local.kidView)));
   const cards = [];
   let empty = "";
@@ -42,32 +42,33 @@ function render() {
     for (const item of catalogue.filter((i) => i.selected && i.kind !== "reward")) {
       const done = item.doneToday === true;
       cards.push(el("button", { type: "button", class: `kid-card ${item.category}`, "aria-disabled": String(done),
-        "aria-label": `${item.title}, ${item.peanuts} peanuts${done ? ", done today" : ""}`,
+        "aria-label": t(done ? "page.kids.earn.label_done" : "page.kids.earn.label", { title: titleOf(item), peanuts: item.peanuts }),
         onclick: () => { if (!done) kidDone(kid, item); } },
-        item.title, el("span", { class: "peanuts", text: `🥜 ${item.peanuts}${done ? " · done today" : ""}` })));
+        titleOf(item), el("span", { class: "peanuts", text: t(done ? "page.kids.peanuts_done" : "page.kids.peanuts", { peanuts: item.peanuts }) })));
     }
-    empty = "No family rules or chores yet. A parent picks them from the catalogue (pulse-peer kids select).";
+    empty = t("page.kids.earn.empty", { command: "pulse-peer kids select" });
   } else if (kid && local.kidView === "rewards") {
     for (const item of catalogue.filter((i) => i.selected && i.kind === "reward")) {
       cards.push(el("button", { type: "button", class: `kid-card ${item.category}`,
-        "aria-label": `${item.title}, costs ${item.peanuts} peanuts`, onclick: () => redeem(kid, item) },
-        item.title, el("span", { class: "peanuts", text: `🥜 ${item.peanuts}` })));
+        "aria-label": t("page.kids.reward.label", { title: titleOf(item), peanuts: item.peanuts }), onclick: () => redeem(kid, item) },
+        titleOf(item), el("span", { class: "peanuts", text: t("page.kids.peanuts", { peanuts: item.peanuts }) })));
     }
-    empty = "No rewards yet. A parent picks them from the catalogue.";
+    empty = t("page.kids.rewards.empty");
   } else if (kid && local.kidView === "basket") {
     for (const line of basket) {
-      cards.push(el("div", { class: "kid-card fun" }, line.title,
-        el("button", { type: "button", class: "row-button", text: "Remove", "aria-label": `Remove ${line.title} from the basket (no refund)`,
-          onclick: () => basketRemove(kid, line) })));
+      cards.push(el("div", { class: "kid-card fun" }, titleOf(line),
+        el("button", { type: "button", class: "row-button", text: t("page.kids.basket.remove"),
+          "aria-label": t("page.kids.basket.remove_label", { title: titleOf(line) }), onclick: () => basketRemove(kid, line) })));
     }
-    empty = "The basket is empty: rewards bought with peanuts land here.";
+    empty = t("page.kids.basket.empty");
   } else if (kid && local.kidView === "history") {
+    const signed = new Intl.NumberFormat(language(), { signDisplay: "exceptZero" });
     for (const line of [...ledger].reverse()) {
-      const sign = line.peanuts > 0 ? "+" : "";
-      cards.push(el("div", { class: "kid-card fun" }, line.title,
-        el("span", { class: "peanuts", text: `${line.outcome === "counted" ? `${sign}${line.peanuts}` : "declined"} · ${line.day || ""} · balance ${line.balanceAfter}` })));
+      const params = { change: signed.format(line.kind === "spend" ? -line.peanuts : line.peanuts), day: formatDay(line.day), balance: line.balanceAfter };
+      cards.push(el("div", { class: "kid-card fun" }, titleOf(line), el("span", { class: "peanuts",
+        text: t(line.outcome === "counted" ? "page.kids.history.counted" : "page.kids.history.declined", params) })));
     }
-    empty = "Nothing earned or spent yet.";
+    empty = t("page.kids.history.empty");
   }
   $("kid-cards").replaceChildren(...cards);
   $("kid-cards-empty").hidden = !kid || cards.length > 0;
@@ -75,11 +76,11 @@ function render() {
 }
 
 async function kidDone(kid, item) {
-  try { await call("kids.done", { kid: kid.id, item: item.id }); toast(`Great job! +${item.peanuts} 🥜`, { seconds: 2 }); } catch (error) { fail(error); }
+  try { await call("kids.done", { kid: kid.id, item: item.id }); toast(t("page.kids.done", { peanuts: item.peanuts }), { seconds: 2 }); } catch (error) { fail(error); }
   refresh("kids");
 }
 async function redeem(kid, item) {
-  try { await call("kids.redeem", { kid: kid.id, reward: item.id }); toast("Enjoy your reward!", { seconds: 2 }); } catch (error) { fail(error); }
+  try { await call("kids.redeem", { kid: kid.id, reward: item.id }); toast(t("page.kids.redeemed"), { seconds: 2 }); } catch (error) { fail(error); }
   refresh("kids");
 }
 async function basketRemove(kid, line) {

@@ -2,9 +2,9 @@
 // loads every part, opens the live feed and wires the tabs; each tab is its own module
 // (shopping.js, tasks.js, backlog.js, kids.js, more.js) registering itself with page.js.
 import { startSession, onConnection, logout } from "./api.js";
-import { $, fail, useCatalogue } from "./ui.js";
+import { $, fail, useCatalogue, translateDocument } from "./ui.js";
 import { loadCatalogue } from "./messages.js";
-import { tabs, local, switchTab, loadAll, wireAll } from "./page.js";
+import { tabs, local, store, switchTab, loadAll, wireAll } from "./page.js";
 import { connectFeed, closeFeed } from "./feed.js";
 import "./household.js";
 import "./shopping.js";
@@ -46,16 +46,31 @@ function wire() {
   wireAll();
 }
 
+// The page's words in `language` (the agent's choice for this page), else in English; then
+// the words written in index.html are put in that language too.
+async function useLanguage(language) {
+  let catalogue = null;
+  if (language !== "en") catalogue = await loadCatalogue(language).catch((error) => { console.warn(error); return null; });
+  if (!catalogue) catalogue = await loadCatalogue("en").catch((error) => { console.error(error); return null; });
+  if (!catalogue) return; // the English written in the page stays
+  useCatalogue(catalogue);
+  document.documentElement.lang = catalogue.language;
+  translateDocument(document);
+}
+
 async function start() {
+  let session;
   try {
-    await startSession();
+    session = await startSession();
   } catch {
     if (!$("signed-out").hidden) return;
     setOnline(false);
     setTimeout(start, 2000);
     return;
   }
-  try { useCatalogue(await loadCatalogue("en")); } catch (error) { console.error(error); }
+  // The catalogue first: nothing is drawn before the page has its words.
+  await useLanguage(session.language || "en");
+  store.set("session", session);
   switchTab(location.hash.slice(1) || "shopping");
   await loadAll().catch(fail);
   connectFeed({ online: setOnline, isOnline: () => online, fail });

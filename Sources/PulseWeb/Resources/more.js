@@ -1,7 +1,7 @@
 // The More tab: the household's name and members, backlog categories, repeating tasks,
-// settings, the machines and their sync, the backup.
+// settings, the language, the machines and their sync, the backup.
 import { call } from "./api.js";
-import { $, el, fail, confirmDialog, applyAppearance } from "./ui.js";
+import { $, el, fail, confirmDialog, applyAppearance, t, language } from "./ui.js";
 import { register, store, refresh } from "./page.js";
 
 register({
@@ -12,6 +12,20 @@ register({
   async load() {},
   render,
   wire,
+});
+
+// The language: this computer's member's (on every computer) and this computer's own.
+// The agent's session says which languages there are and who chose which
+// (`languages`: {available, member, machine, memberName}); without it, no chooser.
+register({
+  id: "language",
+  topics: [],
+  reads: ["session"],
+  async load() {},
+  render: renderLanguages,
+  wire() {
+    for (const scope of ["member", "machine"]) $(`language-${scope}`).addEventListener("change", (e) => setLanguage(scope, e.target.value));
+  },
 });
 
 register({
@@ -28,6 +42,39 @@ function render() {
   renderMachines();
 }
 
+// Each language by its own name, the same whatever language the page is in; a household's
+// own language by the name the browser knows for it in that language, else by its tag.
+const languageNames = { en: "English", pl: "Polski", de: "Deutsch", nl: "Nederlands" };
+function ownName(code) {
+  if (languageNames[code]) return languageNames[code];
+  try { return new Intl.DisplayNames([code], { type: "language" }).of(code) || code; } catch { return code; }
+}
+
+function renderLanguages() {
+  const languages = store.view("session")?.languages;
+  $("language").hidden = !languages;
+  if (!languages) return;
+  for (const scope of ["member", "machine"]) {
+    const select = $(`language-${scope}`);
+    select.replaceChildren(el("option", { value: "", text: t("page.more.language.automatic") }),
+      ...(languages.available || []).map((code) => el("option", { value: code, lang: code, text: ownName(code) })));
+    select.value = languages[scope] || "";
+  }
+  $("language-member-row").hidden = !languages.memberName;
+  $("language-member-label").textContent = languages.memberName ? t("page.more.language.member", { name: languages.memberName }) : "";
+}
+
+async function setLanguage(scope, chosen) {
+  try {
+    await call("language.set", { scope, language: chosen || null });
+  } catch (error) {
+    fail(error);
+    renderLanguages();
+    return;
+  }
+  location.reload(); // the page's words, in the language now chosen
+}
+
 function initialsColor(member) { return /^#[0-9a-fA-F]{6}$/.test(member.color || "") ? member.color : "#6B7280"; }
 
 function renderHousehold() {
@@ -38,8 +85,9 @@ function renderHousehold() {
   const members = household.members;
   $("member-list").replaceChildren(...members.map((m) => el("li", { "data-id": m.id },
     el("span", { class: "avatar", "aria-hidden": "true", text: m.initials }),
-    el("span", { class: "grow", text: m.name + (m.isThisMachine ? " (this computer)" : "") }),
-    el("button", { type: "button", class: "row-button", text: "✕", "aria-label": `Remove ${m.name}`, onclick: () => removeMember(m) }))));
+    el("span", { class: "grow", text: m.isThisMachine ? t("page.more.member.this_computer", { name: m.name }) : m.name }),
+    el("button", { type: "button", class: "row-button", text: "✕", "aria-label": t("page.more.member.remove", { name: m.name }),
+      onclick: () => removeMember(m) }))));
   // Colours are set through the CSSOM (allowed by the CSP, unlike inline style attributes).
   $("member-list").querySelectorAll(".avatar").forEach((node, i) => { node.style.background = initialsColor(members[i]); });
   $("setting-celebrations").checked = !!household.settings.celebrations;
@@ -50,14 +98,15 @@ function renderCategories() {
   const categories = store.view("backlog") || [];
   $("category-list").replaceChildren(...categories.map((c) => el("li", { "data-id": c.id },
     el("span", { class: "grow", text: `${c.title}` }),
-    el("span", { class: "muted", text: `${c.items.length} item${c.items.length === 1 ? "" : "s"}` }),
-    el("button", { type: "button", class: "row-button", text: "🗑", "aria-label": `Delete category ${c.title}`,
+    el("span", { class: "muted", text: t("page.more.category.items", { count: c.items.length }) }),
+    el("button", { type: "button", class: "row-button", text: "🗑", "aria-label": t("page.more.category.delete", { title: c.title }),
       onclick: () => removeCategory(c) }))));
 }
 
 async function removeCategory(category) {
   const force = category.items.length > 0;
-  if (force && !(await confirmDialog("Delete Category?", `This contains active items: “${category.title}” has ${category.items.length}. They are deleted with it.`))) return;
+  const text = t("page.more.category.confirm_delete.text", { title: category.title, count: category.items.length });
+  if (force && !(await confirmDialog(t("page.more.category.confirm_delete.title"), text))) return;
   try { await call("backlog.category.remove", { category: category.id, force }); } catch (error) { fail(error); }
   refresh("backlog");
 }
@@ -65,22 +114,43 @@ async function removeCategory(category) {
 function renderRecurring() {
   const recurring = store.view("recurring") || [];
   $("recurring-list").replaceChildren(...recurring.map((r) => el("li", { "data-id": r.id },
-    el("span", { class: "grow", text: r.title }), el("span", { class: "muted", text: r.schedule }),
-    el("button", { type: "button", class: "row-button", text: "✕", "aria-label": `Stop repeating ${r.title}`,
+    el("span", { class: "grow", text: r.title }), el("span", { class: "muted", text: describeSchedule(r.schedule) }),
+    el("button", { type: "button", class: "row-button", text: "✕", "aria-label": t("page.more.recurring.stop", { title: r.title }),
       onclick: async () => { try { await call("recurring.remove", { template: r.id }); } catch (e) { fail(e); } refresh("recurring"); } }))));
   $("recurring-empty").hidden = recurring.length > 0;
+}
+
+// A schedule (`daily`, `weekly:mon,thu`, `monthly:15`) in words: weekday names and their
+// list from Intl in the page's language, the sentence from the catalogue.
+const weekdays = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
+export function describeSchedule(schedule) {
+  if (schedule === "daily") return t("page.schedule.daily");
+  const weekly = /^weekly:([a-z,]+)$/.exec(schedule || "");
+  if (weekly && weekly[1].split(",").every((day) => weekdays.includes(day))) {
+    const name = new Intl.DateTimeFormat(language(), { weekday: "long", timeZone: "UTC" });
+    // 1 January 2024 was a Monday.
+    const days = weekly[1].split(",").map((day) => name.format(Date.UTC(2024, 0, 1 + weekdays.indexOf(day))));
+    return t("page.schedule.weekly", { days: new Intl.ListFormat(language(), { type: "conjunction" }).format(days) });
+  }
+  const monthly = /^monthly:(\d+)$/.exec(schedule || "");
+  if (monthly) {
+    const day = Number(monthly[1]);
+    return t("page.schedule.monthly", { day, ordinal: new Intl.PluralRules(language(), { type: "ordinal" }).select(day) });
+  }
+  return schedule || "";
 }
 
 function renderMachines() {
   const status = store.view("status");
   if (!status) return;
   const m = status.machine;
-  const rows = [el("li", {}, el("span", { class: "grow", text: `This computer${m.member ? ` (${m.member})` : ""}` }),
-    el("span", { class: "state ok", text: `${m.changes} changes` }))];
+  const here = m.member ? t("page.more.machines.this_member", { member: m.member }) : t("page.more.machines.this");
+  const rows = [el("li", {}, el("span", { class: "grow", text: here }),
+    el("span", { class: "state ok", text: t("page.more.machines.changes", { count: m.changes }) }))];
   for (const p of status.peers) {
-    const text = p.problem ? "not in sync" : p.state === "connected" ? (p.inSync ? "connected, in sync" : "connected, syncing") : p.state;
-    rows.push(el("li", {}, el("span", { class: "grow", text: p.name || "(unknown machine)" }),
-      el("span", { class: `state ${p.state === "connected" && p.inSync ? "ok" : ""}`, text })));
+    const state = p.problem ? "problem" : p.state === "connected" ? (p.inSync ? "synced" : "syncing") : p.state;
+    rows.push(el("li", {}, el("span", { class: "grow", text: p.name || t("page.more.machines.unknown") }),
+      el("span", { class: `state ${p.state === "connected" && p.inSync ? "ok" : ""}`, text: t("page.more.machines.state", { state }) })));
     if (p.problem) rows.push(el("li", {}, el("span", { class: "grow muted", text: p.problem })));
   }
   for (const warning of m.warnings) rows.push(el("li", {}, el("span", { class: "grow muted", text: warning })));
@@ -88,7 +158,8 @@ function renderMachines() {
 }
 
 async function removeMember(member) {
-  if (!(await confirmDialog("Remove member?", `${member.name} is removed from the household on every computer.`, "Remove"))) return;
+  if (!(await confirmDialog(t("page.more.member.confirm_remove.title"), t("page.more.member.confirm_remove.text", { name: member.name }),
+    t("page.more.member.confirm_remove.ok")))) return;
   try { await call("member.remove", { member: member.id }); } catch (error) { fail(error); }
   refresh("household", "tasks");
 }

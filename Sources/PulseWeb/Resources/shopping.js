@@ -1,6 +1,6 @@
 // The Shopping tab: the list, rapid entry, the restock pool, clear and undo.
 import { call } from "./api.js";
-import { $, el, toast, fail, pulse } from "./ui.js";
+import { $, el, toast, fail, pulse, t } from "./ui.js";
 import { register, store, refresh, local } from "./page.js";
 
 const newItems = { ids: [], count: 0 };
@@ -41,14 +41,14 @@ function renderNewItems() {
   const banner = $("new-items");
   const show = newItems.count > 0 && local.tab === "shopping";
   banner.hidden = !show;
-  if (show) banner.textContent = `New items added (${newItems.count})`;
+  if (show) banner.textContent = t("page.shopping.new_items", { count: newItems.count });
 }
 
 function shopRow(item) {
-  const name = el("span", { class: "name", text: item.name, title: "Rename", role: "button", tabindex: "0",
-    "aria-label": `${item.name} (rename)` });
+  const name = el("span", { class: "name", text: item.name, title: t("page.shopping.rename.title"), role: "button", tabindex: "0",
+    "aria-label": t("page.shopping.item.label", { name: item.name }) });
   const li = el("li", { "data-id": item.id, class: item.pending ? "pending" : "" },
-    el("button", { type: "button", class: "check", "aria-pressed": "false", "aria-label": `Check off ${item.name}`,
+    el("button", { type: "button", class: "check", "aria-pressed": "false", "aria-label": t("page.shopping.check", { name: item.name }),
       onclick: () => checkItem(item, li) }),
     el("span", { class: "grow" }, name));
   const rename = () => startRename(item, name);
@@ -60,7 +60,7 @@ function shopRow(item) {
 function poolRow(item) {
   return el("li", { "data-id": item.id },
     el("span", { class: "grow name", text: item.name }),
-    el("button", { type: "button", class: "row-button restock", "aria-label": `Put ${item.name} back on the list`, text: "+",
+    el("button", { type: "button", class: "row-button restock", "aria-label": t("page.shopping.restock_item", { name: item.name }), text: "+",
       onclick: () => restockItem(item) }));
 }
 
@@ -89,7 +89,7 @@ async function restockItem(item) {
 }
 
 function startRename(item, name) {
-  const input = el("input", { class: "edit", value: item.name, maxlength: "200", "aria-label": `Rename ${item.name}` });
+  const input = el("input", { class: "edit", value: item.name, maxlength: "200", "aria-label": t("page.shopping.rename.label", { name: item.name }) });
   name.replaceWith(input);
   input.focus(); input.select();
   let done = false;
@@ -111,7 +111,8 @@ function startRename(item, name) {
 // leaving the row saves what it holds. The row lives in its own list under the items, so a
 // refresh of the items (a remote change) never takes the focus from it.
 function rapidRow() {
-  const input = el("input", { class: "rapid", placeholder: "Item name", maxlength: "200", "aria-label": "New item" });
+  const input = el("input", { class: "rapid", placeholder: t("page.shopping.rapid.placeholder"), maxlength: "200",
+    "aria-label": t("page.shopping.rapid.input") });
   const li = el("li", { class: "rapid-row" }, el("span", { class: "check", "aria-hidden": "true" }), input);
   input.addEventListener("keydown", (e) => {
     if (e.key === "Enter") {
@@ -156,11 +157,11 @@ async function addItems(names) {
   const temp = names.map((name) => ({ id: `pending-${++pendingCount}`, name, pending: true }));
   try {
     // The guessed rows, unless a reload already shows them (the feed can be faster than the answer).
-    const shown = (s) => temp.filter((t) => !s.list.some((item) => !item.pending && item.name.toLowerCase() === t.name.toLowerCase()));
+    const shown = (s) => temp.filter((guess) => !s.list.some((item) => !item.pending && item.name.toLowerCase() === guess.name.toLowerCase()));
     const added = await store.guess("shopping", (s) => ({ ...s, list: [...s.list, ...shown(s)] }), () => call("shop.add", { names }));
     // The agent says which came back from the restock pool (the rule lives there).
     const back = added.filter((item) => item.restocked);
-    if (back.length) toast(`Back from the restock pool: ${back.map((i) => i.name).join(", ")}`);
+    if (back.length) toast(t("page.shopping.restocked", { names: back.map((i) => i.name) }));
   } catch (error) { fail(error); }
   refresh("shopping");
 }
@@ -170,13 +171,13 @@ async function clearAll() {
   if (!list.length) return;
   try {
     await store.guess("shopping", (s) => ({ ...s, list: [] }), () => call("shop.clear"));
-    toast(`Cleared ${list.length} item${list.length === 1 ? "" : "s"}`, { action: "Undo", onAction: undoClear });
+    toast(t("page.shopping.cleared", { count: list.length }), { action: t("page.shopping.undo"), onAction: undoClear });
   } catch (error) { fail(error); }
   refresh("shopping");
 }
 
 async function undoClear() {
-  try { await call("shop.undo"); toast("The list is back."); } catch (error) { fail(error); }
+  try { await call("shop.undo"); toast(t("page.shopping.undone")); } catch (error) { fail(error); }
   refresh("shopping");
 }
 

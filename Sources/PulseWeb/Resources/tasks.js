@@ -1,7 +1,7 @@
 // The Tasks tab: the focus rule's banner, adding, completing, reopening, deleting.
 // The focus rule is the agent's: a refusal with the code `focus_rule` offers "Add it anyway".
 import { call } from "./api.js";
-import { $, el, toast, fail, describe, todayISO } from "./ui.js";
+import { $, el, toast, fail, describe, todayISO, formatDay, t } from "./ui.js";
 import { register, store, refresh } from "./page.js";
 import { me, members } from "./household.js";
 
@@ -18,8 +18,8 @@ register({
 function render() {
   renderAssignees();
   const tasks = store.view("tasks") || [];
-  const active = tasks.filter((t) => !t.done);
-  const done = tasks.filter((t) => t.done);
+  const active = tasks.filter((x) => !x.done);
+  const done = tasks.filter((x) => x.done);
   $("task-list").replaceChildren(...active.map(taskRow));
   $("task-list").hidden = active.length === 0;
   $("done-list").replaceChildren(...done.map(taskRow));
@@ -28,16 +28,16 @@ function render() {
   $("tasks-empty").hidden = tasks.length > 0;
   const limit = store.view("household")?.focusLimit;
   if (limit) {
-    $("focus-limit").textContent = String(limit);
-    $("focus-count").textContent = `(${active.length} of ${limit} active)`;
+    $("focus-rule").textContent = t("page.tasks.focus.rule", { limit });
+    $("focus-count").textContent = t("page.tasks.focus.count", { active: active.length, limit });
   }
 }
 
 function renderAssignees() {
   const select = $("task-assignee");
   const chosen = select.value;
-  select.replaceChildren(el("option", { value: "", text: "Nobody" }),
-    ...members().map((m) => el("option", { value: m.name, text: m.isThisMachine ? `${m.name} (me)` : m.name })));
+  select.replaceChildren(el("option", { value: "", text: t("page.tasks.nobody") }),
+    ...members().map((m) => el("option", { value: m.name, text: m.isThisMachine ? t("page.tasks.assignee.me", { name: m.name }) : m.name })));
   select.value = members().some((m) => m.name === chosen) ? chosen : "";
 }
 
@@ -45,17 +45,17 @@ function taskRow(task) {
   const meta = el("div", { class: "meta" });
   if (task.due) {
     const today = task.due === todayISO();
-    meta.append(el("span", { class: today ? "today" : "", text: today ? "Today" : task.due }));
+    meta.append(el("span", { class: today ? "today" : "", text: today ? t("page.tasks.today") : formatDay(task.due) }));
   }
   if (task.assignee) {
     const mine = me() && task.assigneeID === me().id;
-    meta.append(el("span", { class: "pill", text: mine ? "Me" : task.assignee, title: task.assignee }));
+    meta.append(el("span", { class: "pill", text: mine ? t("page.tasks.me") : task.assignee, title: task.assignee }));
   }
   return el("li", { "data-id": task.id, class: task.done ? "done" : "" },
     el("button", { type: "button", class: "check square", "aria-pressed": String(task.done),
-      "aria-label": `${task.done ? "Reopen" : "Complete"} ${task.title}`, onclick: () => toggleTask(task) }),
+      "aria-label": t(task.done ? "page.tasks.reopen" : "page.tasks.complete", { title: task.title }), onclick: () => toggleTask(task) }),
     el("div", { class: "grow" }, el("span", { class: "name", text: task.title }), meta.childNodes.length ? meta : null),
-    el("button", { type: "button", class: "row-button", "aria-label": `Delete ${task.title}`, text: "✕",
+    el("button", { type: "button", class: "row-button", "aria-label": t("page.tasks.delete", { title: task.title }), text: "✕",
       onclick: () => deleteTask(task) }));
 }
 
@@ -84,7 +84,7 @@ async function addTask(force = false) {
 }
 
 // Sets the state the click asked for (a reload that already holds it is left as it is).
-const settingDone = (id, done) => (tasks) => tasks.map((t) => (t.id === id ? { ...t, done } : t));
+const settingDone = (id, done) => (tasks) => tasks.map((x) => (x.id === id ? { ...x, done } : x));
 
 async function toggleTask(task) {
   try {
@@ -102,8 +102,8 @@ async function toggleTask(task) {
 
 async function deleteTask(task) {
   try {
-    await store.guess("tasks", (tasks) => tasks.filter((t) => t.id !== task.id), () => call("task.delete", { task: task.id }));
-    toast(`Deleted “${task.title}”`);
+    await store.guess("tasks", (tasks) => tasks.filter((x) => x.id !== task.id), () => call("task.delete", { task: task.id }));
+    toast(t("page.tasks.deleted", { title: task.title }));
   } catch (error) { fail(error); }
   refresh("tasks");
 }

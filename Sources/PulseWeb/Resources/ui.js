@@ -1,6 +1,8 @@
-// Small helpers of the view: elements, toasts, the confirmation dialog, appearance.
-// Text from the household is always set with textContent, never parsed as HTML.
+// Small helpers of the view: the page's words, elements, toasts, the confirmation dialog,
+// appearance. Text from the household and from the catalogue is always set with
+// textContent, never parsed as HTML.
 import { APIError } from "./api.js";
+import { Catalogue } from "./messages.js";
 
 export const $ = (id) => document.getElementById(id);
 
@@ -15,6 +17,77 @@ export function el(tag, attrs = {}, ...children) {
   }
   for (const child of children) if (child !== null && child !== undefined) node.append(child);
   return node;
+}
+
+// The page's words: the catalogue of the reader's language (messages.js), loaded by main.js
+// before anything is drawn. Until then a message is its key, and the page's HTML keeps the
+// English written in it.
+let catalogue = new Catalogue({}, "en");
+/** The catalogue the page's words and the agent's refusals are rendered from. */
+export function useCatalogue(loaded) { catalogue = loaded; }
+/** The language the page is shown in ("en", "pl", …): for Intl's dates, lists and numbers. */
+export function language() { return catalogue.language; }
+/** The message `key` with `params`, in the reader's language. */
+export function t(key, params = {}) { return catalogue.text(key, params); }
+
+/** A kids' item or ledger line as the reader reads it: a built-in catalogue item in the
+ * reader's language (`titleKey`, while the family has not given it its own words), an
+ * adjustment from its reason, else the household's own text. */
+export function titleOf(item) {
+  if (item.titleKey && catalogue.has(item.titleKey)) return catalogue.text(item.titleKey);
+  if (item.reason !== undefined && item.reason !== null) return catalogue.text("kids.adjustment", { reason: item.reason });
+  return item.title;
+}
+
+/**
+ * The message `key` as nodes for `append`: a parameter that is a DOM node (a `<code>`, a
+ * `<strong>`) stands where the language's sentence puts it; the rest is text.
+ */
+export function tNodes(key, params = {}) {
+  const nodes = [], marked = {};
+  for (const [name, value] of Object.entries(params)) {
+    if (value instanceof Node) { marked[name] = `\uE000${nodes.length}\uE001`; nodes.push(value); } else marked[name] = value;
+  }
+  const used = new Set();
+  return t(key, marked).split(/\uE000(\d+)\uE001/).map((part, i) => {
+    if (i % 2 === 0) return part;
+    const node = nodes[Number(part)];
+    if (used.has(node)) return node.cloneNode(true);
+    used.add(node);
+    return node;
+  }).filter((part) => part !== "");
+}
+
+const translatedAttributes = ["aria-label", "title", "placeholder", "alt"];
+/**
+ * Puts the page's own words in the reader's language: `data-i18n="key"` sets an element's
+ * text (`data-i18n-params` holds JSON parameters; a child with `data-i18n-param="name"`
+ * is that parameter, kept as it is), `data-i18n-aria-label`, `data-i18n-title`,
+ * `data-i18n-placeholder` and `data-i18n-alt` set those attributes. A key the catalogue
+ * lacks leaves the English of the HTML.
+ */
+export function translateDocument(root = document) {
+  for (const node of root.querySelectorAll("[data-i18n]")) {
+    const key = node.dataset.i18n;
+    if (!catalogue.has(key)) continue;
+    const params = node.dataset.i18nParams ? JSON.parse(node.dataset.i18nParams) : {};
+    for (const child of node.querySelectorAll(":scope > [data-i18n-param]")) params[child.dataset.i18nParam] = child;
+    node.replaceChildren(...tNodes(key, params));
+  }
+  for (const attribute of translatedAttributes) {
+    for (const node of root.querySelectorAll(`[data-i18n-${attribute}]`)) {
+      const key = node.getAttribute(`data-i18n-${attribute}`);
+      if (catalogue.has(key)) node.setAttribute(attribute, t(key));
+    }
+  }
+}
+
+/** A day (`YYYY-MM-DD`) in the reader's language; anything else as it is. */
+export function formatDay(day) {
+  const parts = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day || "");
+  if (!parts) return day || "";
+  return new Intl.DateTimeFormat(language(), { dateStyle: "medium", timeZone: "UTC" })
+    .format(Date.UTC(Number(parts[1]), Number(parts[2]) - 1, Number(parts[3])));
 }
 
 export function todayISO() {
@@ -39,21 +112,18 @@ export function toast(text, { action, onAction, error = false, seconds = 4 } = {
 }
 export function hideToast() { $("toast").hidden = true; }
 
-// The page's own words for what is not the household's refusal.
+// The page's own messages for what is not the household's refusal.
 const pageErrors = {
-  unreachable: "House Pulse on this computer did not answer.",
-  not_signed_in: "Not signed in.",
+  unreachable: "page.error.unreachable",
+  not_signed_in: "page.error.not_signed_in",
 };
-let catalogue = null;
-/** The catalogue refusals are rendered from (set once it is loaded). */
-export function useCatalogue(loaded) { catalogue = loaded; }
 
 /** A refusal or a failure in the reader's words: from its code and parameters. */
 export function describe(error) {
   if (!(error instanceof APIError)) return String(error?.message || error);
-  if (pageErrors[error.code]) return pageErrors[error.code];
+  if (pageErrors[error.code]) return t(pageErrors[error.code]);
   const key = `refusal.${error.code}`;
-  return catalogue?.has(key) ? catalogue.text(key, error.params) : error.message;
+  return catalogue.has(key) ? catalogue.text(key, error.params) : error.message;
 }
 
 export function fail(error) {
@@ -61,7 +131,7 @@ export function fail(error) {
   toast(describe(error), { error: true, seconds: 6 });
 }
 
-export function confirmDialog(title, text, ok = "Delete") {
+export function confirmDialog(title, text, ok = t("page.confirm.delete")) {
   const dialog = $("confirm");
   $("confirm-title").textContent = title;
   $("confirm-text").textContent = text;
@@ -85,5 +155,3 @@ export function applyAppearance(appearance) {
   for (const radio of document.querySelectorAll('input[name="appearance"]')) radio.checked = radio.value === appearanceSetting;
 }
 systemDark.addEventListener("change", () => applyAppearance(appearanceSetting));
-
-export function plural(n, one, many) { return `${n} ${n === 1 ? one : many}`; }

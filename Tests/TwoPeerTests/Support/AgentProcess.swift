@@ -22,7 +22,7 @@ final class AgentProcess: @unchecked Sendable {
     /// `web`: the `--web` value (nil: the agent's default), unless `args` has its own.
     init(
         home: String, _ args: [String] = [], on host: TestHost? = nil, listen: String = "127.0.0.1",
-        wrapper: [String] = [], web: String? = "127.0.0.1:0", timeout: TimeInterval = 30
+        wrapper: [String] = [], web: String? = "127.0.0.1:0", environment: [String: String] = [:], timeout: TimeInterval = 30
     ) throws {
         self.home = home
         let run =
@@ -38,6 +38,10 @@ final class AgentProcess: @unchecked Sendable {
         }
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "PULSE_HOME")
+        // English unless a test says otherwise, whatever the machine's locale.
+        for key in ["PULSE_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES"] { env.removeValue(forKey: key) }
+        env["LANG"] = "C.UTF-8"
+        for (key, value) in environment { env[key] = value }
         process.environment = env
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
@@ -126,11 +130,13 @@ struct Home {
     let path: String
     /// A command every command runs under (e.g. ``FakeTime/offset(_:)``).
     var wrapper: [String] = []
+    /// Variables every command runs with (e.g. `LANG`).
+    var environment: [String: String] = [:]
 
     /// `orFail: false`: return a failed command's result instead of throwing.
     @discardableResult
     func run(_ args: [String], stdin: String? = nil, orFail: Bool = true) throws -> PulsePeer.Result {
-        let result = try PulsePeer.run(args + ["--home", path], stdin: stdin, wrapper: wrapper)
+        let result = try PulsePeer.run(args + ["--home", path], stdin: stdin, environment: environment, wrapper: wrapper)
         if orFail && result.status != 0 {
             throw AgentProcess.Failure(description: "pulse-peer \(args.joined(separator: " ")) failed: \(result.stderr)")
         }

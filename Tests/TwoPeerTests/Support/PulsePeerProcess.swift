@@ -22,6 +22,9 @@ struct PulsePeer {
     ) throws -> Result {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "PULSE_HOME")
+        // English unless a test says otherwise, whatever the machine's locale.
+        for key in ["PULSE_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES"] { env.removeValue(forKey: key) }
+        env["LANG"] = "C.UTF-8"
         for (key, value) in environment { env[key] = value }
         return try runProcess(wrapper + [executable.path] + args, stdin: stdin, environment: env, timeout: timeout)
     }

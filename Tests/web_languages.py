@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""The page in every language, in a real browser (headless Chromium, Selenium), against
+one running agent whose home holds the pseudo-language `qps` (every English message
+wrapped in ⟦…⟧, Tests/TwoPeerTests/LanguageTests.swift writes it).
+
+    web_languages.py PULSE_PEER HOME DATA_WORDS [SCREENSHOT_DIR]
+
+Checks: the browser's Accept-Language picks the page's language; the choice in More (this
+computer, and the member's, which this computer's overrides) wins over it; under the
+pseudo-language no English is left on any tab (every text, label and placeholder comes
+from the catalogue); no tab is wider than the window in Polish or German at 390 and 1366
+pixels, light and dark. With SCREENSHOT_DIR, saves every tab in Polish and German at both
+widths (docs/screenshots/languages). Each check prints `ok …`; the first failure exits 1.
+"""
+import json
+import os
+import re
+import sys
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+import web_support
+from web_support import Failed, wait
+
+BIN, HOME, DATA = sys.argv[1:4]
+SHOTS = sys.argv[4] if len(sys.argv) > 4 else None
+DATA_WORDS = DATA.split(",")
+TABS = ["shopping", "tasks", "backlog", "kids", "more"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def catalogue(language):
+    with open(os.path.join(HERE, "..", "Sources", "PulseHousehold", "Resources", f"messages-{language}.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def browser(accept, width=900, height=1000):
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--window-size={width},{height}", f"--lang={accept}"]:
+        options.add_argument(arg)
+    options.add_experimental_option("prefs", {"intl.accept_languages": accept})
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def sign_in(driver):
+    link = web_support.cli(BIN, HOME, "open", "--print").split()[-1]
+    driver.get(link)
+    wait("the page to load", lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), timeout=15)
+
+
+def page_language(driver):
+    return driver.execute_script("return document.documentElement.lang")
+
+
+def tab_label(driver, name):
+    return driver.find_element(By.CSS_SELECTOR, f"#t-{name} [data-i18n]").text
+
+
+def tab(driver, name):
+    driver.find_element(By.ID, f"t-{name}").click()
+    wait(f"the {name} tab", lambda: driver.find_element(By.ID, f"tab-{name}").is_displayed())
+    driver.execute_script("window.scrollTo(0, 0)")
+    wait("the tab's fade-in to end", lambda: driver.execute_script("return document.getAnimations().length === 0"))
+
+
+def expect_language(driver, language, why):
+    wait(f"the page in {language} ({why})", lambda: page_language(driver) == language, timeout=10)
+    want = catalogue(language)["page.tab.shopping"]
+    if tab_label(driver, "shopping") != want:
+        raise Failed(f"{why}: the Shopping tab says {tab_label(driver, 'shopping')!r}, not {want!r}")
+
+
+def choose(driver, select_id, value):
+    tab(driver, "more")
+    select = Select(driver.find_element(By.ID, select_id))
+    driver.execute_script("document.body.dataset.ready = 'false'")
+    select.select_by_value(value)
+    wait("the page to load again", lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), timeout=15)
+
+
+def choices():
+    for language, accept in [("pl", "pl-PL,pl;q=0.9,en;q=0.5"), ("de", "de-DE,de"), ("nl", "nl"), ("en", "fr-FR,fr;q=0.9")]:
+        driver = browser(accept)
+        try:
+            sign_in(driver)
+            expect_language(driver, language, f"Accept-Language {accept}")
+        finally:
+            driver.quit()
+    print("ok Accept-Language picks Polish, German, Dutch; an unknown language gets English")
+
+    driver = browser("pl")
+    try:
+        sign_in(driver)
+        expect_language(driver, "pl", "Accept-Language pl")
+        choose(driver, "language-member", "nl")
+        expect_language(driver, "nl", "the member chose Dutch")
+        choose(driver, "language-machine", "de")
+        expect_language(driver, "de", "this computer chose German over the member's Dutch")
+        choose(driver, "language-machine", "")
+        expect_language(driver, "nl", "this computer back to automatic: the member's Dutch")
+        choose(driver, "language-member", "")
+        expect_language(driver, "pl", "both automatic: the browser's Polish")
+    finally:
+        driver.quit()
+    print("ok the choice in More: this computer's over the member's over the browser's")
+
+
+def visible_words(driver):
+    """Every text a person can read or hear on the current tab: text, labels, placeholders, titles."""
+    return driver.execute_script("""
+      const out = [document.title];
+      const shown = (e) => e.offsetParent !== null || getComputedStyle(e).position === 'fixed';
+      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      while (walker.nextNode()) {
+        const n = walker.currentNode;
+        if (n.parentElement && shown(n.parentElement) && n.textContent.trim()) out.push(n.textContent.trim());
+      }
+      for (const e of document.querySelectorAll('[aria-label],[placeholder],[title],[alt]')) {
+        if (!shown(e)) continue;
+        for (const a of ['aria-label', 'placeholder', 'title', 'alt']) if (e.getAttribute(a)) out.push(e.getAttribute(a));
+      }
+      return out;""")
+
+
+def english_left(text):
+    depth, out = 0, []
+    for c in text:
+        if c == "⟦":
+            depth += 1
+            out.append(" ")
+        elif c == "⟧":
+            depth = max(0, depth - 1)
+            out.append(" ")
+        elif depth == 0:
+            out.append(c)
+    words = re.findall(r"[A-Za-zÀ-ž][A-Za-zÀ-ž'’-]{2,}", "".join(out))
+    return [w for w in words if not any(w.lower().startswith(d.lower()) or d.lower().startswith(w.lower()) for d in DATA_WORDS)]
+
+
+def pseudo():
+    driver = browser("qps")
+    try:
+        sign_in(driver)
+        wait("the pseudo-language", lambda: page_language(driver) == "qps", timeout=10)
+        checked = 0
+        for name in TABS:
+            tab(driver, name)
+            for text in visible_words(driver):
+                checked += 1
+                left = english_left(text)
+                if left:
+                    raise Failed(f"hard-coded English on the {name} tab: {left} in {text!r}")
+        if checked < 60:
+            raise Failed(f"only {checked} texts seen")
+    finally:
+        driver.quit()
+    print(f"ok under the pseudo-language every one of {checked} texts on 5 tabs comes from the catalogue")
+
+
+def layouts():
+    for language in ["pl", "de"]:
+        driver = browser(language)
+        try:
+            sign_in(driver)
+            expect_language(driver, language, "for the screenshots")
+            for width, height in [(390, 844), (1366, 900)]:
+                driver.set_window_size(width, height)
+                for appearance in ["light", "dark"]:
+                    driver.execute_script(f"document.documentElement.dataset.appearance = '{appearance}'")
+                    for name in TABS:
+                        tab(driver, name)
+                        wide = driver.execute_script(
+                            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+                        if wide[0] > wide[1]:
+                            raise Failed(f"{language} {name} at {width} px ({appearance}) is {wide[0]} px wide: it overflows")
+                        if SHOTS and appearance == "light" or SHOTS and width == 390 and name in ("shopping", "kids"):
+                            os.makedirs(SHOTS, exist_ok=True)
+                            driver.save_screenshot(os.path.join(SHOTS, f"{language}-{width}-{name}-{appearance}.png"))
+        finally:
+            driver.quit()
+    print("ok Polish and German fit at 390 and 1366 px, light and dark, on every tab"
+          + (f"; screenshots in {SHOTS}" if SHOTS else ""))
+
+
+def main():
+    choices()
+    pseudo()
+    layouts()
+
+
+if __name__ == "__main__":
+    web_support.run(main)
