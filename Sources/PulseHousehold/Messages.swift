@@ -28,28 +28,36 @@ public struct MessageCatalogue: Sendable {
         self.fallback = fallback
     }
 
-    /// The catalogues built into the binary, by language (English first).
-    static let builtIn: [String: [String: String]] = {
-        let files: [(String, [UInt8])] = [
-            ("en", PackageResources.messages_en_json), ("pl", PackageResources.messages_pl_json),
-            ("de", PackageResources.messages_de_json), ("nl", PackageResources.messages_nl_json),
-        ]
-        var tables: [String: [String: String]] = [:]
-        for (language, bytes) in files {
-            guard let table = try? JSONDecoder().decode([String: String].self, from: Data(bytes)) else {
-                fatalError("the built-in \(language) messages do not decode (Resources/messages-\(language).json)")
-            }
-            tables[language] = table
+    /// The catalogues built into the binary, each decoded at its first use (a command
+    /// decodes only its reader's language and English).
+    private static let english_ = decode("en", PackageResources.messages_en_json)
+    private static let polish = decode("pl", PackageResources.messages_pl_json)
+    private static let german = decode("de", PackageResources.messages_de_json)
+    private static let dutch = decode("nl", PackageResources.messages_nl_json)
+
+    static func builtInTable(_ language: String) -> [String: String]? {
+        switch language {
+        case "en": english_
+        case "pl": polish
+        case "de": german
+        case "nl": dutch
+        default: nil
         }
-        return tables
-    }()
+    }
+
+    private static func decode(_ language: String, _ bytes: [UInt8]) -> [String: String] {
+        guard let table = try? JSONDecoder().decode([String: String].self, from: Data(bytes)) else {
+            fatalError("the built-in \(language) messages do not decode (Resources/messages-\(language).json)")
+        }
+        return table
+    }
 
     /// English: the default, and the words every other language falls back to.
-    public static let english = MessageCatalogue(language: "en", messages: builtIn["en"] ?? [:])
+    public static let english = MessageCatalogue(language: "en", messages: english_)
 
     /// The built-in catalogue of `language` (nil: none).
     public static func builtIn(_ language: String) -> MessageCatalogue? {
-        guard let table = builtIn[language] else { return nil }
+        guard let table = builtInTable(language) else { return nil }
         return MessageCatalogue(language: language, messages: table, fallback: language == "en" ? [:] : english.messages)
     }
 

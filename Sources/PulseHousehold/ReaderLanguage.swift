@@ -16,6 +16,13 @@ public struct LanguageChoice: Sendable, Codable, Equatable {
     /// The languages this household can read.
     public var available: [String]
 
+    public init(machine: String? = nil, member: String? = nil, memberName: String? = nil, available: [String]) {
+        self.machine = machine
+        self.member = member
+        self.memberName = memberName
+        self.available = available
+    }
+
     /// The language chosen here, if any: this computer's, else its member's.
     public var chosen: String? { machine ?? member }
 }

@@ -93,6 +93,9 @@ public enum StoreBackup {
         if info.st_mode & S_IFMT == S_IFDIR { throw .directory(path) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw .notABackup(path, reason: "not a regular file") }
         guard info.st_size > 0 else { throw .notABackup(path, reason: "it is empty") }
+        // Killed between its last write and its rename, a backup's partial file can look
+        // whole; it was never finished (synced, named), so it is never one.
+        guard !path.hasSuffix(partialSuffix) else { throw .notABackup(path, reason: "it is a backup that was never finished (\(partialSuffix))") }
         do {
             try DatabaseFile.checkBeforeOpening(path)
         } catch {

@@ -388,7 +388,7 @@ package enum Migrations {
     /// Migration 14 (protocol version 6): the language a member reads, null for automatic.
     /// Optional in the schema: members made before it have none.
     static let migration14 = """
-        ALTER TABLE member ADD COLUMN language TEXT CHECK (language IS NULL OR length(language) BETWEEN 2 AND 8);
+        ALTER TABLE member ADD COLUMN language TEXT CHECK (language IS NULL OR length(language) BETWEEN 1 AND 8);
         """
 
     /// Migration 7 (protocol version 4): a backlog item's place in its category, so items

@@ -130,10 +130,12 @@ struct WebRouterTests {
         let made = Mutex<[(String, [String: JSONValue])]>([])
     }
 
-    func router(calls: Calls = Calls()) -> (WebRouter, FrontEndLogins) {
+    /// `choice`: what the household says of the reader's language (the page asks at sign-in).
+    func router(calls: Calls = Calls(), choice: LanguageChoice = LanguageChoice(available: Languages.builtIn)) -> (WebRouter, FrontEndLogins) {
         let logins = FrontEndLogins()
         let api = LocalAPI(
             callMethod: { method, params in
+                if method == "language.get" { return ControlResponse(ok: true, result: try? JSONValue.from(choice)) }
                 calls.made.withLock { $0.append((method, params)) }
                 if method == "shop.check" { return .refused(.notFound, ["kind": "item", "list": "shopping_list", "handle": "x"]) }
                 return ControlResponse(ok: true, result: .array([.string("done")]))
@@ -162,6 +164,33 @@ struct WebRouterTests {
     }
 
     /// Signs in with a fresh token: the cookie header and the CSRF token.
+    /// The page's language: this computer's choice, else its member's, else the browser's
+    /// Accept-Language (by weight), else English; served with the catalogue it names.
+    @Test func theSessionNamesThePagesLanguage() async throws {
+        func language(_ choice: LanguageChoice, accept: String?) async throws -> String? {
+            let (chosen, logins) = self.router(choice: choice)
+            let login = try #require(response(await chosen.respond(to: request("GET", "/login?token=\(logins.issue())"))))
+            let cookie = ("cookie", String(try #require(header(login, "Set-Cookie")).split(separator: ";")[0]))
+            let headers = [cookie] + (accept.map { [("accept-language", $0)] } ?? [])
+            let session = try #require(response(await chosen.respond(to: request("GET", "/api/session", headers))))
+            guard case let .object(object) = try JSONDecoder().decode(JSONValue.self, from: Data(session.body)) else { return nil }
+            if case let .string(language)? = object["language"] { return language }
+            return nil
+        }
+        let automatic = LanguageChoice(available: Languages.builtIn)
+        #expect(try await language(automatic, accept: nil) == "en")
+        #expect(try await language(automatic, accept: "fr-FR, de;q=0.8, nl;q=0.9") == "nl")
+        #expect(try await language(LanguageChoice(member: "pl", memberName: "Anna", available: Languages.builtIn), accept: "de") == "pl")
+        #expect(try await language(LanguageChoice(machine: "de", member: "pl", available: Languages.builtIn), accept: "nl") == "de")
+        let (plain, _) = self.router()
+        let polish = try #require(response(await plain.respond(to: request("GET", "/messages/pl.json"))))
+        #expect(polish.status == 200 && String(decoding: polish.body, as: UTF8.self).contains("orzeszk"))
+        #expect(response(await plain.respond(to: request("GET", "/messages/xx.json")))?.status == 404)
+        // The agent's own pages in the browser's language.
+        let expired = try #require(response(await plain.respond(to: request("GET", "/login?token=nope", [("accept-language", "de")]))))
+        #expect(expired.status == 401 && String(decoding: expired.body, as: UTF8.self).contains("lang=\"de\""))
+    }
+
     func signIn(_ router: WebRouter, _ logins: FrontEndLogins) async throws -> (cookie: (String, String), csrf: String) {
         let login = try #require(response(await router.respond(to: request("GET", "/login?token=\(logins.issue())"))))
         #expect(login.status == 200)
