@@ -94,6 +94,20 @@ def choices():
             driver.quit()
     print("ok Accept-Language picks Polish, German, Dutch; an unknown language gets English")
 
+    # Not signed in: the notice in the browser's language too.
+    link = web_support.cli(BIN, HOME, "open", "--print").split()[-1]
+    driver = browser("de-DE,de")
+    try:
+        driver.get(link.split("/login")[0] + "/")
+        wait("the signed-out notice in German", lambda: driver.find_element(By.ID, "signed-out").is_displayed()
+             and page_language(driver) == "de", timeout=10)
+        notice = driver.find_element(By.ID, "signed-out").text
+        if catalogue("de")["page.signed_out.title"] not in notice:
+            raise Failed(f"the signed-out notice is not German: {notice!r}")
+    finally:
+        driver.quit()
+    print("ok signed out, the notice is in the browser's language")
+
     driver = browser("pl")
     try:
         sign_in(driver)

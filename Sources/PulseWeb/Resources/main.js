@@ -20,11 +20,17 @@ function setOnline(now) {
   $("offline").hidden = now;
 }
 
+let hasWords = false;
 function signedOut() {
   document.querySelectorAll(".tab").forEach((tab) => { tab.hidden = true; });
   document.querySelector(".tabbar").hidden = true;
   $("signed-out").hidden = false;
   closeFeed();
+  // Not signed in, the agent names no language: the browser's first, if the agent has it.
+  if (!hasWords) {
+    const first = String((navigator.languages || [navigator.language])[0] || "en").toLowerCase().split("-")[0];
+    useLanguage(/^[a-z]{2,8}$/.test(first) ? first : "en");
+  }
 }
 
 onConnection({ online: setOnline, signedOut });
@@ -54,6 +60,7 @@ async function useLanguage(language) {
   if (!catalogue) catalogue = await loadCatalogue("en").catch((error) => { console.error(error); return null; });
   if (!catalogue) return; // the English written in the page stays
   useCatalogue(catalogue);
+  hasWords = true;
   document.documentElement.lang = catalogue.language;
   translateDocument(document);
 }
