@@ -17,8 +17,11 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         public var appliedChanges: UInt64
         /// Local API clients waiting (`status --wait`) right now.
         public var pendingWaits: Int
-        /// What needs a person's attention on this machine (a full disk, a wrong clock…).
+        /// What needs a person's attention on this machine (a full disk, a wrong clock…), in
+        /// English; the same as data in ``notices``, for each reader to render in their words.
         public var warnings: [String]
+        /// ``warnings`` as message keys and parameters (`status.clock_self`, …; docs/LANGUAGES.md).
+        public var notices: [Notice] = []
         /// The last sessions refused either way, newest first (at most 5).
         public var refusals: [Refusal] = []
         /// The open pairing invitation: until when (Unix ms) and attempts left (never the code).
@@ -30,6 +33,20 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         public var subscribers = 0
         /// The web page's address (nil: none serves; `warnings` says why when it should).
         public var web: String?
+    }
+
+    /// A warning as data: the message `key` of the catalogues and its parameters.
+    public struct Notice: Sendable, Codable, Equatable {
+        public var key: String
+        public var params: [String: JSONValue]
+        public init(_ key: String, _ params: [String: JSONValue] = [:]) {
+            self.key = key
+            self.params = params
+        }
+        /// A problem in the system's words (a full disk, an address in use).
+        public static func problem(_ detail: String) -> Notice { Notice("status.problem", ["detail": .string(detail)]) }
+        /// In the words of `catalogue`.
+        public func text(_ catalogue: MessageCatalogue = .english) -> String { catalogue.text(key, params) }
     }
 
     public struct Notifications: Sendable, Codable, Equatable {
@@ -102,33 +119,39 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         return "\(seconds) s"
     }
 
-    /// What the peers' clocks say about this machine's, in words (empty when they agree
-    /// within a minute). With two or more peers that all differ the same way, the odd one
-    /// out is this machine; with one, either may be wrong, and both statuses say so.
+    /// What the peers' clocks say about this machine's (none when they agree within a
+    /// minute). With two or more peers that all differ the same way, the odd one out is this
+    /// machine; with one, either may be wrong, and both statuses say so.
     public static func clockWarnings(
         _ peers: [Peer],
         maxAheadMilliseconds: Int64 = HybridClock.defaultMaxDriftMilliseconds
-    ) -> [String] {
+    ) -> [Notice] {
         let measured = peers.filter { $0.state == .connected }.compactMap { peer in
             peer.clockOffsetMilliseconds.map { (name: peer.name ?? String((peer.machineID ?? "?").prefix(12)), offset: $0) }
         }
         let off = measured.filter { abs($0.offset) >= clockWarningMilliseconds }
         guard !off.isEmpty else { return [] }
-        let held =
-            "changes stamped more than \(describe(milliseconds: maxAheadMilliseconds)) ahead of a machine's clock "
-            + "wait there until its clock catches up"
+        let limit = JSONValue.string(describe(milliseconds: maxAheadMilliseconds))
         if measured.count >= 2, off.count == measured.count,
             off.allSatisfy({ ($0.offset > 0) == (off[0].offset > 0) })
         {
             let typical = off.map(\.offset).sorted()[off.count / 2]
             return [
-                "this machine's clock looks \(describe(milliseconds: typical)) \(typical > 0 ? "behind" : "ahead") "
-                    + "(all \(measured.count) peers agree): set it right (timedatectl set-ntp true); \(held)"
+                Notice(
+                    "status.clock_self",
+                    [
+                        "offset": .string(describe(milliseconds: typical)), "direction": .string(typical > 0 ? "behind" : "ahead"),
+                        "peers": JSONValue(measured.count), "limit": limit,
+                    ])
             ]
         }
         return off.map { peer in
-            "\(peer.name)'s clock is \(describe(milliseconds: peer.offset)) \(peer.offset > 0 ? "ahead of" : "behind") "
-                + "this machine's: one of the two is wrong (set it right, e.g. timedatectl set-ntp true); \(held)"
+            Notice(
+                "status.clock_peer",
+                [
+                    "peer": .string(peer.name), "offset": .string(describe(milliseconds: peer.offset)),
+                    "direction": .string(peer.offset > 0 ? "ahead" : "behind"), "limit": limit,
+                ])
         }
     }
 }

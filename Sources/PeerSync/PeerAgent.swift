@@ -460,20 +460,30 @@ public struct PeerAgent: Service {
         }
         status.machine.subscribers = context.feed.subscriberCount
         status.machine.web = context.frontEnds.url
-        if let problem = context.frontEnds.problem { status.machine.warnings.append(problem) }
+        // Warnings as data (each reader renders them in their words), and in English.
+        var notices = status.machine.warnings.map(AgentStatus.Notice.problem)
+        if let problem = context.frontEnds.problem { notices.append(.problem(problem)) }
         let bound = options.maxClockAheadMilliseconds
-        status.machine.warnings += AgentStatus.clockWarnings(status.peers, maxAheadMilliseconds: bound)
-        do { _ = try Catalogue.load(home: options.home) } catch { status.machine.warnings.append("\(error)") }
+        notices += AgentStatus.clockWarnings(status.peers, maxAheadMilliseconds: bound)
+        do { _ = try Catalogue.load(home: options.home) } catch {
+            let refusal = Refusal(error)
+            notices.append(AgentStatus.Notice("refusal.\(refusal.code.rawValue)", refusal.params))
+        }
         if let back = try await store.lastWentBackInTime(), ReplicaStore.systemClock() - back.at < 7 * 86_400_000 {
-            status.machine.warnings.append(back.sentence + " (\(AgentStatus.describe(milliseconds: ReplicaStore.systemClock() - back.at)) ago)")
+            notices.append(back.notice(ago: AgentStatus.describe(milliseconds: ReplicaStore.systemClock() - back.at)))
         }
         let held = try await store.heldChanges()
         if held.count > 0 {
-            status.machine.warnings.append(
-                "\(held.count) change\(held.count == 1 ? " is" : "s are") held: stamped up to "
-                    + "\(AgentStatus.describe(milliseconds: held.aheadMilliseconds)) ahead of this machine's clock by a machine whose "
-                    + "clock is ahead; they are merged once this clock is within \(AgentStatus.describe(milliseconds: bound)) of them")
+            notices.append(
+                AgentStatus.Notice(
+                    "status.held_changes",
+                    [
+                        "count": JSONValue(held.count), "ahead": .string(AgentStatus.describe(milliseconds: held.aheadMilliseconds)),
+                        "limit": .string(AgentStatus.describe(milliseconds: bound)),
+                    ]))
         }
+        status.machine.notices = notices
+        status.machine.warnings = notices.map { $0.text() }
         return status
     }
 }

@@ -295,7 +295,17 @@ struct WentBackInTime: Sendable, Equatable {
             current: current, counter: counter)
     }
 
-    /// In words, for `status` and the log.
+    /// As data for `status`, each reader's words (`ago`: how long ago, in words).
+    func notice(ago: String) -> AgentStatus.Notice {
+        AgentStatus.Notice(
+            "status.went_back",
+            [
+                "published": .integer(Int64(clamping: published)), "peer": .string(peer), "held": .integer(Int64(clamping: peerHeld)),
+                "reissued": JSONValue(reissued), "ago": .string(ago),
+            ])
+    }
+
+    /// In words, for the log.
     var sentence: String {
         "this computer's household data went back in time (restored from a backup or an older copy?): "
             + "it had sent its own changes up to #\(published), but \(peer) holds #\(peerHeld) of them. "

@@ -198,7 +198,7 @@ struct Status: ParsableCommand {
         print("  " + say("cli.status.notifications", counts))
         if let problem = n.desktopProblem { print("    " + say("cli.status.desktop_problem", ["problem": .string(problem)])) }
         if let problem = n.hookProblem { print("    " + say("cli.status.hook_problem", ["problem": .string(problem)])) }
-        for warning in m.warnings { print("  " + say("cli.status.warning", ["warning": .string(warning)])) }
+        for notice in m.notices { print("  " + say("cli.status.warning", ["warning": .string(notice.text(Words.current))])) }
         for refusal in m.refusals { print("  " + say("cli.status.refusal", ["text": .string(refusal.text), "ago": .string(Ago.describe(refusal.at))])) }
         if let expires = m.invitationExpires {
             let minutes = JSONValue.integer(max(0, (expires - WallClock.now()) / 60_000) + 1)

@@ -131,6 +131,11 @@ import Testing
         }
         #expect(a.warnings().contains { namesTheClock($0, "ahead of this machine's") }, "\(a.warnings())")
         #expect(b.warnings().contains { namesTheClock($0, "behind this machine's") }, "\(b.warnings())")
+        // The same warnings are data (`notices`): a Polish reader reads them in Polish.
+        var polish = a
+        polish.environment = ["LANG": "pl_PL.UTF-8"]
+        let said = try polish.run(["status"]).stdout
+        #expect(said.contains("zegar komputera") && said.contains("czeka") && !said.contains("ahead of this machine"), "\(said)")
         // Then by the rule: merged once A's clock is within 14 min 45 s of the stamp (about 15 s
         // after it was made: A sleeps until then), and A's vector covers it — sync reaches `synced`.
         try a.waitUntil("synced", timeout: 60)

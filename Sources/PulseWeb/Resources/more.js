@@ -153,7 +153,9 @@ function renderMachines() {
       el("span", { class: `state ${p.state === "connected" && p.inSync ? "ok" : ""}`, text: t("page.more.machines.state", { state }) })));
     if (p.problem) rows.push(el("li", {}, el("span", { class: "grow muted", text: p.problem })));
   }
-  for (const warning of m.warnings) rows.push(el("li", {}, el("span", { class: "grow muted", text: warning })));
+  // The agent's warnings as data (key and parameters), in the reader's words.
+  const notices = m.notices || m.warnings.map((detail) => ({ key: "status.problem", params: { detail } }));
+  for (const n of notices) rows.push(el("li", {}, el("span", { class: "grow muted", text: t(n.key, n.params) })));
   $("machine-list").replaceChildren(...rows);
 }
 
