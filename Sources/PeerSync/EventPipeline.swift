@@ -117,11 +117,11 @@ actor EventPipeline {
                 }
                 if ledgerTouched {
                     let now = try await store.declinedLedgerEntries()
-                    for (id, title) in now where !declined.contains(id) {
-                        events.append(
-                            HouseholdEvent(
-                                type: .kidDeclined, entity: EntityKind.ledgerEntry.rawValue, row: id,
-                                title: title, time: WallClock.now()))
+                    for (id, entry) in now where !declined.contains(id) {
+                        var event = HouseholdEvent(
+                            type: .kidDeclined, entity: EntityKind.ledgerEntry.rawValue, row: id, title: entry.title, time: WallClock.now())
+                        event.titleKey = entry.titleKey
+                        events.append(event)
                     }
                     declined = Set(now.keys)
                 }

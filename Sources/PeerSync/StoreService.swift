@@ -242,8 +242,8 @@ actor StoreService {
     }
 
     /// The ledger entries the rule declines now (id → title), to tell of newly declined ones.
-    func declinedLedgerEntries() throws -> [String: String] {
-        Dictionary(try household.declinedLedgerEntries().map { ($0.id, $0.title) }, uniquingKeysWith: { first, _ in first })
+    func declinedLedgerEntries() throws -> [String: (title: String, titleKey: String?)] {
+        Dictionary(try household.declinedLedgerEntries().map { ($0.id, ($0.title, $0.titleKey)) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// A machine's name, for peer events.

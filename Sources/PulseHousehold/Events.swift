@@ -55,6 +55,9 @@ public struct HouseholdEvent: Sendable, Codable, Equatable {
     public var row: String?
     /// What a person calls the row: the item's name, the task's title…
     public var title: String?
+    /// A kids' built-in item's message (`catalogue.rule_001`) while `title` is its built-in
+    /// one: each reader shows it in their language (``CatalogueItem/titleKey``).
+    public var titleKey: String? = nil
     /// The member who made the change (id and name); nil for the system (recurring tasks).
     public var author: String?
     public var authorName: String?
@@ -148,9 +151,13 @@ public enum EventRules {
             default: nil
             }
         let assignee = kind == .taskAdded || kind == .taskAssigned ? fields["assignee"]?.textValue : nil
-        return HouseholdEvent(
+        var event = HouseholdEvent(
             type: kind, entity: change.entity.rawValue, row: change.rowID, title: title, author: change.member,
             assignee: assignee, time: Int64(change.hlc.milliseconds), count: 1)
+        if kind == .kidEarned || kind == .kidRedeemed, let title {
+            event.titleKey = Catalogue.titleKey(id: fields["selection"]?.textValue, title: title)
+        }
+        return event
     }
 
     public static func events(of change: Change) -> [HouseholdEvent] {

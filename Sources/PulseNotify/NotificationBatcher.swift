@@ -154,7 +154,8 @@ public struct NotificationBatcher: Sendable {
         id: Int, replaces: Int?, group: NotificationGroup, events: [HouseholdEvent], words: MessageCatalogue = .english
     ) -> PendingNotification {
         let count = events.reduce(0) { $0 + $1.count }
-        let titles = events.compactMap(\.title)
+        // A kids' built-in item in the reader's words; anything else as the household wrote it.
+        let titles = events.compactMap { event in event.titleKey.flatMap { words.has($0) ? words.text($0) : nil } ?? event.title }
         // (An unnamed author by the end of its member id: ids made since they became time-ordered start alike.)
         let authors = ordered(events.compactMap { $0.authorName ?? $0.author.map { String($0.suffix(8)) } })
         let by = authors.isEmpty ? "" : words.text("notify.by", ["names": .string(list(authors, words))])

@@ -134,5 +134,21 @@ import PulseModel
         #expect(three.summary.contains("3") && five.summary.contains("5"))
         #expect(three.summary.replacing("3", with: "") != five.summary.replacing("5", with: ""), "few and many differ: \(three.summary) / \(five.summary)")
         #expect(!three.body.contains(" and ") && three.body.contains("Tom"), "\(three.body)")
+
+        // A kid's reward from the built-in catalogue: in the reader's words; the family's own as written.
+        var redeemed = HouseholdEvent(type: .kidRedeemed, entity: "ledger_entry", row: "e1", title: "Ice cream", author: "m-tom", time: 1)
+        redeemed.titleKey = "catalogue.reward_001"
+        let reward = NotificationBatcher.notification(id: 3, replaces: nil, group: .kids, events: [redeemed], words: polish)
+        #expect(reward.summary.contains(polish.text("catalogue.reward_001")) && !reward.summary.contains("Ice cream"), "\(reward.summary)")
+        redeemed.titleKey = nil
+        #expect(NotificationBatcher.notification(id: 4, replaces: nil, group: .kids, events: [redeemed], words: polish).summary.contains("Ice cream"))
+    }
+
+    @Test func aBuiltInItemsTitleKeyHoldsOnlyWhileItsTitleIsTheBuiltInOne() throws {
+        let builtIn = try Catalogue.builtIn().items[0]
+        #expect(Catalogue.titleKey(id: builtIn.id, title: builtIn.title) == "catalogue.\(builtIn.id)")
+        #expect(Catalogue.titleKey(id: builtIn.id, title: "Our own words") == nil)
+        #expect(Catalogue.titleKey(id: "own-123", title: builtIn.title) == nil)
+        #expect(Catalogue.titleKey(id: nil, title: builtIn.title) == nil)
     }
 }
