@@ -101,9 +101,8 @@ actor EventPipeline {
                 }
                 if conflictCount > 0 {
                     events.append(
-                        HouseholdEvent(
-                            type: .conflict, title: "\(conflictCount) concurrent edit\(conflictCount == 1 ? "" : "s") resolved",
-                            time: WallClock.now(), count: conflictCount))
+                        // Data only: each reader says "3 concurrent edits resolved" in their words.
+                        HouseholdEvent(type: .conflict, time: WallClock.now(), count: conflictCount))
                 }
                 var ledgerTouched = ledger
                 if local {

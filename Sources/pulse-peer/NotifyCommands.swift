@@ -62,32 +62,13 @@ struct Watch: ParsableCommand {
             "by": .string(event.authorName != nil ? "name" : event.author == nil ? "none" : "someone"),
             "author": .string(event.authorName ?? ""),
             "what": .string(event.title != nil ? "title" : event.count > 1 ? "items" : "item"),
-            "title": .string(event.title ?? ""), "count": JSONValue(event.count),
+            "title": .string(event.titleKey.flatMap { Words.current.has($0) ? say($0) : nil } ?? event.title ?? ""),
+            "count": JSONValue(event.count),
             "machine": .string(event.machine ?? ""), "known": event.machine == nil ? "no" : "yes",
             "entity": .string(Words.current.has("cli.watch.entity." + entity) ? entity : entity.split(separator: "_").joined(separator: " ")),
         ]
-        let key: String
-        switch event.type {
-        case .shoppingAdded: key = "shopping_added"
-        case .shoppingChecked: key = "shopping_checked"
-        case .shoppingRestocked: key = "shopping_restocked"
-        case .shoppingRenamed: key = "shopping_renamed"
-        case .shoppingRemoved: key = "shopping_removed"
-        case .taskAdded: key = "task_added"
-        case .taskAssigned: key = "task_assigned"
-        case .taskDone: key = "task_done"
-        case .taskReopened: key = "task_reopened"
-        case .taskRemoved: key = "task_removed"
-        case .kidEarned: key = "kid_earned"
-        case .kidRedeemed: key = "kid_redeemed"
-        case .kidDeclined: key = "kid_declined"
-        case .conflict: key = event.title == nil ? "conflict" : ""
-        case .peerConnected: key = "peer_connected"
-        case .peerLost: key = "peer_lost"
-        case .changed: key = "changed"
-        }
-        // A conflict's title is the Conflicts module's sentence, shown as it is.
-        let text = key.isEmpty ? event.title ?? "" : String(say("cli.watch." + key, params).trimmingPrefix(" "))
+        // The message of the event's type: `shopping.added` → `cli.watch.shopping_added`.
+        let text = String(say("cli.watch." + event.type.rawValue.replacing(".", with: "_"), params).trimmingPrefix(" "))
         let count = event.count > 1 && event.title != nil ? " " + say("cli.watch.times", ["count": JSONValue(event.count)]) : ""
         let clock = Output.clock(milliseconds: event.time)
         let machine =

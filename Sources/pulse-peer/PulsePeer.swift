@@ -54,8 +54,10 @@ struct PulsePeer: AsyncParsableCommand {
         sigemptyset(&none)
         pthread_sigmask(SIG_SETMASK, &none, nil)
         let arguments = Array(CommandLine.arguments.dropFirst())
-        if let message = UnknownWord.check(arguments, under: PulsePeer.self, path: ["pulse-peer"]) {
+        if UnknownWord.check(arguments, under: PulsePeer.self, path: ["pulse-peer"]) != nil {
+            // Said in the words `--lang` asks for (the options are not parsed yet): checked again once chosen.
             Words.chooseEarly(arguments)
+            let message = UnknownWord.check(arguments, under: PulsePeer.self, path: ["pulse-peer"]) ?? ""
             Output.toStderr(_errorPrefix + message + "\n")
             Glibc.exit(ExitCode.validationFailure.rawValue)
         }
