@@ -377,7 +377,7 @@ func catalogueTitle(_ item: CatalogueItem) -> String { item.titleKey.map { say($
 /// adjustment as "Adjustment: REASON" in it, else the title the line was written with.
 func ledgerTitle(_ line: LedgerLine) -> String {
     if let key = line.titleKey { return say(key, or: line.title) }
-    if let reason = line.reason { return say("cli.kids.adjustment", ["reason": .string(reason)]) }
+    if let reason = line.reason { return say("kids.adjustment", ["reason": .string(reason)]) }
     return line.title
 }
 
