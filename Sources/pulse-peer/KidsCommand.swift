@@ -179,12 +179,13 @@ struct KidsCommand: ParsableCommand {
         @Argument(help: "The rule or chore (number from `kids`, title or id).") var item: String
         @Flag(help: "Print JSON.") var json = false
         func run() throws {
-            let line = try options.write { try $0.markDone(kid: kid, item: item) }
+            let (line, cheer) = try options.write { h in (try h.markDone(kid: kid, item: item), try h.settings().celebrations) }
             if json { return try Output.json(line) }
             let params: [String: JSONValue] = [
                 "peanuts": JSONValue(line.peanuts), "title": .string(ledgerTitle(line)), "balance": JSONValue(line.balanceAfter),
             ]
-            print(say("cli.kids.done", params))
+            // "Great job!" only while this machine's celebrations are on (`settings celebrations off`).
+            print(say(cheer ? "cli.kids.done" : "cli.kids.done_quiet", params))
         }
     }
 
@@ -195,9 +196,10 @@ struct KidsCommand: ParsableCommand {
         @Argument(help: "The reward (number from `kids`, title or id).") var reward: String
         @Flag(help: "Print JSON.") var json = false
         func run() throws {
-            let line = try options.write { try $0.redeem(kid: kid, reward: reward) }
+            let (line, cheer) = try options.write { h in (try h.redeem(kid: kid, reward: reward), try h.settings().celebrations) }
             if json { return try Output.json(line) }
-            print(say("cli.kids.redeemed", ["title": .string(ledgerTitle(line)), "balance": JSONValue(line.balanceAfter)]))
+            let params: [String: JSONValue] = ["title": .string(ledgerTitle(line)), "balance": JSONValue(line.balanceAfter)]
+            print(say(cheer ? "cli.kids.redeemed" : "cli.kids.redeemed_quiet", params))
         }
     }
 

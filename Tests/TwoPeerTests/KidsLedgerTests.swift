@@ -30,10 +30,14 @@ import Testing
         agentB = nil
         try a.waitUntil("disconnected")
 
-        try a.run(["kids", "done", "Sam", "chore_001"])
-        try a.run(["kids", "redeem", "Sam", "reward_003"]) // 8: A says 4 left
-        try b.run(["kids", "done", "Sam", "chore_001"])
-        try b.run(["kids", "redeem", "Sam", "reward_001"]) // 5: B says 7 left
+        #expect(try a.run(["kids", "done", "Sam", "chore_001"]).stdout.hasPrefix("Great job! +"))
+        #expect(try a.run(["kids", "redeem", "Sam", "reward_003"]).stdout.hasPrefix("Enjoy your reward!")) // 8: A says 4 left
+        // B's person turned celebrations off: the same facts, no cheering.
+        try b.run(["settings", "celebrations", "off"])
+        let done = try b.run(["kids", "done", "Sam", "chore_001"]).stdout
+        #expect(done.hasPrefix("+") && done.contains(" for ") && !done.contains("Great job"), "\(done)")
+        let redeemed = try b.run(["kids", "redeem", "Sam", "reward_001"]).stdout // 5: B says 7 left
+        #expect(redeemed.contains("is in the basket") && !redeemed.contains("Enjoy"), "\(redeemed)")
         #expect(try kidsJSON(a).first?["balance"] as? Int == 4)
         #expect(try kidsJSON(b).first?["balance"] as? Int == 7)
 
