@@ -25,6 +25,9 @@ public struct LedgerLine: Sendable, Codable, Equatable {
     public var reason: String? = nil
     /// The ordering stamp (hybrid timestamp) and the day an earn was marked.
     public let created: Int64
+    /// When the entry was made, Unix milliseconds (the stamp's clock part: spends and
+    /// adjustments have no `day`, and a page shows them a date all the same).
+    public var time: Int64? = nil
     public let day: String?
     /// `counted`, `declined-overspend` (a redemption the balance did not cover once every
     /// machine's entries were merged: nothing was taken) or `declined-repeat` (already paid
@@ -334,6 +337,7 @@ extension Household {
                 title: s.title, created: s.entry.created, day: s.entry.day, outcome: outcome.rawValue,
                 hidden: s.hidden, balanceAfter: balance)
             line.titleKey = Catalogue.titleKey(id: s.entry.item, title: s.title)
+            line.time = HybridTimestamp(rawValue: s.entry.created).milliseconds
             if s.entry.item == nil {
                 line.reason = s.title.hasPrefix(Self.adjustmentPrefix) ? String(s.title.dropFirst(Self.adjustmentPrefix.count)) : s.title
             }

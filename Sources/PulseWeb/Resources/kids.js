@@ -2,7 +2,7 @@
 // basket and the history. Whether an item was done today is the agent's answer
 // (`kids.catalogue.list` with the kid: `doneToday`), not worked out here.
 import { call } from "./api.js";
-import { $, el, toast, fail, t, titleOf, formatDay, language } from "./ui.js";
+import { $, el, toast, fail, t, titleOf, formatDay, formatTime, language } from "./ui.js";
 import { register, store, refresh, local } from "./page.js";
 
 local.kid = null;
@@ -64,7 +64,7 @@ function render() {
   } else if (kid && local.kidView === "history") {
     const signed = new Intl.NumberFormat(language(), { signDisplay: "exceptZero" });
     for (const line of [...ledger].reverse()) {
-      const params = { change: signed.format(line.kind === "spend" ? -line.peanuts : line.peanuts), day: formatDay(line.day), balance: line.balanceAfter };
+      const params = { change: signed.format(line.kind === "spend" ? -line.peanuts : line.peanuts), day: line.day ? formatDay(line.day) : line.time ? formatTime(line.time) : "", balance: line.balanceAfter };
       cards.push(el("div", { class: "kid-card fun" }, titleOf(line), el("span", { class: "peanuts",
         text: t(line.outcome === "counted" ? "page.kids.history.counted" : "page.kids.history.declined", params) })));
     }
