@@ -56,9 +56,13 @@ else
   echo "page modules skipped: no node here (apt install nodejs)"
 fi
 
-# One plain closing line, whatever the runners printed.
-passed=$(( $(grep -E '^. Test .* passed after' "$log" | grep -vc '^. Test run with' || true) + ${page_passed:-0} ))
-failed=$(( $(grep -E '^. Test .* failed after' "$log" | grep -vc '^. Test run with' || true) + ${page_failed:-0} ))
+# One plain closing line, whatever the runners printed. The total comes from swift-testing's
+# own "Test run with N tests" (a per-test line can be cut by another test's output printed
+# into it, so counting those lines undercounts).
+total=$(grep -oE 'Test run with [0-9]+ tests' "$log" | tail -1 | grep -oE '[0-9]+' || true)
+swift_failed=$(grep -E '^. Test .* failed after' "$log" | grep -vc '^. Test run with' || true)
+passed=$(( ${total:-0} - ${swift_failed:-0} + ${page_passed:-0} ))
+failed=$(( ${swift_failed:-0} + ${page_failed:-0} ))
 echo "tests: ${passed} passed, ${failed} failed"
 if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ]; then exit 1; fi
 if [ "$passed" -eq 0 ]; then echo "no test ran" >&2; exit 1; fi
