@@ -136,6 +136,9 @@ let package = Package(
                 .embedInCode("Resources/backlog.js"),
                 .embedInCode("Resources/kids.js"),
                 .embedInCode("Resources/more.js"),
+                .embedInCode("Resources/machines.js"),
+                .embedInCode("Resources/parents.js"),
+                .embedInCode("Resources/celebrate.js"),
             ]
         ),
         .executableTarget(

@@ -34,6 +34,7 @@ public struct FrontEndHandle: Sendable {
 /// What a front end may ask of the running agent: the local API's operations, in process.
 public struct LocalAPI: Sendable {
     let callMethod: @Sendable (String, [String: JSONValue]) async -> ControlResponse
+    let inviteMethod: @Sendable (String?, Int) async -> ControlResponse
     let currentStatus: @Sendable () async throws -> AgentStatus
     let feed: EventFeed
     let logins: FrontEndLogins
@@ -44,6 +45,10 @@ public struct LocalAPI: Sendable {
     public func call(_ method: String, _ params: [String: JSONValue]) async -> ControlResponse {
         await callMethod(method, params)
     }
+
+    /// Opens a pairing invitation for another computer, as `pulse-peer invite` does:
+    /// `{code, expires, attempts}`, the code to type on the new computer.
+    public func invite(member: String?, minutes: Int) async -> ControlResponse { await inviteMethod(member, minutes) }
 
     /// The language chosen for this computer's person (``LanguageChoice``); nil when the
     /// household cannot say (then the browser's language is used).

@@ -121,6 +121,7 @@ public struct PeerAgent: Service {
         let peers = try await store.staticPeers()
         let api = LocalAPI(
             callMethod: { method, params in await call(method, params, context: context) },
+            inviteMethod: { member, minutes in await invite(member: member, minutes: minutes, context: context) },
             currentStatus: { try await status(context, port: port) }, feed: feed, logins: context.logins,
             home: options.home)
         var started: [FrontEndHandle] = []
@@ -373,23 +374,28 @@ public struct PeerAgent: Service {
             await context.engine.adjustPendingWaits(-1)
             return response
         case "invite":
-            do {
-                let minutes = request.minutes ?? 10
-                guard (1...60).contains(minutes) else { return .refused(.inviteMinutes, ["min": 1, "max": 60]) }
-                let member = try await context.store.memberID(named: request.member)
-                let invitation = context.invitations.open(memberID: member, lifetime: Int64(minutes) * 60_000)
-                context.logger.notice("pairing invitation opened", metadata: ["minutes": "\(minutes)"])
-                return ControlResponse(
-                    ok: true,
-                    result: .object([
-                        "code": .string(PairingCode.display(invitation.code)), "expires": .integer(invitation.expires),
-                        "attempts": .integer(Int64(invitation.attemptsLeft)),
-                    ]))
-            } catch {
-                return .failed(error)
-            }
+            return await invite(member: request.member, minutes: request.minutes ?? 10, context: context)
         default:
             return .refused(.unknownOp, ["op": .string(request.op), "known": ["status", "changed", "wait", "call", "invite", "subscribe", "open"]])
+        }
+    }
+
+    /// Opens a pairing invitation (replacing the open one): its code, expiry and attempts,
+    /// for `pulse-peer invite` and the page's "Add a computer" alike.
+    private func invite(member: String?, minutes: Int, context: Context) async -> ControlResponse {
+        do {
+            guard (1...60).contains(minutes) else { return .refused(.inviteMinutes, ["min": 1, "max": 60]) }
+            let member = try await context.store.memberID(named: member)
+            let invitation = context.invitations.open(memberID: member, lifetime: Int64(minutes) * 60_000)
+            context.logger.notice("pairing invitation opened", metadata: ["minutes": "\(minutes)"])
+            return ControlResponse(
+                ok: true,
+                result: .object([
+                    "code": .string(PairingCode.display(invitation.code)), "expires": .integer(invitation.expires),
+                    "attempts": .integer(Int64(invitation.attemptsLeft)),
+                ]))
+        } catch {
+            return .failed(error)
         }
     }
 

@@ -76,14 +76,15 @@ public enum HouseholdAPI {
     public static let methods = [
         "household.get", "household.rename", "member.list", "member.add", "member.edit", "member.remove",
         "settings.get", "settings.set", "language.get", "language.set", "shop.list", "shop.add", "shop.check", "shop.restock", "shop.rename",
-        "shop.clear", "shop.undo", "task.list", "task.add", "task.edit", "task.done", "task.reopen", "task.delete",
+        "shop.delete", "shop.undelete", "shop.clear", "shop.undo", "task.list", "task.add", "task.edit", "task.done", "task.reopen", "task.delete",
+        "task.undelete",
         "backlog.list", "backlog.category.add", "backlog.category.rename", "backlog.category.move",
         "backlog.category.remove", "backlog.add", "backlog.rename", "backlog.move", "backlog.remove", "backlog.promote",
-        "conflicts.list",
+        "conflicts.list", "machine.list", "machine.rename", "machine.remove",
         "recurring.list", "recurring.add", "recurring.remove",
         "kids.list", "kids.catalogue.list", "kids.history.list", "kids.basket.list", "kids.done", "kids.redeem",
         "kids.basket.remove", "kids.add", "kids.rename", "kids.remove", "kids.select", "kids.deselect", "kids.own",
-        "kids.adjust", "kids.pin.set", "kids.pin.change", "kids.pin.reset", "kids.pin.confirmReset",
+        "kids.adjust", "kids.pin.get", "kids.pin.check", "kids.pin.set", "kids.pin.change", "kids.pin.reset", "kids.pin.confirmReset",
     ]
 
     public static func call(_ method: String, _ params: [String: JSONValue], on household: Household) throws -> JSONValue {
@@ -156,6 +157,13 @@ public enum HouseholdAPI {
         case "shop.check": return try .from(h.checkShoppingItem(string("item")))
         case "shop.restock": return try .from(h.restockShoppingItem(string("item")))
         case "shop.rename": return try .from(h.renameShoppingItem(string("item"), to: string("name")))
+        case "shop.delete": return try .from(h.deleteShoppingItem(string("item")))
+        case "shop.undelete":
+            let pool = try optional("pool") ?? "active"
+            guard let state = ShoppingItem.State(rawValue: pool), state != .deleted else {
+                throw HouseholdError.refuse(.invalidPool, ["value": .string(pool)])
+            }
+            return try .from(h.undeleteShoppingItem(string("item"), to: state))
         case "shop.clear": return try .from(h.clearShoppingList())
         case "shop.undo": return try .from(h.undoClearShoppingList())
         case "task.list":
@@ -183,6 +191,7 @@ public enum HouseholdAPI {
         case "task.done": return try .from(h.completeTask(string("task")))
         case "task.reopen": return try .from(h.reopenTask(string("task"), force: flag("force")))
         case "task.delete": return try .from(h.deleteTask(string("task")))
+        case "task.undelete": return try .from(h.undeleteTask(string("task")))
         case "backlog.list": return try .from(h.backlog())
         case "backlog.category.add": return try .from(h.addCategory(string("title")))
         case "backlog.category.rename": return try .from(h.renameCategory(string("category"), to: string("title")))
@@ -208,6 +217,9 @@ public enum HouseholdAPI {
             // `language`: the words of `summary` and `shown` (the log keeps data; English by default).
             let words = try optional("language").flatMap { try? MessageCatalogue.load($0, home: h.home) } ?? .english
             return try .from(h.conflicts(limit: params["limit"] == nil ? 100 : max(1, min(integer("limit"), 10_000)), words: words))
+        case "machine.list": return try .from(h.machines())
+        case "machine.rename": return try .from(h.renameMachine(string("machine"), to: string("name")))
+        case "machine.remove": return try .from(h.removeMachine(string("machine")))
         case "backlog.promote":
             return try .from(h.promoteBacklogItem(string("item"), assignee: optional("assignee"), due: optional("due"), force: flag("force")))
         case "recurring.list": return try .from(h.recurringTemplates())
@@ -242,6 +254,10 @@ public enum HouseholdAPI {
                     category: string("category"), pin: optional("pin")))
         case "kids.adjust":
             return try .from(h.adjustKid(string("kid"), peanuts: integer("peanuts"), reason: string("reason"), pin: optional("pin")))
+        case "kids.pin.get": return try .from(h.kidsPINState())
+        case "kids.pin.check":
+            try h.checkKidsPIN(string("pin"))
+            return .bool(true)
         case "kids.pin.set":
             try h.setKidsPIN(string("pin"))
             return .bool(true)

@@ -121,6 +121,21 @@ extension Household {
         }
     }
 
+    /// Whether the household has a PIN, and whether this machine may set the first one
+    /// (what a page asks before showing "Choose a PIN" or "Enter the PIN").
+    public struct PINState: Sendable, Codable, Equatable {
+        public let set: Bool
+        public let canSet: Bool
+    }
+
+    public func kidsPINState() -> PINState {
+        PINState(set: hasKidsPIN, canSet: !hasKidsPIN && hasSyncedOnce)
+    }
+
+    /// Checks an adult's PIN as every adult action does (rate-limited the same way): what
+    /// a page asks before it opens parents' mode. Throws when missing, wrong or too soon.
+    public func checkKidsPIN(_ pin: String) throws { try requireAdult(pin) }
+
     /// Checks an adult's PIN, with the per-machine rate limit; throws when it is missing,
     /// wrong or tried too soon. A right legacy PIN (this machine's own, from before the
     /// household's) becomes the household's when it has none yet.

@@ -60,7 +60,7 @@ extension Household {
             var record = records[row.id] ?? MachineRecord(id: row.id, name: row.text("name"), isThisMachine: row.id == identity.machineID)
             record.name = row.text("name")
             record.member = row.optionalText("member").flatMap { memberNames[$0] }
-            record.addedBy = row.text("added_by")
+            record.addedBy = row.optionalText("added_by").flatMap { $0.isEmpty ? nil : $0 }
             record.added = HybridTimestamp(rawValue: row.integer("added")).milliseconds
             records[row.id] = record
         }
@@ -113,17 +113,37 @@ extension Household {
         }
     }
 
-    /// Removes the machine whose id starts with `prefix` (at least 6 hex digits), and makes
-    /// a new advertisement key in the same transaction. Refuses this machine, an unknown
-    /// or ambiguous id, and one already removed.
+    /// Gives a machine (by a prefix of its id, 6+ hex digits) the name a person chose:
+    /// replicated, so every machine lists it so (the host name, "debian", says little).
+    /// Refused for a removed machine and one the household's list does not hold.
     @discardableResult
-    public func removeMachine(_ prefix: String) throws -> MachineRecord {
+    public func renameMachine(_ prefix: String, to newName: String) throws -> MachineRecord {
+        let name = try Validation.name(newName, what: "machine_name", max: 100)
+        let target = try resolveMachine(prefix)
+        guard !target.isRemoved else {
+            throw HouseholdError.refuse(.alreadyRemoved, ["name": .string(target.name), "id": .string(String(target.id.prefix(12)))])
+        }
+        try store.write(member: memberID) { tx in
+            if try store.row(.machine, target.id).isEmpty {
+                // Joined before per-machine trust (known from its replica record): its row now.
+                _ = try tx.put(
+                    .machine, target.id,
+                    ["name": .text(name), "member": .null, "added_by": .text(""), "added": .integer(try store.orderingKey())])
+            } else {
+                _ = try tx.put(.machine, target.id, ["name": .text(name)])
+            }
+        }
+        return try machines().first { $0.id == target.id } ?? target
+    }
+
+    /// The machine whose id starts with `prefix` (6+ hex digits): unknown and ambiguous
+    /// prefixes are refused, naming the candidates.
+    func resolveMachine(_ prefix: String) throws -> MachineRecord {
         let wanted = prefix.trimmed.lowercased()
         guard wanted.count >= 6, Hex.bytes(wanted.count % 2 == 0 ? wanted : wanted + "0") != nil else {
             throw HouseholdError.refuse(.machineIDTooShort)
         }
-        let all = try machines()
-        let matches = all.filter { $0.id.hasPrefix(wanted) }
+        let matches = try machines().filter { $0.id.hasPrefix(wanted) }
         guard let target = matches.first else {
             throw HouseholdError.refuse(.notFound, ["kind": "machine", "list": "machines", "handle": .string(wanted)])
         }
@@ -135,6 +155,15 @@ extension Household {
                     "candidates": .array(matches.map { .object(["id": .string($0.id), "label": .string("\($0.id.prefix(12)) \($0.name)")]) }),
                 ])
         }
+        return target
+    }
+
+    /// Removes the machine whose id starts with `prefix` (at least 6 hex digits), and makes
+    /// a new advertisement key in the same transaction. Refuses this machine, an unknown
+    /// or ambiguous id, and one already removed.
+    @discardableResult
+    public func removeMachine(_ prefix: String) throws -> MachineRecord {
+        let target = try resolveMachine(prefix)
         guard !target.isThisMachine else {
             throw HouseholdError.refuse(.cannotRemoveSelf)
         }

@@ -81,6 +81,30 @@ extension Household {
         return ShoppingItem(id: item.id, name: name, state: item.state, listed: item.listed)
     }
 
+    /// Deletes one item (a wrong one) from the list or the restock pool: gone on every
+    /// machine (the seeds' Deleted state; the row stays, so an undo brings back the same item).
+    public func deleteShoppingItem(_ handle: String) throws -> ShoppingItem {
+        let item = try resolveShoppingItem(handle, in: [.active, .restock])
+        try store.write(member: memberID) { try $0.put(.shoppingItem, item.id, ["state": .text("deleted")]) }
+        return item
+    }
+
+    /// Undoes ``deleteShoppingItem(_:)``: the item (by its id) goes back to `state`, where it
+    /// was. Refused, changing nothing, when it is not deleted (someone brought it back or it
+    /// never was), or when an item of the same name is there again (it would be there twice).
+    public func undeleteShoppingItem(_ id: String, to state: ShoppingItem.State) throws -> ShoppingItem {
+        guard state != .deleted else { throw HouseholdError.refuse(.invalidPool, ["value": .string(state.rawValue)]) }
+        guard let item = try shoppingItems(.deleted).first(where: { $0.id == id }) else {
+            throw HouseholdError.refuse(.nothingToUndo)
+        }
+        let again = ShoppingRules.readded([item], active: try shoppingItems(state))
+        guard again.isEmpty else {
+            throw HouseholdError.refuse(.undoWouldDuplicate, ["names": JSONValue(again), "count": JSONValue(again.count)])
+        }
+        try store.write(member: memberID) { try $0.put(.shoppingItem, item.id, ["state": .text(state.rawValue)]) }
+        return ShoppingItem(id: item.id, name: item.name, state: state, listed: item.listed)
+    }
+
     /// Bought: the item leaves the list for the restock pool.
     public func checkShoppingItem(_ handle: String) throws -> ShoppingItem {
         try move(try resolveShoppingItem(handle, in: [.active]), to: .restock)

@@ -161,6 +161,17 @@ extension Household {
         return try self.task(task.id)
     }
 
+    /// Undoes ``deleteTask(_:)``: the task (by its id) comes back as it was. The focus rule
+    /// is not asked again: an undo restores a state the household had, it adds nothing.
+    /// Refused when the task is not deleted (or unknown).
+    public func undeleteTask(_ id: String) throws -> HouseholdTask {
+        guard RowIDRules.isValid(id), try store.row(.task, id)["deleted"]?.boolValue == true else {
+            throw HouseholdError.refuse(.nothingToUndo)
+        }
+        try store.write(member: memberID) { try $0.put(.task, id, ["deleted": .bool(false)]) }
+        return try task(id)
+    }
+
     public func deleteTask(_ handle: String) throws -> HouseholdTask {
         let task = try resolveTask(handle)
         try store.write(member: memberID) { try $0.put(.task, task.id, ["deleted": .bool(true)]) }

@@ -158,6 +158,31 @@ struct WebRouter: Sendable {
             var response = json(200, ["ok": .bool(true)])
             response.headers.append(("Set-Cookie", "\(cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"))
             return .response(response)
+        case ("POST", "/api/invite"):
+            // "Add a computer": a pairing code, as `pulse-peer invite` prints it.
+            guard request.header("content-type")?.lowercased().hasPrefix("application/json") == true else {
+                return .response(refused(415, .notJSON))
+            }
+            guard case let .object(params)? = try? JSONDecoder().decode(JSONValue.self, from: Data(request.body.isEmpty ? Array("{}".utf8) : request.body))
+            else {
+                return .response(refused(400, .notJSON))
+            }
+            var member: String?
+            switch params["member"] {
+            case nil, .null?: member = nil
+            case let .string(name)?: member = name
+            default: return .response(refused(422, .wrongType, ["key": "member", "type": "string"]))
+            }
+            var minutes = 10
+            if let value = params["minutes"] {
+                guard let number = value.integerValue, (1...60).contains(number) else {
+                    return .response(refused(422, .inviteMinutes, ["min": 1, "max": 60]))
+                }
+                minutes = Int(number)
+            }
+            let answer = await api.invite(member: member, minutes: minutes)
+            if answer.ok { return .response(json(200, ["result": answer.result ?? .null])) }
+            return .response(json(422, ["error": (answer.error ?? Refusal(.failed, ["detail": "refused"]).body).json]))
         case ("POST", _) where path.hasPrefix("/api/call/"):
             let method = String(path.dropFirst("/api/call/".count))
             guard HouseholdAPI.methods.contains(method) else {
@@ -244,6 +269,9 @@ enum WebAssets {
         "/backlog.js": PackageResources.backlog_js,
         "/kids.js": PackageResources.kids_js,
         "/more.js": PackageResources.more_js,
+        "/machines.js": PackageResources.machines_js,
+        "/parents.js": PackageResources.parents_js,
+        "/celebrate.js": PackageResources.celebrate_js,
     ]
     static var appCSS: [UInt8] { PackageResources.app_css }
     static var iconSVG: [UInt8] { PackageResources.icon_svg }

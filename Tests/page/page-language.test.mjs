@@ -32,9 +32,9 @@ test("the counts and states of the header and the machines are whole sentences",
   assert.equal(t("page.sync.connected", { count: 1, state: "synced" }), "1 other computer connected, in sync");
   assert.equal(t("page.sync.connected", { count: 2, state: "syncing" }), "2 other computers connected, syncing");
   assert.equal(t("page.sync.connected", { count: 2, state: "problem" }), "2 other computers connected, not in sync: see More");
-  assert.equal(t("page.more.machines.state", { state: "synced" }), "connected, in sync");
-  assert.equal(t("page.more.machines.state", { state: "disconnected" }), "disconnected");
-  assert.equal(t("page.more.machines.state", { state: "from_the_future" }), "from_the_future");
+  assert.equal(t("page.machines.state.sending", { count: 1 }), "sending 1 change");
+  assert.equal(t("page.machines.state.receiving", { count: 12 }), "receiving 12 changes");
+  assert.equal(t("page.machines.state.last_seen", { date: "Nov 25, 2026" }), "not connected, last seen Nov 25, 2026");
   assert.equal(t("page.kids.balance", { balance: 1 }), "🥜 1 peanut");
   assert.equal(t("page.kids.earn.label_done", { title: "Feed the pet", peanuts: 2 }), "Feed the pet, 2 peanuts, done today");
   assert.equal(t("page.tasks.focus.rule", { limit: 3 }), "at most 3 active tasks. Finish one before starting another.");

@@ -55,6 +55,16 @@ export async function call(method, params = {}) {
 
 export const status = () => request("/api/status");
 
+/** "Add a computer": a pairing code for another computer (`{code, expires, attempts}`). */
+export async function invite(params = {}) {
+  const body = await request("/api/invite", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-Pulse-CSRF": csrf },
+    body: JSON.stringify(params),
+  });
+  return body.result;
+}
+
 export async function logout() {
   await request("/api/logout", { method: "POST", headers: { "X-Pulse-CSRF": csrf } });
 }

@@ -1,4 +1,5 @@
-// The Backlog tab: projects in categories, added, removed, promoted to tasks.
+// The Backlog tab: projects in categories, added, renamed, reordered (drag and drop, or the
+// keyboard: the ⠿ handle with ↑ / ↓, and Alt+↑ / Alt+↓ on a row), removed, promoted to tasks.
 import { call } from "./api.js";
 import { $, el, toast, fail, t } from "./ui.js";
 import { register, store, refresh, switchTab } from "./page.js";
@@ -29,16 +30,79 @@ function render() {
     });
     return el("section", { class: "card category", "data-id": category.id, "aria-label": category.title },
       el("h3", { text: category.title }),
-      category.items.length ? el("ul", { class: "rows" }, ...category.items.map((item) => el("li", { "data-id": item.id },
-        el("span", { class: "dot", "aria-hidden": "true" }),
-        el("span", { class: "grow name", text: item.title }),
-        el("button", { type: "button", class: "row-button", text: t("page.backlog.promote.button"),
-          "aria-label": t("page.backlog.promote.label", { title: item.title }),
-          onclick: () => promote(item) }),
-        el("button", { type: "button", class: "row-button", text: "✕", "aria-label": t("page.backlog.remove.label", { title: item.title }),
-          onclick: () => removeItem(item) })))) : el("p", { class: "muted", text: t("page.backlog.category.empty") }),
+      category.items.length ? el("ul", { class: "rows" }, ...category.items.map((item, index) => itemRow(category, item, index)))
+        : el("p", { class: "muted", text: t("page.backlog.category.empty") }),
       form);
   }));
+  if (focusAfter) {
+    $("backlog-list").querySelector(`li[data-id="${CSS.escape(focusAfter)}"] .handle`)?.focus();
+    focusAfter = null;
+  }
+}
+
+let focusAfter = null; // the item whose handle keeps the focus after a keyboard move
+let dragged = null;
+
+function itemRow(category, item, index) {
+  const name = el("span", { class: "grow name", text: item.title, role: "button", tabindex: "0", title: t("page.shopping.rename.title"),
+    "aria-label": t("page.backlog.item.label", { title: item.title }) });
+  const handle = el("button", { type: "button", class: "handle", text: "⠿",
+    "aria-label": t("page.backlog.move.label", { title: item.title, position: index + 1, count: category.items.length }) });
+  const li = el("li", { "data-id": item.id, draggable: "true" }, handle, name,
+    el("button", { type: "button", class: "row-button", text: t("page.backlog.promote.button"),
+      "aria-label": t("page.backlog.promote.label", { title: item.title }),
+      onclick: () => promote(item) }),
+    el("button", { type: "button", class: "row-button remove", text: "✕", "aria-label": t("page.backlog.remove.label", { title: item.title }),
+      onclick: () => removeItem(item) }));
+  const keys = (e) => {
+    const step = e.key === "ArrowUp" ? -1 : e.key === "ArrowDown" ? 1 : 0;
+    if (!step || (e.target !== handle && !e.altKey)) return;
+    e.preventDefault();
+    const position = index + 1 + step;
+    if (position < 1 || position > category.items.length) return;
+    focusAfter = item.id;
+    move(item, { position });
+  };
+  handle.addEventListener("keydown", keys);
+  li.addEventListener("keydown", (e) => { if (e.target !== handle) keys(e); });
+  name.addEventListener("click", () => rename(item, name));
+  name.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); rename(item, name); } });
+  li.addEventListener("dragstart", (e) => { dragged = item; li.classList.add("dragging"); e.dataTransfer.effectAllowed = "move"; e.dataTransfer.setData("text/plain", item.id); });
+  li.addEventListener("dragend", () => { dragged = null; li.classList.remove("dragging"); });
+  li.addEventListener("dragover", (e) => { if (dragged && dragged.id !== item.id) { e.preventDefault(); li.classList.add("drop-target"); } });
+  li.addEventListener("dragleave", () => li.classList.remove("drop-target"));
+  li.addEventListener("drop", (e) => {
+    e.preventDefault();
+    li.classList.remove("drop-target");
+    if (!dragged || dragged.id === item.id) return;
+    move(dragged, { category: category.id, position: index + 1 });
+  });
+  return li;
+}
+
+async function move(item, { category, position }) {
+  const params = { item: item.id, position };
+  if (category) params.category = category;
+  try { await call("backlog.move", params); } catch (error) { focusAfter = null; fail(error); }
+  refresh("backlog");
+}
+
+function rename(item, name) {
+  const input = el("input", { class: "edit", value: item.title, maxlength: "200", "aria-label": t("page.backlog.rename.label", { title: item.title }) });
+  name.replaceWith(input);
+  input.focus(); input.select();
+  let done = false;
+  const finish = async (save) => {
+    if (done) return; done = true;
+    const title = input.value.trim();
+    if (save && title && title !== item.title) {
+      try { await call("backlog.rename", { item: item.id, title }); } catch (error) { fail(error); }
+    }
+    render();
+    refresh("backlog");
+  };
+  input.addEventListener("keydown", (e) => { if (e.key === "Enter") finish(true); if (e.key === "Escape") finish(false); });
+  input.addEventListener("blur", () => finish(true));
 }
 
 async function promote(item) {

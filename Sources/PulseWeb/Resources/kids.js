@@ -4,6 +4,7 @@
 import { call } from "./api.js";
 import { $, el, toast, fail, t, titleOf, formatDay, formatTime, language } from "./ui.js";
 import { register, store, refresh, local } from "./page.js";
+import { celebrationsOn, greatJob, confetti } from "./celebrate.js";
 
 local.kid = null;
 local.kidView = "earn";
@@ -15,7 +16,8 @@ register({
   async load() {
     const kids = await call("kids.list");
     if (!kids.some((k) => k.id === local.kid)) local.kid = kids.length ? kids[0].id : null;
-    if (!local.kid) { store.set("kids", { kids, catalogue: [], ledger: [], basket: [] }); return; }
+    // Parents' mode needs the catalogue even before there is a kid.
+    if (!local.kid) { store.set("kids", { kids, catalogue: await call("kids.catalogue.list"), ledger: [], basket: [] }); return; }
     const [catalogue, ledger, basket] = await Promise.all([
       call("kids.catalogue.list", { kid: local.kid }).catch(() => []),
       call("kids.history.list", { kid: local.kid }), call("kids.basket.list", { kid: local.kid })]);
@@ -46,7 +48,7 @@ function render() {
         onclick: () => { if (!done) kidDone(kid, item); } },
         titleOf(item), el("span", { class: "peanuts", text: t(done ? "page.kids.peanuts_done" : "page.kids.peanuts", { peanuts: item.peanuts }) })));
     }
-    empty = t("page.kids.earn.empty", { command: "pulse-peer kids select" });
+    empty = t("page.kids.earn.empty.parents");
   } else if (kid && local.kidView === "rewards") {
     for (const item of catalogue.filter((i) => i.selected && i.kind === "reward")) {
       cards.push(el("button", { type: "button", class: `kid-card ${item.category}`,
@@ -75,12 +77,21 @@ function render() {
   $("kid-cards-empty").textContent = empty;
 }
 
+// With Celebrations on, the seeds' moments (celebrate.js); off, a plain line says what happened.
 async function kidDone(kid, item) {
-  try { await call("kids.done", { kid: kid.id, item: item.id }); toast(t("page.kids.done", { peanuts: item.peanuts }), { seconds: 2 }); } catch (error) { fail(error); }
+  try {
+    await call("kids.done", { kid: kid.id, item: item.id });
+    if (celebrationsOn()) greatJob(t("page.kids.earned", { peanuts: item.peanuts }));
+    else toast(t("page.kids.earned_quiet", { name: kid.name, peanuts: item.peanuts }), { seconds: 3 });
+  } catch (error) { fail(error); }
   refresh("kids");
 }
 async function redeem(kid, item) {
-  try { await call("kids.redeem", { kid: kid.id, reward: item.id }); toast(t("page.kids.redeemed"), { seconds: 2 }); } catch (error) { fail(error); }
+  try {
+    await call("kids.redeem", { kid: kid.id, reward: item.id });
+    if (celebrationsOn()) confetti();
+    else toast(t("page.kids.redeemed_quiet", { name: kid.name, title: titleOf(item) }), { seconds: 3 });
+  } catch (error) { fail(error); }
   refresh("kids");
 }
 async function basketRemove(kid, line) {

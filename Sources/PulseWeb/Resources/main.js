@@ -11,7 +11,10 @@ import "./shopping.js";
 import "./tasks.js";
 import "./backlog.js";
 import "./kids.js";
+import { lock as lockParents } from "./parents.js";
 import "./more.js";
+import "./machines.js";
+import { wireCelebrations } from "./celebrate.js";
 
 let online = true;
 function setOnline(now) {
@@ -25,6 +28,7 @@ function signedOut() {
   document.querySelectorAll(".tab").forEach((tab) => { tab.hidden = true; });
   document.querySelector(".tabbar").hidden = true;
   $("signed-out").hidden = false;
+  lockParents();
   closeFeed();
   // Not signed in, the agent names no language: the browser's first, if the agent has it.
   if (!hasWords) {
@@ -50,6 +54,7 @@ function wire() {
   });
   window.addEventListener("hashchange", () => switchTab(location.hash.slice(1)));
   wireAll();
+  wireCelebrations();
 }
 
 // The page's words in `language` (the agent's choice for this page), else in English; then

@@ -1,5 +1,5 @@
 // The More tab: the household's name and members, backlog categories, repeating tasks,
-// settings, the language, the machines and their sync, the backup.
+// settings, the language, the backup (the computers: machines.js).
 import { call } from "./api.js";
 import { $, el, fail, confirmDialog, applyAppearance, t, language } from "./ui.js";
 import { register, store, refresh } from "./page.js";
@@ -8,7 +8,7 @@ register({
   id: "more",
   tab: true,
   topics: [],
-  reads: ["household", "backlog", "recurring", "status"],
+  reads: ["household", "backlog", "recurring"],
   async load() {},
   render,
   wire,
@@ -39,7 +39,7 @@ function render() {
   renderHousehold();
   renderCategories();
   renderRecurring();
-  renderMachines();
+  drawWeekdays();
 }
 
 // Each language by its own name, the same whatever language the page is in; a household's
@@ -94,13 +94,54 @@ function renderHousehold() {
   $("setting-suggestions").checked = !!household.settings.suggestions;
 }
 
+// Categories: renamed in place, reordered with the ⠿ handle and ↑ / ↓ (the backlog's order).
+let focusCategory = null;
 function renderCategories() {
   const categories = store.view("backlog") || [];
-  $("category-list").replaceChildren(...categories.map((c) => el("li", { "data-id": c.id },
-    el("span", { class: "grow", text: `${c.title}` }),
-    el("span", { class: "muted", text: t("page.more.category.items", { count: c.items.length }) }),
-    el("button", { type: "button", class: "row-button", text: "🗑", "aria-label": t("page.more.category.delete", { title: c.title }),
-      onclick: () => removeCategory(c) }))));
+  $("category-list").replaceChildren(...categories.map((c, index) => {
+    const name = el("span", { class: "grow name", text: c.title, role: "button", tabindex: "0",
+      "aria-label": t("page.more.category.label", { title: c.title }) });
+    const handle = el("button", { type: "button", class: "handle", text: "⠿",
+      "aria-label": t("page.backlog.move.label", { title: c.title, position: index + 1, count: categories.length }) });
+    handle.addEventListener("keydown", async (e) => {
+      const step = e.key === "ArrowUp" ? -1 : e.key === "ArrowDown" ? 1 : 0;
+      const position = index + 1 + step;
+      if (!step || position < 1 || position > categories.length) return;
+      e.preventDefault();
+      focusCategory = c.id;
+      try { await call("backlog.category.move", { category: c.id, position }); } catch (error) { focusCategory = null; fail(error); }
+      refresh("backlog");
+    });
+    const rename = () => renameCategory(c, name);
+    name.addEventListener("click", rename);
+    name.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); rename(); } });
+    return el("li", { "data-id": c.id }, handle, name,
+      el("span", { class: "muted", text: t("page.more.category.items", { count: c.items.length }) }),
+      el("button", { type: "button", class: "row-button", text: "🗑", "aria-label": t("page.more.category.delete", { title: c.title }),
+        onclick: () => removeCategory(c) }));
+  }));
+  if (focusCategory) {
+    $("category-list").querySelector(`li[data-id="${CSS.escape(focusCategory)}"] .handle`)?.focus();
+    focusCategory = null;
+  }
+}
+
+function renameCategory(category, name) {
+  const input = el("input", { class: "edit", value: category.title, maxlength: "100", "aria-label": t("page.backlog.rename.label", { title: category.title }) });
+  name.replaceWith(input);
+  input.focus(); input.select();
+  let done = false;
+  const finish = async (save) => {
+    if (done) return; done = true;
+    const title = input.value.trim();
+    if (save && title && title !== category.title) {
+      try { await call("backlog.category.rename", { category: category.id, title }); } catch (error) { fail(error); }
+    }
+    renderCategories();
+    refresh("backlog");
+  };
+  input.addEventListener("keydown", (e) => { if (e.key === "Enter") finish(true); if (e.key === "Escape") finish(false); });
+  input.addEventListener("blur", () => finish(true));
 }
 
 async function removeCategory(category) {
@@ -118,6 +159,47 @@ function renderRecurring() {
     el("button", { type: "button", class: "row-button", text: "✕", "aria-label": t("page.more.recurring.stop", { title: r.title }),
       onclick: async () => { try { await call("recurring.remove", { template: r.id }); } catch (e) { fail(e); } refresh("recurring"); } }))));
   $("recurring-empty").hidden = recurring.length > 0;
+}
+
+// The repeating task's schedule, as the CLI takes it (`daily`, `weekly:mon,thu`,
+// `monthly:15`): any days of the week, any day of the month; said in words as it is chosen.
+function chosenSchedule() {
+  const kind = $("recurring-kind").value;
+  if (kind === "weekly") {
+    const days = [...document.querySelectorAll('#recurring-days input:checked')].map((box) => box.value);
+    return `weekly:${days.join(",")}`;
+  }
+  if (kind === "monthly") return `monthly:${$("recurring-day").value}`;
+  return "daily";
+}
+
+function renderSchedule() {
+  const kind = $("recurring-kind").value;
+  $("recurring-days").hidden = kind !== "weekly";
+  $("recurring-day").hidden = kind !== "monthly";
+  const schedule = chosenSchedule();
+  const valid = schedule !== "weekly:" && !(kind === "monthly" && !/^([1-9]|[12]\d|3[01])$/.test($("recurring-day").value));
+  $("recurring-preview").textContent = valid ? t("page.more.recurring.preview", { schedule: describeSchedule(schedule) }) : t("page.more.recurring.pick");
+}
+
+// The weekday boxes, named in the page's language (known once the page has its words).
+function drawWeekdays() {
+  const box = $("recurring-days");
+  if (box.dataset.language === language()) return;
+  const checked = new Set([...box.querySelectorAll("input:checked")].map((input) => input.value));
+  if (!box.dataset.language) checked.add("mon");
+  box.dataset.language = language();
+  const name = new Intl.DateTimeFormat(language(), { weekday: "short", timeZone: "UTC" });
+  box.querySelectorAll("label").forEach((label) => label.remove());
+  // 1 January 2024 was a Monday.
+  box.append(...weekdays.map((day, i) => el("label", {}, el("input", { type: "checkbox", value: day, checked: checked.has(day) }),
+    name.format(Date.UTC(2024, 0, 1 + i)))));
+  renderSchedule();
+}
+
+function wireSchedule() {
+  for (const id of ["recurring-kind", "recurring-day", "recurring-days"]) $(id).addEventListener("input", renderSchedule);
+  $("recurring-days").addEventListener("change", renderSchedule);
 }
 
 // A schedule (`daily`, `weekly:mon,thu`, `monthly:15`) in words: weekday names and their
@@ -138,25 +220,6 @@ export function describeSchedule(schedule) {
     return t("page.schedule.monthly", { day, ordinal: new Intl.PluralRules(language(), { type: "ordinal" }).select(day) });
   }
   return schedule || "";
-}
-
-function renderMachines() {
-  const status = store.view("status");
-  if (!status) return;
-  const m = status.machine;
-  const here = m.member ? t("page.more.machines.this_member", { member: m.member }) : t("page.more.machines.this");
-  const rows = [el("li", {}, el("span", { class: "grow", text: here }),
-    el("span", { class: "state ok", text: t("page.more.machines.changes", { count: m.changes }) }))];
-  for (const p of status.peers) {
-    const state = p.problem ? "problem" : p.state === "connected" ? (p.inSync ? "synced" : "syncing") : p.state;
-    rows.push(el("li", {}, el("span", { class: "grow", text: p.name || t("page.more.machines.unknown") }),
-      el("span", { class: `state ${p.state === "connected" && p.inSync ? "ok" : ""}`, text: t("page.more.machines.state", { state }) })));
-    if (p.problem) rows.push(el("li", {}, el("span", { class: "grow muted", text: p.problem })));
-  }
-  // The agent's warnings as data (key and parameters), in the reader's words.
-  const notices = m.notices || m.warnings.map((detail) => ({ key: "status.problem", params: { detail } }));
-  for (const n of notices) rows.push(el("li", {}, el("span", { class: "grow muted", text: t(n.key, n.params) })));
-  $("machine-list").replaceChildren(...rows);
 }
 
 async function removeMember(member) {
@@ -193,10 +256,11 @@ function wire() {
   submitted("recurring-form", async () => {
     const title = $("recurring-title-input").value.trim(); if (!title) return;
     try {
-      await call("recurring.add", { title, schedule: $("recurring-schedule").value });
+      await call("recurring.add", { title, schedule: chosenSchedule() });
       $("recurring-title-input").value = "";
     } finally { refresh("recurring", "tasks"); }
   });
+  wireSchedule();
   for (const radio of document.querySelectorAll('input[name="appearance"]')) {
     radio.addEventListener("change", () => { applyAppearance(radio.value); setSetting("appearance", radio.value); });
   }

@@ -1,4 +1,5 @@
-// The Shopping tab: the list, rapid entry, the restock pool, clear and undo.
+// The Shopping tab: the list, rapid entry (with suggestions from the restock pool), the
+// restock pool, deleting one item, clear — each with undo.
 import { call } from "./api.js";
 import { $, el, toast, fail, pulse, t } from "./ui.js";
 import { register, store, refresh, local } from "./page.js";
@@ -35,6 +36,12 @@ function render() {
   $("restock-count").textContent = pool.length;
   $("restock-list").replaceChildren(...pool.map(poolRow));
   $("restock-empty").hidden = pool.length > 0;
+  // The row being typed in stays in view as the list grows above it (seed 003).
+  if (rapidActive) $("shop-rapid").querySelector("input.rapid")?.scrollIntoView({ block: "nearest" });
+  // Suggestions (a household setting): the restock pool's names, most recently bought first;
+  // choosing one adds it, and the agent brings that same item back.
+  const suggest = store.view("household")?.settings?.suggestions !== false;
+  $("shop-suggestions").replaceChildren(...(suggest ? pool : []).map((item) => el("option", { value: item.name })));
 }
 
 function renderNewItems() {
@@ -50,11 +57,27 @@ function shopRow(item) {
   const li = el("li", { "data-id": item.id, class: item.pending ? "pending" : "" },
     el("button", { type: "button", class: "check", "aria-pressed": "false", "aria-label": t("page.shopping.check", { name: item.name }),
       onclick: () => checkItem(item, li) }),
-    el("span", { class: "grow" }, name));
+    el("span", { class: "grow" }, name),
+    el("button", { type: "button", class: "row-button remove", text: "✕", "aria-label": t("page.shopping.delete", { name: item.name }),
+      onclick: () => deleteItem(item) }));
   const rename = () => startRename(item, name);
   name.addEventListener("click", rename);
   name.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); rename(); } });
   return li;
+}
+
+// One wrong item: gone at once on every computer, and Undo brings the same item back.
+async function deleteItem(item) {
+  try {
+    await store.guess("shopping", (s) => ({ ...s, list: without(s.list, item.id) }), () => call("shop.delete", { item: item.id }));
+    toast(t("page.shopping.deleted", { name: item.name }), { action: t("page.shopping.undo"), onAction: () => undelete(item) });
+  } catch (error) { fail(error); }
+  refresh("shopping");
+}
+
+async function undelete(item) {
+  try { await call("shop.undelete", { item: item.id, pool: "active" }); } catch (error) { fail(error); }
+  refresh("shopping");
 }
 
 function poolRow(item) {
@@ -112,7 +135,7 @@ function startRename(item, name) {
 // refresh of the items (a remote change) never takes the focus from it.
 function rapidRow() {
   const input = el("input", { class: "rapid", placeholder: t("page.shopping.rapid.placeholder"), maxlength: "200",
-    "aria-label": t("page.shopping.rapid.input") });
+    "aria-label": t("page.shopping.rapid.input"), list: "shop-suggestions", autocomplete: "off" });
   const li = el("li", { class: "rapid-row" }, el("span", { class: "check", "aria-hidden": "true" }), input);
   input.addEventListener("keydown", (e) => {
     if (e.key === "Enter") {
@@ -141,7 +164,9 @@ function startRapid() {
   if (!rapid.querySelector("input.rapid")) rapid.append(rapidRow());
   rapid.hidden = false;
   $("shop-empty").hidden = true;
-  rapid.querySelector("input.rapid").focus();
+  const input = rapid.querySelector("input.rapid");
+  input.focus();
+  input.scrollIntoView({ block: "nearest" }); // clear of the tab bar (app.css: scroll-padding-bottom)
 }
 
 function endRapid(byKeyboard = false) {

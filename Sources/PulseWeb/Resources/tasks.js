@@ -1,9 +1,11 @@
-// The Tasks tab: the focus rule's banner, adding, completing, reopening, deleting.
+// The Tasks tab: the focus rule's banner, adding, editing in place, completing, reopening,
+// deleting (with undo); overdue tasks marked; every task done → a small success moment.
 // The focus rule is the agent's: a refusal with the code `focus_rule` offers "Add it anyway".
 import { call } from "./api.js";
 import { $, el, toast, fail, describe, todayISO, formatDay, t } from "./ui.js";
 import { register, store, refresh } from "./page.js";
 import { me, members } from "./household.js";
+import { celebrationsOn, allTasksDone } from "./celebrate.js";
 
 register({
   id: "tasks",
@@ -18,6 +20,7 @@ register({
 function render() {
   renderAssignees();
   const tasks = store.view("tasks") || [];
+  if (editing && $("task-list").querySelector("form.task-edit")) return; // a live update waits for the edit
   const active = tasks.filter((x) => !x.done);
   const done = tasks.filter((x) => x.done);
   $("task-list").replaceChildren(...active.map(taskRow));
@@ -45,18 +48,57 @@ function taskRow(task) {
   const meta = el("div", { class: "meta" });
   if (task.due) {
     const today = task.due === todayISO();
-    meta.append(el("span", { class: today ? "today" : "", text: today ? t("page.tasks.today") : formatDay(task.due) }));
+    // Dates as YYYY-MM-DD compare as text; past and not done is overdue.
+    const overdue = !task.done && task.due < todayISO();
+    meta.append(el("span", { class: today ? "today" : overdue ? "overdue" : "",
+      text: today ? t("page.tasks.today") : overdue ? t("page.tasks.overdue", { date: formatDay(task.due) }) : formatDay(task.due) }));
   }
   if (task.assignee) {
     const mine = me() && task.assigneeID === me().id;
     meta.append(el("span", { class: "pill", text: mine ? t("page.tasks.me") : task.assignee, title: task.assignee }));
   }
-  return el("li", { "data-id": task.id, class: task.done ? "done" : "" },
+  const li = el("li", { "data-id": task.id, class: task.done ? "done" : "" },
     el("button", { type: "button", class: "check square", "aria-pressed": String(task.done),
       "aria-label": t(task.done ? "page.tasks.reopen" : "page.tasks.complete", { title: task.title }), onclick: () => toggleTask(task) }),
     el("div", { class: "grow" }, el("span", { class: "name", text: task.title }), meta.childNodes.length ? meta : null),
-    el("button", { type: "button", class: "row-button", "aria-label": t("page.tasks.delete", { title: task.title }), text: "✕",
+    task.done ? null : el("button", { type: "button", class: "row-button edit", text: "✎", "aria-label": t("page.tasks.edit", { title: task.title }),
+      onclick: () => editTask(task, li) }),
+    el("button", { type: "button", class: "row-button remove", "aria-label": t("page.tasks.delete", { title: task.title }), text: "✕",
       onclick: () => deleteTask(task) }));
+  return li;
+}
+
+// Editing in place: title, assignee, due date; Enter or Save keeps, Escape or Cancel leaves.
+let editing = null;
+function editTask(task, li) {
+  editing = task.id;
+  const title = el("input", { name: "title", value: task.title, maxlength: "200", required: true, "aria-label": t("page.tasks.edit.title") });
+  const assignee = el("select", { name: "assignee", "aria-label": t("page.tasks.assignee") },
+    el("option", { value: "", text: t("page.tasks.nobody") }),
+    ...members().map((m) => el("option", { value: m.id, text: m.isThisMachine ? t("page.tasks.assignee.me", { name: m.name }) : m.name })));
+  assignee.value = members().some((m) => m.id === task.assigneeID) ? task.assigneeID : "";
+  const due = el("input", { name: "due", type: "date", value: task.due || "", "aria-label": t("page.tasks.due") });
+  const form = el("form", { class: "task-edit", autocomplete: "off" }, title, assignee, due,
+    el("button", { type: "submit", text: t("page.tasks.edit.save") }),
+    el("button", { type: "button", class: "plain", text: t("page.confirm.cancel"), onclick: () => { editing = null; render(); } }));
+  form.addEventListener("keydown", (e) => { if (e.key === "Escape") { editing = null; render(); } });
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const params = { task: task.id };
+    if (title.value.trim() !== task.title) params.title = title.value.trim();
+    const chosen = members().find((m) => m.id === assignee.value);
+    if ((assignee.value || null) !== (task.assigneeID || null)) params.assignee = chosen ? chosen.name : null;
+    if ((due.value || null) !== (task.due || null)) params.due = due.value || null;
+    editing = null;
+    if (Object.keys(params).length > 1) {
+      try { await call("task.edit", params); } catch (error) { fail(error); }
+    }
+    render();
+    refresh("tasks");
+  });
+  li.replaceChildren(form);
+  title.focus();
+  title.select();
 }
 
 let forceAction = null;
@@ -89,6 +131,8 @@ const settingDone = (id, done) => (tasks) => tasks.map((x) => (x.id === id ? { .
 async function toggleTask(task) {
   try {
     await store.guess("tasks", settingDone(task.id, !task.done), () => call(task.done ? "task.reopen" : "task.done", { task: task.id }));
+    const left = (store.view("tasks") || []).filter((x) => !x.done && x.id !== task.id).length;
+    if (!task.done && left === 0 && celebrationsOn()) allTasksDone();
   } catch (error) {
     if (error.code === "focus_rule") {
       showFocusRefusal(error, async () => {
@@ -103,7 +147,10 @@ async function toggleTask(task) {
 async function deleteTask(task) {
   try {
     await store.guess("tasks", (tasks) => tasks.filter((x) => x.id !== task.id), () => call("task.delete", { task: task.id }));
-    toast(t("page.tasks.deleted", { title: task.title }));
+    toast(t("page.tasks.deleted", { title: task.title }), { action: t("page.shopping.undo"), onAction: async () => {
+      try { await call("task.undelete", { task: task.id }); } catch (error) { fail(error); }
+      refresh("tasks");
+    } });
   } catch (error) { fail(error); }
   refresh("tasks");
 }

@@ -139,6 +139,10 @@ struct WebRouterTests {
                 calls.made.withLock { $0.append((method, params)) }
                 if method == "shop.check" { return .refused(.notFound, ["kind": "item", "list": "shopping_list", "handle": "x"]) }
                 return ControlResponse(ok: true, result: .array([.string("done")]))
+            },
+            inviteMethod: { member, minutes in
+                calls.made.withLock { $0.append(("invite", ["member": member.map(JSONValue.string) ?? .null, "minutes": .integer(Int64(minutes))])) }
+                return ControlResponse(ok: true, result: .object(["code": "123-456-7890"]))
             }, currentStatus: { throw CancellationError() }, feed: EventFeed(), logins: logins,
             home: HouseholdHome.resolve("/tmp/pulse-web-router-tests"))
         return (WebRouter(api: api, sessions: WebSessions(), host: "127.0.0.1", port: 8080), logins)

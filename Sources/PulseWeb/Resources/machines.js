@@ -1,0 +1,143 @@
+// More → Computers: the household's machines with the names people gave them (renamable,
+// replicated), whether each is connected and in step or when it was last seen, removed
+// ones; removing one (permanent, said so); "Add a computer": a pairing code, large, with
+// its countdown and what to do on the other computer. Sync is said in people's words
+// ("in sync", "sending 12 changes"), from the agent's status, never worked out here.
+import { call, invite } from "./api.js";
+import { $, el, t, fail, toast, confirmDialog, formatTime, language } from "./ui.js";
+import { register, store, refresh } from "./page.js";
+
+register({
+  id: "machines",
+  topics: ["peer.", "machine", "machine_removal"],
+  reads: ["machines", "status"],
+  async load() { store.set("machines", await call("machine.list")); },
+  render,
+  wire,
+});
+
+// The conflict log in the reader's words: the agent renders each summary in the page's
+// language; the date is the kept change's (its stamp's upper 48 bits are Unix ms).
+register({
+  id: "conflicts",
+  topics: ["conflict"],
+  async load() { store.set("conflicts", await call("conflicts.list", { limit: 20, language: language() })); },
+  render() {
+    const conflicts = store.view("conflicts") || [];
+    $("conflict-list").replaceChildren(...conflicts.map((c) => el("li", {},
+      el("span", { class: "grow", text: c.summary }), el("span", { class: "when", text: formatTime(Number(BigInt(c.kept.hlc) >> 16n)) }))));
+    $("conflicts-empty").hidden = conflicts.length > 0;
+  },
+});
+
+function peerOf(machine) { return (store.view("status")?.peers || []).find((p) => p.machineID === machine.id) || null; }
+
+/** What a machine is doing, in words: [text, class]. */
+function stateOf(machine) {
+  if (machine.isThisMachine) return [t("page.machines.state.this"), "ok"];
+  if (machine.removed) return [t("page.machines.state.removed", { date: formatTime(machine.removed) }), "gone"];
+  const peer = peerOf(machine);
+  if (peer?.problem) return [t("page.machines.state.problem"), ""];
+  if (peer?.state === "connected") {
+    if (peer.inSync) return [t("page.machines.state.in_sync"), "ok"];
+    if (peer.peerLacks) return [t("page.machines.state.sending", { count: peer.peerLacks }), ""];
+    if (peer.weLack) return [t("page.machines.state.receiving", { count: peer.weLack }), ""];
+    return [t("page.machines.state.syncing"), ""];
+  }
+  if (peer?.lastSeen) return [t("page.machines.state.last_seen", { date: formatTime(peer.lastSeen) }), "gone"];
+  return [t("page.machines.state.not_seen"), "gone"];
+}
+
+function render() {
+  const machines = store.view("machines");
+  if (!machines) return;
+  const joined = known && !$("pairing").hidden ? machines.find((m) => !known.has(m.id)) : null;
+  if (joined) { closePairing(); toast(t("page.machines.joined", { name: joined.name })); }
+  $("machine-list").replaceChildren(...machines.map((machine) => {
+    const [state, kind] = stateOf(machine);
+    const name = el("span", { class: "name", text: machine.isThisMachine ? t("page.machines.this_name", { name: machine.name }) : machine.name });
+    const who = machine.member ? el("span", { class: "when", text: t("page.machines.member", { member: machine.member }) }) : null;
+    const li = el("li", { "data-id": machine.id, class: machine.removed ? "removed" : "" },
+      el("div", { class: "grow" }, name, who),
+      el("span", { class: `state ${kind}`, text: state }));
+    if (!machine.removed) {
+      li.append(el("button", { type: "button", class: "row-button rename", text: t("page.machines.rename"),
+        "aria-label": t("page.machines.rename_label", { name: machine.name }), onclick: () => rename(machine, name) }));
+    }
+    if (!machine.removed && !machine.isThisMachine) {
+      li.append(el("button", { type: "button", class: "row-button remove", text: "✕",
+        "aria-label": t("page.machines.remove_label", { name: machine.name }), onclick: () => remove(machine) }));
+    }
+    return li;
+  }));
+  // The agent's warnings as data (key and parameters), in the reader's words.
+  const m = store.view("status")?.machine;
+  const notices = m ? m.notices || m.warnings.map((detail) => ({ key: "status.problem", params: { detail } })) : [];
+  const problems = (store.view("status")?.peers || []).filter((p) => p.problem)
+    .map((p) => ({ key: "page.machines.problem", params: { name: p.name || "?", detail: p.problem } }));
+  $("machine-notices").replaceChildren(...[...notices, ...problems].map((n) => el("li", {}, el("span", { class: "grow muted", text: t(n.key, n.params) }))));
+}
+
+function rename(machine, name) {
+  const input = el("input", { class: "edit", value: machine.name, maxlength: "100", "aria-label": t("page.machines.rename_label", { name: machine.name }) });
+  name.replaceWith(input);
+  input.focus(); input.select();
+  let done = false;
+  const finish = async (save) => {
+    if (done) return; done = true;
+    const text = input.value.trim();
+    if (save && text && text !== machine.name) {
+      try { await call("machine.rename", { machine: machine.id, name: text }); } catch (error) { fail(error); }
+    }
+    refresh("machines");
+    render();
+  };
+  input.addEventListener("keydown", (e) => { if (e.key === "Enter") finish(true); if (e.key === "Escape") finish(false); });
+  input.addEventListener("blur", () => finish(true));
+}
+
+async function remove(machine) {
+  if (!(await confirmDialog(t("page.machines.remove_title", { name: machine.name }), t("page.machines.remove_text", { name: machine.name }),
+    t("page.machines.remove_ok")))) return;
+  try {
+    await call("machine.remove", { machine: machine.id });
+    toast(t("page.machines.removed", { name: machine.name }));
+  } catch (error) { fail(error); }
+  refresh("machines", "status");
+}
+
+// ---- Add a computer ----
+
+let countdown = null;
+let known = null; // the machines when the code was shown: a new one has joined with it
+async function addComputer() {
+  let invitation;
+  try {
+    invitation = await invite();
+  } catch (error) { fail(error); return; }
+  known = new Set((store.view("machines") || []).map((m) => m.id));
+  $("pairing").hidden = false;
+  $("pairing-code").textContent = invitation.code;
+  $("pairing-command").textContent = `pulse-peer join ${invitation.code}`;
+  clearInterval(countdown);
+  const tick = () => {
+    const left = Math.max(0, Math.round((Number(invitation.expires) - Date.now()) / 1000));
+    $("pairing-countdown").textContent = left > 0
+      ? t("page.machines.pairing.countdown", { minutes: Math.floor(left / 60), seconds: String(left % 60).padStart(2, "0") })
+      : t("page.machines.pairing.expired");
+    if (left === 0) { clearInterval(countdown); $("pairing-code").classList.add("expired"); }
+    // The new computer is admitted inside the agent (no event for it): ask while the code is shown.
+    if (left % 2 === 0) refresh("machines");
+  };
+  $("pairing-code").classList.remove("expired");
+  tick();
+  countdown = setInterval(tick, 1000);
+  $("pairing").scrollIntoView({ block: "nearest" });
+}
+
+function closePairing() { clearInterval(countdown); known = null; $("pairing").hidden = true; }
+
+function wire() {
+  $("add-computer").addEventListener("click", addComputer);
+  $("pairing-close").addEventListener("click", closePairing);
+}

@@ -1,0 +1,298 @@
+// Parents' mode of the Kids tab, behind the household's PIN (Mindful Home's Admin): the
+// keypad with four dots; then kids added, renamed, removed, the catalogue as a full-screen
+// modal (three categories of six per kind, ＋ / 🗑), the family's own items, adjustments,
+// a new PIN. The PIN is kept in this page's memory only, sent with each adult action (the
+// agent checks it every time, rate-limited as on the CLI) and forgotten after 3 idle
+// minutes, on Lock, on sign-out and when the page goes away.
+import { call } from "./api.js";
+import { $, el, t, titleOf, fail, describe, toast, confirmDialog, translateDocument } from "./ui.js";
+import { register, store, refresh, local } from "./page.js";
+
+const idleMinutes = 3;
+let pin = null;
+let idleTimer = null;
+
+export const parentsUnlocked = () => pin !== null;
+
+register({
+  id: "parents",
+  topics: [],
+  reads: ["kids"],
+  async load() {},
+  render,
+  wire,
+});
+
+// ---- The keypad ----
+
+/** Asks for four digits on the keypad; resolves with them, or null when cancelled.
+ * `check(digits)` may answer an error message: the dots clear and the pad stays open. */
+function askPIN(title, check = async () => null) {
+  const dialog = $("pin-pad");
+  let digits = "";
+  $("pin-title").textContent = title;
+  $("pin-error").textContent = "";
+  const draw = () => {
+    $("pin-dots").querySelectorAll("span").forEach((dot, i) => dot.classList.toggle("filled", i < digits.length));
+    $("pin-entered").textContent = t("page.pin.entered", { count: digits.length });
+  };
+  draw();
+  return new Promise((resolve) => {
+    let busy = false;
+    const finish = (answer) => {
+      dialog.removeEventListener("keydown", onKey);
+      dialog.oncancel = null;
+      if (dialog.open) dialog.close();
+      resolve(answer);
+    };
+    const press = async (digit) => {
+      if (busy || digits.length >= 4) return;
+      digits += digit;
+      draw();
+      if (digits.length < 4) return;
+      busy = true;
+      const problem = await check(digits);
+      busy = false;
+      if (problem) { $("pin-error").textContent = problem; digits = ""; draw(); return; }
+      finish(digits);
+    };
+    const back = () => { if (!busy) { digits = digits.slice(0, -1); draw(); } };
+    const onKey = (e) => {
+      if (/^[0-9]$/.test(e.key)) { e.preventDefault(); press(e.key); } else if (e.key === "Backspace") { e.preventDefault(); back(); }
+    };
+    dialog.querySelectorAll("[data-digit]").forEach((b) => { b.onclick = () => press(b.dataset.digit); });
+    $("pin-back").onclick = back;
+    $("pin-cancel").onclick = () => finish(null);
+    // Escape cancels (the `cancel` event comes at once; `close` would come after the next pad opened).
+    dialog.oncancel = (e) => { e.preventDefault(); finish(null); };
+    dialog.addEventListener("keydown", onKey);
+    dialog.showModal();
+    dialog.querySelector('[data-digit="1"]').focus();
+  });
+}
+
+/** A new PIN typed twice; null when cancelled. */
+async function askNewPIN(title) {
+  for (;;) {
+    const first = await askPIN(title);
+    if (first === null) return null;
+    let mismatch = false;
+    const second = await askPIN(t("page.pin.repeat"), async (digits) => (digits === first ? null : (mismatch = true, t("page.pin.mismatch"))));
+    if (second !== null) return second;
+    if (!mismatch) return null;
+  }
+}
+
+// ---- Locking ----
+
+function unlock(digits) {
+  pin = digits;
+  touch();
+  render();
+}
+
+export function lock() {
+  pin = null;
+  clearTimeout(idleTimer);
+  closeCatalogue();
+  render();
+}
+
+function touch() {
+  if (pin === null) return;
+  clearTimeout(idleTimer);
+  idleTimer = setTimeout(lock, idleMinutes * 60_000);
+}
+
+async function openParents() {
+  let state;
+  try { state = await call("kids.pin.get"); } catch (error) { fail(error); return; }
+  if (!state.set) {
+    if (!state.canSet) { toast(t("refusal.not_synced_yet"), { error: true, seconds: 8 }); return; }
+    const chosen = await askNewPIN(t("page.pin.choose"));
+    if (chosen === null) return;
+    try { await call("kids.pin.set", { pin: chosen }); } catch (error) { fail(error); return; }
+    toast(t("page.pin.set"));
+    unlock(chosen);
+    return;
+  }
+  const digits = await askPIN(t("page.pin.enter"), async (entered) => {
+    try { await call("kids.pin.check", { pin: entered }); return null; } catch (error) { return describe(error); }
+  });
+  if (digits !== null) unlock(digits);
+}
+
+/** An adult action with the PIN; a PIN the agent no longer takes locks parents' mode. */
+async function adult(method, params = {}) {
+  touch();
+  try {
+    return await call(method, { ...params, pin });
+  } catch (error) {
+    if (["wrong_pin", "pin_required", "pin_not_set", "pin_locked"].includes(error.code)) lock();
+    throw error;
+  }
+}
+
+// ---- The panel ----
+
+function render() {
+  const open = pin !== null;
+  $("parents-panel").hidden = !open;
+  $("parents-open").hidden = open;
+  $("parents-lock").hidden = !open;
+  document.body.classList.toggle("parents-mode", open);
+  if (!open) return;
+  const { kids = [] } = store.view("kids") || {};
+  $("parents-kids").replaceChildren(...kids.map(kidRow));
+  const select = $("adjust-kid");
+  const chosen = select.value;
+  select.replaceChildren(...kids.map((k) => el("option", { value: k.id, text: k.name })));
+  if (kids.some((k) => k.id === chosen)) select.value = chosen; else if (local.kid) select.value = local.kid;
+  $("adjust-form").hidden = kids.length === 0;
+  if ($("catalogue-modal").open) renderCatalogue();
+}
+
+function kidRow(kid) {
+  const name = el("span", { class: "grow name", text: kid.name });
+  const li = el("li", { "data-id": kid.id }, name,
+    el("span", { class: "muted", text: t("page.kids.balance", { balance: kid.balance }) }),
+    el("button", { type: "button", class: "row-button rename", text: t("page.parents.kid.rename"),
+      "aria-label": t("page.parents.kid.rename_label", { name: kid.name }), onclick: () => renameKid(kid, name) }),
+    el("button", { type: "button", class: "row-button remove", text: "✕", "aria-label": t("page.parents.kid.remove_label", { name: kid.name }),
+      onclick: () => removeKid(kid) }));
+  return li;
+}
+
+function renameKid(kid, name) {
+  const input = el("input", { class: "edit", value: kid.name, maxlength: "60", "aria-label": t("page.parents.kid.rename_label", { name: kid.name }) });
+  name.replaceWith(input);
+  input.focus(); input.select();
+  let done = false;
+  const finish = async (save) => {
+    if (done) return; done = true;
+    const text = input.value.trim();
+    if (save && text && text !== kid.name) {
+      try { await adult("kids.rename", { kid: kid.id, name: text }); } catch (error) { fail(error); }
+    }
+    refresh("kids");
+    render();
+  };
+  input.addEventListener("keydown", (e) => { if (e.key === "Enter") finish(true); if (e.key === "Escape") finish(false); });
+  input.addEventListener("blur", () => finish(true));
+}
+
+async function removeKid(kid) {
+  if (!(await confirmDialog(t("page.parents.kid.remove_title", { name: kid.name }), t("page.parents.kid.remove_text", { name: kid.name }),
+    t("page.parents.kid.remove_ok")))) return;
+  try { await adult("kids.remove", { kid: kid.id }); } catch (error) { fail(error); }
+  refresh("kids");
+}
+
+// ---- The catalogue modal ----
+
+let catalogueKind = "rule";
+const catalogueTitles = { rule: "page.catalogue.title.rule", chore: "page.catalogue.title.chore", reward: "page.catalogue.title.reward" };
+const categories = ["security", "respect", "fun"];
+
+function openCatalogue(kind) {
+  catalogueKind = kind;
+  renderCatalogue();
+  $("catalogue-modal").showModal();
+}
+function closeCatalogue() { if ($("catalogue-modal").open) $("catalogue-modal").close(); }
+
+function renderCatalogue() {
+  const { catalogue = [] } = store.view("kids") || {};
+  $("catalogue-title").textContent = t(catalogueTitles[catalogueKind]);
+  $("catalogue-kinds").querySelectorAll("button").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.kind === catalogueKind)));
+  const items = catalogue.filter((item) => item.kind === catalogueKind);
+  $("catalogue-sections").replaceChildren(...categories.map((category) => {
+    const rows = items.filter((item) => item.category === category);
+    return el("section", { class: "cat-section", "aria-label": t(`catalogue.category.${category}`) },
+      el("h4", { text: t(`catalogue.category.${category}`) }),
+      ...rows.map((item) => el("div", { class: `cat-row ${category}${item.selected ? " selected" : ""}`, "data-id": item.id },
+        el("span", { class: "grow", text: titleOf(item) }),
+        el("span", { class: "peanuts", text: t("page.kids.peanuts", { peanuts: item.peanuts }) }),
+        el("button", { type: "button", class: item.selected ? "deselect" : "select", text: item.selected ? "🗑" : "＋",
+          "aria-label": t(item.selected ? "page.catalogue.deselect" : "page.catalogue.select", { title: titleOf(item) }),
+          onclick: () => choose(item) }))));
+  }));
+}
+
+async function choose(item) {
+  const method = item.selected ? "kids.deselect" : "kids.select";
+  try {
+    await store.guess("kids", (s) => ({ ...s, catalogue: s.catalogue.map((x) => (x.id === item.id ? { ...x, selected: !item.selected } : x)) }),
+      () => adult(method, { items: [item.id] }));
+  } catch (error) { fail(error); }
+  refresh("kids");
+}
+
+// ---- Own items, adjustments, the PIN ----
+
+function renderOwnCategories() {
+  $("own-category").replaceChildren(...categories.map((c) => el("option", { value: c, text: t(`catalogue.category.${c}`) })));
+}
+
+let peanuts = 1;
+function setPeanuts(value) {
+  peanuts = Math.min(20, Math.max(1, value));
+  $("own-peanuts").textContent = String(peanuts);
+  $("own-less").disabled = peanuts <= 1;
+  $("own-more").disabled = peanuts >= 20;
+}
+
+async function changePIN() {
+  touch();
+  const fresh = await askNewPIN(t("page.pin.new"));
+  if (fresh === null) return;
+  try {
+    await adult("kids.pin.change", { new: fresh });
+    pin = fresh;
+    toast(t("page.pin.changed"));
+  } catch (error) { fail(error); }
+}
+
+function wire() {
+  $("parents-open").addEventListener("click", openParents);
+  $("parents-lock").addEventListener("click", () => { lock(); $("parents-open").focus(); });
+  for (const kind of ["pointerdown", "keydown"]) document.addEventListener(kind, touch, { passive: true });
+  window.addEventListener("pagehide", lock);
+  document.querySelectorAll(".catalogue-open").forEach((b) => b.addEventListener("click", () => openCatalogue(b.dataset.kind)));
+  $("catalogue-kinds").querySelectorAll("button").forEach((b) => b.addEventListener("click", () => { catalogueKind = b.dataset.kind; renderCatalogue(); }));
+  $("catalogue-close").addEventListener("click", closeCatalogue);
+  renderOwnCategories();
+  setPeanuts(1);
+  $("own-less").addEventListener("click", () => setPeanuts(peanuts - 1));
+  $("own-more").addEventListener("click", () => setPeanuts(peanuts + 1));
+  $("kid-add-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const name = $("kid-add-name").value.trim(); if (!name) return;
+    try { const kid = await adult("kids.add", { name }); $("kid-add-name").value = ""; local.kid = local.kid || kid.id; } catch (error) { fail(error); }
+    refresh("kids");
+  });
+  $("own-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const title = $("own-title").value.trim(); if (!title) return;
+    try {
+      await adult("kids.own", { kind: $("own-kind").value, title, peanuts, category: $("own-category").value });
+      $("own-title").value = ""; setPeanuts(1);
+      toast(t("page.parents.own.added", { title }));
+    } catch (error) { fail(error); }
+    refresh("kids");
+  });
+  $("adjust-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const amount = Number($("adjust-peanuts").value);
+    const reason = $("adjust-reason").value.trim();
+    if (!Number.isInteger(amount) || amount === 0) { toast(t("page.parents.adjust.whole"), { error: true }); return; }
+    try {
+      await adult("kids.adjust", { kid: $("adjust-kid").value, peanuts: amount, reason });
+      $("adjust-peanuts").value = ""; $("adjust-reason").value = "";
+      toast(t("page.parents.adjust.done", { peanuts: amount }));
+    } catch (error) { fail(error); }
+    refresh("kids");
+  });
+  $("pin-change").addEventListener("click", changePIN);
+  translateDocument($("pin-pad"));
+}

@@ -1,0 +1,415 @@
+#!/usr/bin/env python3
+"""The whole household from the page (issue 41), in a real browser (headless Chromium,
+Selenium), as a family member who never opens a terminal would do it:
+
+    web_family.py PULSE_PEER HOME_A HOME_B PEER_ADDRESS_A [SCREENSHOT_DIR]
+
+HOME_A holds a household whose agent runs (with its page); HOME_B is empty: the second
+computer, paired from A's page. Each check prints `ok …`; the first failure raises (exit 1).
+Waits are conditions with deadlines. The CLI is used only to look at what the page did
+(the household's data) and to play the second computer's side of pairing.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+import web_support
+from web_support import Failed, browser, wait
+
+BIN, HOME_A, HOME_B, PEER_A = sys.argv[1:5]
+SHOTS = sys.argv[5] if len(sys.argv) > 5 else None
+PIN, NEW_PIN, WRONG = "2580", "1357", "1111"
+
+
+def cli(home, *args):
+    return web_support.cli(BIN, home, *args)
+
+
+def cli_json(home, *args):
+    return json.loads(cli(home, *args, "--json"))
+
+
+def sign_in(driver, home):
+    driver.get(cli(home, "open", "--print").split()[-1])
+    wait("the page to load its data", lambda: driver.execute_script("return document.body.dataset.ready === 'true'"))
+
+
+def tab(driver, name):
+    driver.find_element(By.ID, f"t-{name}").click()
+    wait(f"the {name} tab", lambda: driver.find_element(By.ID, f"tab-{name}").is_displayed())
+
+
+def press(driver, element):
+    """A click as a person makes it: the element scrolled to the middle of the screen first
+    (Selenium's own scrolling stops at the edge, under the floating tab bar)."""
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+    element.click()
+
+
+def shown(driver, element_id):
+    return driver.find_element(By.ID, element_id).is_displayed()
+
+
+def text(driver, element_id):
+    return driver.find_element(By.ID, element_id).text
+
+
+def names(driver, selector):
+    return driver.execute_script(f"return [...document.querySelectorAll({json.dumps(selector)})].map(n => n.textContent)")
+
+
+def keypad(driver, digits):
+    for digit in digits:
+        driver.find_element(By.CSS_SELECTOR, f'#pin-pad [data-digit="{digit}"]').click()
+
+
+def pad_open(driver):
+    return driver.execute_script("return document.getElementById('pin-pad').open")
+
+
+def click_row_button(driver, list_selector, name, button, what):
+    """Clicks `button` in the row of `list_selector` whose `.name` is `name` (found again
+    if a live update redrew the list between finding and clicking)."""
+    def attempt():
+        for li in driver.find_elements(By.CSS_SELECTOR, f"{list_selector} li[data-id]"):
+            found = li.find_elements(By.CSS_SELECTOR, ".name")
+            if found and found[0].get_attribute("textContent") == name:
+                press(driver, li.find_element(By.CSS_SELECTOR, button))
+                return True
+        return False
+    wait(what, attempt)
+
+
+def confirm(driver, expect_words):
+    dialog = wait("the confirmation dialog", lambda: driver.find_element(By.ID, "confirm").is_displayed() and driver.find_element(By.ID, "confirm"))[0]
+    said = dialog.text
+    for word in expect_words:
+        if word not in said:
+            raise Failed(f"the confirmation does not say {word!r}: {said!r}")
+    driver.find_element(By.ID, "confirm-ok").click()
+    return said
+
+
+def parents(a):
+    tab(a, "kids")
+    press(a, a.find_element(By.ID, "parents-open"))
+    wait("the keypad", lambda: pad_open(a) and text(a, "pin-title") == "Choose a PIN for parents")
+    keypad(a, PIN)
+    wait("the keypad asking again", lambda: text(a, "pin-title") == "The same PIN again")
+    keypad(a, "9999")
+    wait("the mismatch said", lambda: "differ" in text(a, "pin-error"))
+    keypad(a, PIN)
+    wait("parents' mode open", lambda: shown(a, "parents-panel") and not pad_open(a))
+    print("ok parents' mode: a first PIN chosen on the keypad (typed twice; a different second one is refused), the panel opens")
+
+    # A kid, then six items from the catalogue's full-screen modal.
+    a.find_element(By.ID, "kid-add-name").send_keys("Mia", Keys.ENTER)
+    wait("Mia in the kids' list", lambda: "Mia" in names(a, "#parents-kids .name") and "Mia" in names(a, "#kid-picker button"))
+    picks = {"rule": 3, "chore": 2, "reward": 1}
+    for kind, count in picks.items():
+        if kind == "rule":
+            press(a, a.find_element(By.CSS_SELECTOR, '.catalogue-open[data-kind="rule"]'))
+            wait("the catalogue modal", lambda: a.execute_script("return document.getElementById('catalogue-modal').open"))
+        else:
+            press(a, a.find_element(By.CSS_SELECTOR, f'#catalogue-kinds [data-kind="{kind}"]'))
+        sections = a.find_elements(By.CSS_SELECTOR, "#catalogue-sections .cat-section")
+        rows = [len(s.find_elements(By.CSS_SELECTOR, ".cat-row")) for s in sections]
+        if rows != [6, 6, 6]:
+            raise Failed(f"the {kind} catalogue shows {rows} rows per category (the seed: three categories of six)")
+        for n in range(count):
+            before = len(a.find_elements(By.CSS_SELECTOR, "#catalogue-sections .cat-row.selected"))
+            # The first unselected row of the nth category.
+            section = a.find_elements(By.CSS_SELECTOR, "#catalogue-sections .cat-section")[n % 3]
+            press(a, section.find_element(By.CSS_SELECTOR, ".cat-row:not(.selected) button.select"))
+            wait(f"a {kind} selected", lambda: len(a.find_elements(By.CSS_SELECTOR, "#catalogue-sections .cat-row.selected")) == before + 1)
+        if SHOTS and kind == "rule":
+            shoot(a, "catalogue")
+    press(a, a.find_element(By.ID, "catalogue-close"))
+    def chosen():
+        listing = cli_json(HOME_A, "kids", "list")
+        return (len(listing["todo"]), len(listing["rewards"]))
+    # Each adult action checks the PIN (scrypt: ~0.1 s in a release build, ~0.8 s in a debug one).
+    wait("the six in the household (5 rules and chores, 1 reward)", lambda: chosen() == (5, 1), timeout=30)
+    print("ok the catalogue modal shows three categories of six for each kind; six items selected there (3 rules, 2 chores, 1 reward) are the household's")
+
+    # An own item with the 1–20 stepper, and an adjustment with a reason.
+    a.find_element(By.ID, "own-title").send_keys("Feed the cat")
+    a.find_element(By.ID, "own-kind").send_keys("Chore")
+    for _ in range(2):
+        press(a, a.find_element(By.ID, "own-more"))
+    if text(a, "own-peanuts") != "3":
+        raise Failed(f"the stepper shows {text(a, 'own-peanuts')!r} after two ＋")
+    press(a, a.find_element(By.CSS_SELECTOR, "#own-form button[type=submit]"))
+    wait("the own chore on Mia's cards", lambda: any("Feed the cat" in c for c in names(a, "#kid-cards .kid-card")))
+    a.find_element(By.ID, "adjust-peanuts").send_keys("40")
+    a.find_element(By.ID, "adjust-reason").send_keys("Helped grandma", Keys.ENTER)
+    wait("Mia's balance 40", lambda: text(a, "kid-balance") == "🥜 40 peanuts")
+    print("ok an own chore (3 peanuts with the stepper) is on Mia's cards; an adjustment of +40 “Helped grandma” makes her balance 40")
+
+    # Rename a kid in place.
+    click_row_button(a, "#parents-kids", "Mia", "button.rename", "Rename Mia")
+    field = wait("the rename field", lambda: a.find_element(By.CSS_SELECTOR, "#parents-kids input.edit"))[0]
+    field.send_keys(Keys.CONTROL, "a")
+    field.send_keys("Mia Rose", Keys.ENTER)
+    wait("Mia Rose in the household", lambda: any(k["name"] == "Mia Rose" for k in kids_of(HOME_A)))
+    print("ok a kid renamed in parents' mode (Mia → Mia Rose, in the household's data)")
+
+    if SHOTS:
+        shoot(a, "parents")
+
+    # Lock; a wrong PIN is refused, the fourth try in a row waits (the CLI's limit).
+    press(a, a.find_element(By.ID, "parents-lock"))
+    wait("parents' mode locked", lambda: not shown(a, "parents-panel") and shown(a, "parents-open"))
+    press(a, a.find_element(By.ID, "parents-open"))
+    wait("the keypad asking for the PIN", lambda: pad_open(a) and text(a, "pin-title") == "Parents’ PIN")
+    if SHOTS:
+        shoot(a, "keypad")
+    errors = []
+    for attempt in range(3):
+        keypad(a, WRONG)
+        said = wait(f"wrong PIN {attempt + 1} refused", lambda: text(a, "pin-error"))[0]
+        errors.append(said)
+        a.execute_script("document.getElementById('pin-error').textContent = ''")
+    keypad(a, PIN)  # right, but too soon after three wrong ones
+    locked = wait("the right PIN made to wait", lambda: text(a, "pin-error"))[0]
+    if shown(a, "parents-panel") or "wrong" not in errors[0].lower() or "try again in" not in locked:
+        raise Failed(f"wrong PINs said {errors!r}, the fourth {locked!r}")
+    refused = subprocess.run([BIN, "kids", "add", "Leo", "--pin-stdin", "--home", HOME_A], input=PIN + "\n", capture_output=True, text=True)
+    if refused.returncode == 0:
+        raise Failed("the CLI was not held by the page's wrong PINs")
+    print(f"ok three wrong PINs refused ({errors[0]!r}); then even the right one waits ({locked!r}), on the CLI too")
+    a.execute_script("document.getElementById('pin-error').textContent = ''")
+
+    def unlocked():
+        keypad(a, PIN)
+        wait("the PIN checked", lambda: not pad_open(a) or text(a, "pin-error"), timeout=15)
+        if not pad_open(a):
+            return True
+        a.execute_script("document.getElementById('pin-error').textContent = ''")
+        return False
+    _, seconds = wait("the right PIN taken after the wait", unlocked, timeout=30)
+    print(f"ok after the wait the right PIN opens parents' mode ({seconds:.1f} s)")
+
+    # A new PIN, typed twice; the old one no longer opens.
+    press(a, a.find_element(By.ID, "pin-change"))
+    wait("the keypad for a new PIN", lambda: pad_open(a) and text(a, "pin-title") == "A new PIN")
+    keypad(a, NEW_PIN)
+    wait("asked again", lambda: text(a, "pin-title") == "The same PIN again")
+    keypad(a, NEW_PIN)
+    wait("the PIN changed", lambda: not pad_open(a) and "changed" in text(a, "toast-text"))
+    old = subprocess.run([BIN, "kids", "add", "Leo", "--pin-stdin", "--home", HOME_A], input=PIN + "\n", capture_output=True, text=True)
+    if old.returncode == 0:
+        raise Failed("the old PIN still works")
+    print("ok the PIN changed from parents' mode: the old one is refused")
+
+
+def kids_of(home):
+    return cli_json(home, "kids", "list")["kids"]
+
+
+def celebrations(a):
+    press(a, a.find_element(By.ID, "parents-lock"))
+    press(a, a.find_element(By.CSS_SELECTOR, '#kid-views [data-view="earn"]'))
+    card = wait("a rule card", lambda: a.find_element(By.CSS_SELECTOR, '#kid-cards .kid-card[aria-disabled="false"]'))[0]
+    press(a, card)
+    wait("“Great job!”", lambda: shown(a, "celebration") and text(a, "celebration-headline") == "Great job!")
+    if SHOTS:
+        shoot(a, "great-job")
+    _, seconds = wait("the half-sheet to go by itself", lambda: not shown(a, "celebration"), timeout=4)
+    print(f"ok a kid's chore → the “Great job!” half-sheet, gone by itself ({seconds:.1f} s later)")
+    press(a, a.find_element(By.CSS_SELECTOR, '#kid-views [data-view="rewards"]'))
+    press(a, wait("a reward card", lambda: a.find_element(By.CSS_SELECTOR, "#kid-cards .kid-card"))[0])
+    wait("confetti", lambda: shown(a, "confetti") and text(a, "confetti-headline") == "Enjoy your reward!")
+    pieces = len(a.find_elements(By.CSS_SELECTOR, "#confetti-pieces i"))
+    if SHOTS:
+        shoot(a, "confetti")
+    wait("the confetti to go", lambda: not shown(a, "confetti"), timeout=5)
+    print(f"ok a reward redeemed → full-screen confetti ({pieces} pieces) and “Enjoy your reward!”, gone by itself")
+
+    tab(a, "more")
+    press(a, a.find_element(By.ID, "setting-celebrations"))
+    wait("Celebrations off in the household", lambda: cli_json(HOME_A, "settings")["celebrations"] is False)
+    tab(a, "kids")
+    press(a, a.find_element(By.CSS_SELECTOR, '#kid-views [data-view="earn"]'))
+    press(a, wait("another card", lambda: a.find_element(By.CSS_SELECTOR, '#kid-cards .kid-card[aria-disabled="false"]'))[0])
+    said = wait("the plain words", lambda: shown(a, "toast") and "earned" in text(a, "toast-text") and text(a, "toast-text"))[0]
+    if shown(a, "celebration") or shown(a, "confetti") or "Great job" in said:
+        raise Failed(f"celebrations off still celebrated: {said!r}")
+    press(a, a.find_element(By.CSS_SELECTOR, '#kid-views [data-view="history"]'))
+    history = names(a, "#kid-cards .kid-card .peanuts")
+    if not any(line[:1] in "−-" and line[1:2].isdigit() for line in history) or any(" ·  · " in line for line in history):
+        raise Failed(f"the history: {history}")
+    print(f"ok Celebrations off: no sheet, no confetti, just {said!r}; the history shows the spend as − with dates")
+    tab(a, "more")
+    press(a, a.find_element(By.ID, "setting-celebrations"))
+    wait("Celebrations on again", lambda: cli_json(HOME_A, "settings")["celebrations"] is True)
+
+
+def lists(a):
+    tab(a, "shopping")
+    click_row_button(a, "#shop-list", "Apples", "button.remove", "Delete Apples")
+    wait("Apples off the page", lambda: "Apples" not in names(a, "#shop-list .name"))
+    wait("Apples deleted in the household", lambda: all(i["name"] != "Apples" for i in cli_json(HOME_A, "shop")))
+    undo = wait("the Undo", lambda: shown(a, "toast-action") and a.find_element(By.ID, "toast-action"))[0]
+    undo.click()
+    wait("Apples back", lambda: "Apples" in names(a, "#shop-list .name") and any(i["name"] == "Apples" for i in cli_json(HOME_A, "shop")))
+    print("ok one shopping item deleted (gone from the household), Undo brings the same item back")
+
+    # Suggestions: the restock pool's names are offered while typing.
+    cli(HOME_A, "shop", "check", "Bread")
+    wait("Bread in the pool on the page", lambda: "Bread" in names(a, "#restock-list .name"))
+    offered = a.execute_script(
+        "return [...document.querySelectorAll('#shop-suggestions option')].map(o => o.value)")
+    if offered != ["Bread"]:
+        raise Failed(f"suggestions offered: {offered}")
+    press(a, a.find_element(By.ID, "add-item"))
+    field = wait("the rapid-entry row", lambda: a.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0]
+    if field.get_attribute("list") != "shop-suggestions":
+        raise Failed("the rapid-entry row offers no suggestions")
+    field.send_keys(Keys.ESCAPE)
+    print("ok while adding, the restock pool's names are offered (suggestions on)")
+
+    tab(a, "tasks")
+    click_row_button(a, "#task-list", "Water the plants", "button.edit", "Edit the plants task")
+    form = wait("the edit form", lambda: a.find_element(By.CSS_SELECTOR, "#task-list form.task-edit"))[0]
+    title = form.find_element(By.NAME, "title")
+    title.send_keys(Keys.CONTROL, "a")
+    title.send_keys("Water the roses")
+    form.find_element(By.NAME, "assignee").send_keys("Anna")
+    a.execute_script("arguments[0].value = arguments[1]", form.find_element(By.NAME, "due"), "2020-01-02")
+    title.send_keys(Keys.ENTER)
+    task = wait("the edit in the household", lambda: next((t for t in cli_json(HOME_A, "task") if t["title"] == "Water the roses"), None))[0]
+    if task.get("assignee") != "Anna" or task.get("due") != "2020-01-02":
+        raise Failed(f"the edited task: {task}")
+    overdue = wait("the overdue mark", lambda: a.find_element(By.CSS_SELECTOR, "#task-list .meta .overdue").text)[0]
+    print(f"ok a task edited in place (title, assignee, due date); past due it is marked {overdue!r}")
+    click_row_button(a, "#task-list", "Water the roses", "button.remove", "Delete the roses task")
+    wait("the task gone", lambda: "Water the roses" not in names(a, "#task-list .name"))
+    wait("the Undo", lambda: shown(a, "toast-action"))
+    press(a, a.find_element(By.ID, "toast-action"))
+    wait("the task back", lambda: "Water the roses" in names(a, "#task-list .name"))
+    print("ok a task deleted, and Undo brings it back")
+    for name in names(a, "#task-list .name"):
+        click_row_button(a, "#task-list", name, "button.check", f"complete {name}")
+    _, seconds = wait("the all-done moment", lambda: shown(a, "tasks-all-done"), timeout=3)
+    if SHOTS:
+        shoot(a, "tasks-all-done")
+    print("ok the last active task done → the “All done ✓” moment")
+
+    tab(a, "backlog")
+    before = [i["title"] for c in cli_json(HOME_A, "backlog") if c["title"] == "Garden" for i in c["items"]]
+    second = before[1]
+    handle = a.find_element(By.CSS_SELECTOR, f'#backlog-list li[data-id] .handle[aria-label^="Move {second}"]')
+    handle.send_keys(Keys.ARROW_UP)
+    wait("the move in the household", lambda: [i["title"] for c in cli_json(HOME_A, "backlog") if c["title"] == "Garden" for i in c["items"]][0] == second)
+    focused = wait("the focus kept on the moved item", lambda: a.switch_to.active_element.get_attribute("aria-label").startswith(f"Move {second}: 1 of"))[0]
+    print(f"ok a backlog item moved up with the keyboard ({before} → {second} first), the focus stays on it")
+    press(a, a.find_element(By.CSS_SELECTOR, '#backlog-list .name[aria-label^="Plant tulips"]'))
+    field = wait("the rename field", lambda: a.find_element(By.CSS_SELECTOR, "#backlog-list input.edit"))[0]
+    field.send_keys(Keys.CONTROL, "a")
+    field.send_keys("Plant red tulips", Keys.ENTER)
+    wait("renamed in the household", lambda: any(i["title"] == "Plant red tulips" for c in cli_json(HOME_A, "backlog") for i in c["items"]))
+    print("ok a backlog item renamed in place")
+
+    tab(a, "more")
+    a.find_element(By.ID, "recurring-title-input").send_keys("Bins out")
+    a.find_element(By.ID, "recurring-kind").send_keys("Every week")
+    boxes = a.find_elements(By.CSS_SELECTOR, "#recurring-days label")
+    press(a, boxes[3])  # Thursday, with Monday already ticked
+    wait("the schedule in words", lambda: text(a, "recurring-preview") == "Repeats: Every Monday and Thursday")
+    press(a, a.find_element(By.CSS_SELECTOR, "#recurring-form button[type=submit]"))
+    wait("the repeating task", lambda: any(r["schedule"] == "weekly:mon,thu" for r in cli_json(HOME_A, "recurring")))
+    listed = wait("it in the list, in words", lambda: [r.text for r in a.find_elements(By.CSS_SELECTOR, "#recurring-list li") if "Bins out" in r.text])[0]
+    print(f"ok a repeating task on Mondays and Thursdays, shown in words ({listed[0].replace(chr(10), ' ')!r})")
+
+
+def computers(a):
+    tab(a, "more")
+    press(a, a.find_element(By.ID, "add-computer"))
+    code = wait("the pairing code", lambda: shown(a, "pairing") and text(a, "pairing-code"))[0]
+    countdown = text(a, "pairing-countdown")
+    if SHOTS:
+        shoot(a, "add-computer", element="computers")
+    joined = subprocess.run([BIN, "join", code, "--peer", PEER_A, "--name", "debian", "--home", HOME_B], capture_output=True, text=True, timeout=60)
+    if joined.returncode != 0:
+        raise Failed(f"join with the page's code failed: {joined.stderr}")
+    toast = wait("the page saying it joined", lambda: "joined" in text(a, "toast-text") and text(a, "toast-text"), timeout=10)[0]
+    print(f"ok “Add a computer” shows the code large ({code}, {countdown!r}); the other computer joins with it; the page says {toast!r}")
+    agent_b = subprocess.Popen([BIN, "run", "--home", HOME_B, "--port", "0", "--no-mdns", "--peer", PEER_A, "--web", "off"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait("B's agent up and in sync", lambda: subprocess.run([BIN, "status", "--wait", "synced", "--timeout", "10", "--home", HOME_B],
+                                                                capture_output=True, timeout=30).returncode == 0, timeout=60)
+        click_row_button(a, "#machine-list", "debian", "button.rename", "Rename debian")
+        field = wait("the machine's rename field", lambda: a.find_element(By.CSS_SELECTOR, "#machine-list input.edit"))[0]
+        field.send_keys(Keys.CONTROL, "a")
+        field.send_keys("Kitchen laptop", Keys.ENTER)
+        wait("the new name on B", lambda: any(m["name"] == "Kitchen laptop" for m in cli_json(HOME_B, "devices")), timeout=10)
+        state = wait("B in sync on A's page", lambda: (li := [l for l in a.find_elements(By.CSS_SELECTOR, "#machine-list li")
+                                                              if "Kitchen laptop" in l.text]) and li[0].find_element(By.CSS_SELECTOR, ".state").text == "in sync" and "in sync", timeout=10)[0]
+        print(f"ok a machine renamed on A's page is “Kitchen laptop” on B too (replicated); A's page says it is {state!r}")
+        if SHOTS:
+            shoot(a, "computers", element="computers")
+
+        # A conflict, made by both computers renaming one item while apart, shown in words.
+        agent_b.terminate()
+        agent_b.wait(timeout=20)
+        cli(HOME_A, "shop", "rename", "Milk", "Oat milk")
+        cli(HOME_B, "shop", "rename", "Milk", "Soy milk")
+        agent_b = subprocess.Popen([BIN, "run", "--home", HOME_B, "--port", "0", "--no-mdns", "--peer", PEER_A, "--web", "off"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        said = wait("the conflict on A's page", lambda: [c for c in names(a, "#conflict-list li .grow") if "milk" in c], timeout=30)[0][0]
+        if "Oat milk" not in said or "Soy milk" not in said:
+            raise Failed(f"the conflict says {said!r}")
+        print(f"ok a conflict (both renamed Milk while apart) shown in words: {said!r}")
+
+        click_row_button(a, "#machine-list", "Kitchen laptop", "button.remove", "Remove the laptop")
+        said = confirm(a, ["permanent"])
+        wait("the laptop removed", lambda: any(m["name"] == "Kitchen laptop" and m.get("removed") for m in cli_json(HOME_A, "devices")))
+        state = wait("shown as removed", lambda: [l.text for l in a.find_elements(By.CSS_SELECTOR, "#machine-list li") if "Kitchen laptop" in l.text and "removed" in l.text])[0]
+        print(f"ok removing a machine asks first, saying it is permanent; then it is listed as removed ({state[0]!r})")
+    finally:
+        agent_b.terminate()
+        agent_b.wait(timeout=20)
+
+
+def shoot(driver, name, element=None):
+    """The screen as a person sees it, at phone and desktop width, light and dark."""
+    os.makedirs(SHOTS, exist_ok=True)
+    size = driver.get_window_size()
+    appearance = driver.execute_script("return document.documentElement.dataset.appearance")
+    for width, height in [(390, 844), (1366, 900)]:
+        driver.set_window_size(width, height)
+        for mode in ["light", "dark"]:
+            driver.execute_script("document.documentElement.dataset.appearance = arguments[0]", mode)
+            if element:
+                driver.execute_script("document.getElementById(arguments[0]).scrollIntoView({block: 'start'})", element)
+            driver.save_screenshot(os.path.join(SHOTS, f"{name}-{width}-{mode}.png"))
+    driver.execute_script("document.documentElement.dataset.appearance = arguments[0]", appearance)
+    driver.set_window_size(size["width"], size["height"])
+
+
+def main():
+    a = browser(1366, 900)
+    try:
+        sign_in(a, HOME_A)
+        parents(a)
+        celebrations(a)
+        lists(a)
+        computers(a)
+        console = [e for e in a.get_log("browser") if e["level"] == "SEVERE"
+                   and "/api/" not in e["message"] and "Failed to load resource" not in e["message"]]
+        if console:
+            raise Failed(f"errors in the browser console: {console}")
+        print("ok no script errors in the console")
+    finally:
+        a.quit()
+
+
+if __name__ == "__main__":
+    web_support.run(main)
