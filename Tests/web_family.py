@@ -160,7 +160,7 @@ def parents(a):
     print("ok a kid renamed in parents' mode (Mia → Mia Rose, in the household's data)")
 
     if SHOTS:
-        shoot(a, "parents")
+        shoot(a, "parents", element="tab-kids")
 
     # Lock; a wrong PIN is refused, the fourth try in a row waits (the CLI's limit).
     press(a, a.find_element(By.ID, "parents-lock"))
@@ -215,20 +215,25 @@ def kids_of(home):
 def celebrations(a):
     press(a, a.find_element(By.ID, "parents-lock"))
     press(a, a.find_element(By.CSS_SELECTOR, '#kid-views [data-view="earn"]'))
-    card = wait("a rule card", lambda: a.find_element(By.CSS_SELECTOR, '#kid-cards .kid-card[aria-disabled="false"]'))[0]
-    press(a, card)
-    wait("“Great job!”", lambda: shown(a, "celebration") and text(a, "celebration-headline") == "Great job!")
-    if SHOTS:
-        shoot(a, "great-job")
-    _, seconds = wait("the half-sheet to go by itself", lambda: not shown(a, "celebration"), timeout=4)
+    # Twice each with pictures: the first held while they are taken, the second timed.
+    for attempt in range(2 if SHOTS else 1):
+        card = wait("a rule card", lambda: a.find_element(By.CSS_SELECTOR, '#kid-cards .kid-card[aria-disabled="false"]'))[0]
+        press(a, card)
+        wait("“Great job!”", lambda: shown(a, "celebration") and text(a, "celebration-headline") == "Great job!")
+        if SHOTS and attempt == 0:
+            shoot(a, "great-job", keep="celebration")
+            continue
+        _, seconds = wait("the half-sheet to go by itself", lambda: not shown(a, "celebration"), timeout=4)
     print(f"ok a kid's chore → the “Great job!” half-sheet, gone by itself ({seconds:.1f} s later)")
     press(a, a.find_element(By.CSS_SELECTOR, '#kid-views [data-view="rewards"]'))
-    press(a, wait("a reward card", lambda: a.find_element(By.CSS_SELECTOR, "#kid-cards .kid-card"))[0])
-    wait("confetti", lambda: shown(a, "confetti") and text(a, "confetti-headline") == "Enjoy your reward!")
-    pieces = len(a.find_elements(By.CSS_SELECTOR, "#confetti-pieces i"))
-    if SHOTS:
-        shoot(a, "confetti")
-    wait("the confetti to go", lambda: not shown(a, "confetti"), timeout=5)
+    for attempt in range(2 if SHOTS else 1):
+        press(a, wait("a reward card", lambda: a.find_element(By.CSS_SELECTOR, "#kid-cards .kid-card"))[0])
+        wait("confetti", lambda: shown(a, "confetti") and text(a, "confetti-headline") == "Enjoy your reward!")
+        pieces = len(a.find_elements(By.CSS_SELECTOR, "#confetti-pieces i"))
+        if SHOTS and attempt == 0:
+            shoot(a, "confetti", keep="confetti")
+            continue
+        wait("the confetti to go", lambda: not shown(a, "confetti"), timeout=5)
     print(f"ok a reward redeemed → full-screen confetti ({pieces} pieces) and “Enjoy your reward!”, gone by itself")
 
     tab(a, "more")
@@ -298,7 +303,7 @@ def lists(a):
         click_row_button(a, "#task-list", name, "button.check", f"complete {name}")
     _, seconds = wait("the all-done moment", lambda: shown(a, "tasks-all-done"), timeout=3)
     if SHOTS:
-        shoot(a, "tasks-all-done")
+        shoot(a, "tasks-all-done", keep="tasks-all-done")
     print("ok the last active task done → the “All done ✓” moment")
 
     tab(a, "backlog")
@@ -378,19 +383,29 @@ def computers(a):
         agent_b.wait(timeout=20)
 
 
-def shoot(driver, name, element=None):
-    """The screen as a person sees it, at phone and desktop width, light and dark."""
+def shoot(driver, name, element=None, keep=None):
+    """The screen as a person sees it, at phone and desktop width, light and dark. `keep`:
+    a moment that goes by itself (the half-sheet, the confetti), held for the pictures."""
     os.makedirs(SHOTS, exist_ok=True)
     size = driver.get_window_size()
     appearance = driver.execute_script("return document.documentElement.dataset.appearance")
+    if keep == "confetti":  # the pieces held where they are falling
+        driver.execute_script("document.getAnimations().forEach((a) => { a.pause(); })")
     for width, height in [(390, 844), (1366, 900)]:
         driver.set_window_size(width, height)
         for mode in ["light", "dark"]:
             driver.execute_script("document.documentElement.dataset.appearance = arguments[0]", mode)
             if element:
                 driver.execute_script("document.getElementById(arguments[0]).scrollIntoView({block: 'start'})", element)
+            driver.execute_script("document.querySelectorAll('dialog[open]').forEach((d) => { d.scrollTop = 0; })")
+            if keep:
+                driver.execute_script("document.getElementById(arguments[0]).hidden = false", keep)
+            wait("the page's animations and transitions to end", lambda: driver.execute_script(
+                "return document.getAnimations().filter((a) => a.playState === 'running').length === 0"))
             driver.save_screenshot(os.path.join(SHOTS, f"{name}-{width}-{mode}.png"))
     driver.execute_script("document.documentElement.dataset.appearance = arguments[0]", appearance)
+    if keep:
+        driver.execute_script("document.getElementById(arguments[0]).hidden = true", keep)
     driver.set_window_size(size["width"], size["height"])
 
 

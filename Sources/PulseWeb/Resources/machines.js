@@ -34,7 +34,7 @@ function peerOf(machine) { return (store.view("status")?.peers || []).find((p) =
 
 /** What a machine is doing, in words: [text, class]. */
 function stateOf(machine) {
-  if (machine.isThisMachine) return [t("page.machines.state.this"), "ok"];
+  if (machine.isThisMachine) return ["", ""]; // its name says "(this computer)"
   if (machine.removed) return [t("page.machines.state.removed", { date: formatTime(machine.removed) }), "gone"];
   const peer = peerOf(machine);
   if (peer?.problem) return [t("page.machines.state.problem"), ""];

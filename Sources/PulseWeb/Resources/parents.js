@@ -149,6 +149,7 @@ function render() {
   select.replaceChildren(...kids.map((k) => el("option", { value: k.id, text: k.name })));
   if (kids.some((k) => k.id === chosen)) select.value = chosen; else if (local.kid) select.value = local.kid;
   $("adjust-form").hidden = kids.length === 0;
+  renderOwnCategories();
   if ($("catalogue-modal").open) renderCatalogue();
 }
 
@@ -213,7 +214,7 @@ function renderCatalogue() {
       ...rows.map((item) => el("div", { class: `cat-row ${category}${item.selected ? " selected" : ""}`, "data-id": item.id },
         el("span", { class: "grow", text: titleOf(item) }),
         el("span", { class: "peanuts", text: t("page.kids.peanuts", { peanuts: item.peanuts }) }),
-        el("button", { type: "button", class: item.selected ? "deselect" : "select", text: item.selected ? "🗑" : "＋",
+        el("button", { type: "button", class: item.selected ? "deselect" : "select", text: item.selected ? "🗑" : "+",
           "aria-label": t(item.selected ? "page.catalogue.deselect" : "page.catalogue.select", { title: titleOf(item) }),
           onclick: () => choose(item) }))));
   }));
@@ -230,8 +231,13 @@ async function choose(item) {
 
 // ---- Own items, adjustments, the PIN ----
 
+// The categories by their names in the page's language (drawn with the panel: the words
+// are loaded after the modules are wired).
 function renderOwnCategories() {
-  $("own-category").replaceChildren(...categories.map((c) => el("option", { value: c, text: t(`catalogue.category.${c}`) })));
+  const select = $("own-category");
+  const chosen = select.value || categories[0];
+  select.replaceChildren(...categories.map((c) => el("option", { value: c, text: t(`catalogue.category.${c}`) })));
+  select.value = chosen;
 }
 
 let peanuts = 1;
@@ -261,7 +267,6 @@ function wire() {
   document.querySelectorAll(".catalogue-open").forEach((b) => b.addEventListener("click", () => openCatalogue(b.dataset.kind)));
   $("catalogue-kinds").querySelectorAll("button").forEach((b) => b.addEventListener("click", () => { catalogueKind = b.dataset.kind; renderCatalogue(); }));
   $("catalogue-close").addEventListener("click", closeCatalogue);
-  renderOwnCategories();
   setPeanuts(1);
   $("own-less").addEventListener("click", () => setPeanuts(peanuts - 1));
   $("own-more").addEventListener("click", () => setPeanuts(peanuts + 1));
