@@ -139,6 +139,7 @@ let package = Package(
                 .embedInCode("Resources/machines.js"),
                 .embedInCode("Resources/parents.js"),
                 .embedInCode("Resources/celebrate.js"),
+                .embedInCode("Resources/welcome.js"),
             ]
         ),
         .executableTarget(

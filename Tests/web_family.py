@@ -2,18 +2,20 @@
 """The whole household from the page (issue 41), in a real browser (headless Chromium,
 Selenium), as a family member who never opens a terminal would do it:
 
-    web_family.py PULSE_PEER HOME_A HOME_B PEER_ADDRESS_A [SCREENSHOT_DIR]
+    web_family.py PULSE_PEER HOME_A HOME_B [SCREENSHOT_DIR]
 
-HOME_A holds a household whose agent runs (with its page); HOME_B is empty: the second
-computer, paired from A's page. Each check prints `ok …`; the first failure raises (exit 1).
-Waits are conditions with deadlines. The CLI is used only to look at what the page did
-(the household's data) and to play the second computer's side of pairing.
+HOME_A and HOME_B are empty: two new computers. Each runs `pulse-peer run` (started here);
+A's page starts the household, B's page joins it with the code A's page shows. Each check
+prints `ok …`; the first failure raises (exit 1). Waits are conditions with deadlines. The
+CLI is used to look at what the page did (the household's data), to sign the browser in
+(`pulse-peer open`, as the desktop launcher will) and to furnish the lists.
 """
 import json
 import os
+import queue
 import subprocess
 import sys
-import time
+import threading
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -21,9 +23,39 @@ from selenium.webdriver.common.keys import Keys
 import web_support
 from web_support import Failed, browser, wait
 
-BIN, HOME_A, HOME_B, PEER_A = sys.argv[1:5]
-SHOTS = sys.argv[5] if len(sys.argv) > 5 else None
+BIN, HOME_A, HOME_B = sys.argv[1:4]
+SHOTS = sys.argv[4] if len(sys.argv) > 4 else None
 PIN, NEW_PIN, WRONG = "2580", "1357", "1111"
+
+
+class Agent:
+    """`pulse-peer run` on a home, its standard output's JSON lines read as they come."""
+
+    def __init__(self, home, *args):
+        self.process = subprocess.Popen([BIN, "run", "--home", home, "--port", "0", "--no-mdns", *args],
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.seen = []
+
+    def _read(self):
+        for line in self.process.stdout:
+            self.lines.put(line)
+
+    def event(self, name, timeout=30.0):
+        """The first line of this event (`welcome`, `ready`), waiting for it."""
+        def found():
+            while not self.lines.empty():
+                try:
+                    self.seen.append(json.loads(self.lines.get_nowait()))
+                except ValueError:
+                    pass
+            return next((e for e in self.seen if e.get("event") == name), None)
+        return wait(f"the agent's {name} line", found, timeout=timeout)[0]
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=20)
 
 
 def cli(home, *args):
@@ -333,23 +365,39 @@ def lists(a):
     print(f"ok a repeating task on Mondays and Thursdays, shown in words ({listed[0].replace(chr(10), ' ')!r})")
 
 
-def computers(a):
+def computers(a, peer_a):
     tab(a, "more")
     press(a, a.find_element(By.ID, "add-computer"))
     code = wait("the pairing code", lambda: shown(a, "pairing") and text(a, "pairing-code"))[0]
     countdown = text(a, "pairing-countdown")
     if SHOTS:
         shoot(a, "add-computer", element="computers")
-    joined = subprocess.run([BIN, "join", code, "--peer", PEER_A, "--name", "debian", "--home", HOME_B], capture_output=True, text=True, timeout=60)
-    if joined.returncode != 0:
-        raise Failed(f"join with the page's code failed: {joined.stderr}")
-    toast = wait("the page saying it joined", lambda: "joined" in text(a, "toast-text") and text(a, "toast-text"), timeout=10)[0]
-    print(f"ok “Add a computer” shows the code large ({code}, {countdown!r}); the other computer joins with it; the page says {toast!r}")
-    agent_b = subprocess.Popen([BIN, "run", "--home", HOME_B, "--port", "0", "--no-mdns", "--peer", PEER_A, "--web", "off"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # The second computer: its agent welcomes, its page joins with the code (mDNS is off
+    # here, so the address is given under "If the other computer is not found").
+    agent_b = Agent(HOME_B, "--web", "127.0.0.1:0")
+    b = browser(1366, 900)
     try:
-        wait("B's agent up and in sync", lambda: subprocess.run([BIN, "status", "--wait", "synced", "--timeout", "10", "--home", HOME_B],
-                                                                capture_output=True, timeout=30).returncode == 0, timeout=60)
+        agent_b.event("welcome")
+        sign_in(b, HOME_B)
+        wait("B's welcome", lambda: shown(b, "welcome"))
+        b.find_element(By.ID, "join-code").send_keys(code)
+        b.find_element(By.ID, "join-computer").send_keys("debian")
+        press(b, b.find_element(By.CSS_SELECTOR, "#join-form summary"))
+        b.find_element(By.ID, "join-peer").send_keys(peer_a)
+        press(b, b.find_element(By.CSS_SELECTOR, "#join-form button[type=submit]"))
+        agent_b.event("ready", timeout=60)
+        try:
+            wait("B's page on the household, with A's list", lambda: b.execute_script("return document.body.dataset.ready === 'true'")
+                 and text(b, "household-name") == "The Smiths" and "Milk" in names(b, "#shop-list .name"), timeout=60)
+        except Failed:
+            b.save_screenshot("/tmp/w/b-fail.png")
+            print(b.execute_script("return [location.href, document.body.innerText.slice(0, 500)]"), b.get_log("browser"))
+            raise
+        toast = wait("A's page saying it joined", lambda: "joined" in text(a, "toast-text") and text(a, "toast-text"), timeout=10)[0]
+        print(f"ok “Add a computer” shows the code large ({code}, {countdown!r}); typed on the new computer's page it joins "
+              f"and shows the household's list; A's page says {toast!r}")
+        b.quit()
+        b = None
         click_row_button(a, "#machine-list", "debian", "button.rename", "Rename debian")
         field = wait("the machine's rename field", lambda: a.find_element(By.CSS_SELECTOR, "#machine-list input.edit"))[0]
         field.send_keys(Keys.CONTROL, "a")
@@ -362,12 +410,10 @@ def computers(a):
             shoot(a, "computers", element="computers")
 
         # A conflict, made by both computers renaming one item while apart, shown in words.
-        agent_b.terminate()
-        agent_b.wait(timeout=20)
+        agent_b.stop()
         cli(HOME_A, "shop", "rename", "Milk", "Oat milk")
         cli(HOME_B, "shop", "rename", "Milk", "Soy milk")
-        agent_b = subprocess.Popen([BIN, "run", "--home", HOME_B, "--port", "0", "--no-mdns", "--peer", PEER_A, "--web", "off"],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        agent_b = Agent(HOME_B, "--web", "off")  # it kept A's address from the join
         said = wait("the conflict on A's page", lambda: [c for c in names(a, "#conflict-list li .grow") if "milk" in c], timeout=30)[0][0]
         if "Oat milk" not in said or "Soy milk" not in said:
             raise Failed(f"the conflict says {said!r}")
@@ -379,8 +425,9 @@ def computers(a):
         state = wait("shown as removed", lambda: [l.text for l in a.find_elements(By.CSS_SELECTOR, "#machine-list li") if "Kitchen laptop" in l.text and "removed" in l.text])[0]
         print(f"ok removing a machine asks first, saying it is permanent; then it is listed as removed ({state[0]!r})")
     finally:
-        agent_b.terminate()
-        agent_b.wait(timeout=20)
+        if b:
+            b.quit()
+        agent_b.stop()
 
 
 def shoot(driver, name, element=None, keep=None):
@@ -409,14 +456,54 @@ def shoot(driver, name, element=None, keep=None):
     driver.set_window_size(size["width"], size["height"])
 
 
+def first_run(a, agent):
+    """A's computer has no household: its page welcomes, and starts one."""
+    welcome = agent.event("welcome")
+    if not welcome.get("web"):
+        raise Failed(f"the welcome serves no page: {welcome}")
+    sign_in(a, HOME_A)
+    wait("the welcome", lambda: shown(a, "welcome") and not a.find_element(By.CSS_SELECTOR, ".tabbar").is_displayed())
+    if SHOTS:
+        shoot(a, "welcome")
+    a.find_element(By.ID, "start-household").send_keys("The Smiths")
+    a.find_element(By.ID, "start-me").send_keys("Anna")
+    a.find_element(By.ID, "start-others").send_keys("Tom")
+    a.find_element(By.ID, "start-computer").send_keys("Study desktop")
+    press(a, a.find_element(By.CSS_SELECTOR, "#start-form button[type=submit]"))
+    ready = agent.event("ready")
+    wait("the household's page, signed in", lambda: a.execute_script("return document.body.dataset.ready === 'true'")
+         and shown(a, "tab-shopping") and text(a, "household-name") == "The Smiths", timeout=30)
+    household = cli(HOME_A, "household").splitlines()
+    members = [(m["name"], m["isThisMachine"]) for m in cli_json(HOME_A, "member", "list")]
+    if household[0] != "The Smiths" or members != [("Anna", True), ("Tom", False)]:
+        raise Failed(f"the household made: {household}, {members}")
+    machines = cli_json(HOME_A, "devices")
+    if machines[0]["name"] != "Study desktop" or machines[0]["member"] != "Anna":
+        raise Failed(f"this computer: {machines}")
+    print("ok a new computer's page welcomes; “Start a household” makes The Smiths (Anna, Tom) on “Study desktop”, "
+          "and the same page carries on signed in")
+    return ready
+
+
+def furnish():
+    cli(HOME_A, "shop", "add", "Milk", "Apples", "Bread")
+    cli(HOME_A, "task", "add", "Water the plants")
+    cli(HOME_A, "task", "add", "Call the plumber")
+    cli(HOME_A, "backlog", "category", "add", "Garden")
+    cli(HOME_A, "backlog", "add", "Garden", "Plant tulips")
+    cli(HOME_A, "backlog", "add", "Garden", "Mow the lawn")
+
+
 def main():
     a = browser(1366, 900)
+    agent_a = Agent(HOME_A, "--web", "127.0.0.1:0")
     try:
-        sign_in(a, HOME_A)
+        ready = first_run(a, agent_a)
+        furnish()
         parents(a)
         celebrations(a)
         lists(a)
-        computers(a)
+        computers(a, f"127.0.0.1:{ready['port']}")
         console = [e for e in a.get_log("browser") if e["level"] == "SEVERE"
                    and "/api/" not in e["message"] and "Failed to load resource" not in e["message"]]
         if console:
@@ -424,6 +511,7 @@ def main():
         print("ok no script errors in the console")
     finally:
         a.quit()
+        agent_a.stop()
 
 
 if __name__ == "__main__":

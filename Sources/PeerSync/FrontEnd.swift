@@ -39,6 +39,9 @@ public struct LocalAPI: Sendable {
     let feed: EventFeed
     let logins: FrontEndLogins
     public let home: HouseholdHome
+    /// No household here yet: the page shows its welcome (start or join), and only the
+    /// welcome's methods answer (``WelcomeAgent``).
+    public var welcome = false
 
     /// A household method (docs/API.md), checked and committed exactly as the control
     /// socket's `call`: a write is durable before the answer and pushed to peers after it.

@@ -27,6 +27,19 @@ public enum PairingError: Error, CustomStringConvertible, Equatable {
     }
 }
 
+extension PairingError {
+    /// The refusal a page shows (its code, in the reader's words; the inviting machine's own
+    /// reason and a failure's detail stay as they came).
+    public var refusal: Refusal {
+        switch self {
+        case .badCode: Refusal(.pairingCodeFormat)
+        case let .refused(reason): Refusal(.pairingRefused, ["reason": .string(reason)])
+        case let .noInviter(detail): Refusal(.noInviter, ["detail": .string(detail)])
+        case let .failed(reason): Refusal(.failed, ["detail": .string(reason)])
+        }
+    }
+}
+
 /// The joining side of pairing (docs/PROTOCOL.md §9): finds the inviting machine, proves
 /// the code with SPAKE2 and key confirmation inside mutual TLS, and sets up the home as a
 /// replica from the welcome. The inviting side is the agent's session (PeerSession).

@@ -125,10 +125,11 @@ struct WebRouter: Sendable {
             languages["machine"] = choice?.machine.map { .string($0) } ?? .null
             languages["member"] = choice?.member.map { .string($0) } ?? .null
             languages["memberName"] = choice?.memberName.map { .string($0) } ?? .null
-            return .response(
-                json(
-                    200,
-                    ["csrf": .string(csrf), "home": .string(api.home.path), "language": .string(language), "languages": .object(languages)]))
+            var session: [String: JSONValue] = [
+                "csrf": .string(csrf), "home": .string(api.home.path), "language": .string(language), "languages": .object(languages),
+            ]
+            if api.welcome { session["welcome"] = .bool(true) } // no household yet: the page's welcome
+            return .response(json(200, session))
         case ("GET", "/api/status"):
             do {
                 let status = try await api.status()
@@ -185,7 +186,7 @@ struct WebRouter: Sendable {
             return .response(json(422, ["error": (answer.error ?? Refusal(.failed, ["detail": "refused"]).body).json]))
         case ("POST", _) where path.hasPrefix("/api/call/"):
             let method = String(path.dropFirst("/api/call/".count))
-            guard HouseholdAPI.methods.contains(method) else {
+            guard (api.welcome ? WelcomeAgent.methods : HouseholdAPI.methods).contains(method) else {
                 return .response(refused(404, .unknownMethod, ["method": .string(method)]))
             }
             guard request.header("content-type")?.lowercased().hasPrefix("application/json") == true else {
@@ -272,6 +273,7 @@ enum WebAssets {
         "/machines.js": PackageResources.machines_js,
         "/parents.js": PackageResources.parents_js,
         "/celebrate.js": PackageResources.celebrate_js,
+        "/welcome.js": PackageResources.welcome_js,
     ]
     static var appCSS: [UInt8] { PackageResources.app_css }
     static var iconSVG: [UInt8] { PackageResources.icon_svg }

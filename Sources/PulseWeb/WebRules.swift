@@ -14,6 +14,9 @@ public struct WebAddress: Sendable, Equatable, CustomStringConvertible {
         self.port = port
     }
 
+    /// The same host on `port` (the port a `:0` address was given).
+    public func on(port: Int) -> WebAddress { WebAddress(host: host, port: port) }
+
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
     /// `--web`'s value: `HOST:PORT` on loopback (`127.0.0.1:47654`, `[::1]:8080`,

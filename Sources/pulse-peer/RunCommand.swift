@@ -82,6 +82,12 @@ struct Run: AsyncParsableCommand {
         }
     }
 
+    /// One write(2) of a whole line to standard output: a reader waiting for it sees it at once.
+    static func printLine<Bytes: Sequence>(_ line: Bytes) where Bytes.Element == UInt8 {
+        let bytes = [UInt8](line) + [UInt8(ascii: "\n")]
+        _ = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+    }
+
     /// `--web`'s refusal in the reader's words.
     static func message(_ error: WebAddressError) -> String {
         switch error {
@@ -109,20 +115,29 @@ struct Run: AsyncParsableCommand {
         agentOptions.notifyHook = onNotify
         agentOptions.desktopNotifications = !noDesktopNotifications
         agentOptions.notificationBus = AgentOptions.sessionBusAddress(environment: ProcessInfo.processInfo.environment)
+        var webAddress: WebAddress?
         switch web.map(WebAddress.parse) ?? .success(.default) {
         case let .success(address?):
+            webAddress = address
             agentOptions.frontEnds = [WebFrontEnd(address: address, required: web != nil, logger: logger)]
         case .success(nil): break
         case let .failure(error): throw CLIError(message: Self.message(error))
         }
-        guard options.resolved.hasHousehold else { throw CLIError(HouseholdError.notInitialized(options.resolved.path)) }
-        let agent = PeerAgent(options: agentOptions, logger: logger) { ready in
-            if let line = try? JSONEncoder().encode(ready) {
-                // One write(2) of the whole line: a reader waiting for it sees it at once.
-                let bytes = [UInt8](line) + [UInt8(ascii: "\n")]
-                _ = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
-            }
+        let ready: @Sendable (AgentReady) -> Void = { ready in
+            if let line = try? JSONEncoder().encode(ready) { Self.printLine(line) }
         }
+        // A computer with no household yet serves the page's welcome first (start or join),
+        // then runs the agent on the household made: `run` (and the service unit) work from
+        // the first minute, and the family never needs `init` or `join` in a terminal.
+        let welcome =
+            options.resolved.hasHousehold
+            ? nil
+            : WelcomeAgent(options: agentOptions, logger: logger) { web in
+                let line = #"{"event":"welcome","web":"# + (web.map { "\"\($0)\"" } ?? "null") + "}"
+                Self.printLine(Array(line.utf8))
+            }
+        let agent = FirstRunThenAgent(
+            welcome: welcome, options: agentOptions, web: webAddress, webRequired: web != nil, logger: logger, onReady: ready)
         var configuration = ServiceGroupConfiguration(
             services: [.init(service: agent)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         // Shutdown is bounded: what is still running 5 s after SIGTERM is cancelled, and a
@@ -135,6 +150,30 @@ struct Run: AsyncParsableCommand {
         } catch {
             throw CLIError(error)
         }
+    }
+}
+
+/// The welcome while the home has no household (``WelcomeAgent``), then the agent; the agent
+/// serves the page where the welcome did (a page open in a browser carries on signed in).
+struct FirstRunThenAgent: Service {
+    let welcome: WelcomeAgent?
+    let options: AgentOptions
+    let web: WebAddress?
+    let webRequired: Bool
+    let logger: Logger
+    let onReady: @Sendable (AgentReady) -> Void
+
+    func run() async throws {
+        var options = self.options
+        if let welcome {
+            let outcome = try await welcome.run()
+            guard outcome.household, !Task.isCancelled else { return }
+            if let peer = outcome.peer, !options.staticPeers.contains(peer) { options.staticPeers.append(peer) }
+            if let web, let port = outcome.web.flatMap(URL.init(string:))?.port {
+                options.frontEnds = [WebFrontEnd(address: web.on(port: port), required: webRequired, logger: logger)]
+            }
+        }
+        try await PeerAgent(options: options, logger: logger, onReady: onReady).run()
     }
 }
 

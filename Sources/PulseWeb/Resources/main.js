@@ -15,6 +15,7 @@ import { lock as lockParents } from "./parents.js";
 import "./more.js";
 import "./machines.js";
 import { wireCelebrations } from "./celebrate.js";
+import { showWelcome, wireWelcome } from "./welcome.js";
 
 let online = true;
 function setOnline(now) {
@@ -55,6 +56,7 @@ function wire() {
   window.addEventListener("hashchange", () => switchTab(location.hash.slice(1)));
   wireAll();
   wireCelebrations();
+  wireWelcome();
 }
 
 // The page's words in `language` (the agent's choice for this page), else in English; then
@@ -83,6 +85,7 @@ async function start() {
   // The catalogue first: nothing is drawn before the page has its words.
   await useLanguage(session.language || "en");
   store.set("session", session);
+  if (session.welcome) { showWelcome(); document.body.dataset.ready = "true"; return; } // no household yet
   switchTab(location.hash.slice(1) || "shopping");
   await loadAll().catch(fail);
   connectFeed({ online: setOnline, isOnline: () => online, fail });
