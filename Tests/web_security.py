@@ -140,6 +140,8 @@ def main():
     expect(household() == before, "bad input changed the household")
     print("ok bad parameters, unknown methods and oversized bodies get a clear error and change nothing")
 
+    new_endpoints(cookie, csrf, good)
+
     # --- a backup: signed in only, a whole SQLite file, never cached ---
     status, response, _, body = send("GET", "/api/backup", {"Host": HOST, "Cookie": cookie})
     expect(status == 200 and body.startswith("SQLite format 3\x00"), f"GET /api/backup signed in → a database (got {status}, {body[:16]!r})")
@@ -189,6 +191,72 @@ def main():
     status, _, _, _ = send("GET", "/api/session", {"Host": HOST, "Cookie": cookie})
     expect(status == 401, f"the old cookie after logout → 401 (got {status})")
     print("ok sign-out ends the session: the old cookie answers 401")
+
+
+def call(good, method, params, headers=None):
+    status, _, _, text = send("POST", f"/api/call/{method}", {**good, **(headers or {})}, json.dumps(params))
+    return status, json.loads(text) if text.startswith("{") else text
+
+
+def new_endpoints(cookie, csrf, good):
+    """Issue 41's endpoints: "Add a computer", the PIN check, machines, deletes and undos."""
+    before = household()
+    machines = lambda: [(m["id"], m["name"], m["removed"]) for m in json.loads(cli("devices", "--json"))]
+    devices = machines()
+    invite_status = lambda: json.loads(cli("status", "--json"))["machine"].get("invitationExpires")
+    # /api/invite: the same gates as every POST, and its own bounds.
+    for label, headers, body, expected in [
+            ("no cookie", {"Cookie": None}, "{}", 401), ("another origin", {"Origin": "http://evil.example"}, "{}", 403),
+            ("no CSRF token", {"X-Pulse-CSRF": None}, "{}", 403), ("a form", {"Content-Type": "text/plain"}, "{}", 415),
+            ("not JSON", {}, "{minutes:", 400), ("an array", {}, "[]", 400),
+            ("minutes out of range", {}, json.dumps({"minutes": 999}), 422), ("a member that is a number", {}, json.dumps({"member": 5}), 422),
+            ("an unknown member", {}, json.dumps({"member": "Nobody"}), 422), ("a huge body", {}, "x" * (65 * 1024), 413)]:
+        headers = {k: v for k, v in {**good, **headers}.items() if v is not None}
+        status, _, _, text = send("POST", "/api/invite", headers, body)
+        expect(status == expected, f"/api/invite with {label} → {expected} (got {status} {text[:200]})")
+        expect(invite_status() is None, f"/api/invite with {label} opened an invitation")
+    status, _, _, text = send("GET", "/api/invite", {"Host": HOST, "Cookie": cookie})
+    expect(status == 404, f"GET /api/invite → 404 (got {status})")
+    print("ok “Add a computer” (/api/invite) without a session, from another origin, without the token, with bad or huge bodies, "
+          "out-of-range minutes or an unknown member is refused, and no invitation is opened")
+
+    # The PIN: wrong ones refused, a flood held by the rate limit (the right one too, meanwhile).
+    answers = [call(good, "kids.pin.check", {"pin": "0000"}) for _ in range(12)]
+    codes = [a[1]["error"]["code"] for a in answers]
+    expect(codes[:3] == ["wrong_pin"] * 3 and set(codes[3:]) == {"pin_locked"}, f"a flood of wrong PINs: {codes}")
+    status, answer = call(good, "kids.pin.check", {"pin": "1234"})
+    expect(status == 422 and answer["error"]["code"] == "pin_locked", f"the right PIN during the wait: {answer}")
+    status, answer = call(good, "kids.add", {"name": "Eve", "pin": "1234"})
+    expect(status == 422 and answer["error"]["code"] == "pin_locked", f"an adult action during the wait: {answer}")
+    for label, params in [("no PIN", {}), ("a PIN of letters", {"pin": "abcd"}), ("a number", {"pin": 1234})]:
+        status, answer = call(good, "kids.pin.check", params)
+        expect(status == 422 and "error" in answer, f"kids.pin.check with {label}: {answer}")
+    print(f"ok a flood of 12 wrong PINs: 3 refused as wrong, then every one made to wait ({answers[-1][1]['error']['message']!r}), "
+          "the right PIN and adult actions too")
+
+    # Machines, deletes and undos on unknown, wrong or malformed ids: refused, nothing changed.
+    this = devices[0][0]
+    for method, params, code in [
+            ("machine.rename", {"machine": "ffffffffffff", "name": "Mine"}, "not_found"),
+            ("machine.rename", {"machine": "ab", "name": "Mine"}, "machine_id_too_short"),
+            ("machine.rename", {"machine": this, "name": "x" * 500}, "too_long"),
+            ("machine.rename", {"machine": this, "name": " "}, "empty"),
+            ("machine.remove", {"machine": this}, "cannot_remove_self"),
+            ("machine.remove", {"machine": "ffffffffffff"}, "not_found"),
+            ("shop.delete", {"item": "01a2-no-such-item"}, "not_found"),
+            ("shop.undelete", {"item": "01a2-no-such-item"}, "nothing_to_undo"),
+            ("shop.undelete", {"item": "x", "pool": "deleted"}, "invalid_pool"),
+            ("task.undelete", {"task": "not-a-row-id"}, "nothing_to_undo"),
+            ("task.undelete", {}, "missing_parameter")]:
+        status, answer = call(good, method, params)
+        expect(status == 422 and answer["error"]["code"] == code, f"{method} {params} → {code} (got {status} {answer})")
+    for method in ["welcome.start", "welcome.join"]:
+        status, _ = call(good, method, {"household": "Stolen"})
+        expect(status == 404, f"{method} on a computer with a household → 404 (got {status})")
+    expect(household() == before, "refused calls changed the household")
+    expect(machines() == devices, f"refused calls changed the machines: {devices} → {machines()}")
+    print("ok unknown, too-short, oversized and malformed machine, item and task ids or names are refused with their codes; "
+          "the welcome's methods do not exist once there is a household; nothing changed")
 
 
 EVIL = """<!doctype html><html><body><h1>Win a prize</h1>

@@ -110,6 +110,7 @@ import Testing
         let homes = try scratch.household("a")
         let a = homes[0]
         try a.run(["shop", "add", "Milk"])
+        try a.run(["kids", "pin", "set", "--pin-stdin"], stdin: "1234\n")
         let agent = try AgentProcess(home: a.path)
         let web = try #require(agent.web)
         let run = try Shell.run(["python3", Self.script("web_security.py"), PulsePeer.executable.path, a.path, web], timeout: 180)
@@ -118,7 +119,7 @@ import Testing
         for check in [
             "answers 401 and no household data", "works once", "is refused (421/400)", "POSTs from another origin",
             "change nothing", "X-Frame-Options DENY", "the page still answers", "hostile page", "sign-out ends",
-            "downloads a whole backup",
+            "downloads a whole backup", "no invitation is opened", "a flood of 12 wrong PINs", "nothing changed",
         ] {
             #expect(lines(run.stdout).contains { $0.contains(check) }, "missing: \(check)\n\(output)")
         }
