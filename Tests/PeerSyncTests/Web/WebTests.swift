@@ -130,8 +130,11 @@ struct WebRouterTests {
         let made = Mutex<[(String, [String: JSONValue])]>([])
     }
 
-    /// `choice`: what the household says of the reader's language (the page asks at sign-in).
-    func router(calls: Calls = Calls(), choice: LanguageChoice = LanguageChoice(available: Languages.builtIn)) -> (WebRouter, FrontEndLogins) {
+    /// `choice`: what the household says of the reader's language (the page asks at sign-in);
+    /// `welcome`: a computer with no household yet.
+    func router(
+        calls: Calls = Calls(), choice: LanguageChoice = LanguageChoice(available: Languages.builtIn), welcome: Bool = false
+    ) -> (WebRouter, FrontEndLogins) {
         let logins = FrontEndLogins()
         let api = LocalAPI(
             callMethod: { method, params in
@@ -144,7 +147,7 @@ struct WebRouterTests {
                 calls.made.withLock { $0.append(("invite", ["member": member.map(JSONValue.string) ?? .null, "minutes": .integer(Int64(minutes))])) }
                 return ControlResponse(ok: true, result: .object(["code": "123-456-7890"]))
             }, currentStatus: { throw CancellationError() }, feed: EventFeed(), logins: logins,
-            home: HouseholdHome.resolve("/tmp/pulse-web-router-tests"))
+            home: HouseholdHome.resolve("/tmp/pulse-web-router-tests"), welcome: welcome)
         return (WebRouter(api: api, sessions: WebSessions(), host: "127.0.0.1", port: 8080), logins)
     }
 
@@ -193,6 +196,36 @@ struct WebRouterTests {
         // The agent's own pages in the browser's language.
         let expired = try #require(response(await plain.respond(to: request("GET", "/login?token=nope", [("accept-language", "de")]))))
         #expect(expired.status == 401 && String(decoding: expired.body, as: UTF8.self).contains("lang=\"de\""))
+    }
+
+    /// With no household, the session says so and only the welcome's methods are there; with
+    /// one, those methods do not exist. "Add a computer" takes the same gates as every POST.
+    @Test func theWelcomesMethodsExistOnlyWhileThereIsNoHousehold() async throws {
+        for welcome in [true, false] {
+            let calls = Calls()
+            let (router, logins) = self.router(calls: calls, welcome: welcome)
+            let (cookie, csrf) = try await signIn(router, logins)
+            let session = try #require(response(await router.respond(to: request("GET", "/api/session", [cookie]))))
+            #expect(String(decoding: session.body, as: UTF8.self).contains("\"welcome\":true") == welcome)
+            let headers = [cookie, ("origin", "http://127.0.0.1:8080"), ("x-pulse-csrf", csrf), ("content-type", "application/json")]
+            let start = response(await router.respond(to: request("POST", "/api/call/welcome.start", headers, body: "{}")))
+            let list = response(await router.respond(to: request("POST", "/api/call/shop.list", headers, body: "{}")))
+            #expect(start?.status == (welcome ? 200 : 404) && list?.status == (welcome ? 404 : 200))
+            #expect(calls.made.withLock { $0.map(\.0) } == [welcome ? "welcome.start" : "shop.list"])
+        }
+        let calls = Calls()
+        let (router, logins) = self.router(calls: calls)
+        let (cookie, csrf) = try await signIn(router, logins)
+        let good = [cookie, ("origin", "http://127.0.0.1:8080"), ("x-pulse-csrf", csrf), ("content-type", "application/json")]
+        let opened = try #require(response(await router.respond(to: request("POST", "/api/invite", good, body: "{\"minutes\":5}"))))
+        #expect(opened.status == 200 && String(decoding: opened.body, as: UTF8.self).contains("123-456-7890"))
+        for (headers, body, status) in [
+            (Array(good.dropFirst(2)) + [good[0]], "{}", 403), (good, "{\"minutes\":61}", 422), (good, "{\"member\":[1]}", 422),
+            (good, "{minutes", 400), ([cookie, good[1], good[2]], "{}", 415),
+        ] {
+            #expect(response(await router.respond(to: request("POST", "/api/invite", headers, body: body)))?.status == status)
+        }
+        #expect(calls.made.withLock { $0.count } == 1, "only the good request reached the agent")
     }
 
     func signIn(_ router: WebRouter, _ logins: FrontEndLogins) async throws -> (cookie: (String, String), csrf: String) {
