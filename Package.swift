@@ -140,6 +140,7 @@ let package = Package(
                 .embedInCode("Resources/parents.js"),
                 .embedInCode("Resources/celebrate.js"),
                 .embedInCode("Resources/welcome.js"),
+                .embedInCode("Resources/computer.js"),
             ]
         ),
         .executableTarget(

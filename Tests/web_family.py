@@ -281,7 +281,10 @@ def celebrations(a):
     history = names(a, "#kid-cards .kid-card .peanuts")
     if not any(line[:1] in "−-" and line[1:2].isdigit() for line in history) or any(" ·  · " in line for line in history):
         raise Failed(f"the history: {history}")
-    print(f"ok Celebrations off: no sheet, no confetti, just {said!r}; the history shows the spend as − with dates")
+    adjustments = [line for line in history if "+40" in line]
+    if len(adjustments) != 1 or not adjustments[0].endswith("by Anna") or any(l.endswith("by Anna") for l in history if "+40" not in l):
+        raise Failed(f"the history does not say which adult made the adjustment: {history}")
+    print(f"ok Celebrations off: no sheet, no confetti, just {said!r}; the history shows the spend as − with dates, and which adult made the adjustment")
     tab(a, "more")
     press(a, a.find_element(By.ID, "setting-celebrations"))
     wait("Celebrations on again", lambda: cli_json(HOME_A, "settings")["celebrations"] is True)
@@ -363,6 +366,22 @@ def lists(a):
     wait("the repeating task", lambda: any(r["schedule"] == "weekly:mon,thu" for r in cli_json(HOME_A, "recurring")))
     listed = wait("it in the list, in words", lambda: [r.text for r in a.find_elements(By.CSS_SELECTOR, "#recurring-list li") if "Bins out" in r.text])[0]
     print(f"ok a repeating task on Mondays and Thursdays, shown in words ({listed[0].replace(chr(10), ' ')!r})")
+
+
+def this_computer(a):
+    """More → This computer: who uses it and its notifications, kept on this computer."""
+    tab(a, "more")
+    a.find_element(By.ID, "computer-member").send_keys("Tom")
+    wait("Tom at this computer", lambda: cli(HOME_A, "whoami").strip().startswith("Tom"))
+    wait("the header of Tasks saying so", lambda: any(m["name"] == "Tom" and m["isThisMachine"] for m in cli_json(HOME_A, "member", "list")))
+    press(a, a.find_element(By.ID, "notify-tasks"))
+    a.find_element(By.ID, "notify-window").send_keys("2 minutes")
+    wait("the notifications kept", lambda: (n := cli_json(HOME_A, "notifications")) and n["tasks"] is True and n["windowSeconds"] == 120)
+    a.find_element(By.ID, "computer-member").send_keys("Anna")
+    wait("Anna at this computer again", lambda: cli(HOME_A, "whoami").strip().startswith("Anna"))
+    if SHOTS:
+        shoot(a, "this-computer", element="this-computer")
+    print("ok More → This computer: the person using it (Tom, then Anna again) and its notifications (every task, 2 minutes) are kept")
 
 
 def computers(a, peer_a):
@@ -503,6 +522,7 @@ def main():
         parents(a)
         celebrations(a)
         lists(a)
+        this_computer(a)
         computers(a, f"127.0.0.1:{ready['port']}")
         console = [e for e in a.get_log("browser") if e["level"] == "SEVERE"
                    and "/api/" not in e["message"] and "Failed to load resource" not in e["message"]]

@@ -168,9 +168,35 @@ def pseudo():
                     raise Failed(f"hard-coded English on the {name} tab: {left} in {text!r}")
         if checked < 100:
             raise Failed(f"only {checked} messages seen")
+
+        def look(where):
+            nonlocal checked
+            for text in visible_words(driver):
+                checked += text.count("⟦")
+                left = english_left(text)
+                if left:
+                    raise Failed(f"hard-coded English in {where}: {left} in {text!r}")
+        # Issue 41's screens: the keypad, parents' mode, the catalogue modal, "Add a computer".
+        tab(driver, "kids")
+        driver.find_element(By.ID, "parents-open").click()
+        wait("the keypad", lambda: driver.execute_script("return document.getElementById('pin-pad').open"))
+        look("the keypad")
+        for digit in "1234":
+            driver.find_element(By.CSS_SELECTOR, f'#pin-pad [data-digit="{digit}"]').click()
+        wait("parents' mode", lambda: driver.find_element(By.ID, "parents-panel").is_displayed())
+        look("parents' mode")
+        driver.execute_script("document.querySelector('.catalogue-open').click()")
+        wait("the catalogue", lambda: driver.execute_script("return document.getElementById('catalogue-modal').open"))
+        look("the catalogue")
+        driver.find_element(By.ID, "catalogue-close").click()
+        tab(driver, "more")
+        driver.execute_script("document.getElementById('add-computer').click()")
+        wait("the pairing code", lambda: driver.find_element(By.ID, "pairing-code").text)
+        look("“Add a computer”")
     finally:
         driver.quit()
-    print(f"ok under the pseudo-language all text on 5 tabs ({checked} messages) comes from the catalogue")
+    print(f"ok under the pseudo-language all text on 5 tabs, the keypad, parents' mode, the catalogue and “Add a computer” "
+          f"({checked} messages) comes from the catalogue")
 
 
 def layouts():

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing, builds pulse-peer (release), installs it as
-# ~/.local/bin/pulse-peer, creates the household on first use, and runs the agent on the
+# ~/.local/bin/pulse-peer, and runs the agent (on a new computer, first the page's welcome:
+# start a household or join one) on the
 # embedded SQLite database until Ctrl-C / SIGTERM. Home: $PULSE_HOME, else
 # ~/.local/share/house-pulse. Extra arguments go to `pulse-peer run` (e.g. --peer HOST:PORT).
 set -euo pipefail
@@ -24,9 +25,11 @@ case ":$PATH:" in
   *) echo "Note: $bindir is not on your PATH; add it (e.g. in ~/.profile: export PATH=\"\$HOME/.local/bin:\$PATH\") to type \`pulse-peer\`." >&2 ;;
 esac
 
+# No household yet: the agent serves the page's welcome (start one, or join the family's from
+# another computer) — never a household of its own that the family's others would not know.
 if ! "$bin" export >/dev/null 2>&1; then
-  "$bin" init
-  echo "To add another machine: run \`pulse-peer invite\` here and \`pulse-peer join CODE\` there." >&2
+  echo "No household on this computer yet: open the page (\`pulse-peer open\`) to start one or join one" >&2
+  echo "(or in a terminal: \`pulse-peer init\`, or \`pulse-peer invite\` on the other computer and \`pulse-peer join CODE\` here)." >&2
 fi
 echo "To keep the agent running in the background instead: \`pulse-peer service install\`." >&2
 exec "$bin" run "$@"

@@ -74,8 +74,9 @@ public enum HouseholdAPI {
     public static func isReadOnly(_ method: String) -> Bool { method.hasSuffix(".list") || method.hasSuffix(".get") }
 
     public static let methods = [
-        "household.get", "household.rename", "member.list", "member.add", "member.edit", "member.remove",
-        "settings.get", "settings.set", "language.get", "language.set", "shop.list", "shop.add", "shop.check", "shop.restock", "shop.rename",
+        "household.get", "household.rename", "member.list", "member.add", "member.edit", "member.remove", "whoami.set",
+        "notifications.get", "notifications.set", "settings.get", "settings.set", "language.get", "language.set", "shop.list", "shop.add", "shop.check",
+        "shop.restock", "shop.rename",
         "shop.delete", "shop.undelete", "shop.clear", "shop.undo", "task.list", "task.add", "task.edit", "task.done", "task.reopen", "task.delete",
         "task.undelete",
         "backlog.list", "backlog.category.add", "backlog.category.rename", "backlog.category.move",
@@ -130,6 +131,25 @@ public enum HouseholdAPI {
         case "member.edit":
             return try .from(h.editMember(string("member"), name: optional("name"), initials: optional("initials"), color: optional("color")))
         case "member.remove": return try .from(h.removeMember(string("member")))
+        case "whoami.set": return try .from(h.setThisMachine(member: string("member")))
+        case "notifications.get": return try .from(h.notificationSettings())
+        case "notifications.set":
+            // A key that is absent keeps its value.
+            var settings = try h.notificationSettings()
+            func bool(_ key: String) throws -> Bool? {
+                switch params[key] {
+                case nil: return nil
+                case let .bool(value)?: return value
+                default: throw HouseholdError.refuse(.wrongType, ["key": .string(key), "type": "boolean"])
+                }
+            }
+            if let value = try bool("shopping") { settings.shopping = value }
+            if let value = try bool("tasks") { settings.tasks = value }
+            if let value = try bool("assigned") { settings.assigned = value }
+            if let value = try bool("kids") { settings.kids = value }
+            if params["windowSeconds"] != nil { settings.windowSeconds = try integer("windowSeconds") }
+            try h.setNotificationSettings(settings)
+            return try .from(h.notificationSettings())
         case "settings.get": return try .from(h.settings())
         case "settings.set": return try .from(h.setSetting(string("key"), string("value")))
         case "language.get": return try .from(h.languageChoice())

@@ -37,6 +37,8 @@ public struct LedgerLine: Sendable, Codable, Equatable {
     public let hidden: Bool
     /// The balance after this entry.
     public let balanceAfter: Int
+    /// Who made it (the member of the machine that wrote it), nil when unknown or removed.
+    public var by: String? = nil
 }
 
 /// The kids' ledger (Mindful Home): kids, the catalogue selection, peanuts earned and
@@ -328,7 +330,9 @@ extension Household {
         let byID = Dictionary(uniqueKeysWithValues: stored.map { ($0.entry.id, $0) })
         let resolution = Ledger.resolve(stored.map(\.entry))
         var balance = 0
-        return resolution.order.compactMap { id in
+        let names = try memberNames()
+        let kidField = EntityKind.ledgerEntry.schema.number(of: "kid")
+        return try resolution.order.compactMap { id -> LedgerLine? in
             guard let s = byID[id] else { return nil }
             let outcome = resolution.outcomes[id] ?? .counted
             if outcome == .counted { balance += s.entry.kind == .earn ? s.entry.peanuts : -s.entry.peanuts }
@@ -338,6 +342,8 @@ extension Household {
                 hidden: s.hidden, balanceAfter: balance)
             line.titleKey = Catalogue.titleKey(id: s.entry.item, title: s.title)
             line.time = HybridTimestamp(rawValue: s.entry.created).milliseconds
+            // The writer of its first field (set once, when it was made).
+            if let kidField { line.by = try store.versions(.ledgerEntry, id)[kidField]?.member.flatMap { names[$0] } }
             if s.entry.item == nil {
                 line.reason = s.title.hasPrefix(Self.adjustmentPrefix) ? String(s.title.dropFirst(Self.adjustmentPrefix.count)) : s.title
             }

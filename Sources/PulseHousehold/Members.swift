@@ -102,10 +102,14 @@ extension Household {
         return member
     }
 
-    /// Says which member this machine belongs to (a local setting).
+    /// Says which member this machine belongs to (a local setting), and tells the household
+    /// through this machine's row (the computers' list says whose each is).
     public func setThisMachine(member handle: String) throws -> Member {
         let member = try resolveMember(handle)
         try store.setMeta("member_id", .text(member.id))
+        if try !store.row(.machine, identity.machineID).isEmpty {
+            try store.write(member: member.id) { try $0.put(.machine, identity.machineID, ["member": .text(member.id)]) }
+        }
         return try resolveMember(member.id)
     }
 

@@ -274,6 +274,7 @@ enum WebAssets {
         "/parents.js": PackageResources.parents_js,
         "/celebrate.js": PackageResources.celebrate_js,
         "/welcome.js": PackageResources.welcome_js,
+        "/computer.js": PackageResources.computer_js,
     ]
     static var appCSS: [UInt8] { PackageResources.app_css }
     static var iconSVG: [UInt8] { PackageResources.icon_svg }

@@ -96,7 +96,7 @@ import Testing
             "Mia → Mia Rose", "three wrong PINs refused", "the right PIN opens", "the old one is refused",
             "“Great job!” half-sheet, gone by itself", "full-screen confetti", "Celebrations off: no sheet",
             "Undo brings the same item back", "restock pool's names are offered", "a task edited in place", "Undo brings it back",
-            "“All done ✓”", "moved up with the keyboard", "renamed in place", "shown in words",
+            "“All done ✓”", "moved up with the keyboard", "renamed in place", "shown in words", "More → This computer",
             "typed on the new computer's page it joins", "“Kitchen laptop” on B too", "a conflict", "saying it is permanent",
             "no script errors",
         ] {

@@ -67,8 +67,10 @@ function render() {
     const signed = new Intl.NumberFormat(language(), { signDisplay: "exceptZero" });
     for (const line of [...ledger].reverse()) {
       const params = { change: signed.format(line.kind === "spend" ? -line.peanuts : line.peanuts), day: line.day ? formatDay(line.day) : line.time ? formatTime(line.time) : "", balance: line.balanceAfter };
+      const said = t(line.outcome === "counted" ? "page.kids.history.counted" : "page.kids.history.declined", params);
       cards.push(el("div", { class: "kid-card fun" }, titleOf(line), el("span", { class: "peanuts",
-        text: t(line.outcome === "counted" ? "page.kids.history.counted" : "page.kids.history.declined", params) })));
+        // An adjustment says which adult made it (a kid's own lines are the kid's).
+        text: line.by && line.reason != null ? `${said} · ${t("page.kids.history.by", { name: line.by })}` : said })));
     }
     empty = t("page.kids.history.empty");
   }

@@ -14,6 +14,7 @@ import "./kids.js";
 import { lock as lockParents } from "./parents.js";
 import "./more.js";
 import "./machines.js";
+import "./computer.js";
 import { wireCelebrations } from "./celebrate.js";
 import { showWelcome, wireWelcome } from "./welcome.js";
 

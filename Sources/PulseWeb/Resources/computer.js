@@ -1,0 +1,44 @@
+// More → This computer: which member uses it (`whoami.set`: "Me" in Tasks, whose
+// notifications), and which notifications it shows and how long it gathers changes
+// (`notifications.set`: this computer's own choice, kept in its local settings).
+import { call } from "./api.js";
+import { $, el, t, fail } from "./ui.js";
+import { register, store, refresh } from "./page.js";
+import { members } from "./household.js";
+
+const kinds = ["shopping", "assigned", "tasks", "kids"];
+
+register({
+  id: "notifications",
+  topics: [],
+  reads: ["notifications", "household"],
+  async load() { store.set("notifications", await call("notifications.get")); },
+  render,
+  wire,
+});
+
+function render() {
+  const select = $("computer-member");
+  if (document.activeElement !== select) {
+    const everyone = members();
+    select.replaceChildren(...everyone.map((m) => el("option", { value: m.id, text: m.name })));
+    select.value = everyone.find((m) => m.isThisMachine)?.id || "";
+  }
+  const settings = store.view("notifications");
+  if (!settings) return;
+  for (const kind of kinds) $(`notify-${kind}`).checked = !!settings[kind];
+  $("notify-window").value = String(settings.windowSeconds);
+}
+
+async function set(params) {
+  try { store.set("notifications", await call("notifications.set", params)); } catch (error) { fail(error); refresh("notifications"); }
+}
+
+function wire() {
+  $("computer-member").addEventListener("change", async (e) => {
+    try { await call("whoami.set", { member: e.target.value }); } catch (error) { fail(error); }
+    refresh("household", "tasks", "machines");
+  });
+  for (const kind of kinds) $(`notify-${kind}`).addEventListener("change", (e) => set({ [kind]: e.target.checked }));
+  $("notify-window").addEventListener("change", (e) => set({ windowSeconds: Number(e.target.value) }));
+}
