@@ -93,7 +93,7 @@ struct Whoami: ParsableCommand {
     @Option(help: "Make this machine belong to another member.") var set: String?
     func run() throws {
         if let set {
-            let member = try options.read { try $0.setThisMachine(member: set) }
+            let member = try options.write { try $0.setThisMachine(member: set) } // the machine row changes: peers hear of it
             print(say("cli.whoami.set", ["name": .string(member.name)]))
             return
         }

@@ -4,7 +4,7 @@
 // its countdown and what to do on the other computer. Sync is said in people's words
 // ("in sync", "sending 12 changes"), from the agent's status, never worked out here.
 import { call, invite } from "./api.js";
-import { $, el, t, fail, toast, confirmDialog, formatTime, language } from "./ui.js";
+import { $, el, t, tNodes, fail, toast, confirmDialog, formatTime, language } from "./ui.js";
 import { register, store, refresh } from "./page.js";
 
 register({
@@ -118,7 +118,8 @@ async function addComputer() {
   known = new Set((store.view("machines") || []).map((m) => m.id));
   $("pairing").hidden = false;
   $("pairing-code").textContent = invitation.code;
-  $("pairing-command").textContent = `pulse-peer join ${invitation.code}`;
+  $("pairing-cli").replaceChildren(...tNodes("page.machines.pairing.cli",
+    { command: el("code", { translate: "no", text: `pulse-peer join ${invitation.code}` }) }));
   clearInterval(countdown);
   const tick = () => {
     const left = Math.max(0, Math.round((Number(invitation.expires) - Date.now()) / 1000));
