@@ -300,12 +300,36 @@ def lists(a):
     wait("Apples back", lambda: "Apples" in names(a, "#shop-list .name") and any(i["name"] == "Apples" for i in cli_json(HOME_A, "shop")))
     print("ok one shopping item deleted (gone from the household), Undo brings the same item back")
 
+    # At phone size the row being typed in stays clear of the floating tab bar, and so does
+    # the end of a long list (seed 003: "Ensure the focused row is always visible").
+    a.set_window_size(390, 844)
+    press(a, a.find_element(By.ID, "add-item"))
+    field = wait("the rapid-entry row", lambda: a.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0]
+    covered = []
+    for n in range(14):
+        field.send_keys(f"Thing {n + 1}", Keys.ENTER)
+        wait(f"Thing {n + 1} listed", lambda: f"Thing {n + 1}" in names(a, "#shop-list .name"))
+        gap = a.execute_script("""const r = document.querySelector('#shop-rapid input.rapid').getBoundingClientRect();
+          return document.querySelector('.tabbar').getBoundingClientRect().top - r.bottom""")
+        if gap < 0:
+            covered.append((n + 1, gap))
+    field.send_keys(Keys.ESCAPE)
+    a.execute_script("window.scrollTo(0, document.documentElement.scrollHeight)")
+    end_gap = a.execute_script("""return document.querySelector('.tabbar').getBoundingClientRect().top
+      - document.getElementById('add-item').getBoundingClientRect().bottom""")
+    if covered or end_gap < 0:
+        raise Failed(f"under the tab bar: the typing row {covered}, the list's end by {-end_gap} px")
+    for n in range(14):
+        cli(HOME_A, "shop", "check", f"Thing {n + 1}")
+    a.set_window_size(1366, 900)
+    print("ok at 390 px the rapid-entry row stays above the tab bar through 14 additions, and the list's end scrolls clear of it")
+
     # Suggestions: the restock pool's names are offered while typing.
     cli(HOME_A, "shop", "check", "Bread")
     wait("Bread in the pool on the page", lambda: "Bread" in names(a, "#restock-list .name"))
-    offered = a.execute_script(
-        "return [...document.querySelectorAll('#shop-suggestions option')].map(o => o.value)")
-    if offered != ["Bread"]:
+    offered = wait("the pool's names offered", lambda: (o := a.execute_script(
+        "return [...document.querySelectorAll('#shop-suggestions option')].map(o => o.value)")) and o[0] == "Bread" and o)[0]
+    if offered[0] != "Bread" or len(offered) != 15:
         raise Failed(f"suggestions offered: {offered}")
     press(a, a.find_element(By.ID, "add-item"))
     field = wait("the rapid-entry row", lambda: a.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0]
