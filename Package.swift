@@ -83,6 +83,15 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
+        // CA: the household's certificate authority for the phones' HTTPS (name-constrained
+        // X.509 from swift-certificates; issue 42, docs/decisions/0014).
+        .target(
+            name: "PulseCA",
+            dependencies: [
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         // Discovery: mDNS through Avahi (the only target that sees CAvahi).
         .target(
             name: "PulseDiscovery",
@@ -167,8 +176,10 @@ let package = Package(
             name: "PeerSyncTests",
             dependencies: [
                 "PeerSync", "PulseModel", "PulseStore", "PulseIdentity", "PulseHousehold",
-                "PulseProtocol", "PulseTransport", "PulseDiscovery", "PulseNotify", "PulseWeb",
+                "PulseProtocol", "PulseTransport", "PulseDiscovery", "PulseNotify", "PulseWeb", "PulseCA",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
