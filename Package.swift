@@ -34,6 +34,11 @@ let package = Package(
             pkgConfig: "avahi-client",
             providers: [.apt(["libavahi-client-dev"])]
         ),
+        .systemLibrary(
+            name: "CQREncode",
+            pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]
+        ),
         // One target per layer; each depends only downward (docs/ARCHITECTURE.md).
         // Model: values and pure rules, nothing of ours below it.
         .target(name: "PulseModel"),
@@ -92,6 +97,8 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
+        // QR: QR codes as SVG from libqrencode (the only target that sees CQREncode; issue 42).
+        .target(name: "PulseQR", dependencies: ["CQREncode"]),
         // Discovery: mDNS through Avahi (the only target that sees CAvahi).
         .target(
             name: "PulseDiscovery",
@@ -176,7 +183,7 @@ let package = Package(
             name: "PeerSyncTests",
             dependencies: [
                 "PeerSync", "PulseModel", "PulseStore", "PulseIdentity", "PulseHousehold",
-                "PulseProtocol", "PulseTransport", "PulseDiscovery", "PulseNotify", "PulseWeb", "PulseCA",
+                "PulseProtocol", "PulseTransport", "PulseDiscovery", "PulseNotify", "PulseWeb", "PulseCA", "PulseQR",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

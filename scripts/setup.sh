@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
 # Installs what pulse-peer needs on a Debian machine, idempotently:
-# the system libraries it links (SQLite, Avahi) and the daemons discovery talks to.
+# the system libraries it links (SQLite, Avahi, D-Bus, libqrencode) and the daemons discovery talks to.
 # Starts dbus and avahi-daemon only when none is running (a desktop with systemd
 # already runs them: they are reused). `--tests` adds what only the tests use:
 # libfaketime (a machine whose clock is wrong), iproute2 and nftables (network namespaces,
 # links cut and netem loss for partitions), openssl and python3 (the hostile peer of the security tests),
 # python3-dbus and python3-gi (the stand-in desktop notification service of the notification tests),
 # chromium, chromium-driver and Selenium from PyPI (the web page's tests in a real browser),
-# an emoji font (the page's tab icons, in its screenshots), and nodejs (`node --test` runs the
-# page's pure modules, Tests/page).
+# an emoji font (the page's tab icons, in its screenshots), nodejs (`node --test` runs the
+# page's pure modules, Tests/page), and zbar-tools and librsvg2-bin (a QR code drawn as SVG is
+# rendered and decoded back).
 set -euo pipefail
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-packages=(libsqlite3-dev libavahi-client-dev libdbus-1-dev avahi-daemon avahi-utils dbus pkg-config python3)
-if [ "${1:-}" = "--tests" ]; then packages+=(faketime iproute2 nftables openssl python3 python3-dbus python3-gi chromium chromium-driver fonts-noto-color-emoji nodejs); fi
+packages=(libsqlite3-dev libavahi-client-dev libdbus-1-dev libqrencode-dev avahi-daemon avahi-utils dbus pkg-config python3)
+if [ "${1:-}" = "--tests" ]; then packages+=(faketime iproute2 nftables openssl python3 python3-dbus python3-gi chromium chromium-driver fonts-noto-color-emoji nodejs zbar-tools librsvg2-bin); fi
 need=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
