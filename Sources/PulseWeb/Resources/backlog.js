@@ -1,7 +1,7 @@
 // The Backlog tab: projects in categories, added, renamed, reordered (drag and drop, or the
 // keyboard: the ⠿ handle with ↑ / ↓, and Alt+↑ / Alt+↓ on a row), removed, promoted to tasks.
 import { call } from "./api.js";
-import { $, el, toast, fail, t } from "./ui.js";
+import { $, el, toast, fail, t, editInPlace } from "./ui.js";
 import { register, store, refresh, switchTab } from "./page.js";
 import { showFocusRefusal } from "./tasks.js";
 
@@ -88,21 +88,11 @@ async function move(item, { category, position }) {
 }
 
 function rename(item, name) {
-  const input = el("input", { class: "edit", value: item.title, maxlength: "200", "aria-label": t("page.backlog.rename.label", { title: item.title }) });
-  name.replaceWith(input);
-  input.focus(); input.select();
-  let done = false;
-  const finish = async (save) => {
-    if (done) return; done = true;
-    const title = input.value.trim();
-    if (save && title && title !== item.title) {
-      try { await call("backlog.rename", { item: item.id, title }); } catch (error) { fail(error); }
-    }
-    render();
-    refresh("backlog");
-  };
-  input.addEventListener("keydown", (e) => { if (e.key === "Enter") finish(true); if (e.key === "Escape") finish(false); });
-  input.addEventListener("blur", () => finish(true));
+  editInPlace(name, {
+    value: item.title, maxlength: 200, label: t("page.backlog.rename.label", { title: item.title }),
+    save: (title) => call("backlog.rename", { item: item.id, title }),
+    done: () => { render(); refresh("backlog"); },
+  });
 }
 
 async function promote(item) {

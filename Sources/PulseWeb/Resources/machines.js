@@ -4,7 +4,7 @@
 // its countdown and what to do on the other computer. Sync is said in people's words
 // ("in sync", "sending 12 changes"), from the agent's status, never worked out here.
 import { call, invite } from "./api.js";
-import { $, el, t, tNodes, fail, toast, confirmDialog, formatTime, language } from "./ui.js";
+import { $, el, t, tNodes, fail, toast, confirmDialog, formatTime, language, editInPlace } from "./ui.js";
 import { register, store, refresh } from "./page.js";
 
 register({
@@ -79,21 +79,11 @@ function render() {
 }
 
 function rename(machine, name) {
-  const input = el("input", { class: "edit", value: machine.name, maxlength: "100", "aria-label": t("page.machines.rename_label", { name: machine.name }) });
-  name.replaceWith(input);
-  input.focus(); input.select();
-  let done = false;
-  const finish = async (save) => {
-    if (done) return; done = true;
-    const text = input.value.trim();
-    if (save && text && text !== machine.name) {
-      try { await call("machine.rename", { machine: machine.id, name: text }); } catch (error) { fail(error); }
-    }
-    refresh("machines");
-    render();
-  };
-  input.addEventListener("keydown", (e) => { if (e.key === "Enter") finish(true); if (e.key === "Escape") finish(false); });
-  input.addEventListener("blur", () => finish(true));
+  editInPlace(name, {
+    value: machine.name, maxlength: 100, label: t("page.machines.rename_label", { name: machine.name }),
+    save: (text) => call("machine.rename", { machine: machine.id, name: text }),
+    done: () => { refresh("machines"); render(); },
+  });
 }
 
 async function remove(machine) {

@@ -1,7 +1,7 @@
 // The More tab: the household's name and members, backlog categories, repeating tasks,
 // settings, the language, the backup (the computers: machines.js).
 import { call } from "./api.js";
-import { $, el, fail, confirmDialog, applyAppearance, t, language } from "./ui.js";
+import { $, el, fail, confirmDialog, applyAppearance, t, language, editInPlace } from "./ui.js";
 import { register, store, refresh } from "./page.js";
 
 register({
@@ -127,21 +127,11 @@ function renderCategories() {
 }
 
 function renameCategory(category, name) {
-  const input = el("input", { class: "edit", value: category.title, maxlength: "100", "aria-label": t("page.backlog.rename.label", { title: category.title }) });
-  name.replaceWith(input);
-  input.focus(); input.select();
-  let done = false;
-  const finish = async (save) => {
-    if (done) return; done = true;
-    const title = input.value.trim();
-    if (save && title && title !== category.title) {
-      try { await call("backlog.category.rename", { category: category.id, title }); } catch (error) { fail(error); }
-    }
-    renderCategories();
-    refresh("backlog");
-  };
-  input.addEventListener("keydown", (e) => { if (e.key === "Enter") finish(true); if (e.key === "Escape") finish(false); });
-  input.addEventListener("blur", () => finish(true));
+  editInPlace(name, {
+    value: category.title, maxlength: 100, label: t("page.backlog.rename.label", { title: category.title }),
+    save: (title) => call("backlog.category.rename", { category: category.id, title }),
+    done: () => { renderCategories(); refresh("backlog"); },
+  });
 }
 
 async function removeCategory(category) {

@@ -5,7 +5,7 @@
 // agent checks it every time, rate-limited as on the CLI) and forgotten after 3 idle
 // minutes, on Lock, on sign-out and when the page goes away.
 import { call } from "./api.js";
-import { $, el, t, titleOf, fail, describe, toast, confirmDialog, translateDocument } from "./ui.js";
+import { $, el, t, titleOf, fail, describe, toast, confirmDialog, editInPlace } from "./ui.js";
 import { register, store, refresh, local } from "./page.js";
 
 const idleMinutes = 3;
@@ -165,21 +165,11 @@ function kidRow(kid) {
 }
 
 function renameKid(kid, name) {
-  const input = el("input", { class: "edit", value: kid.name, maxlength: "60", "aria-label": t("page.parents.kid.rename_label", { name: kid.name }) });
-  name.replaceWith(input);
-  input.focus(); input.select();
-  let done = false;
-  const finish = async (save) => {
-    if (done) return; done = true;
-    const text = input.value.trim();
-    if (save && text && text !== kid.name) {
-      try { await adult("kids.rename", { kid: kid.id, name: text }); } catch (error) { fail(error); }
-    }
-    refresh("kids");
-    render();
-  };
-  input.addEventListener("keydown", (e) => { if (e.key === "Enter") finish(true); if (e.key === "Escape") finish(false); });
-  input.addEventListener("blur", () => finish(true));
+  editInPlace(name, {
+    value: kid.name, maxlength: 60, label: t("page.parents.kid.rename_label", { name: kid.name }),
+    save: (text) => adult("kids.rename", { kid: kid.id, name: text }),
+    done: () => { refresh("kids"); render(); },
+  });
 }
 
 async function removeKid(kid) {
@@ -299,5 +289,4 @@ function wire() {
     refresh("kids");
   });
   $("pin-change").addEventListener("click", changePIN);
-  translateDocument($("pin-pad"));
 }

@@ -1,7 +1,7 @@
 // The Shopping tab: the list, rapid entry (with suggestions from the restock pool), the
 // restock pool, deleting one item, clear — each with undo.
 import { call } from "./api.js";
-import { $, el, toast, fail, pulse, t } from "./ui.js";
+import { $, el, toast, fail, pulse, t, editInPlace } from "./ui.js";
 import { register, store, refresh, local } from "./page.js";
 
 const newItems = { ids: [], count: 0 };
@@ -112,22 +112,12 @@ async function restockItem(item) {
 }
 
 function startRename(item, name) {
-  const input = el("input", { class: "edit", value: item.name, maxlength: "200", "aria-label": t("page.shopping.rename.label", { name: item.name }) });
-  name.replaceWith(input);
-  input.focus(); input.select();
-  let done = false;
-  const finish = async (save) => {
-    if (done) return; done = true;
-    const text = input.value.trim();
-    if (!save || !text || text === item.name) { render(); return; }
-    try {
-      await store.guess("shopping", (s) => ({ ...s, list: s.list.map((x) => (x.id === item.id ? { ...x, name: text } : x)) }),
-        () => call("shop.rename", { item: item.id, name: text }));
-    } catch (error) { fail(error); }
-    refresh("shopping");
-  };
-  input.addEventListener("keydown", (e) => { if (e.key === "Enter") finish(true); if (e.key === "Escape") finish(false); });
-  input.addEventListener("blur", () => finish(true));
+  editInPlace(name, {
+    value: item.name, maxlength: 200, label: t("page.shopping.rename.label", { name: item.name }),
+    save: (text) => store.guess("shopping", (s) => ({ ...s, list: s.list.map((x) => (x.id === item.id ? { ...x, name: text } : x)) }),
+      () => call("shop.rename", { item: item.id, name: text })),
+    done: () => { render(); refresh("shopping"); },
+  });
 }
 
 // Rapid entry: Enter saves and opens the next row; Enter on an empty row (or Escape) ends it;

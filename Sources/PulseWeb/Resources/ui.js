@@ -100,6 +100,28 @@ export function todayISO() {
   return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
 }
 
+/**
+ * Edits a name in place: `node` (the name shown) becomes a field holding `value`; Enter or
+ * leaving it keeps the text, Escape leaves it as it was. `save(text)` runs only for a text
+ * that is not empty and has changed; `done()` runs after, either way (to redraw).
+ */
+export function editInPlace(node, { value, maxlength, label, save, done }) {
+  const input = el("input", { class: "edit", value, maxlength: String(maxlength), "aria-label": label });
+  node.replaceWith(input);
+  input.focus(); input.select();
+  let finished = false;
+  const finish = async (keep) => {
+    if (finished) return; finished = true;
+    const text = input.value.trim();
+    if (keep && text && text !== value) {
+      try { await save(text); } catch (error) { fail(error); }
+    }
+    done();
+  };
+  input.addEventListener("keydown", (e) => { if (e.key === "Enter") finish(true); if (e.key === "Escape") finish(false); });
+  input.addEventListener("blur", () => finish(true));
+}
+
 export function pulse(node) { node.classList.remove("pulse"); void node.offsetWidth; node.classList.add("pulse"); }
 
 let toastTimer = null;
