@@ -87,8 +87,8 @@ struct DiscoveryTests {
         try b.run(["shop", "add", "From host B"])
         let agentA = try AgentProcess(home: a.path, on: hostA, listen: "0.0.0.0")
         let agentB = try AgentProcess(home: b.path, on: hostB, listen: "0.0.0.0")
-        let statusA = try a.waitUntil("synced", timeout: 60)
-        let statusB = try b.waitUntil("synced", timeout: 60)
+        let statusA = try a.waitUntil("synced", timeout: 150)
+        let statusB = try b.waitUntil("synced", timeout: 150)
         #expect(try a.export() == b.export())
         let addresses = (peers(statusA) + peers(statusB)).flatMap { $0["addresses"] as? [String] ?? [] }
         #expect(addresses.contains { $0.hasPrefix("10.77.") }, "resolved over the veth: \(addresses)")
