@@ -124,16 +124,20 @@ let package = Package(
             ]
         ),
         // The web page: HTTP from NIOHTTP1 over the agent's public face (LocalAPI), like
-        // the CLI; its HTML, CSS and JS embedded in the binary.
+        // the CLI; its HTML, CSS and JS embedded in the binary. Also the phones' HTTPS
+        // listener on the home network (the household CA, QR codes).
         .target(
             name: "PulseWeb",
             dependencies: [
-                "PeerSync",
+                "PeerSync", "PulseCA", "PulseQR",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                // The phones' listener: HTTPS with the household CA's certificates (issue 42).
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
             ],
             // Tells `node --test` (Tests/page) that the modules are ES modules; not served.
             exclude: ["Resources/package.json"],
@@ -158,6 +162,7 @@ let package = Package(
                 .embedInCode("Resources/celebrate.js"),
                 .embedInCode("Resources/welcome.js"),
                 .embedInCode("Resources/computer.js"),
+                .embedInCode("Resources/phones.js"),
             ]
         ),
         .executableTarget(

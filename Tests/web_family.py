@@ -12,10 +12,8 @@ CLI is used to look at what the page did (the household's data), to sign the bro
 """
 import json
 import os
-import queue
 import subprocess
 import sys
-import threading
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -28,34 +26,8 @@ SHOTS = sys.argv[4] if len(sys.argv) > 4 else None
 PIN, NEW_PIN, WRONG = "2580", "1357", "1111"
 
 
-class Agent:
-    """`pulse-peer run` on a home, its standard output's JSON lines read as they come."""
-
-    def __init__(self, home, *args):
-        self.process = subprocess.Popen([BIN, "run", "--home", home, "--port", "0", "--no-mdns", *args],
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        self.lines = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-        self.seen = []
-
-    def _read(self):
-        for line in self.process.stdout:
-            self.lines.put(line)
-
-    def event(self, name, timeout=30.0):
-        """The first line of this event (`welcome`, `ready`), waiting for it."""
-        def found():
-            while not self.lines.empty():
-                try:
-                    self.seen.append(json.loads(self.lines.get_nowait()))
-                except ValueError:
-                    pass
-            return next((e for e in self.seen if e.get("event") == name), None)
-        return wait(f"the agent's {name} line", found, timeout=timeout)[0]
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=20)
+def Agent(home, *args):
+    return web_support.Agent(BIN, home, *args)
 
 
 def cli(home, *args):

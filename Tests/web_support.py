@@ -1,8 +1,11 @@
 """What the web page's browser tests share (Tests/web_e2e.py, Tests/web_security.py):
 the browser, the one way to wait (a condition polled under a deadline), the CLI, and how a
 script reports its checks."""
+import json
+import queue
 import subprocess
 import sys
+import threading
 import time
 
 from selenium import webdriver
@@ -27,6 +30,36 @@ def wait(what, condition, timeout=5.0):
             return last, time.monotonic() - start
         time.sleep(0.02)  # the polling interval of this deadline-bounded wait
     raise Failed(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+class Agent:
+    """`pulse-peer run` on a home, its standard output's JSON lines read as they come."""
+
+    def __init__(self, binary, home, *args):
+        self.process = subprocess.Popen([binary, "run", "--home", home, "--port", "0", "--no-mdns", *args],
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.seen = []
+
+    def _read(self):
+        for line in self.process.stdout:
+            self.lines.put(line)
+
+    def event(self, name, timeout=30.0):
+        """The first line of this event (`welcome`, `ready`), waiting for it."""
+        def found():
+            while not self.lines.empty():
+                try:
+                    self.seen.append(json.loads(self.lines.get_nowait()))
+                except ValueError:
+                    pass
+            return next((e for e in self.seen if e.get("event") == name), None)
+        return wait(f"the agent's {name} line", found, timeout=timeout)[0]
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=20)
 
 
 def cli(binary, home, *args):

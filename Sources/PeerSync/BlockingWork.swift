@@ -4,7 +4,7 @@ import Dispatch
 /// dispatch thread instead of the tasks' pool (two threads on two cores: one blocked for
 /// seconds would halve the agent). Not interruptible once started: a cancelled caller waits
 /// for it (a backup takes seconds; shutdown is bounded by the service group regardless).
-func onDispatchThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+public func onDispatchThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         DispatchQueue.global(qos: .utility).async { continuation.resume(with: Result { try body() }) }
     }

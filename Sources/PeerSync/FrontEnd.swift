@@ -23,12 +23,38 @@ public struct FrontEndHandle: Sendable {
     public var problem: String?
     /// Serves until cancelled (the agent stopping).
     public var serve: @Sendable () async throws -> Void
+    /// Methods this front end adds to the local API (`phones.get`, …): answered for the
+    /// control socket and every front end alike, after the household's own.
+    public var methods: [String: FrontEndMethod]
 
-    public init(url: String?, problem: String? = nil, serve: @escaping @Sendable () async throws -> Void) {
+    public init(
+        url: String?, problem: String? = nil, methods: [String: FrontEndMethod] = [:],
+        serve: @escaping @Sendable () async throws -> Void
+    ) {
         self.url = url
         self.problem = problem
+        self.methods = methods
         self.serve = serve
     }
+}
+
+/// A local API method a front end answers (its own state, not the household's rows: what
+/// changes the household goes through ``LocalAPI/call(_:_:)`` like any other writer).
+public struct FrontEndMethod: Sendable {
+    public let run: @Sendable ([String: JSONValue]) async -> ControlResponse
+    public init(_ run: @escaping @Sendable ([String: JSONValue]) async -> ControlResponse) { self.run = run }
+}
+
+/// The front ends' methods, set once they started (the API exists before them).
+final class FrontEndMethods: Sendable {
+    private let methods = Mutex<[String: FrontEndMethod]>([:])
+    func set(_ handles: [FrontEndHandle]) {
+        methods.withLock { methods in
+            for handle in handles { methods.merge(handle.methods) { first, _ in first } }
+        }
+    }
+    subscript(name: String) -> FrontEndMethod? { methods.withLock { $0[name] } }
+    var names: Set<String> { methods.withLock { Set($0.keys) } }
 }
 
 /// What a front end may ask of the running agent: the local API's operations, in process.
@@ -38,6 +64,7 @@ public struct LocalAPI: Sendable {
     let currentStatus: @Sendable () async throws -> AgentStatus
     let feed: EventFeed
     let logins: FrontEndLogins
+    var frontEndMethods = FrontEndMethods()
     public let home: HouseholdHome
     /// No household here yet: the page shows its welcome (start or join), and only the
     /// welcome's methods answer (``WelcomeAgent``).
@@ -47,6 +74,12 @@ public struct LocalAPI: Sendable {
     /// socket's `call`: a write is durable before the answer and pushed to peers after it.
     public func call(_ method: String, _ params: [String: JSONValue]) async -> ControlResponse {
         await callMethod(method, params)
+    }
+
+    /// Whether `method` is a method of this API: the household's (or, before there is one,
+    /// the welcome's) and the front ends' own.
+    public func knows(_ method: String) -> Bool {
+        (welcome ? WelcomeAgent.methods : HouseholdAPI.methods).contains(method) || frontEndMethods[method] != nil
     }
 
     /// Opens a pairing invitation for another computer, as `pulse-peer invite` does:

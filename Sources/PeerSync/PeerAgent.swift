@@ -123,7 +123,7 @@ public struct PeerAgent: Service {
             callMethod: { method, params in await call(method, params, context: context) },
             inviteMethod: { member, minutes in await invite(member: member, minutes: minutes, context: context) },
             currentStatus: { try await status(context, port: port) }, feed: feed, logins: context.logins,
-            home: options.home)
+            frontEndMethods: context.frontEndMethods, home: options.home)
         var started: [FrontEndHandle] = []
         for frontEnd in options.frontEnds {
             let handle = try await frontEnd.start(api)
@@ -132,6 +132,7 @@ public struct PeerAgent: Service {
         }
         let frontEnds = started
         context.frontEnds.set(frontEnds.map { ($0.url, $0.problem) })
+        context.frontEndMethods.set(frontEnds)
         logger.info("agent listening", metadata: ["port": "\(port)", "peers": "\(peers.map(\.description))"])
         // The kids' catalogue is checked at start (sync does not need it: a bad file is
         // reported here and in status, and the kids commands refuse it, naming it).
@@ -212,6 +213,7 @@ public struct PeerAgent: Service {
         /// Login tokens for the front ends (`open`), and where they serve.
         let logins = FrontEndLogins()
         let frontEnds = FrontEndBook()
+        let frontEndMethods = FrontEndMethods()
         /// Resumed when a session holds changes stamped ahead of this clock.
         let heldArrived = Waiters()
 
@@ -401,6 +403,9 @@ public struct PeerAgent: Service {
 
     /// A household method for the control socket and the front ends alike.
     private func call(_ method: String, _ params: [String: JSONValue], context: Context) async -> ControlResponse {
+        if !HouseholdAPI.methods.contains(method), let frontEndMethod = context.frontEndMethods[method] {
+            return await frontEndMethod.run(params)
+        }
         do {
             let result = try await context.store.call(method, params)
             if !HouseholdAPI.isReadOnly(method) {

@@ -54,6 +54,9 @@ public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         case peerAddress = "peer_address", welcomeBusy = "welcome_busy"
         case notSignedIn = "not_signed_in", wrongOrigin = "wrong_origin", missingToken = "missing_token"
         case methodNotAllowed = "method_not_allowed", notJSON = "not_json", noSuchPath = "no_such_path", failed
+        // Phones (issue 42).
+        case phonesPort = "phones_port", phonesCannotListen = "phones_cannot_listen", phonesOff = "phones_off"
+        case phonesHost = "phones_host", noSuchRequest = "no_such_request", noSuchPhone = "no_such_phone"
     }
 
     public let code: Code

@@ -109,7 +109,7 @@ public struct WebFrontEnd: AgentFrontEnd {
                         }
                         defer { counts.connectionClosed() }
                         do {
-                            try await handle(connection, router: router, counts: counts)
+                            try await handle(connection, api: router.api, counts: counts) { await router.respond(to: $0) }
                         } catch {
                             logger.debug("web connection ended", metadata: ["error": "\(error)"])
                         }
@@ -121,7 +121,9 @@ public struct WebFrontEnd: AgentFrontEnd {
 
     /// Requests one after the other on one connection (keep-alive), until the client
     /// closes, asks to close, or a live stream takes the connection over.
-    private static func handle(_ connection: Connection, router: WebRouter, counts: Counts) async throws {
+    static func handle(
+        _ connection: Connection, api: LocalAPI, counts: Counts, respond: (WebRequest) async -> WebReply
+    ) async throws {
         let channel = connection.channel
         try await connection.executeThenClose { inbound, outbound in
             var parts = inbound.makeAsyncIterator()
@@ -146,9 +148,10 @@ public struct WebFrontEnd: AgentFrontEnd {
                 }
                 let request = WebRequest(
                     method: head.method.rawValue, uri: head.uri,
-                    headers: head.headers.map { ($0.name.lowercased(), $0.value) }, body: body)
+                    headers: head.headers.map { ($0.name.lowercased(), $0.value) }, body: body,
+                    remote: channel.remoteAddress?.ipAddress ?? "")
                 let keepAlive = head.isKeepAlive
-                switch await router.respond(to: request) {
+                switch await respond(request) {
                 case let .response(response):
                     try await write(
                         response, to: outbound, version: head.version, keepAlive: keepAlive,
@@ -166,7 +169,7 @@ public struct WebFrontEnd: AgentFrontEnd {
                     }
                     defer { counts.streamClosed() }
                     try await stream(
-                        router.api.subscribe(resume: resume, close: { channel.close(promise: nil) }),
+                        api.subscribe(resume: resume, close: { channel.close(promise: nil) }),
                         to: outbound, channel: channel, version: head.version)
                     return
                 }

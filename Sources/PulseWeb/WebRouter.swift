@@ -8,6 +8,8 @@ struct WebRequest: Sendable {
     /// Names in lower case.
     var headers: [(name: String, value: String)]
     var body: [UInt8] = []
+    /// The client's address (what the computer's page shows of a phone asking to be added).
+    var remote: String = ""
 
     func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
     func headers(_ name: String) -> [String] { headers.filter { $0.name == name }.map(\.value) }
@@ -34,16 +36,26 @@ struct WebRouter: Sendable {
     /// The address bound, and the port actually listened on.
     let host: String
     let port: Int
+    /// The phones' LAN listener (HTTPS), or nil: this computer's loopback page.
+    var phones: PhoneSite? = nil
 
     /// Per port: two households' pages on one machine keep their own sessions.
-    var cookieName: String { "pulse_session_\(port)" }
+    var cookieName: String { phones == nil ? "pulse_session_\(port)" : "pulse_phone_\(port)" }
+    /// The session cookie's attributes: a phone's only ever travels over TLS.
+    var cookieAttributes: String { "Path=/; HttpOnly; SameSite=Strict" + (phones == nil ? "" : "; Secure") }
     static let csrfHeader = "x-pulse-csrf"
     static let maxBody = 64 * 1024
 
     func respond(to request: WebRequest) async -> WebReply {
         let said = words(Languages.forAcceptLanguage(request.header("accept-language"), available: MessageCatalogue.languages(home: api.home)))
-        guard WebRules.hostAllowed(request.header("host"), host: host, port: port) else {
-            return .response(text(421, said.text("web.wrong_host", ["url": .string("http://127.0.0.1:\(port)")]) + "\n"))
+        if let phones {
+            guard let header = request.header("host"), phones.hosts().contains(header.lowercased()) else {
+                return .response(text(421, said.text("web.phone_wrong_host") + "\n"))
+            }
+        } else {
+            guard WebRules.hostAllowed(request.header("host"), host: host, port: port) else {
+                return .response(text(421, said.text("web.wrong_host", ["url": .string("http://127.0.0.1:\(port)")]) + "\n"))
+            }
         }
         let (path, query) = WebRules.split(uri: request.uri)
         if path.hasPrefix("/api/") { return await apiCall(request, path: path, query: query) }
@@ -54,7 +66,8 @@ struct WebRouter: Sendable {
         case "/", "/index.html": return .response(asset(WebAssets.indexHTML, "text/html; charset=utf-8"))
         case "/app.css": return .response(asset(WebAssets.appCSS, "text/css; charset=utf-8"))
         case "/icon.svg": return .response(asset(WebAssets.iconSVG, "image/svg+xml"))
-        case "/login": return .response(login(query["token"], said))
+        case "/login" where phones == nil: return .response(login(query["token"], said))
+        case "/pair" where phones != nil: return .response(pair(request, token: query["token"], phones: phones!, said))
         default:
             if let module = WebAssets.modules[path] { return .response(asset(module, "text/javascript; charset=utf-8")) }
             // The message catalogue the page renders its sentences from (the agent's own).
@@ -94,8 +107,50 @@ struct WebRouter: Sendable {
             body: "<p><a href=\"/\">\(WebRules.escapeHTML(said.text("web.opening.link")))</a></p>",
             head: "<meta http-equiv=\"refresh\" content=\"0;url=/\">")
         response.headers.append(
-            ("Set-Cookie", "\(cookieName)=\(session.cookie); Path=/; HttpOnly; SameSite=Strict; Max-Age=\(WebSessions.idleLifetime / 1000)"))
+            ("Set-Cookie", "\(cookieName)=\(session.cookie); \(cookieAttributes); Max-Age=\(WebSessions.idleLifetime / 1000)"))
         return response
+    }
+
+    // MARK: Adding a phone
+
+    var pairingCookie: String { "pulse_pairing_\(port)" }
+
+    /// `GET /pair?token=…` (the QR code's link, over TLS only): the token, once, makes a
+    /// request the computer answers; the phone waits here (a refresh every 2 s) with its
+    /// waiting cookie, and gets its session cookie once the computer said yes.
+    private func pair(_ request: WebRequest, token: String?, phones: PhoneSite, _ said: MessageCatalogue) -> WebResponse {
+        let attributes = "Path=/; HttpOnly; Secure; SameSite=Strict"
+        func waiting(_ name: String, cookie: String?) -> WebResponse {
+            var response = page(
+                200, title: said.text("phone.pair.waiting.title"), language: said.language,
+                body: "<p>" + WebRules.escapeHTML(said.text("phone.pair.waiting.body", ["computer": .string(phones.computer), "name": .string(name)]))
+                    + "</p>", head: "<meta http-equiv=\"refresh\" content=\"2;url=/pair\">")
+            if let cookie { response.headers.append(("Set-Cookie", "\(pairingCookie)=\(cookie); \(attributes); Max-Age=\(PhonePairing.lifetime / 1000)")) }
+            return response
+        }
+        let refusedPage = page(
+            401, title: said.text("phone.pair.refused.title"), language: said.language,
+            body: "<p>" + WebRules.escapeHTML(said.text("phone.pair.refused.body")) + "</p>")
+        if let token {
+            guard let (asked, cookie) = phones.pairing.redeem(token, address: request.remote) else { return refusedPage }
+            return waiting(asked.name, cookie: cookie)
+        }
+        guard let asked = phones.pairing.collect(WebRules.cookie(pairingCookie, in: request.headers("cookie"))) else { return refusedPage }
+        switch asked.answer {
+        case .pending: return waiting(asked.name, cookie: nil)
+        case .declined:
+            var response = refusedPage
+            response.headers.append(("Set-Cookie", "\(pairingCookie)=; \(attributes); Max-Age=0"))
+            return response
+        case let .approved(cookie):
+            var response = page(
+                200, title: said.text("web.opening.title"), language: said.language,
+                body: "<p><a href=\"/\">\(WebRules.escapeHTML(said.text("web.opening.link")))</a></p>",
+                head: "<meta http-equiv=\"refresh\" content=\"0;url=/\">")
+            response.headers.append(("Set-Cookie", "\(pairingCookie)=; \(attributes); Max-Age=0"))
+            response.headers.append(("Set-Cookie", "\(cookieName)=\(cookie); \(cookieAttributes); Max-Age=\(WebSessions.idleLifetime / 1000)"))
+            return response
+        }
     }
 
     // MARK: The JSON API
@@ -106,7 +161,13 @@ struct WebRouter: Sendable {
             return .response(refused(401, .notSignedIn))
         }
         if request.method == "POST" {
-            guard WebRules.originAllowed(request.header("origin"), host: host, port: port) else {
+            let sameOrigin =
+                if let phones {
+                    request.header("origin").map { phones.hosts().map { "https://" + $0 }.contains($0.lowercased()) } ?? false
+                } else {
+                    WebRules.originAllowed(request.header("origin"), host: host, port: port)
+                }
+            guard sameOrigin else {
                 return .response(refused(403, .wrongOrigin))
             }
             guard let sent = request.header(Self.csrfHeader), WebSessions.same(sent, csrf) else {
@@ -129,6 +190,7 @@ struct WebRouter: Sendable {
                 "csrf": .string(csrf), "home": .string(api.home.path), "language": .string(language), "languages": .object(languages),
             ]
             if api.welcome { session["welcome"] = .bool(true) } // no household yet: the page's welcome
+            if phones != nil { session["phone"] = .bool(true) } // the phone app: no computer administration
             return .response(json(200, session))
         case ("GET", "/api/status"):
             do {
@@ -137,7 +199,7 @@ struct WebRouter: Sendable {
             } catch {
                 return .response(json(500, ["error": Refusal(error).body.json]))
             }
-        case ("GET", "/api/backup"):
+        case ("GET", "/api/backup") where phones == nil:
             // A consistent snapshot, as `pulse-peer backup` makes (it holds the household's
             // secrets: a signed-in page of this computer only, never cached).
             do {
@@ -157,9 +219,9 @@ struct WebRouter: Sendable {
         case ("POST", "/api/logout"):
             sessions.end(cookie)
             var response = json(200, ["ok": .bool(true)])
-            response.headers.append(("Set-Cookie", "\(cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"))
+            response.headers.append(("Set-Cookie", "\(cookieName)=; \(cookieAttributes); Max-Age=0"))
             return .response(response)
-        case ("POST", "/api/invite"):
+        case ("POST", "/api/invite") where phones == nil:
             // "Add a computer": a pairing code, as `pulse-peer invite` prints it.
             guard request.header("content-type")?.lowercased().hasPrefix("application/json") == true else {
                 return .response(refused(415, .notJSON))
@@ -186,7 +248,7 @@ struct WebRouter: Sendable {
             return .response(json(422, ["error": (answer.error ?? Refusal(.failed, ["detail": "refused"]).body).json]))
         case ("POST", _) where path.hasPrefix("/api/call/"):
             let method = String(path.dropFirst("/api/call/".count))
-            guard (api.welcome ? WelcomeAgent.methods : HouseholdAPI.methods).contains(method) else {
+            guard phones.map({ $0.methods.contains(method) }) ?? api.knows(method) else {
                 return .response(refused(404, .unknownMethod, ["method": .string(method)]))
             }
             guard request.header("content-type")?.lowercased().hasPrefix("application/json") == true else {
@@ -242,13 +304,20 @@ struct WebRouter: Sendable {
     }
 
     private func page(_ status: Int, title: String, language: String, body: String, head: String = "") -> WebResponse {
+        Self.page(status, title: title, language: language, body: body, head: head)
+    }
+
+    /// A page of words (a login, a pairing, the CA's download), with the page's style.
+    static func page(_ status: Int, title: String, language: String, body: String, head: String = "") -> WebResponse {
         let title = WebRules.escapeHTML(title)
         let html = """
             <!doctype html><html lang="\(language)"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
             \(head)<title>\(title)</title><link rel="stylesheet" href="/app.css"></head>
             <body class="notice"><main><h1>\(title)</h1>\(body)</main></body></html>
             """
-        return WebResponse(status: status, headers: apiHeaders("text/html; charset=utf-8"), body: Array(html.utf8))
+        return WebResponse(
+            status: status, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")] + WebRules.securityHeaders,
+            body: Array(html.utf8))
     }
 }
 
@@ -275,6 +344,7 @@ enum WebAssets {
         "/celebrate.js": PackageResources.celebrate_js,
         "/welcome.js": PackageResources.welcome_js,
         "/computer.js": PackageResources.computer_js,
+        "/phones.js": PackageResources.phones_js,
     ]
     static var appCSS: [UInt8] { PackageResources.app_css }
     static var iconSVG: [UInt8] { PackageResources.icon_svg }

@@ -36,7 +36,7 @@ struct PulsePeer: AsyncParsableCommand {
                     Run.self, ServiceCommand.self, Status.self, Watch.self, Notifications.self,
                     Conflicts.self,
                 ]),
-            CommandGroup(name: "Machines", subcommands: [Invite.self, Join.self, Devices.self]),
+            CommandGroup(name: "Machines", subcommands: [Invite.self, Join.self, Devices.self, PhonesCommand.self]),
         ]
     )
 

@@ -123,6 +123,8 @@ struct Run: AsyncParsableCommand {
         case .success(nil): break
         case let .failure(error): throw CLIError(message: Self.message(error))
         }
+        // The phones' listener: off until the household turns it on (`phones on`, the page).
+        agentOptions.frontEnds.append(PhoneFrontEnd(logger: logger))
         let ready: @Sendable (AgentReady) -> Void = { ready in
             if let line = try? JSONEncoder().encode(ready) { Self.printLine(line) }
         }
@@ -170,7 +172,7 @@ struct FirstRunThenAgent: Service {
             guard outcome.household, !Task.isCancelled else { return }
             if let peer = outcome.peer, !options.staticPeers.contains(peer) { options.staticPeers.append(peer) }
             if let web, let port = outcome.web.flatMap(URL.init(string:))?.port {
-                options.frontEnds = [WebFrontEnd(address: web.on(port: port), required: webRequired, logger: logger)]
+                options.frontEnds = [WebFrontEnd(address: web.on(port: port), required: webRequired, logger: logger), PhoneFrontEnd(logger: logger)]
             }
         }
         try await PeerAgent(options: options, logger: logger, onReady: onReady).run()

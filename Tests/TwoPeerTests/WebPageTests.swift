@@ -104,6 +104,34 @@ import Testing
         }
     }
 
+    /// Issue 42: the phones' listener across network namespaces (Tests/web_phones.py): off
+    /// until turned on; the two QR codes decode to the links shown; the phone's browser, with
+    /// the household CA in its own NSS database, loads the page with no warning as a secure
+    /// context, and refuses another CA's certificate and a public name forged with the
+    /// household's own intermediate; pairing works once, only after the computer approves,
+    /// with a Secure, HttpOnly, SameSite=Strict cookie; the phone's list is live both ways;
+    /// strangers get nothing and a flood is bounded; removal closes the phone's stream.
+    @Test(.enabled(if: canRunBrowser && TestHost.available, "needs chromium, selenium, certutil and network namespaces (root)"))
+    func aPhoneOnTheHomeNetworkIsTrustedPairedAndRemoved() throws {
+        if let problem = Self.browserProblem { Issue.record("\(problem)"); return }
+        let homes = try scratch.household("a")
+        try homes[0].run(["shop", "add", "Milk"])
+        var command = ["python3", Self.script("web_phones.py"), PulsePeer.executable.path, homes[0].path]
+        if let directory = ProcessInfo.processInfo.environment["PULSE_SCREENSHOTS"] { command.append(directory + "/phones") }
+        let run = try Shell.run(command, timeout: 300)
+        let output = run.stdout + run.stderr
+        #expect(run.status == 0, "\(output)")
+        for check in [
+            "phones are off until turned on", "serves https on port", "zbarimg reads", "the same fingerprint",
+            "refuses the HTTPS page", "whose fingerprint was shown", "from another CA on the same address is refused",
+            "bank.example.com", "isSecureContext is true", "works once", "“Add this phone?”", "SameSite=Strict",
+            "updates live", "machine.remove → 404", "from a stranger's namespace", "over plain HTTP is refused",
+            "silent connections from one address", "its live stream closed", "no longer accepts connections", "no script errors",
+        ] {
+            #expect(lines(run.stdout).contains { $0.contains(check) }, "missing: \(check)\n\(output)")
+        }
+    }
+
     @Test(.enabled(if: canRunBrowser, "needs chromium, chromium-driver and selenium (scripts/setup.sh --tests)"))
     func strangersAndOtherPagesGetNothing() throws {
         if let problem = Self.browserProblem { Issue.record("\(problem)"); return }

@@ -10,6 +10,7 @@ const kinds = ["shopping", "assigned", "tasks", "kids"];
 
 register({
   id: "notifications",
+  computerOnly: true,
   topics: [],
   reads: ["notifications", "household"],
   async load() { store.set("notifications", await call("notifications.get")); },

@@ -9,6 +9,7 @@ import { register, store, refresh } from "./page.js";
 
 register({
   id: "machines",
+  computerOnly: true,
   topics: ["peer.", "machine", "machine_removal"],
   reads: ["machines", "status"],
   async load() { store.set("machines", await call("machine.list")); },
@@ -20,6 +21,7 @@ register({
 // language; the date is the kept change's (its stamp's upper 48 bits are Unix ms).
 register({
   id: "conflicts",
+  computerOnly: true,
   topics: ["conflict"],
   async load() { store.set("conflicts", await call("conflicts.list", { limit: 20, language: language() })); },
   render() {

@@ -15,6 +15,7 @@ import { lock as lockParents } from "./parents.js";
 import "./more.js";
 import "./machines.js";
 import "./computer.js";
+import "./phones.js";
 import { wireCelebrations } from "./celebrate.js";
 import { showWelcome, wireWelcome } from "./welcome.js";
 
@@ -87,6 +88,8 @@ async function start() {
   await useLanguage(session.language || "en");
   store.set("session", session);
   if (session.welcome) { showWelcome(); document.body.dataset.ready = "true"; return; } // no household yet
+  // A phone (the LAN listener): the lists and the kids' cards, not this computer's administration.
+  if (session.phone) { local.phone = true; document.body.classList.add("phone"); }
   switchTab(location.hash.slice(1) || "shopping");
   await loadAll().catch(fail);
   connectFeed({ online: setOnline, isOnline: () => online, fail });

@@ -19,19 +19,23 @@ export function register(part) {
   if (part.tab) tabs.push(part.id);
 }
 
+/** The parts this page uses: on a phone (the agent says `phone` in the session), not the
+ * computer's own administration (`computerOnly`: machines, phones, this computer, …). */
+function used() { return [...parts.values()].filter((part) => !(local.phone && part.computerOnly)); }
+
 store.subscribe((changed) => {
-  for (const part of parts.values()) if ((part.reads || [part.id]).includes(changed)) part.render();
+  for (const part of used()) if ((part.reads || [part.id]).includes(changed)) part.render();
 });
 
 export function partsConcerned(event) {
-  return [...parts.values()].filter((part) => concerns(part.topics || [], event));
+  return used().filter((part) => concerns(part.topics || [], event));
 }
 
 /** Loads every part once (the household first: the others show its members). */
 export async function loadAll() {
   const first = parts.get("household");
   if (first) await first.load();
-  await Promise.all([...parts.values()].filter((p) => p !== first).map((p) => p.load()));
+  await Promise.all(used().filter((p) => p !== first).map((p) => p.load()));
 }
 
 // Refreshes gathered over a moment: a burst of events reloads each part once.
@@ -44,13 +48,15 @@ export function refresh(...ids) {
     const due = [...dirty];
     dirty.clear();
     for (const id of due) {
-      try { await parts.get(id)?.load(); } catch (error) { if (!(error instanceof APIError)) console.error(error); }
+      const part = parts.get(id);
+      if (local.phone && part?.computerOnly) continue;
+      try { await part?.load(); } catch (error) { if (!(error instanceof APIError)) console.error(error); }
     }
   }, 30);
 }
 
-export function wireAll() { for (const part of parts.values()) part.wire?.(); }
-export function notify(event) { for (const part of parts.values()) part.onEvent?.(event); }
+export function wireAll() { for (const part of used()) part.wire?.(); }
+export function notify(event) { for (const part of used()) part.onEvent?.(event); }
 
 export function switchTab(tab, focus = false) {
   if (!tabs.includes(tab)) tab = tabs[0];
@@ -64,5 +70,5 @@ export function switchTab(tab, focus = false) {
   }
   if (focus) $(`t-${tab}`).focus();
   if (location.hash !== `#${tab}`) history.replaceState(null, "", `#${tab}`);
-  for (const part of parts.values()) part.tabShown?.(tab);
+  for (const part of used()) part.tabShown?.(tab);
 }

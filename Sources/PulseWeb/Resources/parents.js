@@ -16,6 +16,7 @@ export const parentsUnlocked = () => pin !== null;
 
 register({
   id: "parents",
+  computerOnly: true,
   topics: [],
   reads: ["kids"],
   async load() {},

@@ -1,0 +1,425 @@
+import FoundationEssentials
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import PeerSync
+import PulseCA
+import PulseQR
+import Synchronization
+
+/// The family's phones (issue 42): a listener on the home network, off until a person turns
+/// it on (`phones.set`: the computer's page, More → Phones, or `pulse-peer phones on`). One
+/// port: a TLS connection gets the phone app (the page, its API, the live stream) with a
+/// certificate of the household CA (``PhoneTLS``); a plain one gets only the CA's download
+/// and a redirect to `https://`. Adding a phone: ``PhonePairing``. Its methods (`phones.*`)
+/// answer on this computer's control socket and loopback page only.
+public struct PhoneFrontEnd: AgentFrontEnd {
+    let logger: Logger
+    let look: @Sendable () -> (names: [String], addresses: [String])
+
+    public init(logger: Logger) {
+        self.logger = logger
+        look = PhoneTLS.thisMachine
+    }
+
+    init(logger: Logger, look: @escaping @Sendable () -> (names: [String], addresses: [String])) {
+        self.logger = logger
+        self.look = look
+    }
+
+    public func start(_ api: LocalAPI) async throws -> FrontEndHandle {
+        if api.welcome { return FrontEndHandle(url: nil, serve: {}) } // no household: no phones
+        let service = PhoneService(api: api, logger: logger, look: look)
+        if service.settings.on {
+            let answer = await service.turn(on: true, port: nil)
+            if !answer.ok { logger.warning("phones not served", metadata: ["error": "\(answer.error?.message ?? "")"]) }
+        }
+        return FrontEndHandle(url: nil, methods: service.methods) { await service.serve() }
+    }
+}
+
+/// This computer's choice about phones (`HOME/phones.json`).
+struct PhoneSettings: Codable, Equatable, Sendable {
+    static let defaultPort = 47655
+    static let file = "phones.json"
+    var on = false
+    var port = PhoneSettings.defaultPort
+}
+
+/// What the phones' side of the page serves, for ``WebRouter``.
+struct PhoneSite: Sendable {
+    let hosts: @Sendable () -> Set<String>
+    let pairing: PhonePairing
+    /// This computer's name, for "waiting for …".
+    let computer: String
+    /// The phone app's methods: the lists and the kids' cards; no adult or machine
+    /// administration (that stays on a computer's own page).
+    static let methods: Set<String> = [
+        "household.get", "member.list", "settings.get", "language.get",
+        "shop.list", "shop.add", "shop.check", "shop.restock", "shop.rename", "shop.delete", "shop.undelete", "shop.clear", "shop.undo",
+        "task.list", "task.add", "task.edit", "task.done", "task.reopen", "task.delete", "task.undelete",
+        "backlog.list", "recurring.list",
+        "kids.list", "kids.catalogue.list", "kids.history.list", "kids.basket.list", "kids.done", "kids.redeem", "kids.basket.remove",
+    ]
+    var methods: Set<String> { Self.methods }
+}
+
+final class PhoneService: Sendable {
+    let api: LocalAPI
+    let logger: Logger
+    let look: @Sendable () -> (names: [String], addresses: [String])
+    let sessions: WebSessions
+    let pairing = PhonePairing()
+    private let state: Mutex<State>
+    private let started: (stream: AsyncStream<PhoneListener>, continuation: AsyncStream<PhoneListener>.Continuation)
+
+    static let sessionsFile = "phone-sessions"
+
+    private struct State {
+        var settings: PhoneSettings
+        var listener: PhoneListener?
+        var tls: PhoneTLS?
+        var problem: String?
+    }
+
+    init(api: LocalAPI, logger: Logger, look: @escaping @Sendable () -> (names: [String], addresses: [String])) {
+        self.api = api
+        self.logger = logger
+        self.look = look
+        let saved = api.readPrivateFile(PhoneSettings.file).flatMap { try? JSONDecoder().decode(PhoneSettings.self, from: $0) }
+        state = Mutex(State(settings: saved ?? PhoneSettings()))
+        sessions = WebSessions(saved: api.readPrivateFile(Self.sessionsFile)) { data in
+            do { try api.writePrivateFile(Self.sessionsFile, data) } catch {
+                logger.warning("cannot save the phones' sessions", metadata: ["error": "\(error)"])
+            }
+        }
+        started = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    var settings: PhoneSettings { state.withLock { $0.settings } }
+    /// The listener's certificates (nil until phones were turned on since the agent started).
+    var tlsNow: PhoneTLS? { state.withLock { $0.tls } }
+
+    /// Serves each listener turned on, until the agent stops.
+    func serve() async {
+        await withDiscardingTaskGroup { group in
+            for await listener in started.stream { group.addTask { await listener.serve() } }
+            group.cancelAll()
+        }
+        state.withLock { $0.listener }?.close()
+    }
+
+    var methods: [String: FrontEndMethod] {
+        [
+            "phones.get": FrontEndMethod { _ in await self.describe() },
+            "phones.set": FrontEndMethod { params in
+                guard case let .bool(on)? = params["on"] else {
+                    return .refused(.missingParameter, ["method": "phones.set", "key": "on", "type": "boolean"])
+                }
+                var port: Int?
+                if let value = params["port"] {
+                    guard let number = value.integerValue, number == 0 || (1024...65535).contains(number) else {
+                        return .refused(.phonesPort, ["min": 1024, "max": 65535])
+                    }
+                    port = Int(number)
+                }
+                return await self.turn(on: on, port: port)
+            },
+            "phones.invite": FrontEndMethod { params in await self.invite(params) },
+            "phones.approve": FrontEndMethod { params in self.answer(params, approve: true) },
+            "phones.decline": FrontEndMethod { params in self.answer(params, approve: false) },
+            "phones.remove": FrontEndMethod { params in self.remove(params) },
+        ]
+    }
+
+    // MARK: On and off
+
+    /// Turns the listener on (on `port`, or the saved one) or off; saved once it is so.
+    func turn(on: Bool, port: Int?) async -> ControlResponse {
+        var settings = self.settings
+        if let port { settings.port = port }
+        settings.on = on
+        let previous = state.withLock { state -> PhoneListener? in
+            defer { state.listener = nil }
+            return state.listener
+        }
+        previous?.close()
+        if on {
+            do {
+                let tls = try await tls()
+                let listener = try await PhoneListener.bind(port: settings.port, service: self, tls: tls)
+                state.withLock {
+                    $0.listener = listener
+                    $0.problem = nil
+                }
+                settings.port = listener.port // a port 0 asked for: the one given, kept
+                started.continuation.yield(listener)
+                logger.notice("phones served", metadata: ["port": "\(listener.port)", "hosts": "\(tls.covered)"])
+            } catch {
+                let problem = "\(error)"
+                state.withLock { $0.problem = problem }
+                return .refused(.phonesCannotListen, ["port": .integer(Int64(settings.port)), "reason": .string(problem)])
+            }
+        } else {
+            logger.notice("phones no longer served")
+        }
+        do {
+            try api.writePrivateFile(PhoneSettings.file, try JSONEncoder().encode(settings))
+        } catch {
+            return .failed(error)
+        }
+        state.withLock { $0.settings = settings }
+        return await describe()
+    }
+
+    /// The household CA's files and this listener's certificates (made the first time).
+    private func tls() async throws -> PhoneTLS {
+        if let tls = state.withLock({ $0.tls }) { return tls }
+        let household = try await householdSummary()
+        let home = api.home.directory
+        let (names, _) = look()
+        let certificates = try await onDispatchThread {
+            try AgentCertificates.openOrCreate(home: home, household: household.name, machine: names.first ?? "house-pulse", now: Date())
+        }
+        let tls = try PhoneTLS(certificates: certificates, look: look)
+        state.withLock { $0.tls = tls }
+        return tls
+    }
+
+    struct Summary: Decodable {
+        let id: String
+        let name: String
+    }
+
+    func householdSummary() async throws -> Summary {
+        let answer = await api.call("household.get", [:])
+        guard answer.ok, let result = answer.result else { throw PhoneError(answer.error?.message ?? "no household") }
+        return try JSONDecoder().decode(Summary.self, from: JSONEncoder().encode(result))
+    }
+
+    // MARK: What the computer's page shows
+
+    func describe() async -> ControlResponse {
+        let (settings, listener, tls, problem) = state.withLock { ($0.settings, $0.listener, $0.tls, $0.problem) }
+        var result: [String: JSONValue] = ["on": .bool(settings.on), "port": .integer(Int64(settings.port))]
+        result["problem"] = problem.map(JSONValue.string) ?? .null
+        if let listener, let tls {
+            let (names, addresses) = tls.covered
+            let hosts = names + addresses.map { $0.contains(":") ? "[\($0)]" : $0 }
+            result["addresses"] = .array(hosts.map { .string("https://\($0):\(listener.port)") })
+            result["hosts"] = JSONValue(addresses + names)
+            result["fingerprint"] = (try? HouseholdCA.fingerprint(tls.certificates.root)).map(JSONValue.string) ?? .null
+        }
+        result["phones"] = .array(
+            sessions.phones().map { phone in
+                .object([
+                    "id": .string(phone.id), "name": .string(phone.info.name), "member": phone.info.member.map(JSONValue.string) ?? .null,
+                    "added": .integer(phone.info.added), "lastSeen": .integer(phone.lastUsed), "address": .string(phone.info.address),
+                ])
+            })
+        result["requests"] = .array(
+            pairing.pending().map { request in
+                .object([
+                    "id": .string(request.id), "name": .string(request.name), "member": request.member.map(JSONValue.string) ?? .null,
+                    "address": .string(request.address), "asked": .integer(request.asked),
+                ])
+            })
+        result["invitationExpires"] = pairing.invitationExpires().map { .integer($0) } ?? .null
+        return ControlResponse(ok: true, result: .object(result))
+    }
+
+    /// "Add a phone": the two links and their QR codes (the CA's download over plain HTTP; the
+    /// pairing link, with the token, over HTTPS only), the fingerprint to compare.
+    func invite(_ params: [String: JSONValue]) async -> ControlResponse {
+        guard case let .string(rawName)? = params["name"] else {
+            return .refused(.missingParameter, ["method": "phones.invite", "key": "name", "type": "string"])
+        }
+        let name = String(rawName.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+        guard !name.isEmpty else { return .refused(.empty, ["field": "name"]) }
+        guard name.count <= 100 else { return .refused(.tooLong, ["field": "name", "max": 100]) }
+        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            return .refused(.controlCharacters, ["field": "name"])
+        }
+        var member: String?
+        switch params["member"] {
+        case nil, .null?: member = nil
+        case let .string(value)?: member = value
+        default: return .refused(.wrongType, ["key": "member", "type": "string"])
+        }
+        guard let (listener, tls) = state.withLock({ state in state.listener.flatMap { l in state.tls.map { (l, $0) } } }) else {
+            return .refused(.phonesOff)
+        }
+        // The host in the links: the first home-network address (a phone may not resolve
+        // `.local` names: Android before 12), else the `.local` name; `host` picks another.
+        let (names, addresses) = tls.covered
+        var host = addresses.first ?? names.first ?? ""
+        if case let .string(chosen)? = params["host"] {
+            guard names.contains(chosen) || addresses.contains(chosen) else {
+                return .refused(.phonesHost, ["host": .string(chosen), "hosts": JSONValue(names + addresses)])
+            }
+            host = chosen
+        }
+        guard !host.isEmpty else { return .refused(.phonesHost, ["host": "", "hosts": JSONValue(names + addresses)]) }
+        let authority = host.contains(":") ? "[\(host)]:\(listener.port)" : "\(host):\(listener.port)"
+        let (token, expires) = pairing.invite(name: name, member: member)
+        let setup = "http://\(authority)/ca"
+        let pair = "https://\(authority)/pair?token=\(token)"
+        do {
+            return ControlResponse(
+                ok: true,
+                result: .object([
+                    "setup": .string(setup), "pair": .string(pair), "expires": .integer(expires),
+                    "fingerprint": .string(try HouseholdCA.fingerprint(tls.certificates.root)),
+                    "setupQR": .string(try QRCode(setup).svg()), "pairQR": .string(try QRCode(pair).svg()),
+                ]))
+        } catch {
+            return .failed(error)
+        }
+    }
+
+    private func answer(_ params: [String: JSONValue], approve: Bool) -> ControlResponse {
+        guard case let .string(id)? = params["id"] else {
+            return .refused(.missingParameter, ["method": approve ? "phones.approve" : "phones.decline", "key": "id", "type": "string"])
+        }
+        let done = pairing.answer(id, approve: approve) { request in
+            sessions.create(
+                phone: WebSessions.PhoneInfo(name: request.name, member: request.member, added: WallClock.now(), address: request.address)
+            ).cookie
+        }
+        guard done else { return .refused(.noSuchRequest, ["id": .string(String(id.prefix(64)))]) }
+        logger.notice(approve ? "phone added" : "phone declined", metadata: ["request": "\(id)"])
+        return ControlResponse(ok: true, result: .object(["id": .string(id), "approved": .bool(approve)]))
+    }
+
+    /// Signs a phone out for good: its session ends and its open connections close now.
+    private func remove(_ params: [String: JSONValue]) -> ControlResponse {
+        guard case let .string(id)? = params["id"] else {
+            return .refused(.missingParameter, ["method": "phones.remove", "key": "id", "type": "string"])
+        }
+        guard sessions.end(id: id) else { return .refused(.noSuchPhone, ["id": .string(String(id.prefix(64)))]) }
+        state.withLock { $0.listener }?.closeConnections(of: id)
+        logger.notice("phone removed", metadata: ["phone": "\(id)"])
+        return ControlResponse(ok: true, result: .object(["id": .string(id), "removed": .bool(true)]))
+    }
+}
+
+struct PhoneError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// One bound listener of the phones' port: its connections, admitted (at most
+/// ``perAddress`` from one address, ``WebFrontEnd/maxConnections`` in all), and which
+/// phone's session each used last (to close a removed phone's at once).
+final class PhoneListener: Sendable {
+    static let perAddress = 8
+    let server: NIOAsyncChannel<(WebFrontEnd.Connection, ConnectionKind), Never>
+    let port: Int
+    let service: PhoneService
+    let router: WebRouter
+    private let open = Mutex<(byAddress: [String: Int], channels: [ObjectIdentifier: (channel: any Channel, phone: String?)])>(([:], [:]))
+
+    private init(
+        server: NIOAsyncChannel<(WebFrontEnd.Connection, ConnectionKind), Never>, port: Int, service: PhoneService, router: WebRouter
+    ) {
+        self.server = server
+        self.port = port
+        self.service = service
+        self.router = router
+    }
+
+    static func bind(port: Int, service: PhoneService, tls: PhoneTLS) async throws -> PhoneListener {
+        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelOption(.backlog, value: 64)
+            .bind(host: "0.0.0.0", port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let kind = ConnectionKind()
+                    try channel.pipeline.syncOperations.addHandler(TLSOrPlain(tls: tls.context(), kind: kind))
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(FirstRequestDeadline())
+                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: WebFrontEnd.idleTimeout))
+                    try channel.pipeline.syncOperations.addHandler(CloseWhenIdle())
+                    return (try WebFrontEnd.Connection(wrappingChannelSynchronously: channel), kind)
+                }
+            }
+        let bound = server.channel.localAddress?.port ?? port
+        let computer = tls.covered.names.first ?? "this computer"
+        let site = PhoneSite(hosts: { tls.hosts(port: bound) }, pairing: service.pairing, computer: computer)
+        let router = WebRouter(api: service.api, sessions: service.sessions, host: "0.0.0.0", port: bound, phones: site)
+        return PhoneListener(server: server, port: bound, service: service, router: router)
+    }
+
+    func close() {
+        server.channel.close(promise: nil)
+        for (channel, _) in open.withLock({ Array($0.channels.values) }) { channel.close(promise: nil) }
+    }
+
+    func closeConnections(of phone: String) {
+        for (channel, owner) in open.withLock({ Array($0.channels.values) }) where owner == phone { channel.close(promise: nil) }
+    }
+
+    private func admit(_ channel: any Channel, address: String) -> Bool {
+        open.withLock { open in
+            guard open.channels.count < WebFrontEnd.maxConnections, open.byAddress[address, default: 0] < Self.perAddress else { return false }
+            open.byAddress[address, default: 0] += 1
+            open.channels[ObjectIdentifier(channel)] = (channel, nil)
+            return true
+        }
+    }
+
+    private func closed(_ channel: any Channel, address: String) {
+        open.withLock { open in
+            open.channels[ObjectIdentifier(channel)] = nil
+            let left = open.byAddress[address, default: 1] - 1
+            open.byAddress[address] = left > 0 ? left : nil
+        }
+    }
+
+    private func mark(_ channel: any Channel, phone: String?) {
+        open.withLock { open in
+            let key = ObjectIdentifier(channel)
+            if open.channels[key] != nil { open.channels[key]?.phone = phone }
+        }
+    }
+
+    /// The connections, until the listener is closed (turned off) or the agent stops.
+    func serve() async {
+        let counts = WebFrontEnd.Counts()
+        let router = self.router
+        let logger = service.logger
+        do {
+            try await withThrowingDiscardingTaskGroup { group in
+                try await server.executeThenClose { connections in
+                    for try await (connection, kind) in connections {
+                        let channel = connection.channel
+                        let address = channel.remoteAddress?.ipAddress ?? "?"
+                        guard admit(channel, address: address) else {
+                            // Closed through its async wrapper (whose writer must be finished).
+                            group.addTask { try? await connection.executeThenClose { _, _ in } }
+                            continue
+                        }
+                        group.addTask {
+                            defer { self.closed(channel, address: address) }
+                            do {
+                                try await WebFrontEnd.handle(connection, api: router.api, counts: counts) { request in
+                                    guard kind.isTLS else { return await PhoneSetupPages.respond(to: request, service: self.service, port: self.port) }
+                                    let cookie = WebRules.cookie(router.cookieName, in: request.headers("cookie"))
+                                    let reply = await router.respond(to: request)
+                                    self.mark(channel, phone: self.service.sessions.id(of: cookie))
+                                    return reply
+                                }
+                            } catch {
+                                logger.debug("phone connection ended", metadata: ["error": "\(error)"])
+                            }
+                        }
+                    }
+                }
+            }
+        } catch {
+            logger.debug("phones' listener ended", metadata: ["error": "\(error)"])
+        }
+    }
+}

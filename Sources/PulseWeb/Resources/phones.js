@@ -1,0 +1,113 @@
+// More → Phones (this computer's page only): serving the family's phones on the home
+// network (off until turned on), the phones added (removable at once), and "Add a phone":
+// two QR codes drawn by the agent — the household's certificate, then the one-time link —
+// with the certificate's fingerprint to compare, and "Add this phone?" when one opens it.
+// Every rule (which names, which ports, the token) is the agent's; this draws and asks.
+import { call } from "./api.js";
+import { $, el, t, fail, toast, confirmDialog, formatTime } from "./ui.js";
+import { register, store, refresh } from "./page.js";
+
+register({
+  id: "phones",
+  computerOnly: true,
+  topics: [],
+  async load() { store.set("phones", await call("phones.get")); },
+  render,
+  wire,
+});
+
+const asked = new Set(); // requests already put to the person (one dialog each)
+
+function render() {
+  const phones = store.view("phones");
+  if (!phones) return;
+  $("phones-on").checked = phones.on;
+  $("phones-where").replaceChildren(...(phones.on && phones.addresses
+    ? [t("page.phones.where"), " ", ...phones.addresses.flatMap((a, i) => [i ? ", " : "", el("code", { translate: "no", text: a })])]
+    : [phones.problem ? t("page.phones.problem", { problem: phones.problem }) : t("page.phones.off")]));
+  $("phone-add-form").hidden = !phones.on;
+  // The names and addresses the certificate covers (the home network's first): a phone that
+  // cannot resolve `.local` names needs an address.
+  const hosts = $("phone-host");
+  const chosen = hosts.value;
+  hosts.replaceChildren(...(phones.hosts || []).map((host) => el("option", { value: host, text: host })));
+  if ((phones.hosts || []).includes(chosen)) hosts.value = chosen;
+  $("phone-list").replaceChildren(...phones.phones.map((phone) => el("li", { "data-id": phone.id },
+    el("div", { class: "grow" },
+      el("span", { class: "name", text: phone.name }),
+      el("span", { class: "when", text: t("page.phones.seen", { date: formatTime(phone.lastSeen) }) })),
+    el("button", { type: "button", class: "row-button remove", text: "✕",
+      "aria-label": t("page.phones.remove_label", { name: phone.name }), onclick: () => remove(phone) }))));
+  for (const request of phones.requests) if (!asked.has(request.id)) { asked.add(request.id); approve(request); }
+}
+
+async function approve(request) {
+  const yes = await confirmDialog(t("page.phones.approve_title"),
+    t("page.phones.approve_text", { name: request.name, address: request.address, time: formatTime(request.asked) }), t("page.phones.approve_ok"));
+  try {
+    await call(yes ? "phones.approve" : "phones.decline", { id: request.id });
+    if (yes) { toast(t("page.phones.added", { name: request.name })); closePairing(); }
+  } catch (error) { fail(error); }
+  refresh("phones");
+}
+
+async function remove(phone) {
+  if (!(await confirmDialog(t("page.phones.remove_title", { name: phone.name }), t("page.phones.remove_text"), t("page.phones.remove_ok")))) return;
+  try {
+    await call("phones.remove", { id: phone.id });
+    toast(t("page.phones.removed", { name: phone.name }));
+  } catch (error) { fail(error); }
+  refresh("phones");
+}
+
+async function turn(on) {
+  try { store.set("phones", await call("phones.set", { on })); } catch (error) { fail(error); refresh("phones"); }
+}
+
+const svg = (text) => `data:image/svg+xml;charset=utf-8,${encodeURIComponent(text)}`;
+let countdown = null;
+
+async function addPhone(event) {
+  event.preventDefault();
+  const name = $("phone-name").value.trim();
+  const member = $("phone-member").value || null;
+  const host = $("phone-host").value || undefined;
+  let invitation;
+  try { invitation = await call("phones.invite", { name, member, host }); } catch (error) { fail(error); return; }
+  $("phone-qr-setup").src = svg(invitation.setupQR);
+  $("phone-qr-pair").src = svg(invitation.pairQR);
+  $("phone-setup-url").textContent = invitation.setup;
+  $("phone-fingerprint").textContent = invitation.fingerprint;
+  $("phone-pairing").hidden = false;
+  clearInterval(countdown);
+  const tick = () => {
+    const left = Math.max(0, Math.round((Number(invitation.expires) - Date.now()) / 1000));
+    $("phone-countdown").textContent = left > 0
+      ? t("page.machines.pairing.countdown", { minutes: Math.floor(left / 60), seconds: String(left % 60).padStart(2, "0") })
+      : t("page.machines.pairing.expired");
+    if (left === 0) clearInterval(countdown);
+    // A phone asking is known inside the agent only (no event): ask while the codes are shown.
+    if (left % 2 === 0) refresh("phones");
+  };
+  tick();
+  countdown = setInterval(tick, 1000);
+  $("phone-pairing").scrollIntoView({ block: "nearest" });
+}
+
+function closePairing() { clearInterval(countdown); $("phone-pairing").hidden = true; }
+
+function fillMembers() {
+  const members = store.view("household")?.members || [];
+  const select = $("phone-member");
+  const chosen = select.value;
+  select.replaceChildren(el("option", { value: "", text: t("page.phones.member_none") }),
+    ...members.map((m) => el("option", { value: m.name, text: m.name })));
+  select.value = chosen;
+}
+
+function wire() {
+  $("phones-on").addEventListener("change", (event) => turn(event.target.checked));
+  $("phone-add-form").addEventListener("submit", addPhone);
+  $("phone-pairing-close").addEventListener("click", closePairing);
+  store.subscribe((changed) => { if (changed === "household") fillMembers(); });
+}
