@@ -6,8 +6,8 @@ started there, trusting the household CA only through its own NSS database (`cer
 "stranger" is a third namespace on the same agent. The computer's own page (loopback) is a
 second browser here.
 
-Usage: web_phones.py BIN HOME [SHOTS]   (HOME: a household with Milk on the list, no agent
-running; run as root: namespaces). Prints `ok …` per check, `FAILED: …` and exits 1 on the
+Usage: web_phones.py BIN HOME_A HOME_B [SHOTS]   (two computers of one household, Milk on
+the list, no agent running; run as root: namespaces). A serves the phone; B's page removes it. Prints `ok …` per check, `FAILED: …` and exits 1 on the
 first failure.
 """
 import hashlib
@@ -30,8 +30,8 @@ from selenium.webdriver.common.keys import Keys
 import web_support
 from web_support import Failed, browser, wait
 
-BIN, HOME = sys.argv[1:3]
-SHOTS = sys.argv[3] if len(sys.argv) > 3 else None
+BIN, HOME, HOME_B = sys.argv[1:4]
+SHOTS = sys.argv[4] if len(sys.argv) > 4 else None
 TAG = str(os.getpid() % 100000)
 OCTET = 16 + os.getpid() % 200
 NETS = {
@@ -208,8 +208,11 @@ def main():
     ok(f"namespaces: the phone at {NETS['phone'][4]}, a stranger at {NETS['stranger'][4]}, the agent at {AGENT_FOR_PHONE} and {AGENT_FOR_STRANGER}")
     agent = web_support.Agent(BIN, HOME, "--web", "127.0.0.1:0")
     cleanups.append(agent.stop)
-    agent.event("ready")
+    ready = agent.event("ready")
     pid = agent.process.pid
+    other = web_support.Agent(BIN, HOME_B, "--web", "127.0.0.1:0", "--peer", f"127.0.0.1:{ready['port']}")
+    cleanups.append(other.stop)
+    other.event("ready")
 
     off = cli_json("phones")
     if off["on"] or "addresses" in off:
@@ -225,7 +228,7 @@ def main():
     ok(f"`pulse-peer phones on` serves https on port {port}, at the home-network addresses ({len(state['addresses'])})")
 
     # The computer's page: More → Phones, "Add a phone".
-    computer = browser(1366, 1000)
+    computer = first = browser(1366, 1000)
     cleanups.append(computer.quit)
     computer.get(cli("open", "--print").split()[-1])
     wait("the computer's page", lambda: computer.execute_script("return document.body.dataset.ready === 'true'"), timeout=20)
@@ -428,7 +431,8 @@ def main():
     ok(f"40 silent connections from one address: {fds_during - fds_before} descriptors held (limit 8 per address), all closed "
        f"{waited:.0f}s later; RSS {rss_before} → {rss_kib(pid)} KiB; the phone still loads meanwhile")
 
-    # Removal from the computer's page: the phone is refused at once, its stream closes.
+    # Removal from the *other* computer's page: a replicated write; the agent serving the
+    # phone refuses it as soon as the removal arrives, and closes its stream.
     stream = socket.create_connection((AGENT_FOR_PHONE, port), timeout=10)
     context = ssl.create_default_context(cafile=os.path.join(SCRATCH, "root.pem"))
     context.check_hostname = False
@@ -438,9 +442,18 @@ def main():
         raise Failed("the phone's live stream did not open")
     if computer.find_element(By.ID, "phone-pairing").is_displayed():
         raise Failed("the QR codes are still shown after the phone was added")
-    computer.execute_script("document.getElementById('phones').scrollIntoView()")
-    row = wait("the phone in the computer's list",
-               lambda: next(e for e in computer.find_elements(By.CSS_SELECTOR, "#phone-list li") if "Anna's phone" in e.text))[0]
+    second = browser(1366, 1000)
+    cleanups.append(second.quit)
+    second.get(web_support.cli(BIN, HOME_B, "open", "--print").split()[-1])
+    wait("B's page", lambda: second.execute_script("return document.body.dataset.ready === 'true'"), timeout=20)
+    second.find_element(By.ID, "t-more").click()
+    second.execute_script("document.getElementById('phones').scrollIntoView()")
+    row = wait("A's phone listed on B's page",
+               lambda: next(e for e in second.find_elements(By.CSS_SELECTOR, "#phone-list li") if "Anna's phone" in e.text), timeout=15)[0]
+    if second.find_element(By.ID, "phones-on").is_selected():
+        raise Failed("B serves phones though only A was turned on")
+    shot(second, "other-computer-phones")
+    computer = second  # the removal is made on B
     press(computer, row.find_element(By.CSS_SELECTOR, "button.remove"))
     wait("the removal's question", lambda: computer.find_element(By.ID, "confirm").is_displayed())
     stream.settimeout(0.3)
@@ -465,9 +478,10 @@ def main():
     refused_after = time.monotonic() - start
     if not ended or closed_after > 1.0 or status != 401 or refused_after > 2.0:
         raise Failed(f"after removal: stream ended={ended} after {closed_after:.2f}s, session {status} after {refused_after:.2f}s")
-    ok(f"removed from the computer's page: its live stream closed {closed_after * 1000:.0f} ms later and the phone is refused (401)")
+    ok(f"removed from the other computer's page (B): A closed the phone's live stream {closed_after * 1000:.0f} ms later and refuses it (401)")
 
-    # Off from the page: the port closes.
+    # Off from A's page: the port closes.
+    computer = first
     computer.find_element(By.ID, "phones-on").click()
     wait("phones off", lambda: not cli_json("phones")["on"])
     try:
@@ -477,7 +491,7 @@ def main():
         pass
     ok("turned off from the computer's page: the port no longer accepts connections")
 
-    errors = [e for e in computer.get_log("browser") + phone.log() if e["level"] == "SEVERE"
+    errors = [e for e in first.get_log("browser") + second.get_log("browser") + phone.log() if e["level"] == "SEVERE"
               and "favicon" not in e["message"] and "401" not in e["message"]
               and not ("/api/events" in e["message"] and "INCOMPLETE_CHUNKED" in e["message"])]  # the removed phone's stream, cut
     if errors:

@@ -69,11 +69,20 @@ public struct LocalAPI: Sendable {
     /// No household here yet: the page shows its welcome (start or join), and only the
     /// welcome's methods answer (``WelcomeAgent``).
     public var welcome = false
+    /// A household method made as a phone's member (nil: not offered here).
+    var callActing: (@Sendable (String, [String: JSONValue], String?) async -> ControlResponse)? = nil
 
     /// A household method (docs/API.md), checked and committed exactly as the control
     /// socket's `call`: a write is durable before the answer and pushed to peers after it.
     public func call(_ method: String, _ params: [String: JSONValue]) async -> ControlResponse {
         await callMethod(method, params)
+    }
+
+    /// A household method for a phone (issue 42): as ``call(_:_:)``, but its writes are signed
+    /// with the phone's member (`member`; nil: nobody in particular) and "Me" is that member.
+    public func call(_ method: String, _ params: [String: JSONValue], actingAs member: String?) async -> ControlResponse {
+        guard let callActing else { return .refused(.unknownMethod, ["method": .string(method)]) }
+        return await callActing(method, params, member)
     }
 
     /// Whether `method` is a method of this API: the household's (or, before there is one,

@@ -123,7 +123,8 @@ public struct PeerAgent: Service {
             callMethod: { method, params in await call(method, params, context: context) },
             inviteMethod: { member, minutes in await invite(member: member, minutes: minutes, context: context) },
             currentStatus: { try await status(context, port: port) }, feed: feed, logins: context.logins,
-            frontEndMethods: context.frontEndMethods, home: options.home)
+            frontEndMethods: context.frontEndMethods, home: options.home,
+            callActing: { method, params, member in await call(method, params, context: context, actingAs: .some(member)) })
         var started: [FrontEndHandle] = []
         for frontEnd in options.frontEnds {
             let handle = try await frontEnd.start(api)
@@ -402,12 +403,12 @@ public struct PeerAgent: Service {
     }
 
     /// A household method for the control socket and the front ends alike.
-    private func call(_ method: String, _ params: [String: JSONValue], context: Context) async -> ControlResponse {
-        if !HouseholdAPI.methods.contains(method), let frontEndMethod = context.frontEndMethods[method] {
+    private func call(_ method: String, _ params: [String: JSONValue], context: Context, actingAs member: String?? = nil) async -> ControlResponse {
+        if member == nil, !HouseholdAPI.methods.contains(method), let frontEndMethod = context.frontEndMethods[method] {
             return await frontEndMethod.run(params)
         }
         do {
-            let result = try await context.store.call(method, params)
+            let result = try await context.store.call(method, params, actingAs: member)
             if !HouseholdAPI.isReadOnly(method) {
                 await context.engine.storeChanged()
                 await context.events.localChanged()

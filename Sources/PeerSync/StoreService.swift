@@ -106,9 +106,12 @@ actor StoreService {
     func versionVector() throws -> VersionVector { try household.store.versionVector() }
 
     /// A household method of the local API (the same rules as the CLI).
-    func call(_ method: String, _ params: [String: JSONValue]) throws -> JSONValue {
+    /// `actingAs`: a phone's member (`.some(nil)`: a phone of nobody in particular); nil:
+    /// this machine's member.
+    func call(_ method: String, _ params: [String: JSONValue], actingAs member: String?? = nil) throws -> JSONValue {
         defer { try? notePublishedWrites() }
-        return try HouseholdAPI.call(method, params, on: household)
+        guard let member else { return try HouseholdAPI.call(method, params, on: household) }
+        return try Household.$actingMember.withValue(member) { try HouseholdAPI.call(method, params, on: household) }
     }
 
     func generateRecurringTasks() throws -> Int { try household.generateRecurringTasks() }

@@ -84,7 +84,11 @@ public final class Household {
     public let householdID: String
     /// The member this machine belongs to (writes are signed with it). Read afresh: it is
     /// a local setting another process (`whoami --set`) may change.
-    public var memberID: String? { (try? store.meta("member_id"))?.textValue }
+    /// During a phone's call (``actingMember``), the phone's member.
+    public var memberID: String? {
+        if let acting = Self.actingMember { return acting }
+        return (try? store.meta("member_id"))?.textValue
+    }
 
     private init(home: HouseholdHome, store: ReplicaStore, identity: MachineIdentity) throws {
         self.home = home

@@ -81,7 +81,7 @@ public enum HouseholdAPI {
         "task.undelete",
         "backlog.list", "backlog.category.add", "backlog.category.rename", "backlog.category.move",
         "backlog.category.remove", "backlog.add", "backlog.rename", "backlog.move", "backlog.remove", "backlog.promote",
-        "conflicts.list", "machine.list", "machine.rename", "machine.remove",
+        "conflicts.list", "machine.list", "machine.rename", "machine.remove", "phone.list", "phone.add", "phone.get", "phone.remove",
         "recurring.list", "recurring.add", "recurring.remove",
         "kids.list", "kids.catalogue.list", "kids.history.list", "kids.basket.list", "kids.done", "kids.redeem",
         "kids.basket.remove", "kids.add", "kids.rename", "kids.remove", "kids.select", "kids.deselect", "kids.own",
@@ -240,6 +240,10 @@ public enum HouseholdAPI {
         case "machine.list": return try .from(h.machines())
         case "machine.rename": return try .from(h.renameMachine(string("machine"), to: string("name")))
         case "machine.remove": return try .from(h.removeMachine(string("machine")))
+        case "phone.list": return try .from(h.phones())
+        case "phone.add": return try .from(h.addPhone(name: string("name"), member: optional("member"), credential: string("credential")))
+        case "phone.get": return try h.phone(credential: string("credential")).map { try .from($0) } ?? .null
+        case "phone.remove": return try .from(h.removePhone(string("phone")))
         case "backlog.promote":
             return try .from(h.promoteBacklogItem(string("item"), assignee: optional("assignee"), due: optional("due"), force: flag("force")))
         case "recurring.list": return try .from(h.recurringTemplates())

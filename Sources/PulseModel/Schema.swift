@@ -27,6 +27,9 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
     /// The kids' PIN of the household (protocol 5): one row, `pin`, holding its salted slow
     /// hash and a pending reset (docs/SECURITY.md, "The kids' PIN").
     case kidsPIN = "kids_pin"
+    /// A phone added to the household (protocol 7, issue 42; row id: its public id): its
+    /// session's digest, whose phone it is, and, once set, when it was removed for good.
+    case phone
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
@@ -191,6 +194,7 @@ extension EntityKind {
         case .machineRemoval: 13
         case .discoveryKey: 14
         case .kidsPIN: 15
+        case .phone: 16
         }
     }
 
@@ -327,6 +331,16 @@ extension EntityKind {
                     FieldSpec("hash", .text(max: 200), nullable: true),
                     FieldSpec("reset", .text(max: 300), nullable: true),
                 ], tombstone: nil, singletonRowID: "pin"),
+            EntitySchema(
+                kind: .phone,
+                fields: [
+                    FieldSpec("name", .text(max: 100)),
+                    FieldSpec("member", .reference(.member), nullable: true),
+                    FieldSpec("credential", .text(max: 64), immutable: true),
+                    FieldSpec("added_by", .text(max: 64), immutable: true),
+                    FieldSpec("added", .timestamp, immutable: true),
+                    FieldSpec("removed", .timestamp, nullable: true),
+                ], tombstone: nil, singletonRowID: nil),
         ]
         return Dictionary(uniqueKeysWithValues: list.map { ($0.kind, $0) })
     }()

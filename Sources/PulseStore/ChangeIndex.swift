@@ -28,6 +28,7 @@ enum ChangeIndex {
         case .machineRemoval: 14
         case .discoveryKey: 15
         case .kidsPIN: 16
+        case .phone: 17
         }
     }
 

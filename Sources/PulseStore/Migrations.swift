@@ -25,7 +25,7 @@ import PulseModel
 /// column against three or more values as comparisons (see ``migration10``); 11 shortens
 /// `change_index` entries (``ChangeIndex``); 12 records `published_seq` (Rewind.swift); 13 adds
 /// the household's kids' PIN (`kids_pin`, protocol 5) and `synced_once`; 14 the language a
-/// member reads (protocol 6).
+/// member reads (protocol 6); 15 the household's phones (protocol 7).
 package enum Migrations {
     /// One step: SQL, then (for data that SQL cannot reshape) Swift code, in the same
     /// transaction.
@@ -52,6 +52,7 @@ package enum Migrations {
         Step(name: "published mark", sql: migration12),
         Step(name: "household PIN", sql: migration13),
         Step(name: "member languages", sql: migration14),
+        Step(name: "phones", sql: migration15),
     ]
 
     package static var latest: Int { all.count }
@@ -121,10 +122,10 @@ package enum Migrations {
 
     /// The entities whose tables migration 1 creates (later ones are born with `versions`).
     static let entitiesOfMigration1 = EntityKind.allCases.filter { !entitiesAfterMigration1.contains($0) }
-    /// The entities made by later migrations (6: machines; 13: the kids' PIN).
-    static let entitiesAfterMigration1: [EntityKind] = [.machine, .machineRemoval, .discoveryKey, .kidsPIN]
+    /// The entities made by later migrations (6: machines; 13: the kids' PIN; 15: phones).
+    static let entitiesAfterMigration1: [EntityKind] = [.machine, .machineRemoval, .discoveryKey, .kidsPIN, .phone]
     /// The entities whose tables exist at migration 8.
-    static let entitiesOfMigration8 = EntityKind.allCases.filter { $0 != .kidsPIN }
+    static let entitiesOfMigration8 = EntityKind.allCases.filter { $0 != .kidsPIN && $0 != .phone }
 
     /// Migration 3, in SQL: every typed table gains `versions`. The default (two zero bytes)
     /// only lets existing rows take the column; `moveVersionsIntoRows` fills every one of
@@ -389,6 +390,21 @@ package enum Migrations {
     /// Optional in the schema: members made before it have none.
     static let migration14 = """
         ALTER TABLE member ADD COLUMN language TEXT CHECK (language IS NULL OR length(language) BETWEEN 1 AND 8);
+        """
+
+    /// Migration 15 (protocol version 7): the household's phones (issue 42). `removed` is set
+    /// once a phone is removed; no method clears it.
+    static let migration15 = """
+        CREATE TABLE phone (
+            id TEXT PRIMARY KEY NOT NULL,
+            name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 100),
+            member TEXT,
+            credential TEXT NOT NULL CHECK (length(credential) BETWEEN 1 AND 64),
+            added_by TEXT NOT NULL CHECK (length(added_by) BETWEEN 1 AND 64),
+            added INTEGER NOT NULL CHECK (added >= 0),
+            removed INTEGER CHECK (removed IS NULL OR removed >= 0),
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+        ) WITHOUT ROWID;
         """
 
     /// Migration 7 (protocol version 4): a backlog item's place in its category, so items

@@ -48,10 +48,23 @@ struct PhoneSettings: Codable, Equatable, Sendable {
     var port = PhoneSettings.defaultPort
 }
 
+/// A signed-in phone, as a request's cookie names it.
+struct PhoneSession: Sendable, Equatable {
+    let id: String
+    /// Its member's id (nil: nobody in particular): what its writes are signed with.
+    let member: String?
+    /// The token its writes carry (`X-Pulse-CSRF`), derived from the cookie.
+    let csrf: String
+}
+
 /// What the phones' side of the page serves, for ``WebRouter``.
 struct PhoneSite: Sendable {
     let hosts: @Sendable () -> Set<String>
     let pairing: PhonePairing
+    /// The phone a cookie belongs to (nil: none, or removed).
+    let identify: @Sendable (String?) async -> PhoneSession?
+    /// Sign-out on a phone: the phone is removed (it must be added again to come back).
+    let signOut: @Sendable (PhoneSession) async -> Void
     /// This computer's name, for "waiting for …".
     let computer: String
     /// The phone app's methods: the lists and the kids' cards; no adult or machine
@@ -70,12 +83,13 @@ final class PhoneService: Sendable {
     let api: LocalAPI
     let logger: Logger
     let look: @Sendable () -> (names: [String], addresses: [String])
-    let sessions: WebSessions
     let pairing = PhonePairing()
+    /// Phones identified since the last change of the household's phones (by credential),
+    /// and when each was last seen here.
+    private let known = Mutex<[String: PhoneSession]>([:])
+    private let seen = Mutex<[String: Int64]>([:])
     private let state: Mutex<State>
     private let started: (stream: AsyncStream<PhoneListener>, continuation: AsyncStream<PhoneListener>.Continuation)
-
-    static let sessionsFile = "phone-sessions"
 
     private struct State {
         var settings: PhoneSettings
@@ -90,11 +104,6 @@ final class PhoneService: Sendable {
         self.look = look
         let saved = api.readPrivateFile(PhoneSettings.file).flatMap { try? JSONDecoder().decode(PhoneSettings.self, from: $0) }
         state = Mutex(State(settings: saved ?? PhoneSettings()))
-        sessions = WebSessions(saved: api.readPrivateFile(Self.sessionsFile)) { data in
-            do { try api.writePrivateFile(Self.sessionsFile, data) } catch {
-                logger.warning("cannot save the phones' sessions", metadata: ["error": "\(error)"])
-            }
-        }
         started = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
@@ -102,13 +111,57 @@ final class PhoneService: Sendable {
     /// The listener's certificates (nil until phones were turned on since the agent started).
     var tlsNow: PhoneTLS? { state.withLock { $0.tls } }
 
-    /// Serves each listener turned on, until the agent stops.
+    /// Serves each listener turned on, until the agent stops; closes a phone's connections
+    /// as soon as its removal is known here (made here or arriving by sync).
     func serve() async {
         await withDiscardingTaskGroup { group in
+            group.addTask { await self.watchRemovals() }
             for await listener in started.stream { group.addTask { await listener.serve() } }
             group.cancelAll()
         }
         state.withLock { $0.listener }?.close()
+    }
+
+    private func watchRemovals() async {
+        while !Task.isCancelled {
+            let feed = api.subscribe(topics: [.household], resume: nil, close: {})
+            for await event in feed.events where event.entity == EntityKind.phone.rawValue {
+                known.withLock { $0 = [:] }
+                if let row = event.row, let listener = state.withLock({ $0.listener }), await identifyByID(row) == nil {
+                    listener.closeConnections(of: row)
+                }
+            }
+            feed.cancel()
+        }
+    }
+
+    // MARK: Phones' sessions (replicated rows: any agent can check them)
+
+    static func credential(_ cookie: String) -> String { WebSessions.hex(WebSessions.digest(cookie)) }
+
+    /// The phone whose session cookie is `cookie`, when it is one of the household's and not removed.
+    func identify(_ cookie: String?) async -> PhoneSession? {
+        guard let cookie, !cookie.isEmpty, cookie.utf8.count <= 128 else { return nil }
+        let credential = Self.credential(cookie)
+        if let session = known.withLock({ $0[credential] }) {
+            seen.withLock { $0[session.id] = WallClock.now() }
+            return session
+        }
+        let answer = await api.call("phone.get", ["credential": .string(credential)])
+        guard answer.ok, case let .object(phone)? = answer.result, case let .string(id)? = phone["id"] else { return nil }
+        let member: String? = if case let .string(member)? = phone["memberID"] { member } else { nil }
+        let session = PhoneSession(id: id, member: member, csrf: WebSessions.hex(WebSessions.digest("csrf:" + cookie)))
+        known.withLock { $0[credential] = session }
+        seen.withLock { $0[id] = WallClock.now() }
+        return session
+    }
+
+    /// Whether phone `id` may still sign in (nil: removed or unknown).
+    private func identifyByID(_ id: String) async -> String? {
+        let answer = await api.call("phone.list", [:])
+        guard answer.ok, case let .array(phones)? = answer.result else { return nil }
+        for case let .object(phone) in phones where phone["id"] == .string(id) { return phone["removed"] == .null || phone["removed"] == nil ? id : nil }
+        return nil
     }
 
     var methods: [String: FrontEndMethod] {
@@ -128,9 +181,9 @@ final class PhoneService: Sendable {
                 return await self.turn(on: on, port: port)
             },
             "phones.invite": FrontEndMethod { params in await self.invite(params) },
-            "phones.approve": FrontEndMethod { params in self.answer(params, approve: true) },
-            "phones.decline": FrontEndMethod { params in self.answer(params, approve: false) },
-            "phones.remove": FrontEndMethod { params in self.remove(params) },
+            "phones.approve": FrontEndMethod { params in await self.answer(params, approve: true) },
+            "phones.decline": FrontEndMethod { params in await self.answer(params, approve: false) },
+            "phones.remove": FrontEndMethod { params in await self.remove(params) },
         ]
     }
 
@@ -212,13 +265,20 @@ final class PhoneService: Sendable {
             result["hosts"] = JSONValue(addresses + names)
             result["fingerprint"] = (try? HouseholdCA.fingerprint(tls.certificates.root)).map(JSONValue.string) ?? .null
         }
-        result["phones"] = .array(
-            sessions.phones().map { phone in
-                .object([
-                    "id": .string(phone.id), "name": .string(phone.info.name), "member": phone.info.member.map(JSONValue.string) ?? .null,
-                    "added": .integer(phone.info.added), "lastSeen": .integer(phone.lastUsed), "address": .string(phone.info.address),
-                ])
-            })
+        // The household's phones (replicated: every computer lists and may remove them),
+        // with when this computer last saw each.
+        let listed = await api.call("phone.list", [:])
+        let seen = self.seen.withLock { $0 }
+        if listed.ok, case let .array(phones)? = listed.result {
+            result["phones"] = .array(
+                phones.map { phone in
+                    guard case var .object(fields) = phone, case let .string(id)? = fields["id"] else { return phone }
+                    fields["lastSeen"] = seen[id].map { .integer($0) } ?? .null
+                    return .object(fields)
+                })
+        } else {
+            result["phones"] = .array([])
+        }
         result["requests"] = .array(
             pairing.pending().map { request in
                 .object([
@@ -279,26 +339,46 @@ final class PhoneService: Sendable {
         }
     }
 
-    private func answer(_ params: [String: JSONValue], approve: Bool) -> ControlResponse {
+    /// Approves a waiting phone (the household's `phone` row is written first: the phone is a
+    /// member of the household's list before it gets its cookie) or declines it.
+    private func answer(_ params: [String: JSONValue], approve: Bool) async -> ControlResponse {
         guard case let .string(id)? = params["id"] else {
             return .refused(.missingParameter, ["method": approve ? "phones.approve" : "phones.decline", "key": "id", "type": "string"])
         }
-        let done = pairing.answer(id, approve: approve) { request in
-            sessions.create(
-                phone: WebSessions.PhoneInfo(name: request.name, member: request.member, added: WallClock.now(), address: request.address)
-            ).cookie
+        guard let request = pairing.pending().first(where: { $0.id == id }) else {
+            return .refused(.noSuchRequest, ["id": .string(String(id.prefix(64)))])
         }
-        guard done else { return .refused(.noSuchRequest, ["id": .string(String(id.prefix(64)))]) }
+        var answer = PhonePairing.Answer.declined
+        var phoneID: String?
+        if approve {
+            let cookie = RandomToken.make()
+            let added = await api.call(
+                "phone.add",
+                ["name": .string(request.name), "member": request.member.map(JSONValue.string) ?? .null, "credential": .string(Self.credential(cookie))])
+            guard added.ok, case let .object(phone)? = added.result, case let .string(newID)? = phone["id"] else {
+                return added.ok ? .refused(.failed, ["detail": "no phone"]) : added
+            }
+            phoneID = newID
+            answer = .approved(cookie: cookie)
+        }
+        guard pairing.settle(id, answer) else {
+            // Answered meanwhile (another page, the CLI): the phone row just written goes again.
+            if let phoneID { _ = await api.call("phone.remove", ["phone": .string(phoneID)]) }
+            return .refused(.noSuchRequest, ["id": .string(String(id.prefix(64)))])
+        }
         logger.notice(approve ? "phone added" : "phone declined", metadata: ["request": "\(id)"])
         return ControlResponse(ok: true, result: .object(["id": .string(id), "approved": .bool(approve)]))
     }
 
-    /// Signs a phone out for good: its session ends and its open connections close now.
-    private func remove(_ params: [String: JSONValue]) -> ControlResponse {
+    /// Removes a phone for good, on every computer (a replicated write): refused here at once,
+    /// its open connections closed now, and elsewhere as the removal arrives.
+    func remove(_ params: [String: JSONValue]) async -> ControlResponse {
         guard case let .string(id)? = params["id"] else {
             return .refused(.missingParameter, ["method": "phones.remove", "key": "id", "type": "string"])
         }
-        guard sessions.end(id: id) else { return .refused(.noSuchPhone, ["id": .string(String(id.prefix(64)))]) }
+        let answer = await api.call("phone.remove", ["phone": .string(id)])
+        guard answer.ok else { return answer }
+        known.withLock { $0 = [:] }
         state.withLock { $0.listener }?.closeConnections(of: id)
         logger.notice("phone removed", metadata: ["phone": "\(id)"])
         return ControlResponse(ok: true, result: .object(["id": .string(id), "removed": .bool(true)]))
@@ -347,8 +427,12 @@ final class PhoneListener: Sendable {
             }
         let bound = server.channel.localAddress?.port ?? port
         let computer = tls.covered.names.first ?? "this computer"
-        let site = PhoneSite(hosts: { tls.hosts(port: bound) }, pairing: service.pairing, computer: computer)
-        let router = WebRouter(api: service.api, sessions: service.sessions, host: "0.0.0.0", port: bound, phones: site)
+        let site = PhoneSite(
+            hosts: { tls.hosts(port: bound) }, pairing: service.pairing, identify: { await service.identify($0) },
+            signOut: { _ = await service.remove(["id": .string($0.id)]) }, computer: computer)
+        // The phones' sessions are the household's `phone` rows (``PhoneSite/identify``): no
+        // local sessions.
+        let router = WebRouter(api: service.api, sessions: WebSessions(), host: "0.0.0.0", port: bound, phones: site)
         return PhoneListener(server: server, port: bound, service: service, router: router)
     }
 
@@ -408,7 +492,7 @@ final class PhoneListener: Sendable {
                                     guard kind.isTLS else { return await PhoneSetupPages.respond(to: request, service: self.service, port: self.port) }
                                     let cookie = WebRules.cookie(router.cookieName, in: request.headers("cookie"))
                                     let reply = await router.respond(to: request)
-                                    self.mark(channel, phone: self.service.sessions.id(of: cookie))
+                                    self.mark(channel, phone: await self.service.identify(cookie)?.id)
                                     return reply
                                 }
                             } catch {

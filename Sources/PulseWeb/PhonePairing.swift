@@ -88,12 +88,11 @@ final class PhonePairing: Sendable {
         }
     }
 
-    /// Answers request `id`: `makeSession` runs (under the lock, once) when it is approved.
-    /// False when no pending request has that id.
-    func answer(_ id: String, approve: Bool, makeSession: (Request) -> String) -> Bool {
+    /// Answers request `id` (once): false when no pending request has that id.
+    func settle(_ id: String, _ answer: Answer) -> Bool {
         state.withLock { state in
-            guard let index = state.requests.firstIndex(where: { $0.id == id && $0.answer == .pending }) else { return false }
-            state.requests[index].answer = approve ? .approved(cookie: makeSession(state.requests[index])) : .declined
+            guard answer != .pending, let index = state.requests.firstIndex(where: { $0.id == id && $0.answer == .pending }) else { return false }
+            state.requests[index].answer = answer
             return true
         }
     }

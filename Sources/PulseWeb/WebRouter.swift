@@ -157,7 +157,10 @@ struct WebRouter: Sendable {
 
     private func apiCall(_ request: WebRequest, path: String, query: [String: String]) async -> WebReply {
         let cookie = WebRules.cookie(cookieName, in: request.headers("cookie"))
-        guard let csrf = sessions.csrf(for: cookie) else {
+        // A phone's session is the household's (any agent checks it); the computer's page's
+        // are this agent's own.
+        let phone = await phones?.identify(cookie)
+        guard let csrf = phones == nil ? sessions.csrf(for: cookie) : phone?.csrf else {
             return .response(refused(401, .notSignedIn))
         }
         if request.method == "POST" {
@@ -217,7 +220,7 @@ struct WebRouter: Sendable {
             let resume = request.header("last-event-id") ?? query["resume"]
             return .events(resume: resume?.isEmpty == true ? nil : resume)
         case ("POST", "/api/logout"):
-            sessions.end(cookie)
+            if let phone, let phones { await phones.signOut(phone) } else { sessions.end(cookie) }
             var response = json(200, ["ok": .bool(true)])
             response.headers.append(("Set-Cookie", "\(cookieName)=; \(cookieAttributes); Max-Age=0"))
             return .response(response)
@@ -263,7 +266,7 @@ struct WebRouter: Sendable {
                 }
                 params = object
             }
-            let answer = await api.call(method, params)
+            let answer = if let phone { await api.call(method, params, actingAs: phone.member) } else { await api.call(method, params) }
             if answer.ok { return .response(json(200, ["result": answer.result ?? .null])) }
             return .response(json(422, ["error": (answer.error ?? Refusal(.failed, ["detail": "refused"]).body).json]))
         default:

@@ -16,16 +16,6 @@ final class WebSessions: Sendable {
     private struct Session {
         let csrf: String
         var lastUsed: Int64
-        /// The phone this session is (the phones' listener's sessions; nil on the computer's page).
-        var phone: PhoneInfo? = nil
-    }
-
-    /// A phone paired with this agent: what the computer's page lists.
-    struct PhoneInfo: Codable, Equatable, Sendable {
-        var name: String
-        var member: String?
-        var added: Int64
-        var address: String
     }
 
     /// The saved form: one entry per session.
@@ -33,7 +23,6 @@ final class WebSessions: Sendable {
         let digest: String
         let csrf: String
         let lastUsed: Int64
-        var phone: PhoneInfo? = nil
     }
 
     private let sessions: Mutex<[Data: Session]>
@@ -45,7 +34,7 @@ final class WebSessions: Sendable {
         if let saved, let entries = try? JSONDecoder().decode([Saved].self, from: saved) {
             for entry in entries.suffix(Self.capacity) {
                 guard let digest = Self.bytes(hex: entry.digest), digest.count == 32, entry.csrf.utf8.count <= 128 else { continue }
-                sessions[digest] = Session(csrf: entry.csrf, lastUsed: entry.lastUsed, phone: entry.phone)
+                sessions[digest] = Session(csrf: entry.csrf, lastUsed: entry.lastUsed)
             }
         }
         self.sessions = Mutex(sessions)
@@ -54,7 +43,7 @@ final class WebSessions: Sendable {
 
     private func persist(_ sessions: [Data: Session]) {
         let entries = sessions.map {
-            Saved(digest: Self.hex($0.key), csrf: $0.value.csrf, lastUsed: $0.value.lastUsed, phone: $0.value.phone)
+            Saved(digest: Self.hex($0.key), csrf: $0.value.csrf, lastUsed: $0.value.lastUsed)
         }
         if let data = try? JSONEncoder().encode(entries) { save(data) }
     }
@@ -74,17 +63,17 @@ final class WebSessions: Sendable {
 
     static func digest(_ token: String) -> Data { Data(SHA256.hash(data: Data(token.utf8))) }
 
-    /// A session's public name: the first 16 hex digits of its cookie's digest (what the
-    /// computer's page names a phone by; it reveals nothing of the cookie).
+    /// A public name for a secret: the first 16 hex digits of its digest (a phone's waiting
+    /// request is named so; it reveals nothing of the secret).
     static func id(ofDigest digest: Data) -> String { String(hex(digest).prefix(16)) }
 
     /// A new session: the cookie's value and the CSRF token the page sends back.
-    func create(phone: PhoneInfo? = nil, now: Int64 = WallClock.now()) -> (cookie: String, csrf: String) {
+    func create(now: Int64 = WallClock.now()) -> (cookie: String, csrf: String) {
         let cookie = RandomToken.make()
         let csrf = RandomToken.make()
         sessions.withLock { sessions in
             sessions = sessions.filter { now - $0.value.lastUsed < Self.idleLifetime }
-            sessions[Self.digest(cookie)] = Session(csrf: csrf, lastUsed: now, phone: phone)
+            sessions[Self.digest(cookie)] = Session(csrf: csrf, lastUsed: now)
             while sessions.count > Self.capacity, let oldest = sessions.min(by: { $0.value.lastUsed < $1.value.lastUsed }) {
                 sessions[oldest.key] = nil
             }
@@ -117,30 +106,6 @@ final class WebSessions: Sendable {
     }
 
     var count: Int { sessions.withLock { $0.count } }
-
-    /// The phones signed in, newest first: id, what was said when it was added, last use.
-    func phones() -> [(id: String, info: PhoneInfo, lastUsed: Int64)] {
-        sessions.withLock { sessions in
-            sessions.compactMap { key, session in session.phone.map { (Self.id(ofDigest: key), $0, session.lastUsed) } }
-        }.sorted { $0.info.added > $1.info.added }
-    }
-
-    /// The id of the session `cookie` names (nil: none).
-    func id(of cookie: String?) -> String? {
-        guard let cookie, cookie.utf8.count <= 128 else { return nil }
-        let key = Self.digest(cookie)
-        return sessions.withLock { $0[key] == nil ? nil : Self.id(ofDigest: key) }
-    }
-
-    /// Ends the session with public id `id`; false when there is none.
-    func end(id: String) -> Bool {
-        sessions.withLock { sessions in
-            guard let key = sessions.keys.first(where: { Self.id(ofDigest: $0) == id }) else { return false }
-            sessions[key] = nil
-            persist(sessions)
-            return true
-        }
-    }
 
     /// Compares two secrets in time that does not depend on where they differ.
     static func same(_ a: String, _ b: String) -> Bool {

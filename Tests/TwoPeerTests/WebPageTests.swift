@@ -110,13 +110,14 @@ import Testing
     /// context, and refuses another CA's certificate and a public name forged with the
     /// household's own intermediate; pairing works once, only after the computer approves,
     /// with a Secure, HttpOnly, SameSite=Strict cookie; the phone's list is live both ways;
-    /// strangers get nothing and a flood is bounded; removal closes the phone's stream.
+    /// strangers get nothing and a flood is bounded; removal on the other computer's page
+    /// reaches the serving agent, which closes the phone's stream at once.
     @Test(.enabled(if: canRunBrowser && TestHost.available, "needs chromium, selenium, certutil and network namespaces (root)"))
     func aPhoneOnTheHomeNetworkIsTrustedPairedAndRemoved() throws {
         if let problem = Self.browserProblem { Issue.record("\(problem)"); return }
-        let homes = try scratch.household("a")
+        let homes = try scratch.household("a", "b")
         try homes[0].run(["shop", "add", "Milk"])
-        var command = ["python3", Self.script("web_phones.py"), PulsePeer.executable.path, homes[0].path]
+        var command = ["python3", Self.script("web_phones.py"), PulsePeer.executable.path, homes[0].path, homes[1].path]
         if let directory = ProcessInfo.processInfo.environment["PULSE_SCREENSHOTS"] { command.append(directory + "/phones") }
         let run = try Shell.run(command, timeout: 300)
         let output = run.stdout + run.stderr
@@ -126,7 +127,8 @@ import Testing
             "refuses the HTTPS page", "whose fingerprint was shown", "from another CA on the same address is refused",
             "bank.example.com", "isSecureContext is true", "works once", "“Add this phone?”", "SameSite=Strict",
             "updates live", "machine.remove → 404", "from a stranger's namespace", "over plain HTTP is refused",
-            "silent connections from one address", "its live stream closed", "no longer accepts connections", "no script errors",
+            "silent connections from one address", "removed from the other computer's page", "no longer accepts connections",
+            "no script errors",
         ] {
             #expect(lines(run.stdout).contains { $0.contains(check) }, "missing: \(check)\n\(output)")
         }

@@ -32,12 +32,22 @@ function render() {
   const chosen = hosts.value;
   hosts.replaceChildren(...(phones.hosts || []).map((host) => el("option", { value: host, text: host })));
   if ((phones.hosts || []).includes(chosen)) hosts.value = chosen;
-  $("phone-list").replaceChildren(...phones.phones.map((phone) => el("li", { "data-id": phone.id },
-    el("div", { class: "grow" },
-      el("span", { class: "name", text: phone.name }),
-      el("span", { class: "when", text: t("page.phones.seen", { date: formatTime(phone.lastSeen) }) })),
-    el("button", { type: "button", class: "row-button remove", text: "✕",
-      "aria-label": t("page.phones.remove_label", { name: phone.name }), onclick: () => remove(phone) }))));
+  // The household's phones (every computer lists them; a removal reaches every computer).
+  $("phone-list").replaceChildren(...phones.phones.map((phone) => {
+    const about = phone.removed ? t("page.phones.state.removed", { date: formatTime(phone.removed) })
+      : phone.lastSeen ? t("page.phones.seen", { date: formatTime(phone.lastSeen) })
+      : t("page.phones.added_by", { name: phone.addedByName || "?", date: formatTime(phone.added) });
+    const li = el("li", { "data-id": phone.id, class: phone.removed ? "removed" : "" },
+      el("div", { class: "grow" },
+        el("span", { class: "name", text: phone.name }),
+        el("span", { class: "when", text: [phone.member ? t("page.machines.member", { member: phone.member }) : null, about]
+          .filter(Boolean).join(" · ") })));
+    if (!phone.removed) {
+      li.append(el("button", { type: "button", class: "row-button remove", text: "✕",
+        "aria-label": t("page.phones.remove_label", { name: phone.name }), onclick: () => remove(phone) }));
+    }
+    return li;
+  }));
   for (const request of phones.requests) if (!asked.has(request.id)) { asked.add(request.id); approve(request); }
 }
 

@@ -193,12 +193,13 @@ import Testing
     }
 
     /// A current database's `change_index` back to before migration 11: entities by name,
-    /// row ids as text (migrations 12 to 14 undone first: `published_seq`, the kids' PIN,
-    /// members' languages).
+    /// row ids as text (migrations 12 to 15 undone first: `published_seq`, the kids' PIN,
+    /// members' languages, phones).
     static var undoMigration11: String {
         let names = EntityKind.allCases.map { "WHEN \(ChangeIndex.code($0)) THEN '\($0.rawValue)'" }.joined(separator: " ")
         let hex = "lower(hex(row_id))"
         return """
+            DROP TABLE phone;
             ALTER TABLE member DROP COLUMN language;
             DROP TABLE kids_pin;
             DELETE FROM meta WHERE key IN ('published_seq', 'synced_once');

@@ -39,18 +39,16 @@ struct PhonePairingTests {
         let pairing = PhonePairing()
         let (token, _) = pairing.invite(name: "p", member: nil, now: 0)
         let (request, waiting) = try #require(pairing.redeem(token, address: "a", now: 1))
-        #expect(!pairing.answer("nope", approve: true) { _ in "cookie" })
-        #expect(pairing.answer(request.id, approve: true) { _ in "the-cookie" })
-        #expect(!pairing.answer(request.id, approve: false) { _ in "" }, "answered once")
+        #expect(!pairing.settle("nope", .approved(cookie: "cookie")))
+        #expect(!pairing.settle(request.id, .pending), "pending is no answer")
+        #expect(pairing.settle(request.id, .approved(cookie: "the-cookie")))
+        #expect(!pairing.settle(request.id, .declined), "answered once")
         #expect(pairing.collect(waiting, now: 2)?.answer == .approved(cookie: "the-cookie"))
         #expect(pairing.collect(waiting, now: 3) == nil, "handed over once")
 
         let (again, _) = pairing.invite(name: "q", member: nil, now: 4)
         let (declined, waitingToo) = try #require(pairing.redeem(again, address: "a", now: 5))
-        #expect(
-            pairing.answer(declined.id, approve: false) { _ in
-                Issue.record("no session for a decline"); return ""
-            })
+        #expect(pairing.settle(declined.id, .declined))
         #expect(pairing.collect(waitingToo, now: 6)?.answer == .declined)
         #expect(pairing.collect("someone else's", now: 6) == nil)
     }
@@ -79,7 +77,12 @@ struct PhonePairingTests {
 /// The phones' side of the router: its own Host names, HTTPS origins, a Secure cookie, the
 /// phone app's methods only, no computer sign-in link, no backup, no "Add a computer".
 struct PhoneRouterTests {
-    func router(calls: WebRouterTests.Calls = .init()) -> (WebRouter, WebSessions) {
+    /// One phone is signed in: cookie `good`, member `m1`, CSRF token `tok`.
+    static let phone = PhoneSession(id: "p1", member: "m1", csrf: "tok")
+
+    final class SignedOut: Sendable { let ids = Mutex<[String]>([]) }
+
+    func makeRouter(calls: WebRouterTests.Calls = .init(), signedOut: SignedOut = SignedOut()) -> WebRouter {
         let api = LocalAPI(
             callMethod: { method, params in
                 calls.made.withLock { $0.append((method, params)) }
@@ -89,10 +92,16 @@ struct PhoneRouterTests {
                 Issue.record("a phone opened an invitation")
                 return ControlResponse(ok: false)
             }, currentStatus: { throw CancellationError() }, feed: EventFeed(), logins: FrontEndLogins(),
-            home: HouseholdHome.resolve("/tmp/pulse-phone-router-tests"))
-        let sessions = WebSessions()
-        let site = PhoneSite(hosts: { ["192.168.1.5:47655", "house.local:47655"] }, pairing: PhonePairing(), computer: "house.local")
-        return (WebRouter(api: api, sessions: sessions, host: "0.0.0.0", port: 47655, phones: site), sessions)
+            home: HouseholdHome.resolve("/tmp/pulse-phone-router-tests"),
+            callActing: { method, params, member in
+                calls.made.withLock { $0.append(("\(method) as \(member ?? "nobody")", params)) }
+                return ControlResponse(ok: true, result: .array([]))
+            })
+        let site = PhoneSite(
+            hosts: { ["192.168.1.5:47655", "house.local:47655"] }, pairing: PhonePairing(),
+            identify: { $0 == "good" ? Self.phone : nil }, signOut: { phone in signedOut.ids.withLock { $0.append(phone.id) } },
+            computer: "house.local")
+        return WebRouter(api: api, sessions: WebSessions(), host: "0.0.0.0", port: 47655, phones: site)
     }
 
     func request(
@@ -108,58 +117,56 @@ struct PhoneRouterTests {
         return nil
     }
 
+    static let signedIn: [(String, String)] = [("cookie", "pulse_phone_47655=good")]
+
     @Test(arguments: [
         ("192.168.1.5:47655", 200), ("HOUSE.local:47655", 200), ("127.0.0.1:47655", 421), ("192.168.1.5", 421),
         ("bank.example.com", 421), ("192.168.1.6:47655", 421),
     ])
     func onlyThisComputersHomeNetworkNamesAreAnswered(host: String, status: Int) async {
-        let (router, _) = router()
-        #expect(response(await router.respond(to: request("GET", "/", host: host)))?.status == status)
+        #expect(response(await makeRouter().respond(to: request("GET", "/", host: host)))?.status == status)
     }
 
-    @Test func thePhoneAppsMethodsAnswerAndTheComputersAdministrationDoesNot() async throws {
+    @Test func thePhoneAppsMethodsAnswerAsItsMemberAndTheComputersAdministrationDoesNot() async throws {
         let calls = WebRouterTests.Calls()
-        let (router, sessions) = router(calls: calls)
-        let session = sessions.create(phone: .init(name: "p", member: nil, added: 0, address: "a"))
-        func post(_ method: String, origin: String = "https://192.168.1.5:47655") async -> Int? {
+        let router = makeRouter(calls: calls)
+        func post(_ method: String, origin: String = "https://192.168.1.5:47655", cookie: String = "good", csrf: String = "tok") async -> Int? {
             response(
                 await router.respond(
                     to: request(
                         "POST", "/api/call/\(method)",
                         [
-                            ("cookie", "pulse_phone_47655=\(session.cookie)"), ("origin", origin), ("x-pulse-csrf", session.csrf),
+                            ("cookie", "pulse_phone_47655=\(cookie)"), ("origin", origin), ("x-pulse-csrf", csrf),
                             ("content-type", "application/json"),
                         ], body: "{}")))?.status
         }
         #expect(await post("shop.add") == 200)
         #expect(await post("task.done") == 200)
-        for method in ["machine.remove", "member.add", "kids.pin.check", "kids.adjust", "settings.set", "whoami.set", "phones.get"] {
+        for method in ["machine.remove", "member.add", "kids.pin.check", "kids.adjust", "settings.set", "whoami.set", "phones.get", "phone.add"] {
             #expect(await post(method) == 404, "\(method)")
         }
         #expect(await post("shop.add", origin: "http://192.168.1.5:47655") == 403, "an http origin")
         #expect(await post("shop.add", origin: "https://evil.example") == 403)
-        #expect(calls.made.withLock { $0.map(\.0) } == ["shop.add", "task.done"])
+        #expect(await post("shop.add", csrf: "other") == 403)
+        #expect(await post("shop.add", cookie: "removed-or-made-up") == 401)
+        #expect(calls.made.withLock { $0.map(\.0) } == ["shop.add as m1", "task.done as m1"])
     }
 
-    @Test func noComputerSignInBackupOrInvitationOnThePhonesSide() async {
-        let (router, sessions) = router()
-        let session = sessions.create(phone: .init(name: "p", member: nil, added: 0, address: "a"))
-        let cookie = ("cookie", "pulse_phone_47655=\(session.cookie)")
+    @Test func noComputerSignInBackupOrInvitationOnThePhonesSideAndSignOutRemovesThePhone() async {
+        let signedOut = SignedOut()
+        let router = makeRouter(signedOut: signedOut)
+        let writes = Self.signedIn + [("origin", "https://192.168.1.5:47655"), ("x-pulse-csrf", "tok"), ("content-type", "application/json")]
         #expect(response(await router.respond(to: request("GET", "/login?token=x")))?.status == 404)
-        #expect(response(await router.respond(to: request("GET", "/api/backup", [cookie])))?.status == 404)
-        #expect(
-            response(
-                await router.respond(
-                    to: request(
-                        "POST", "/api/invite",
-                        [cookie, ("origin", "https://192.168.1.5:47655"), ("x-pulse-csrf", session.csrf), ("content-type", "application/json")],
-                        body: "{}")))?.status == 404)
-        let answer = response(await router.respond(to: request("GET", "/api/session", [cookie])))
+        #expect(response(await router.respond(to: request("GET", "/api/backup", Self.signedIn)))?.status == 404)
+        #expect(response(await router.respond(to: request("POST", "/api/invite", writes, body: "{}")))?.status == 404)
+        let answer = response(await router.respond(to: request("GET", "/api/session", Self.signedIn)))
         #expect(answer?.status == 200 && String(decoding: answer?.body ?? [], as: UTF8.self).contains(#""phone":true"#))
+        #expect(response(await router.respond(to: request("POST", "/api/logout", writes)))?.status == 200)
+        #expect(signedOut.ids.withLock { $0 } == ["p1"])
     }
 
     @Test func pairingSetsASecureWaitingCookieAndThenTheSession() async throws {
-        let (router, sessions) = router()
+        let router = makeRouter()
         let pairing = try #require(router.phones?.pairing)
         let (token, _) = pairing.invite(name: "Anna's phone", member: nil)
         let first = try #require(response(await router.respond(to: request("GET", "/pair?token=\(token)"))))
@@ -172,10 +179,10 @@ struct PhoneRouterTests {
         let still = try #require(response(await router.respond(to: request("GET", "/pair", [("cookie", "pulse_pairing_47655=\(waiting)")]))))
         #expect(still.status == 200 && !still.headers.contains { $0.1.hasPrefix("pulse_phone_") })
         let id = try #require(pairing.pending().first?.id)
-        #expect(pairing.answer(id, approve: true) { _ in sessions.create(phone: .init(name: "p", member: nil, added: 0, address: "a")).cookie })
+        #expect(pairing.settle(id, .approved(cookie: "good")))
         let done = try #require(response(await router.respond(to: request("GET", "/pair", [("cookie", "pulse_pairing_47655=\(waiting)")]))))
         let session = try #require(done.headers.first { $0.0 == "Set-Cookie" && $0.1.hasPrefix("pulse_phone_47655=") }?.1)
+        #expect(session.hasPrefix("pulse_phone_47655=good;"))
         #expect(session.contains("Secure") && session.contains("HttpOnly") && session.contains("SameSite=Strict"))
-        #expect(sessions.phones().count == 1)
     }
 }
