@@ -109,7 +109,11 @@ class PhoneBrowser:
             self.driver.quit()
         finally:
             self.process.terminate()
-            self.process.wait(timeout=10)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
 
 
 def decode_qr(svg_text, name):
@@ -287,7 +291,7 @@ def main():
     ok("the certificate downloaded (and the iOS profile) is the one whose fingerprint was shown")
 
     sh("certutil", "-d", f"sql:{phone_home}/.pki/nssdb", "-A", "-t", "C,,", "-n", "House Pulse", "-i", os.path.join(SCRATCH, "root.der"))
-    phone = PhoneBrowser(phone_home, 9515 + OCTET)
+    phone = PhoneBrowser(phone_home, 9715 + OCTET)  # another port: the first driver's may linger
     cleanups.append(phone.quit)
     driver = phone.driver
 

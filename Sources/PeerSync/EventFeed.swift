@@ -19,6 +19,8 @@ final class EventFeed: Sendable {
         let topics: Set<HouseholdEvent.Topic>
         let continuation: AsyncStream<HouseholdEvent>.Continuation
         let close: @Sendable () -> Void
+        /// A client (`watch`, a page): counted in `status`; the agent's own front ends are not.
+        var counted = true
     }
 
     private struct State {
@@ -74,7 +76,9 @@ final class EventFeed: Sendable {
 
     /// Subscribes to `topics`; with `resume`, the events after it come first (from the same
     /// lock, so none is lost or doubled between the missed and the live ones).
-    func subscribe(topics: Set<HouseholdEvent.Topic>, resume: String?, close: @escaping @Sendable () -> Void) -> Subscription {
+    func subscribe(
+        topics: Set<HouseholdEvent.Topic>, resume: String?, counted: Bool = true, close: @escaping @Sendable () -> Void
+    ) -> Subscription {
         let (stream, continuation) = AsyncStream<HouseholdEvent>.makeStream(bufferingPolicy: .bufferingOldest(Self.subscriberBuffer))
         return state.withLock { state in
             var gap = false
@@ -95,7 +99,7 @@ final class EventFeed: Sendable {
             if state.finished {
                 continuation.finish()
             } else {
-                state.subscribers[id] = Subscriber(topics: topics, continuation: continuation, close: close)
+                state.subscribers[id] = Subscriber(topics: topics, continuation: continuation, close: close, counted: counted)
             }
             return Subscription(id: id, token: token(state.seq), gap: gap, events: stream)
         }
@@ -116,5 +120,6 @@ final class EventFeed: Sendable {
         for subscriber in all { subscriber.continuation.finish() }
     }
 
-    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    /// Clients subscribed now (not the agent's own front ends' watchers).
+    var subscriberCount: Int { state.withLock { $0.subscribers.values.filter(\.counted).count } }
 }

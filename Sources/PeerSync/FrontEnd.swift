@@ -126,11 +126,12 @@ public struct LocalAPI: Sendable {
     /// The live feed (docs/API.md, "The live feed"): the newest token, whether `resume`
     /// left a gap, then the events. `close` is called when the feed drops a subscriber that
     /// fell behind. End it with ``LiveFeed/cancel()``.
+    /// `counted`: false for a front end's own watcher (not a client: `status` does not count it).
     public func subscribe(
-        topics: Set<HouseholdEvent.Topic> = Set(HouseholdEvent.Topic.allCases), resume: String?,
+        topics: Set<HouseholdEvent.Topic> = Set(HouseholdEvent.Topic.allCases), resume: String?, counted: Bool = true,
         close: @escaping @Sendable () -> Void
     ) -> LiveFeed {
-        let subscription = feed.subscribe(topics: topics, resume: resume, close: close)
+        let subscription = feed.subscribe(topics: topics, resume: resume, counted: counted, close: close)
         let feed = self.feed
         return LiveFeed(token: subscription.token, gap: subscription.gap, events: subscription.events) {
             feed.unsubscribe(subscription.id)

@@ -30,7 +30,15 @@ public struct PhoneFrontEnd: AgentFrontEnd {
     }
 
     public func start(_ api: LocalAPI) async throws -> FrontEndHandle {
-        if api.welcome { return FrontEndHandle(url: nil, serve: {}) } // no household: no phones
+        if api.welcome {
+            // No household: no phones. It still serves until cancelled, as every front end does
+            // (the welcome ends when any of them ends).
+            return FrontEndHandle(url: nil) {
+                let (never, continuation) = AsyncStream<Void>.makeStream()
+                defer { continuation.finish() }
+                for await _ in never {}
+            }
+        }
         let service = PhoneService(api: api, logger: logger, look: look)
         if service.settings.on {
             let answer = await service.turn(on: true, port: nil)
@@ -124,7 +132,7 @@ final class PhoneService: Sendable {
 
     private func watchRemovals() async {
         while !Task.isCancelled {
-            let feed = api.subscribe(topics: [.household], resume: nil, close: {})
+            let feed = api.subscribe(topics: [.household], resume: nil, counted: false, close: {})
             for await event in feed.events where event.entity == EntityKind.phone.rawValue {
                 known.withLock { $0 = [:] }
                 if let row = event.row, let listener = state.withLock({ $0.listener }), await identifyByID(row) == nil {
@@ -132,6 +140,8 @@ final class PhoneService: Sendable {
                 }
             }
             feed.cancel()
+            // Dropped (it fell behind) or the feed ended: once more, not in a tight loop.
+            try? await LoopTimer.sleep(for: .seconds(1))
         }
     }
 
