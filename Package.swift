@@ -163,6 +163,10 @@ let package = Package(
                 .embedInCode("Resources/welcome.js"),
                 .embedInCode("Resources/computer.js"),
                 .embedInCode("Resources/phones.js"),
+                .embedInCode("Resources/offline.js"),
+                // The phone app: installable (manifest, icons) and offline (the service worker).
+                .embedInCode("Resources/sw.js"), .embedInCode("Resources/manifest.webmanifest"),
+                .embedInCode("Resources/icon-192.png"), .embedInCode("Resources/icon-512.png"),
             ]
         ),
         .executableTarget(

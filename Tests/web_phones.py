@@ -200,6 +200,21 @@ def openssl_leaf(name, issuer_cert, issuer_key, dns, ip):
     return cert, key
 
 
+def signed_in_page(driver, home):
+    """A computer's page, signed in. Chrome aborts what it is loading when the machine's
+    network changes (ERR_NETWORK_CHANGED: this test's namespaces, made a moment ago): then
+    the page is loaded again."""
+    driver.get(web_support.cli(BIN, home, "open", "--print").split()[-1])
+
+    def ready():
+        if driver.execute_script("return document.body.dataset.ready === 'true'"):
+            return True
+        if any("ERR_NETWORK_CHANGED" in entry["message"] for entry in driver.get_log("browser")):
+            driver.get(driver.current_url.split("/login")[0] + "/")
+        return False
+    wait("the computer's page", ready, timeout=20)
+
+
 def blocked(driver, url):
     """True when the browser refuses the page's certificate (its interstitial, no page of ours)."""
     driver.get(url)
@@ -234,8 +249,7 @@ def main():
     # The computer's page: More → Phones, "Add a phone".
     computer = first = browser(1366, 1000)
     cleanups.append(computer.quit)
-    computer.get(cli("open", "--print").split()[-1])
-    wait("the computer's page", lambda: computer.execute_script("return document.body.dataset.ready === 'true'"), timeout=20)
+    signed_in_page(computer, HOME)
     computer.find_element(By.ID, "t-more").click()
     wait("More → Phones", lambda: computer.find_element(By.ID, "phones").is_displayed())
     wait("the toggle on", lambda: computer.find_element(By.ID, "phones-on").is_selected())
@@ -372,6 +386,80 @@ def main():
     shot(driver, "phone-list")
     ok("the phone shows the list, updates live (Bread from the CLI), adds Eggs (the computer has it), and shows no computer administration")
 
+    # Installable, and offline in the shop.
+    wait("the service worker in control", lambda: driver.execute_script(
+        "return navigator.serviceWorker.controller !== null || (location.reload(), false)"), timeout=20)
+    wait("the page again", lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), timeout=10)
+    manifest = phone.cdp("Page.getAppManifest")
+    errors = phone.cdp("Page.getInstallabilityErrors").get("installabilityErrors", [])
+    if manifest.get("errors") or errors:
+        raise Failed(f"the app is not installable: {manifest.get('errors')} {errors}")
+    ok("installable: the manifest has no errors, Chrome reports no installability error, a service worker controls the page")
+
+    # The agent out of reach of the phone (only its port: the test's driver talks to the phone's
+    # browser over the same link): connections to it are reset, as in a shop without Wi-Fi.
+    in_namespace("phone", "nft", "-f", "-", input=(
+        "table inet cut {\n chain out {\n  type filter hook output priority 0;\n"
+        f"  ip daddr {AGENT_FOR_PHONE} tcp dport {port} reject with tcp reset\n }}\n}}\n"))
+    cleanups.append(lambda: in_namespace("phone", "nft", "delete", "table", "inet", "cut", check=False))
+    driver.refresh()
+    try:
+        wait("the page open with no agent (from the service worker and what it last saw)",
+             lambda: driver.execute_script("return document.body.dataset.ready === 'offline'"), timeout=15)
+    except Failed:
+        shot(driver, "offline-failure")
+        print(phone.log())
+        raise
+    shown = driver.find_element(By.ID, "shop-list").text
+    if not all(name in shown for name in ["Milk", "Bread", "Eggs"]) or not driver.find_element(By.ID, "offline").is_displayed():
+        raise Failed(f"offline, the phone shows {shown!r}")
+    if "stay on this phone" not in driver.find_element(By.ID, "offline").text:
+        raise Failed(f"offline, the phone says {driver.find_element(By.ID, 'offline').text!r}")
+    press(driver, driver.find_element(By.ID, "add-item"))
+    field = wait("the rapid-entry row", lambda: driver.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0]
+    for name in ["Apples", "Butter", "Cheese"]:
+        field.send_keys(name, Keys.ENTER)
+        field = wait("the next row", lambda: driver.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0]
+    field.send_keys(Keys.ENTER)
+    milk = next(e for e in driver.find_elements(By.CSS_SELECTOR, "#shop-list li") if "Milk" in e.text)
+    press(driver, milk.find_element(By.CSS_SELECTOR, ".check"))
+    wait("four changes queued and shown", lambda: driver.execute_script(
+        "return JSON.parse(localStorage.getItem('house-pulse-queue-1') || '[]').length") == 4
+        and "Milk" not in driver.find_element(By.ID, "shop-list").text
+        and all(n in driver.find_element(By.ID, "shop-list").text for n in ["Apples", "Butter", "Cheese"]), timeout=10)
+    queued = driver.execute_script("return localStorage.getItem('house-pulse-queue-1')")
+    if any(name in cli("shop", "list") for name in ["Apples", "Butter", "Cheese"]):
+        raise Failed("a queued change reached the agent while it was unreachable")
+    shot(driver, "phone-offline")
+    ok("no agent reachable: the page still opens (service worker), shows the last list, and queues three additions and a check")
+
+    in_namespace("phone", "nft", "delete", "table", "inet", "cut")
+
+    def listed(home):
+        items = json.loads(web_support.cli(BIN, home, "shop", "list", "--json"))
+        pool = json.loads(web_support.cli(BIN, home, "shop", "list", "--restock", "--json"))
+        return sorted(i["name"] for i in items), sorted(i["name"] for i in pool)
+    expected = (["Apples", "Bread", "Butter", "Cheese", "Eggs"], ["Milk"])
+    try:
+        wait("the queue applied once, on A", lambda: listed(HOME) == expected, timeout=20)
+    except Failed:
+        shot(driver, "online-failure")
+        print(driver.execute_script("return fetch('/api/session').then(r => r.status + ' ' + document.getElementById('signed-out').hidden, e => String(e))"),
+              in_namespace("phone", "nft", "list", "ruleset").stdout)
+        print(listed(HOME), driver.execute_script("return [document.body.dataset.ready, localStorage.getItem('house-pulse-queue-1')]"),
+              [e for e in phone.log() if e["source"] != "network"])
+        raise
+    wait("… and on the second computer", lambda: listed(HOME_B) == expected, timeout=20)
+    wait("the queue emptied", lambda: driver.execute_script(
+        "return document.body.dataset.ready === 'true' && (localStorage.getItem('house-pulse-queue-1') || '[]') === '[]'"), timeout=10)
+    driver.execute_script("localStorage.setItem('house-pulse-queue-1', arguments[0])", queued)
+    driver.refresh()
+    wait("the replayed queue sent", lambda: driver.execute_script(
+        "return document.body.dataset.ready === 'true' && (localStorage.getItem('house-pulse-queue-1') || '[]') === '[]'"), timeout=15)
+    if listed(HOME) != expected:
+        raise Failed(f"the queue sent twice changed the list: {listed(HOME)}")
+    ok("an agent reachable again: each queued change applied once (A and the second computer agree); the same queue replayed: still once")
+
     cookie = session["value"]
     csrf = driver.execute_script("return fetch('/api/session').then(r => r.json()).then(s => s.csrf)")
     status, _, body = https_request(AGENT_FOR_PHONE, port, "/api/call/machine.remove", "POST",
@@ -448,8 +536,7 @@ def main():
         raise Failed("the QR codes are still shown after the phone was added")
     second = browser(1366, 1000)
     cleanups.append(second.quit)
-    second.get(web_support.cli(BIN, HOME_B, "open", "--print").split()[-1])
-    wait("B's page", lambda: second.execute_script("return document.body.dataset.ready === 'true'"), timeout=20)
+    signed_in_page(second, HOME_B)
     second.find_element(By.ID, "t-more").click()
     second.execute_script("document.getElementById('phones').scrollIntoView()")
     row = wait("A's phone listed on B's page",
@@ -497,7 +584,8 @@ def main():
 
     errors = [e for e in first.get_log("browser") + second.get_log("browser") + phone.log() if e["level"] == "SEVERE"
               and "favicon" not in e["message"] and "401" not in e["message"]
-              and not ("/api/events" in e["message"] and "INCOMPLETE_CHUNKED" in e["message"])]  # the removed phone's stream, cut
+              # What the network did (no agent reachable, the phone removed, phones turned off), not the page:
+              and not (e["source"] == "network" and "Failed to load resource: net::ERR_" in e["message"])]
     if errors:
         raise Failed(f"script errors: {errors}")
     ok("no script errors")

@@ -166,7 +166,10 @@ public enum HouseholdAPI {
             return try .from(h.shoppingItems(state))
         case "shop.add":
             // Each item says whether it came back from the restock pool (the page tells so).
-            let addition = try h.addOrRestockShoppingItems(strings("names"))
+            // With `ids` (a phone's queued addition): those ids, once (see addShoppingItems(_:ids:)).
+            let addition =
+                params["ids"] == nil
+                ? try h.addOrRestockShoppingItems(strings("names")) : try h.addShoppingItems(strings("names"), ids: strings("ids"))
             let restocked = Set(addition.restocked)
             return .array(
                 try addition.items.map { item in
@@ -174,8 +177,8 @@ public enum HouseholdAPI {
                     fields["restocked"] = .bool(restocked.contains(item.id))
                     return .object(fields)
                 })
-        case "shop.check": return try .from(h.checkShoppingItem(string("item")))
-        case "shop.restock": return try .from(h.restockShoppingItem(string("item")))
+        case "shop.check": return try .from(h.checkShoppingItem(string("item"), once: flag("once")))
+        case "shop.restock": return try .from(h.restockShoppingItem(string("item"), once: flag("once")))
         case "shop.rename": return try .from(h.renameShoppingItem(string("item"), to: string("name")))
         case "shop.delete": return try .from(h.deleteShoppingItem(string("item")))
         case "shop.undelete":

@@ -105,14 +105,62 @@ extension Household {
         return ShoppingItem(id: item.id, name: item.name, state: state, listed: item.listed)
     }
 
-    /// Bought: the item leaves the list for the restock pool.
-    public func checkShoppingItem(_ handle: String) throws -> ShoppingItem {
-        try move(try resolveShoppingItem(handle, in: [.active]), to: .restock)
+    /// Bought: the item leaves the list for the restock pool. `once` (a phone's queued
+    /// check, which may arrive twice): an item already in the pool is answered as it is,
+    /// unchanged, instead of refused.
+    public func checkShoppingItem(_ handle: String, once: Bool = false) throws -> ShoppingItem {
+        if once, let item = try? resolveShoppingItem(handle, in: [.restock]) { return item }
+        return try move(try resolveShoppingItem(handle, in: [.active]), to: .restock)
     }
 
-    /// Needed again: the same item comes back to the end of the list.
-    public func restockShoppingItem(_ handle: String) throws -> ShoppingItem {
-        try move(try resolveShoppingItem(handle, in: [.restock]), to: .active)
+    /// Needed again: the same item comes back to the end of the list (`once`: as for a check).
+    public func restockShoppingItem(_ handle: String, once: Bool = false) throws -> ShoppingItem {
+        if once, let item = try? resolveShoppingItem(handle, in: [.active]) { return item }
+        return try move(try resolveShoppingItem(handle, in: [.restock]), to: .active)
+    }
+
+    /// Adds items under ids the caller chose (a phone's queued additions, made offline), each
+    /// id once: an id the household already has (this call arriving again, here or through
+    /// another agent) is answered as that item is, unchanged; two agents receiving the same
+    /// addition make the same row, which merges into one. The restock rule holds as for any
+    /// addition (a name in the pool brings that item back); the id is then kept by a deleted
+    /// row of that name, so that the addition arriving again still finds it and changes nothing.
+    public func addShoppingItems(_ names: [String], ids: [String]) throws -> ShoppingAddition {
+        guard ids.count == names.count else {
+            throw HouseholdError.refuse(.wrongType, ["key": "ids", "type": "strings"])
+        }
+        for id in ids where !RowIDRules.isValid(id) { throw HouseholdError.refuse(.invalidID, ["kind": "item", "value": .string(String(id.prefix(64)))]) }
+        let cleaned = try names.map { try Validation.name($0, what: "item_name", max: 200) }
+        guard !cleaned.isEmpty else { throw HouseholdError.refuse(.nothingToAdd) }
+        let (addition, _) = try store.write(member: memberID, keepingChanges: false) { tx in
+            var known: [Int: ShoppingItem] = [:]
+            for (index, id) in ids.enumerated() {
+                let row = try store.row(.shoppingItem, id)
+                guard !row.isEmpty else { continue }
+                known[index] = ShoppingItem(
+                    id: id, name: row["name"]?.textValue ?? cleaned[index],
+                    state: row["state"]?.textValue.flatMap(ShoppingItem.State.init(rawValue:)) ?? .active, listed: row["listed"]?.integerValue ?? 0)
+            }
+            let fresh = cleaned.indices.filter { known[$0] == nil }
+            let plan = ShoppingRules.plan(fresh.map { cleaned[$0] }, pool: try shoppingItems(.restock))
+            let base = try store.orderingKey()
+            var items = known
+            var restocked: [String] = []
+            for (step, index) in zip(plan, fresh) {
+                let listed = base + Int64(index)
+                if let back = step.restock {
+                    try tx.put(.shoppingItem, back.id, ["state": .text("active"), "listed": .integer(listed)])
+                    try tx.create(.shoppingItem, ids[index], ["name": .text(step.name), "state": .text("deleted"), "listed": .integer(listed)])
+                    items[index] = ShoppingItem(id: back.id, name: back.name, state: .active, listed: listed)
+                    restocked.append(back.id)
+                } else {
+                    try tx.create(.shoppingItem, ids[index], ["name": .text(step.name), "state": .text("active"), "listed": .integer(listed)])
+                    items[index] = ShoppingItem(id: ids[index], name: step.name, state: .active, listed: listed)
+                }
+            }
+            return ShoppingAddition(items: cleaned.indices.compactMap { items[$0] }, restocked: restocked)
+        }
+        return addition
     }
 
     /// Moves an item between the list and the pool; `listed` records when (the list's

@@ -401,15 +401,27 @@ struct PhoneError: Error, CustomStringConvertible {
 }
 
 /// One bound listener of the phones' port: its connections, admitted (at most
-/// ``perAddress`` from one address, ``WebFrontEnd/maxConnections`` in all), and which
-/// phone's session each used last (to close a removed phone's at once).
+/// ``perAddress`` from one address — its oldest closes for a new one — and
+/// ``WebFrontEnd/maxConnections`` in all), and which phone's session each used last (to
+/// close a removed phone's at once).
 final class PhoneListener: Sendable {
     static let perAddress = 8
     let server: NIOAsyncChannel<(WebFrontEnd.Connection, ConnectionKind), Never>
     let port: Int
     let service: PhoneService
     let router: WebRouter
-    private let open = Mutex<(byAddress: [String: Int], channels: [ObjectIdentifier: (channel: any Channel, phone: String?)])>(([:], [:]))
+    private struct Open {
+        struct Entry {
+            let channel: any Channel
+            let address: String
+            var phone: String?
+            let order: UInt64
+        }
+        var byAddress: [String: Int] = [:]
+        var channels: [ObjectIdentifier: Entry] = [:]
+        var next: UInt64 = 0
+    }
+    private let open = Mutex(Open())
 
     private init(
         server: NIOAsyncChannel<(WebFrontEnd.Connection, ConnectionKind), Never>, port: Int, service: PhoneService, router: WebRouter
@@ -448,27 +460,42 @@ final class PhoneListener: Sendable {
 
     func close() {
         server.channel.close(promise: nil)
-        for (channel, _) in open.withLock({ Array($0.channels.values) }) { channel.close(promise: nil) }
+        for entry in open.withLock({ Array($0.channels.values) }) { entry.channel.close(promise: nil) }
     }
 
     func closeConnections(of phone: String) {
-        for (channel, owner) in open.withLock({ Array($0.channels.values) }) where owner == phone { channel.close(promise: nil) }
+        for entry in open.withLock({ Array($0.channels.values) }) where entry.phone == phone { entry.channel.close(promise: nil) }
     }
 
+    /// A place for a new connection from `address`. An address at its limit gets it by its
+    /// own oldest connection closing: a phone that left the Wi-Fi without closing its
+    /// connections (they linger here until their timeouts) is let in at once when it comes
+    /// back, and a stranger still holds at most ``perAddress``. Refused when all are taken.
     private func admit(_ channel: any Channel, address: String) -> Bool {
-        open.withLock { open in
-            guard open.channels.count < WebFrontEnd.maxConnections, open.byAddress[address, default: 0] < Self.perAddress else { return false }
+        let (admitted, evicted) = open.withLock { open -> (Bool, (any Channel)?) in
+            var evicted: (any Channel)?
+            if open.byAddress[address, default: 0] >= Self.perAddress,
+                let oldest = open.channels.filter({ $0.value.address == address }).min(by: { $0.value.order < $1.value.order })
+            {
+                open.channels[oldest.key] = nil
+                open.byAddress[address, default: 1] -= 1
+                evicted = oldest.value.channel
+            }
+            guard open.channels.count < WebFrontEnd.maxConnections else { return (false, evicted) }
             open.byAddress[address, default: 0] += 1
-            open.channels[ObjectIdentifier(channel)] = (channel, nil)
-            return true
+            open.channels[ObjectIdentifier(channel)] = Open.Entry(channel: channel, address: address, phone: nil, order: open.next)
+            open.next += 1
+            return (true, evicted)
         }
+        evicted?.close(promise: nil)
+        return admitted
     }
 
-    private func closed(_ channel: any Channel, address: String) {
+    private func closed(_ channel: any Channel) {
         open.withLock { open in
-            open.channels[ObjectIdentifier(channel)] = nil
-            let left = open.byAddress[address, default: 1] - 1
-            open.byAddress[address] = left > 0 ? left : nil
+            guard let entry = open.channels.removeValue(forKey: ObjectIdentifier(channel)) else { return } // evicted: counted off then
+            let left = open.byAddress[entry.address, default: 1] - 1
+            open.byAddress[entry.address] = left > 0 ? left : nil
         }
     }
 
@@ -496,7 +523,7 @@ final class PhoneListener: Sendable {
                             continue
                         }
                         group.addTask {
-                            defer { self.closed(channel, address: address) }
+                            defer { self.closed(channel) }
                             do {
                                 try await WebFrontEnd.handle(connection, api: router.api, counts: counts) { request in
                                     guard kind.isTLS else { return await PhoneSetupPages.respond(to: request, service: self.service, port: self.port) }

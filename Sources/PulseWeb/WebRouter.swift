@@ -66,6 +66,11 @@ struct WebRouter: Sendable {
         case "/", "/index.html": return .response(asset(WebAssets.indexHTML, "text/html; charset=utf-8"))
         case "/app.css": return .response(asset(WebAssets.appCSS, "text/css; charset=utf-8"))
         case "/icon.svg": return .response(asset(WebAssets.iconSVG, "image/svg+xml"))
+        case "/icon-192.png": return .response(asset(PackageResources.icon_192_png, "image/png"))
+        case "/icon-512.png": return .response(asset(PackageResources.icon_512_png, "image/png"))
+        case "/manifest.webmanifest": return .response(asset(PackageResources.manifest_webmanifest, "application/manifest+json"))
+        // The phone app's service worker (offline), a module worker for the root scope.
+        case "/sw.js": return .response(asset(PackageResources.sw_js, "text/javascript; charset=utf-8"))
         case "/login" where phones == nil: return .response(login(query["token"], said))
         case "/pair" where phones != nil: return .response(pair(request, token: query["token"], phones: phones!, said))
         default:
@@ -348,6 +353,7 @@ enum WebAssets {
         "/welcome.js": PackageResources.welcome_js,
         "/computer.js": PackageResources.computer_js,
         "/phones.js": PackageResources.phones_js,
+        "/offline.js": PackageResources.offline_js,
     ]
     static var appCSS: [UInt8] { PackageResources.app_css }
     static var iconSVG: [UInt8] { PackageResources.icon_svg }

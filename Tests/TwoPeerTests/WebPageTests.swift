@@ -126,7 +126,8 @@ import Testing
             "phones are off until turned on", "serves https on port", "zbarimg reads", "the same fingerprint",
             "refuses the HTTPS page", "whose fingerprint was shown", "from another CA on the same address is refused",
             "bank.example.com", "isSecureContext is true", "works once", "“Add this phone?”", "SameSite=Strict",
-            "updates live", "machine.remove → 404", "from a stranger's namespace", "over plain HTTP is refused",
+            "updates live", "installable", "shows the last list, and queues", "still once", "machine.remove → 404", "from a stranger's namespace",
+            "over plain HTTP is refused",
             "silent connections from one address", "removed from the other computer's page", "no longer accepts connections",
             "no script errors",
         ] {

@@ -4,10 +4,12 @@
 // the message's words.
 
 export class APIError extends Error {
-  constructor(code, params = {}, message = code) {
+  /** `status`: the HTTP status (422: the household refused; 0: no agent answered). */
+  constructor(code, params = {}, message = code, status = 0) {
     super(message);
     this.code = code;
     this.params = params;
+    this.status = status;
   }
 }
 
@@ -29,10 +31,10 @@ export async function request(path, options = {}) {
     throw new APIError("unreachable");
   }
   const body = await response.json().catch(() => ({}));
-  if (response.status === 401) { hooks.signedOut(); throw new APIError("not_signed_in"); }
+  if (response.status === 401) { hooks.signedOut(); throw new APIError("not_signed_in", {}, "not_signed_in", 401); }
   if (!response.ok) {
     const error = body.error && typeof body.error === "object" ? body.error : { code: "failed", params: { detail: `HTTP ${response.status}` } };
-    throw new APIError(error.code, error.params || {}, error.message || error.code);
+    throw new APIError(error.code, error.params || {}, error.message || error.code, response.status);
   }
   return body;
 }
@@ -45,6 +47,8 @@ export async function startSession() {
 }
 
 export async function call(method, params = {}) {
+  // No session yet (a phone opened offline, from what it last saw): as if no agent answered.
+  if (csrf === null) throw new APIError("unreachable");
   const body = await request(`/api/call/${method}`, {
     method: "POST",
     headers: { "Content-Type": "application/json", "X-Pulse-CSRF": csrf },

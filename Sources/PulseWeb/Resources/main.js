@@ -2,7 +2,7 @@
 // loads every part, opens the live feed and wires the tabs; each tab is its own module
 // (shopping.js, tasks.js, backlog.js, kids.js, more.js) registering itself with page.js.
 import { startSession, onConnection, logout } from "./api.js";
-import { $, fail, useCatalogue, translateDocument } from "./ui.js";
+import { $, t, fail, toast, useCatalogue, translateDocument } from "./ui.js";
 import { loadCatalogue } from "./messages.js";
 import { tabs, local, store, switchTab, loadAll, wireAll } from "./page.js";
 import { connectFeed, closeFeed } from "./feed.js";
@@ -18,12 +18,16 @@ import "./computer.js";
 import "./phones.js";
 import { wireCelebrations } from "./celebrate.js";
 import { showWelcome, wireWelcome } from "./welcome.js";
+import { restore as restoreOffline, keep, flush, queue, setOffline } from "./offline.js";
 
 let online = true;
 function setOnline(now) {
+  if (now && local.phone && queue().length) sendQueue(); // an agent answers again: what waited, once
   if (online === now) return;
   online = now;
   $("offline").hidden = now;
+  // A phone keeps what is changed meanwhile (offline.js): it says so, not "not saved".
+  if (!now && local.phone) $("offline").textContent = t("page.offline.phone");
 }
 
 let hasWords = false;
@@ -74,6 +78,18 @@ async function useLanguage(language) {
   translateDocument(document);
 }
 
+// A phone's changes made while no agent answered, sent in order (offline.js); a change the
+// household refused meanwhile (the item was deleted) is said, then everything is reloaded.
+let sending = null;
+function sendQueue() {
+  sending ??= flush().then((refused) => {
+    for (const { op, code } of refused) toast(t("page.offline.refused", { method: op.method, code }));
+    return loadAll();
+  }).catch(fail).finally(() => { sending = null; });
+  return sending;
+}
+
+let shownOffline = false;
 async function start() {
   let session;
   try {
@@ -81,6 +97,16 @@ async function start() {
   } catch {
     if (!$("signed-out").hidden) return;
     setOnline(false);
+    // A phone that saw its household before opens with it while no agent answers.
+    if (!shownOffline && restoreOffline(store)) {
+      shownOffline = true;
+      local.phone = true;
+      document.body.classList.add("phone");
+      await useLanguage(store.view("session")?.language || "en");
+      switchTab(location.hash.slice(1) || "shopping");
+      $("offline").textContent = t("page.offline.phone");
+      document.body.dataset.ready = "offline";
+    }
     setTimeout(start, 2000);
     return;
   }
@@ -89,7 +115,20 @@ async function start() {
   store.set("session", session);
   if (session.welcome) { showWelcome(); document.body.dataset.ready = "true"; return; } // no household yet
   // A phone (the LAN listener): the lists and the kids' cards, not this computer's administration.
-  if (session.phone) { local.phone = true; document.body.classList.add("phone"); }
+  if (session.phone) {
+    local.phone = true;
+    document.body.classList.add("phone");
+    // Installable and offline: the app's files from the service worker, what was last seen
+    // kept for opening with no network, changes made meanwhile sent now.
+    navigator.serviceWorker?.register("/sw.js", { type: "module", scope: "/" }).catch((error) => console.warn(error));
+    // The page's words for opening offline: fetched once through the worker, which keeps them.
+    const warm = () => { for (const words of new Set([session.language || "en", "en"])) fetch(`/messages/${words}.json`).catch(() => {}); };
+    if (navigator.serviceWorker?.controller) warm(); else navigator.serviceWorker?.addEventListener("controllerchange", warm, { once: true });
+    store.subscribe((part) => keep(store, part));
+    keep(store, "session");
+    setOffline(false);
+    if (queue().length) { setOffline(true); await sendQueue(); }
+  }
   switchTab(location.hash.slice(1) || "shopping");
   await loadAll().catch(fail);
   connectFeed({ online: setOnline, isOnline: () => online, fail });

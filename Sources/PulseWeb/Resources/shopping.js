@@ -3,6 +3,18 @@
 import { call } from "./api.js";
 import { $, el, toast, fail, pulse, t, editInPlace } from "./ui.js";
 import { register, store, refresh, local } from "./page.js";
+import { send as sendOrQueue, isOffline } from "./offline.js";
+
+// On a phone, additions, checks and restocks may be made with no agent answering: they are
+// queued and sent once, later (offline.js); an addition carries the ids it will have, a
+// check or restock says `once`. The computer's page sends them as always.
+function change(method, params) {
+  if (!local.phone) return call(method, params);
+  const once = method === "shop.add" ? { ids: params.names.map(() => crypto.randomUUID()) } : { once: true };
+  return sendOrQueue(store, method, { ...params, ...once });
+}
+// A queued change is already in what is shown: the guess made for it goes.
+function settled() { if (isOffline()) store.set("shopping", store.agent("shopping")); }
 
 const newItems = { ids: [], count: 0 };
 let rapidActive = false;
@@ -92,13 +104,14 @@ const without = (items, id) => items.filter((x) => x.id !== id);
 
 async function checkItem(item, li) {
   li.classList.add("leaving");
-  const sent = call("shop.check", { item: item.id });
+  const sent = change("shop.check", { item: item.id });
   sent.catch(() => {}); // awaited below, after the row's leaving animation
   await new Promise((resolve) => setTimeout(resolve, 250));
   pulse($("restock-toggle"));
   try {
     await store.guess("shopping", (s) => ({ list: without(s.list, item.id), pool: [{ ...item, state: "restock" }, ...without(s.pool, item.id)] }),
       () => sent);
+    settled();
   } catch (error) { fail(error); }
   refresh("shopping");
 }
@@ -106,7 +119,8 @@ async function checkItem(item, li) {
 async function restockItem(item) {
   try {
     await store.guess("shopping", (s) => ({ list: [...without(s.list, item.id), { ...item, state: "active" }], pool: without(s.pool, item.id) }),
-      () => call("shop.restock", { item: item.id }));
+      () => change("shop.restock", { item: item.id }));
+    settled();
   } catch (error) { fail(error); }
   refresh("shopping");
 }
@@ -173,7 +187,8 @@ async function addItems(names) {
   try {
     // The guessed rows, unless a reload already shows them (the feed can be faster than the answer).
     const shown = (s) => temp.filter((guess) => !s.list.some((item) => !item.pending && item.name.toLowerCase() === guess.name.toLowerCase()));
-    const added = await store.guess("shopping", (s) => ({ ...s, list: [...s.list, ...shown(s)] }), () => call("shop.add", { names }));
+    const added = await store.guess("shopping", (s) => ({ ...s, list: [...s.list, ...shown(s)] }), () => change("shop.add", { names }));
+    settled();
     // The agent says which came back from the restock pool (the rule lives there).
     const back = added.filter((item) => item.restocked);
     if (back.length) toast(t("page.shopping.restocked", { names: back.map((i) => i.name) }));

@@ -61,4 +61,46 @@ import Testing
         #expect(changes.first { $0.seq == changes.map(\.seq).max() }?.member == a.memberID)
         #expect(a.memberID != tom.id)
     }
+
+    /// A phone's queue may be sent twice (an answer lost on the way) or to two agents: an
+    /// addition carries its ids, a check or restock says `once`; each takes effect once.
+    @Test func aPhonesQueuedChangesTakeEffectOnceHoweverOftenTheyArrive() throws {
+        let ids = [RowIDRules.newRowID(), RowIDRules.newRowID()]
+        let first = try a.addShoppingItems(["Eggs", "Jam"], ids: ids).items
+        let before = try a.store.versionVector()
+        let again = try a.addShoppingItems(["Eggs", "Jam"], ids: ids).items
+        #expect(again.map(\.id) == first.map(\.id) && again.map(\.listed) == first.map(\.listed))
+        #expect(try a.store.versionVector() == before, "the replay wrote nothing")
+        #expect(try a.shoppingItems().map(\.name) == ["Eggs", "Jam"])
+
+        // The same addition reaching two agents before they meet: one item each, merged into one.
+        let b = try secondMachine()
+        let bread = RowIDRules.newRowID()
+        _ = try a.addShoppingItems(["Bread"], ids: [bread]).items
+        _ = try b.addShoppingItems(["Bread"], ids: [bread]).items
+        try sync(a, b)
+        #expect(try a.shoppingItems().filter { $0.name == "Bread" }.count == 1)
+        #expect(try b.shoppingItems().filter { $0.name == "Bread" }.count == 1)
+
+        _ = try a.checkShoppingItem(ids[0], once: true)
+        let checked = try a.store.versionVector()
+        #expect(try a.checkShoppingItem(ids[0], once: true).state == .restock)
+        #expect(try a.store.versionVector() == checked, "the replayed check wrote nothing")
+        #expect(code { _ = try a.checkShoppingItem(ids[0]) } != nil, "without once, a second check is refused as before")
+        _ = try a.restockShoppingItem(ids[0], once: true)
+        #expect(try a.restockShoppingItem(ids[0], once: true).state == .active)
+
+        // A name in the restock pool comes back (the rule of every addition), once.
+        let pool = try a.checkShoppingItem("Jam")
+        let milkOp = [RowIDRules.newRowID()]
+        let back = try a.addShoppingItems(["jam"], ids: milkOp)
+        #expect(back.restocked == [pool.id] && back.items.map(\.id) == [pool.id])
+        let restockedOnce = try a.store.versionVector()
+        _ = try a.addShoppingItems(["jam"], ids: milkOp)
+        #expect(try a.store.versionVector() == restockedOnce)
+        #expect(try a.shoppingItems().filter { $0.name.lowercased() == "jam" }.map(\.id) == [pool.id])
+
+        #expect(code { _ = try a.addShoppingItems(["x"], ids: ["not an id!"]) } == "invalid_id")
+        #expect(code { _ = try a.addShoppingItems(["x", "y"], ids: [RowIDRules.newRowID()]) } == "wrong_type")
+    }
 }

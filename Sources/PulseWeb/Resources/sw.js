@@ -1,0 +1,50 @@
+// The phone app's service worker (issue 42; registered on a phone's page only): the app's
+// files come from a cache, so the page opens with no network, and are refreshed in the
+// background for the next time (an upgraded agent's page is used from the next visit). The
+// API is never cached: the page keeps its own copy of what it last saw and queues changes
+// (offline.js). Notifications: the page asks this worker to show them (Chrome on Android
+// shows none from `new Notification`), and a tap brings the app forward.
+const CACHE = "house-pulse-1";
+/** The app's files (a test holds this list to the page's modules). */
+export const SHELL = [
+  "/", "/app.css", "/icon.svg", "/icon-192.png", "/icon-512.png", "/manifest.webmanifest",
+  "/main.js", "/api.js", "/messages.js", "/store.js", "/page.js", "/feed.js", "/ui.js", "/offline.js",
+  "/household.js", "/shopping.js", "/tasks.js", "/backlog.js", "/kids.js", "/more.js", "/machines.js",
+  "/parents.js", "/celebrate.js", "/welcome.js", "/computer.js", "/phones.js",
+];
+
+/** Whether a request is one of the app's files (or a message catalogue), not the API. */
+export function cacheable(url, method, origin) {
+  return method === "GET" && url.origin === origin && !url.pathname.startsWith("/api/") && url.pathname !== "/pair"
+    && !url.pathname.startsWith("/ca") && !url.pathname.startsWith("/login");
+}
+
+if (typeof self !== "undefined" && typeof self.addEventListener === "function" && typeof document === "undefined") {
+  self.addEventListener("install", (event) => {
+    event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(SHELL)).then(() => self.skipWaiting()));
+  });
+  self.addEventListener("activate", (event) => {
+    event.waitUntil(caches.keys()
+      .then((keys) => Promise.all(keys.filter((key) => key !== CACHE).map((key) => caches.delete(key))))
+      .then(() => self.clients.claim()));
+  });
+  self.addEventListener("fetch", (event) => {
+    const url = new URL(event.request.url);
+    if (!cacheable(url, event.request.method, self.location.origin)) return; // the network, as it is
+    const key = url.pathname === "/index.html" ? "/" : url.pathname;
+    event.respondWith(caches.open(CACHE).then(async (cache) => {
+      const cached = await cache.match(key);
+      const fresh = fetch(event.request).then((response) => {
+        if (response.ok) cache.put(key, response.clone());
+        return response;
+      });
+      if (cached) { event.waitUntil(fresh.catch(() => {})); return cached; }
+      return fresh;
+    }));
+  });
+  self.addEventListener("notificationclick", (event) => {
+    event.notification.close();
+    event.waitUntil(self.clients.matchAll({ type: "window" }).then((windows) =>
+      windows.length ? windows[0].focus() : self.clients.openWindow("/")));
+  });
+}
