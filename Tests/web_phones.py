@@ -30,8 +30,13 @@ from selenium.webdriver.common.keys import Keys
 import web_support
 from web_support import Failed, browser, wait
 
-BIN, HOME, HOME_B = sys.argv[1:4]
-SHOTS = sys.argv[4] if len(sys.argv) > 4 else None
+BIN = HOME = HOME_B = SHOTS = None  # set by configure() (the command line, or bench_phones.py)
+
+
+def configure(binary, home, home_b=None, shots=None):
+    global BIN, HOME, HOME_B, SHOTS
+    BIN, HOME, HOME_B, SHOTS = binary, home, home_b, shots
+
 TAG = str(os.getpid() % 100000)
 OCTET = 16 + os.getpid() % 200
 NETS = {
@@ -68,6 +73,10 @@ def namespaces():
         sh("ip", "link", "add", host_veth, "type", "veth", "peer", "name", ns_veth)
         cleanups.append(lambda v=host_veth: sh("ip", "link", "del", v, check=False))
         sh("ip", "link", "set", ns_veth, "netns", namespace)
+        # No IPv6 on these links: its addresses would arrive a second later (duplicate address
+        # detection) and Chrome aborts what it is loading at every change of the machine's network.
+        sh("sysctl", "-qw", f"net.ipv6.conf.{host_veth}.disable_ipv6=1")
+        sh("ip", "netns", "exec", namespace, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
         sh("ip", "addr", "add", f"{host_ip}/24", "dev", host_veth)
         sh("ip", "link", "set", host_veth, "up")
         sh("ip", "netns", "exec", namespace, "ip", "addr", "add", f"{ns_ip}/24", "dev", ns_veth)
@@ -212,7 +221,13 @@ def signed_in_page(driver, home):
         if any("ERR_NETWORK_CHANGED" in entry["message"] for entry in driver.get_log("browser")):
             driver.get(driver.current_url.split("/login")[0] + "/")
         return False
-    wait("the computer's page", ready, timeout=20)
+    try:
+        wait("the computer's page", ready, timeout=20)
+    except Failed:
+        print(driver.current_url, driver.execute_script("return [document.body.dataset.ready, performance.getEntriesByType('resource')"
+                                                        ".filter(e => e.responseStatus !== 200).map(e => e.name + ' ' + e.responseStatus)]"),
+              driver.get_log("browser"))
+        raise
 
 
 def blocked(driver, url):
@@ -601,6 +616,7 @@ def cleanup():
 
 
 if __name__ == "__main__":
+    configure(*sys.argv[1:4], sys.argv[4] if len(sys.argv) > 4 else None)
     try:
         web_support.run(main)
     finally:

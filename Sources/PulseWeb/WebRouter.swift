@@ -1,3 +1,4 @@
+import Crypto
 import FoundationEssentials
 import PeerSync
 
@@ -70,7 +71,7 @@ struct WebRouter: Sendable {
         case "/icon-512.png": return .response(asset(PackageResources.icon_512_png, "image/png"))
         case "/manifest.webmanifest": return .response(asset(PackageResources.manifest_webmanifest, "application/manifest+json"))
         // The phone app's service worker (offline), a module worker for the root scope.
-        case "/sw.js": return .response(asset(PackageResources.sw_js, "text/javascript; charset=utf-8"))
+        case "/sw.js": return .response(asset(WebAssets.serviceWorker, "text/javascript; charset=utf-8"))
         case "/login" where phones == nil: return .response(login(query["token"], said))
         case "/pair" where phones != nil: return .response(pair(request, token: query["token"], phones: phones!, said))
         default:
@@ -356,5 +357,20 @@ enum WebAssets {
         "/offline.js": PackageResources.offline_js,
     ]
     static var appCSS: [UInt8] { PackageResources.app_css }
+
+    /// The service worker, its cache named by the version of the page's files (the first 12 hex
+    /// digits of their SHA-256): an agent with other files serves another worker, which the
+    /// browser installs, and the phone app takes the new files.
+    static let serviceWorker: [UInt8] = {
+        var hash = SHA256()
+        for file in [PackageResources.index_html, PackageResources.app_css, PackageResources.icon_svg, PackageResources.manifest_webmanifest]
+            + modules.keys.sorted().map({ modules[$0]! }) + [PackageResources.sw_js]
+        {
+            hash.update(data: file)
+        }
+        let version = hash.finalize().prefix(6).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        let text = String(decoding: PackageResources.sw_js, as: UTF8.self)
+        return Array(text.replacing("\"house-pulse-version\"", with: "\"house-pulse-\(version)\"").utf8)
+    }()
     static var iconSVG: [UInt8] { PackageResources.icon_svg }
 }

@@ -434,6 +434,38 @@ if selected("mdns") {
         "—", "—")
 }
 
+// MARK: 8. The phone app over the LAN listener (issue 42): Tests/bench_phones.py drives a
+// phone's Chromium in its own network namespace (it needs root, chromium, selenium and
+// certutil: `scripts/setup.sh --tests`), and the computer's own page as the baseline.
+if selected("phone") {
+    let household = try Household.create(home("phone"), name: nil, members: [])
+    _ = try household.addShoppingItems(["Milk", "Bread"])
+    let script = FileManager.default.currentDirectoryPath + "/Tests/bench_phones.py"
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", script, binary, home("phone").path, quick ? "10" : "50"]
+    process.currentDirectoryURL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath + "/Tests")
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    var figures: [String: Double]?
+    if (try? process.run()) != nil {
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        figures = process.terminationStatus == 0 ? (try? JSONDecoder().decode([String: Double].self, from: data)) : nil
+    }
+    if let f = figures {
+        func m(_ key: String) -> String { String(format: "%.0f ms", f[key] ?? .nan) }
+        report(
+            "Phone: live update p50 / p95 (a change on the computer → shown on the phone, \(Int(f["rounds"] ?? 0)) changes)",
+            "**\(m("live_p50"))** / \(m("live_p95"))", "the computer's own page: \(m("live_base_p50")) / \(m("live_base_p95"))", "p50 ≤ 50 ms")
+        report("Phone: warm load (service worker) → the household shown", "**\(m("warm"))**", "the computer's page: \(m("warm_base"))", "≤ 100 ms")
+        report("Phone: cold load (no cache, no service worker) → the household shown", "**\(m("cold"))**", "the computer's page: \(m("cold_base"))", "≤ 300 ms")
+    } else {
+        report("Phone: live update, warm and cold load", "not measured (needs root, chromium, selenium, certutil: setup.sh --tests)", "—", "—")
+    }
+}
+
 // MARK: The table
 print("| figure | measured | baseline (same run) | target |")
 print("|---|---|---|---|")

@@ -89,8 +89,27 @@ function sendQueue() {
   return sending;
 }
 
-let shownOffline = false;
+// The household is on the screen (from the phone's copy or the agent): the benchmark's load figures.
+let shown = false;
+function markShown() { if (!shown) { shown = true; performance.mark("pulse-shown"); } }
+
+// The phone app shows what it last saw at once (offline.js), before the agent answers and
+// when none does; the agent's answers then replace it.
+let shownFromCopy = false;
+async function showCopy() {
+  if (shownFromCopy) return true;
+  if (!restoreOffline(store)) return false;
+  shownFromCopy = true;
+  local.phone = true;
+  document.body.classList.add("phone");
+  await useLanguage(store.view("session")?.language || "en");
+  switchTab(location.hash.slice(1) || "shopping");
+  markShown();
+  return true;
+}
+
 async function start() {
+  if (navigator.serviceWorker?.controller) await showCopy();
   let session;
   try {
     session = await startSession();
@@ -98,12 +117,8 @@ async function start() {
     if (!$("signed-out").hidden) return;
     setOnline(false);
     // A phone that saw its household before opens with it while no agent answers.
-    if (!shownOffline && restoreOffline(store)) {
-      shownOffline = true;
-      local.phone = true;
-      document.body.classList.add("phone");
-      await useLanguage(store.view("session")?.language || "en");
-      switchTab(location.hash.slice(1) || "shopping");
+    if (await showCopy()) {
+      setOffline(true);
       $("offline").textContent = t("page.offline.phone");
       document.body.dataset.ready = "offline";
     }
@@ -133,6 +148,7 @@ async function start() {
   await loadAll().catch(fail);
   connectFeed({ online: setOnline, isOnline: () => online, fail });
   document.body.dataset.ready = "true";
+  markShown();
 }
 
 // A module runs once, after the document is parsed.

@@ -1,10 +1,12 @@
 // The phone app's service worker (issue 42; registered on a phone's page only): the app's
-// files come from a cache, so the page opens with no network, and are refreshed in the
-// background for the next time (an upgraded agent's page is used from the next visit). The
+// files come from a cache, so the page opens with no network and at once. The agent serves
+// this file with CACHE naming the version of its page (a hash of its files): an upgraded
+// agent's worker differs, so the browser installs it, which fetches the new files and drops
+// the old cache. The message catalogues are refreshed behind (a home may edit its own). The
 // API is never cached: the page keeps its own copy of what it last saw and queues changes
 // (offline.js). Notifications: the page asks this worker to show them (Chrome on Android
 // shows none from `new Notification`), and a tap brings the app forward.
-const CACHE = "house-pulse-1";
+const CACHE = "house-pulse-version";
 /** The app's files (a test holds this list to the page's modules). */
 export const SHELL = [
   "/", "/app.css", "/icon.svg", "/icon-192.png", "/icon-512.png", "/manifest.webmanifest",
@@ -32,8 +34,10 @@ if (typeof self !== "undefined" && typeof self.addEventListener === "function" &
     const url = new URL(event.request.url);
     if (!cacheable(url, event.request.method, self.location.origin)) return; // the network, as it is
     const key = url.pathname === "/index.html" ? "/" : url.pathname;
+    const refreshBehind = url.pathname.startsWith("/messages/");
     event.respondWith(caches.open(CACHE).then(async (cache) => {
       const cached = await cache.match(key);
+      if (cached && !refreshBehind) return cached;
       const fresh = fetch(event.request).then((response) => {
         if (response.ok) cache.put(key, response.clone());
         return response;

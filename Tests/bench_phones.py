@@ -1,0 +1,134 @@
+"""The phone app's figures for the benchmark (scripts/bench.sh, docs/PERFORMANCE.md), each
+beside the same measured on the computer's own loopback page in the same run:
+
+- live update: a change made through the computer's page API → shown on the page (the feed,
+  then the list reloaded), on the phone over the LAN listener vs. on the computer's page;
+- cold load: navigation → the page shows the household, with no cache, no service worker and
+  no copy of what the phone saw;
+- warm load: the same with the service worker in control, which shows the phone's copy at once
+  (the computer's page: its HTTP cache, then the agent's answers).
+
+The phone is Chromium in its own network namespace trusting the household CA (web_phones.py's
+set-up). Usage: bench_phones.py BIN HOME [ROUNDS] (HOME: a household, no agent running; as root).
+Prints one JSON object.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+from selenium.webdriver.common.by import By
+
+import web_phones as wp
+import web_support
+from web_support import browser, wait
+
+OBSERVE = """
+window.__seen = {};
+const list = document.getElementById('shop-list');
+new MutationObserver(() => {
+  for (const name of list.querySelectorAll('.name')) {
+    const text = name.textContent;
+    if (text.startsWith('bench-') && !(text in window.__seen)) window.__seen[text] = Date.now();
+  }
+}).observe(list, { childList: true, subtree: true, characterData: true });
+"""
+
+
+def ready_ms(driver):
+    """Navigation → the household shown (from the phone's copy or the agent's answers)."""
+    wait("the page to show the household", lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), timeout=20)
+    return driver.execute_script("return performance.getEntriesByName('pulse-shown')[0].startTime")
+
+
+def main():
+    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 30
+    wp.configure(sys.argv[1], sys.argv[2])
+    wp.namespaces()
+    agent = web_support.Agent(wp.BIN, wp.HOME, "--web", "127.0.0.1:0")
+    wp.cleanups.append(agent.stop)
+    agent.event("ready")
+    port = wp.cli_json("phones", "on", "--port", "0")["port"]
+    mine = f"https://{wp.AGENT_FOR_PHONE}:{port}"
+    invitation = wp.cli_json("phones", "add", "Bench phone", "--host", wp.AGENT_FOR_PHONE)
+    phone_home = os.path.join(wp.SCRATCH, "phone-home")
+    os.makedirs(os.path.join(phone_home, ".pki", "nssdb"))
+    der = os.path.join(wp.SCRATCH, "root.der")
+    with open(der, "wb") as f:
+        f.write(urllib.request.urlopen(f"http://{wp.AGENT_FOR_PHONE}:{port}/ca.crt", timeout=10).read())
+    wp.sh("certutil", "-d", f"sql:{phone_home}/.pki/nssdb", "-N", "--empty-password")
+    wp.sh("certutil", "-d", f"sql:{phone_home}/.pki/nssdb", "-A", "-t", "C,,", "-n", "House Pulse", "-i", der)
+    phone = wp.PhoneBrowser(phone_home, 9815 + wp.OCTET)
+    wp.cleanups.append(phone.quit)
+    d = phone.driver
+    d.get(invitation["pair"])
+    request = wait("the phone asking", lambda: wp.cli_json("phones")["requests"], timeout=10)[0][0]
+    wp.cli("phones", "approve", request["id"])
+    wait("the phone signed in", lambda: d.execute_script("return document.body.dataset.ready === 'true'"), timeout=20)
+    computer = browser(390, 844)
+    wp.cleanups.append(computer.quit)
+    wp.signed_in_page(computer, wp.HOME)
+    web = computer.current_url.split("/#")[0].rstrip("/")
+
+    # Cold: no HTTP cache, no service worker (each round).
+    cold, cold_base = [], []
+    for _ in range(5):
+        d.get("about:blank")
+        phone.cdp("Storage.clearDataForOrigin", {"origin": mine, "storageTypes": "service_workers,cache_storage,local_storage"})
+        phone.cdp("Network.clearBrowserCache")
+        d.get(mine + "/")
+        cold.append(ready_ms(d))
+        computer.execute_cdp_cmd("Network.clearBrowserCache", {})
+        computer.get(web + "/")
+        cold_base.append(ready_ms(computer))
+    # Warm: the service worker in control (the computer's page: as a browser keeps it).
+    wait("the service worker in control", lambda: d.execute_script(
+        "return navigator.serviceWorker.controller !== null || (location.reload(), false)"), timeout=20)
+    warm, warm_base = [], []
+    for _ in range(5):
+        d.get(mine + "/")
+        warm.append(ready_ms(d))
+        computer.get(web + "/")
+        warm_base.append(ready_ms(computer))
+
+    # Live: additions through the computer's page API, seen on both pages.
+    d.get(mine + "/")
+    ready_ms(d)
+    computer.get(web + "/")
+    ready_ms(computer)
+    for driver in (d, computer):
+        driver.execute_script(OBSERVE)
+    cookie = next(c for c in computer.get_cookies() if c["name"].startswith("pulse_session_"))
+    csrf = computer.execute_script("return fetch('/api/session').then(r => r.json()).then(s => s.csrf)")
+    live, live_base = [], []
+    for i in range(rounds):
+        name = f"bench-{i}"
+        body = json.dumps({"names": [name]}).encode()
+        post = urllib.request.Request(f"{web}/api/call/shop.add", data=body, method="POST", headers={
+            "Content-Type": "application/json", "Origin": web, "X-Pulse-CSRF": csrf,
+            "Cookie": f"{cookie['name']}={cookie['value']}"})
+        start = time.time() * 1000
+        urllib.request.urlopen(post, timeout=10).read()
+        seen = wait(f"{name} on both pages", lambda: [drv.execute_script(f"return window.__seen['{name}']") for drv in (d, computer)]
+                    if all(drv.execute_script(f"return '{name}' in window.__seen") for drv in (d, computer)) else None, timeout=10)[0]
+        live.append(seen[0] - start)
+        live_base.append(seen[1] - start)
+
+    def p(values, q):
+        values = sorted(values)
+        return values[min(len(values) - 1, int(q * len(values)))]
+    print(json.dumps({
+        "live_p50": p(live, 0.5), "live_p95": p(live, 0.95), "live_base_p50": p(live_base, 0.5), "live_base_p95": p(live_base, 0.95),
+        "cold": statistics.median(cold), "cold_base": statistics.median(cold_base),
+        "warm": statistics.median(warm), "warm_base": statistics.median(warm_base), "rounds": rounds,
+    }))
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    finally:
+        wp.cleanup()
