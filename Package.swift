@@ -164,6 +164,7 @@ let package = Package(
                 .embedInCode("Resources/computer.js"),
                 .embedInCode("Resources/phones.js"),
                 .embedInCode("Resources/offline.js"),
+                .embedInCode("Resources/notices.js"),
                 // The phone app: installable (manifest, icons) and offline (the service worker).
                 .embedInCode("Resources/sw.js"), .embedInCode("Resources/manifest.webmanifest"),
                 .embedInCode("Resources/icon-192.png"), .embedInCode("Resources/icon-512.png"),

@@ -401,6 +401,20 @@ def main():
     shot(driver, "phone-list")
     ok("the phone shows the list, updates live (Bread from the CLI), adds Eggs (the computer has it), and shows no computer administration")
 
+    # Notifications by the desktop's rules: another member's addition is told (in the page and
+    # by the phone, through the service worker); the phone's own member's never.
+    phone.cdp("Browser.grantPermissions", {"origin": mine, "permissions": ["notifications"]})
+    wait("the service worker registered", lambda: driver.execute_script(
+        "return navigator.serviceWorker.getRegistration().then(r => !!(r && r.active))"), timeout=20)
+    web_support.cli(BIN, HOME_B, "whoami", "--set", "Tom")
+    web_support.cli(BIN, HOME_B, "shop", "add", "Grapes")
+    wait("Grapes told on the phone's page", lambda: "Grapes" in driver.find_element(By.ID, "toast-text").text, timeout=15)
+    told = wait("the phone's notification", lambda: driver.execute_script(
+        "return navigator.serviceWorker.ready.then(r => r.getNotifications()).then(ns => ns.map(n => n.title + ' | ' + n.body))"), timeout=10)[0]
+    if len(told) != 1 or "Grapes" not in told[0] or "Tom" not in told[0]:
+        raise Failed(f"the phone's notifications: {told} (Bread and Eggs were its own member's)")
+    ok(f"notifications: Tom's addition on the other computer is told on the phone ({told[0]!r}), its own member's never")
+
     # Installable, and offline in the shop.
     wait("the service worker in control", lambda: driver.execute_script(
         "return navigator.serviceWorker.controller !== null || (location.reload(), false)"), timeout=20)
@@ -454,7 +468,7 @@ def main():
         items = json.loads(web_support.cli(BIN, home, "shop", "list", "--json"))
         pool = json.loads(web_support.cli(BIN, home, "shop", "list", "--restock", "--json"))
         return sorted(i["name"] for i in items), sorted(i["name"] for i in pool)
-    expected = (["Apples", "Bread", "Butter", "Cheese", "Eggs"], ["Milk"])
+    expected = (["Apples", "Bread", "Butter", "Cheese", "Eggs", "Grapes"], ["Milk"])
     try:
         wait("the queue applied once, on A", lambda: listed(HOME) == expected, timeout=20)
     except Failed:

@@ -151,13 +151,20 @@ public struct WebFrontEnd: AgentFrontEnd {
                     headers: head.headers.map { ($0.name.lowercased(), $0.value) }, body: body,
                     remote: channel.remoteAddress?.ipAddress ?? "")
                 let keepAlive = head.isKeepAlive
-                switch await respond(request) {
+                let reply = await respond(request)
+                switch reply {
                 case let .response(response):
                     try await write(
                         response, to: outbound, version: head.version, keepAlive: keepAlive,
                         bodyAllowed: head.method != .HEAD)
                     if !keepAlive { return }
-                case let .events(resume):
+                case .events, .phoneEvents:
+                    let (resume, notices): (String?, MemberNotices?) =
+                        switch reply {
+                        case let .events(resume): (resume, nil)
+                        case let .phoneEvents(resume, notices): (resume, notices)
+                        case .response: (nil, nil)
+                        }
                     let admitted = counts.admitStream()
                     guard admitted else {
                         try await write(
@@ -170,7 +177,7 @@ public struct WebFrontEnd: AgentFrontEnd {
                     defer { counts.streamClosed() }
                     try await stream(
                         api.subscribe(resume: resume, close: { channel.close(promise: nil) }),
-                        to: outbound, channel: channel, version: head.version)
+                        to: outbound, channel: channel, version: head.version, notices: notices)
                     return
                 }
             }
@@ -193,9 +200,15 @@ public struct WebFrontEnd: AgentFrontEnd {
         try await outbound.write(.end(nil))
     }
 
+    /// When a phone stream's notices are due, shared with its timer.
+    private final class Due: Sendable { let at = Mutex<Int64?>(nil) }
+
     private enum StreamItem: Sendable {
         case event(HouseholdEvent)
         case heartbeat
+        /// A phone's notifications are due (``MemberNotices/nextWake``).
+        case tick
+        var isHeartbeat: Bool { if case .heartbeat = self { true } else { false } }
     }
 
     /// The live feed as Server-Sent Events: `retry` (reconnect after 1 s), a `hello` event
@@ -205,9 +218,13 @@ public struct WebFrontEnd: AgentFrontEnd {
     /// goes, the feed drops it (it fell behind), or the agent stops.
     private static func stream(
         _ feed: LiveFeed, to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>,
-        channel: Channel, version: HTTPVersion
+        channel: Channel, version: HTTPVersion, notices: MemberNotices? = nil
     ) async throws {
         defer { feed.cancel() }
+        var notices = notices
+        // When the notices' batcher is due; the timer waits for it, woken when it changes.
+        let due = Due()
+        let (changes, changed) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         var headers = HTTPHeaders([("Content-Type", "text/event-stream"), ("Cache-Control", "no-store")] + WebRules.securityHeaders)
         headers.add(name: "X-Accel-Buffering", value: "no")
         try await outbound.write(.head(HTTPResponseHead(version: version, status: .ok, headers: headers)))
@@ -229,14 +246,49 @@ public struct WebFrontEnd: AgentFrontEnd {
                 try? await channel.closeFuture.get()
                 continuation.finish()
             }
+            if notices != nil {
+                group.addTask {
+                    // Sleeps until the batcher is due (in steps of at most a second, so an earlier
+                    // burst is not missed); with nothing waiting, until the next change.
+                    var next = changes.makeAsyncIterator()
+                    while !Task.isCancelled {
+                        guard let at = due.at.withLock({ $0 }) else {
+                            guard await next.next() != nil else { return }
+                            continue
+                        }
+                        let delay = at - WallClock.now()
+                        if delay > 0 {
+                            guard (try? await LoopTimer.sleep(for: .milliseconds(min(delay, 1000)))) != nil else { return }
+                            continue
+                        }
+                        continuation.yield(.tick)
+                        guard await next.next() != nil else { return } // until the loop has taken it
+                    }
+                }
+            }
             for await item in items {
-                let text: String
+                var text: String
+                var shown: [Notice] = []
                 switch item {
                 case .heartbeat: text = ": still here\n\n"
+                case .tick:
+                    text = ""
+                    shown = notices?.tick(now: WallClock.now()) ?? []
                 case let .event(event):
                     guard let data = try? encoder.encode(event) else { continue }
                     text = "id: \(event.token ?? "")\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
+                    shown = notices?.receive(event, now: WallClock.now()) ?? []
                 }
+                for notice in shown {
+                    guard let data = try? encoder.encode(notice) else { continue }
+                    text += "event: notice\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
+                }
+                if let notices, item.isHeartbeat == false {
+                    let next = notices.nextWake
+                    due.at.withLock { $0 = next }
+                    changed.yield()
+                }
+                guard !text.isEmpty else { continue }
                 do { try await outbound.write(.body(.byteBuffer(ByteBuffer(string: text)))) } catch { break }
             }
             // Whatever ended the loop (hang-up, cancellation, a failed write), end the rest:

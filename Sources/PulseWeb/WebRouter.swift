@@ -26,6 +26,8 @@ enum WebReply: Sendable {
     case response(WebResponse)
     /// Server-Sent Events from the live feed, resuming after a token (or from now).
     case events(resume: String?)
+    /// The same for a phone, with its notifications (`event: notice`) by the desktop's rules.
+    case phoneEvents(resume: String?, notices: MemberNotices)
 }
 
 /// Decides every answer of the page (docs/API.md, "The web page"): the Host check first,
@@ -224,6 +226,11 @@ struct WebRouter: Sendable {
             }
         case ("GET", "/api/events"):
             let resume = request.header("last-event-id") ?? query["resume"]
+            if let phone {
+                // A phone's notifications, in its browser's language (decided by the agent: MemberNotices).
+                let language = Languages.forAcceptLanguage(request.header("accept-language"), available: MessageCatalogue.languages(home: api.home))
+                return .phoneEvents(resume: resume?.isEmpty == true ? nil : resume, notices: MemberNotices(member: phone.member, words: words(language)))
+            }
             return .events(resume: resume?.isEmpty == true ? nil : resume)
         case ("POST", "/api/logout"):
             if let phone, let phones { await phones.signOut(phone) } else { sessions.end(cookie) }
@@ -355,6 +362,7 @@ enum WebAssets {
         "/computer.js": PackageResources.computer_js,
         "/phones.js": PackageResources.phones_js,
         "/offline.js": PackageResources.offline_js,
+        "/notices.js": PackageResources.notices_js,
     ]
     static var appCSS: [UInt8] { PackageResources.app_css }
 

@@ -2,6 +2,7 @@
 // household. Each event reloads the parts whose topics it concerns.
 import { request } from "./api.js";
 import { partsConcerned, refresh, notify, loadAll } from "./page.js";
+import { showNotice } from "./notices.js";
 
 let events = null;
 let everOnline = false;
@@ -15,6 +16,8 @@ export function connectFeed({ online, isOnline, fail }) {
     if (missed && everOnline) loadAll().catch(fail); // missed changes: reload what is shown
     everOnline = true;
   });
+  // A phone's notifications (the agent sends them to phones only: notices.js).
+  events.addEventListener("notice", (message) => showNotice(JSON.parse(message.data)));
   events.onmessage = (message) => {
     const event = JSON.parse(message.data);
     const concerned = partsConcerned(event);

@@ -19,6 +19,7 @@ import "./phones.js";
 import { wireCelebrations } from "./celebrate.js";
 import { showWelcome, wireWelcome } from "./welcome.js";
 import { restore as restoreOffline, keep, flush, queue, setOffline } from "./offline.js";
+import { wireNotices } from "./notices.js";
 
 let online = true;
 function setOnline(now) {
@@ -63,16 +64,20 @@ function wire() {
   wireAll();
   wireCelebrations();
   wireWelcome();
+  wireNotices();
 }
 
 // The page's words in `language` (the agent's choice for this page), else in English; then
 // the words written in index.html are put in that language too.
+let wordsLanguage = null;
 async function useLanguage(language) {
+  if (language === wordsLanguage) return; // the page has these words already
   let catalogue = null;
   if (language !== "en") catalogue = await loadCatalogue(language).catch((error) => { console.warn(error); return null; });
   if (!catalogue) catalogue = await loadCatalogue("en").catch((error) => { console.error(error); return null; });
   if (!catalogue) return; // the English written in the page stays
   useCatalogue(catalogue);
+  wordsLanguage = catalogue.language;
   hasWords = true;
   document.documentElement.lang = catalogue.language;
   translateDocument(document);
@@ -133,12 +138,7 @@ async function start() {
   if (session.phone) {
     local.phone = true;
     document.body.classList.add("phone");
-    // Installable and offline: the app's files from the service worker, what was last seen
-    // kept for opening with no network, changes made meanwhile sent now.
-    navigator.serviceWorker?.register("/sw.js", { type: "module", scope: "/" }).catch((error) => console.warn(error));
-    // The page's words for opening offline: fetched once through the worker, which keeps them.
-    const warm = () => { for (const words of new Set([session.language || "en", "en"])) fetch(`/messages/${words}.json`).catch(() => {}); };
-    if (navigator.serviceWorker?.controller) warm(); else navigator.serviceWorker?.addEventListener("controllerchange", warm, { once: true });
+    // What was last seen is kept for opening with no network; changes made meanwhile go now.
     store.subscribe((part) => keep(store, part));
     keep(store, "session");
     setOffline(false);
@@ -149,6 +149,14 @@ async function start() {
   connectFeed({ online: setOnline, isOnline: () => online, fail });
   document.body.dataset.ready = "true";
   markShown();
+  if (session.phone) {
+    // Installable and offline: the app's files through the service worker, registered once
+    // the household is shown (its first caching does not slow the first load).
+    navigator.serviceWorker?.register("/sw.js", { type: "module", scope: "/" }).catch((error) => console.warn(error));
+    // The page's words for opening offline: fetched once through the worker, which keeps them.
+    const warm = () => { for (const words of new Set([session.language || "en", "en"])) fetch(`/messages/${words}.json`).catch(() => {}); };
+    if (navigator.serviceWorker?.controller) warm(); else navigator.serviceWorker?.addEventListener("controllerchange", warm, { once: true });
+  }
 }
 
 // A module runs once, after the document is parsed.

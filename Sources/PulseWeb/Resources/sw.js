@@ -12,7 +12,7 @@ export const SHELL = [
   "/", "/app.css", "/icon.svg", "/icon-192.png", "/icon-512.png", "/manifest.webmanifest",
   "/main.js", "/api.js", "/messages.js", "/store.js", "/page.js", "/feed.js", "/ui.js", "/offline.js",
   "/household.js", "/shopping.js", "/tasks.js", "/backlog.js", "/kids.js", "/more.js", "/machines.js",
-  "/parents.js", "/celebrate.js", "/welcome.js", "/computer.js", "/phones.js",
+  "/parents.js", "/celebrate.js", "/welcome.js", "/computer.js", "/phones.js", "/notices.js",
 ];
 
 /** Whether a request is one of the app's files (or a message catalogue), not the API. */

@@ -186,3 +186,32 @@ struct PhoneRouterTests {
         #expect(session.contains("Secure") && session.contains("HttpOnly") && session.contains("SameSite=Strict"))
     }
 }
+
+/// A phone's notifications (issue 42): the desktop's rules for the phone's member — never its
+/// own changes (wherever they were made), others' additions after the 2 s debounce, in the
+/// reader's words.
+struct MemberNoticesTests {
+    func added(_ title: String, by author: String, local: Bool) -> HouseholdEvent {
+        HouseholdEvent(type: .shoppingAdded, entity: "shopping_item", title: title, author: author, authorName: author.capitalized, time: 0, local: local)
+    }
+
+    @Test func othersAdditionsAreToldOnceDebouncedAndTheMembersOwnNever() throws {
+        var notices = MemberNotices(member: "anna", words: .english)
+        #expect(notices.receive(added("Milk", by: "anna", local: false), now: 0).isEmpty)
+        #expect(notices.nextWake == nil, "the member's own change: nothing waits")
+        // Made on the computer serving the phone (local there) by someone else: told.
+        #expect(notices.receive(added("Grapes", by: "tom", local: true), now: 1_000).isEmpty)
+        let wake = try #require(notices.nextWake)
+        #expect(notices.tick(now: wake - 1).isEmpty)
+        let shown = notices.tick(now: wake)
+        #expect(shown.count == 1 && shown[0].summary.contains("Grapes") && shown[0].group == "shopping")
+        #expect(shown[0].body.contains("Tom"))
+    }
+
+    @Test func aPhoneOfNobodyInParticularHearsOfEveryone() throws {
+        var notices = MemberNotices(member: nil, words: .english)
+        _ = notices.receive(added("Tea", by: "anna", local: false), now: 0)
+        let wake = try #require(notices.nextWake)
+        #expect(notices.tick(now: wake).map(\.count) == [1])
+    }
+}

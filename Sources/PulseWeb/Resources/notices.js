@@ -1,0 +1,29 @@
+// A phone's notifications (issue 42): the agent decides them by the desktop's rules (never
+// the phone's own member's changes, batched) and sends them on the live stream; here they
+// are shown in the page and, once the person allowed it on this phone, as the system's
+// notifications through the service worker (Chrome on Android shows none from
+// `new Notification`). With no internet there is no push: nothing reaches a closed app.
+import { $, t, toast } from "./ui.js";
+
+export function showNotice(notice) {
+  toast(notice.body ? `${notice.summary} — ${notice.body}` : notice.summary, { seconds: 6 });
+  if (typeof Notification === "undefined" || Notification.permission !== "granted") return;
+  navigator.serviceWorker?.ready.then((registration) => registration.showNotification(notice.summary, {
+    body: notice.body, tag: `pulse-${notice.replaces ?? notice.id}`, icon: "/icon-192.png",
+  })).catch((error) => console.warn(error));
+}
+
+/** More → Notifications on this phone: asked from a tap, as the browsers require. */
+export function wireNotices() {
+  const render = () => {
+    const state = typeof Notification === "undefined" ? "unavailable" : Notification.permission;
+    const key = { default: "page.notices.off", granted: "page.notices.granted", denied: "page.notices.denied" }[state]
+      || "page.notices.unavailable";
+    $("notices-state").textContent = t(key);
+    $("notices-allow").hidden = state !== "default";
+  };
+  $("notices-allow").addEventListener("click", async () => {
+    try { await Notification.requestPermission(); } finally { render(); }
+  });
+  render();
+}
