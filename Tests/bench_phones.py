@@ -91,6 +91,12 @@ def main():
     for _ in range(5):
         d.get(mine + "/")
         warm.append(ready_ms(d))
+        if os.environ.get("BENCH_DETAIL"):
+            print(json.dumps(d.execute_script("""const n = performance.getEntriesByType('navigation')[0];
+              return {nav: [n.workerStart, n.fetchStart, n.responseStart, n.responseEnd, n.domInteractive, n.domContentLoadedEventEnd],
+                shown: performance.getEntriesByName('pulse-shown')[0].startTime,
+                res: performance.getEntriesByType('resource').map(e => [e.name.split('/').pop(), Math.round(e.startTime), Math.round(e.responseEnd)])}""")),
+                  file=sys.stderr)
         computer.get(web + "/")
         warm_base.append(ready_ms(computer))
 

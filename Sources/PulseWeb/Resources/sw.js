@@ -21,8 +21,20 @@ export function cacheable(url, method, origin) {
     && !url.pathname.startsWith("/ca") && !url.pathname.startsWith("/login");
 }
 
+/** The cache, opened once per start of the worker (not once per request). */
+let cacheOpened = null;
+const opened = () => (cacheOpened ??= caches.open(CACHE));
+
 if (typeof self !== "undefined" && typeof self.addEventListener === "function" && typeof document === "undefined") {
   self.addEventListener("install", (event) => {
+    // Where the browser can (Chrome's static routing), the app's files come straight from the
+    // cache, without waking this worker for each of them: a warm start is that much faster.
+    if (event.addRoutes && typeof URLPattern === "function") {
+      const paths = SHELL.filter((path) => path !== "/");
+      event.waitUntil(event.addRoutes(paths.map((pathname) => ({
+        condition: { urlPattern: new URLPattern({ pathname }) }, source: { cacheName: CACHE },
+      }))).catch(() => {}));
+    }
     event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(SHELL)).then(() => self.skipWaiting()));
   });
   self.addEventListener("activate", (event) => {
@@ -35,7 +47,7 @@ if (typeof self !== "undefined" && typeof self.addEventListener === "function" &
     if (!cacheable(url, event.request.method, self.location.origin)) return; // the network, as it is
     const key = url.pathname === "/index.html" ? "/" : url.pathname;
     const refreshBehind = url.pathname.startsWith("/messages/");
-    event.respondWith(caches.open(CACHE).then(async (cache) => {
+    event.respondWith(opened().then(async (cache) => {
       const cached = await cache.match(key);
       if (cached && !refreshBehind) return cached;
       const fresh = fetch(event.request).then((response) => {

@@ -70,6 +70,8 @@ export function translateDocument(root = document) {
   for (const node of root.querySelectorAll("[data-i18n]")) {
     const key = node.dataset.i18n;
     if (!catalogue.has(key)) continue;
+    // Already in these words (English over the English written in index.html): left alone.
+    if (!node.dataset.i18nParams && node.childElementCount === 0 && node.textContent === t(key)) continue;
     const params = node.dataset.i18nParams ? JSON.parse(node.dataset.i18nParams) : {};
     for (const child of node.querySelectorAll(":scope > [data-i18n-param]")) params[child.dataset.i18nParam] = child;
     node.replaceChildren(...tNodes(key, params));
@@ -77,7 +79,7 @@ export function translateDocument(root = document) {
   for (const attribute of translatedAttributes) {
     for (const node of root.querySelectorAll(`[data-i18n-${attribute}]`)) {
       const key = node.getAttribute(`data-i18n-${attribute}`);
-      if (catalogue.has(key)) node.setAttribute(attribute, t(key));
+      if (catalogue.has(key) && node.getAttribute(attribute) !== t(key)) node.setAttribute(attribute, t(key));
     }
   }
 }
