@@ -74,7 +74,7 @@ public enum HouseholdAPI {
     public static func isReadOnly(_ method: String) -> Bool { method.hasSuffix(".list") || method.hasSuffix(".get") }
 
     public static let methods = [
-        "household.get", "household.rename", "member.list", "member.add", "member.edit", "member.remove", "whoami.set",
+        "household.get", "household.rename", "member.list", "member.get", "member.add", "member.edit", "member.remove", "whoami.set",
         "notifications.get", "notifications.set", "settings.get", "settings.set", "language.get", "language.set", "shop.list", "shop.add", "shop.check",
         "shop.restock", "shop.rename",
         "shop.delete", "shop.undelete", "shop.clear", "shop.undo", "task.list", "task.add", "task.edit", "task.done", "task.reopen", "task.delete",
@@ -243,6 +243,7 @@ public enum HouseholdAPI {
         case "machine.list": return try .from(h.machines())
         case "machine.rename": return try .from(h.renameMachine(string("machine"), to: string("name")))
         case "machine.remove": return try .from(h.removeMachine(string("machine")))
+        case "member.get": return try .from(h.resolveMember(string("member")))
         case "phone.list": return try .from(h.phones())
         case "phone.add": return try .from(h.addPhone(name: string("name"), member: optional("member"), credential: string("credential")))
         case "phone.get": return try h.phone(credential: string("credential")).map { try .from($0) } ?? .null

@@ -315,7 +315,11 @@ final class PhoneService: Sendable {
         var member: String?
         switch params["member"] {
         case nil, .null?: member = nil
-        case let .string(value)?: member = value
+        case let .string(value)?:
+            // Whose phone: a member of the household now (its id kept), or the invitation is refused.
+            let found = await api.call("member.get", ["member": .string(value)])
+            guard found.ok, case let .object(fields)? = found.result, case let .string(id)? = fields["id"] else { return found }
+            member = id
         default: return .refused(.wrongType, ["key": "member", "type": "string"])
         }
         guard let (listener, tls) = state.withLock({ state in state.listener.flatMap { l in state.tls.map { (l, $0) } } }) else {

@@ -18,7 +18,8 @@ import Glibc
 /// connection comes) and a day before it ends.
 final class PhoneTLS: Sendable {
     /// How often a new connection makes us look at the addresses again.
-    static let recheck = Duration.seconds(5)
+    static let defaultRecheck = Duration.seconds(5)
+    let recheck: Duration
     /// A leaf is made again once it is this old (it is valid for 7 days).
     static let renewAfter: TimeInterval = 86_400
 
@@ -35,9 +36,13 @@ final class PhoneTLS: Sendable {
     /// Where the names and addresses come from (the machine's, unless a test says).
     private let look: @Sendable () -> (names: [String], addresses: [String])
 
-    init(certificates: AgentCertificates, look: @escaping @Sendable () -> (names: [String], addresses: [String]) = PhoneTLS.thisMachine) throws {
+    init(
+        certificates: AgentCertificates, look: @escaping @Sendable () -> (names: [String], addresses: [String]) = PhoneTLS.thisMachine,
+        recheck: Duration = PhoneTLS.defaultRecheck
+    ) throws {
         self.certificates = certificates
         self.look = look
+        self.recheck = recheck
         let (names, addresses) = look()
         let now = Date()
         current = Mutex(
@@ -50,7 +55,7 @@ final class PhoneTLS: Sendable {
     func context() -> NIOSSLContext {
         current.withLock { current in
             let now = ContinuousClock.now
-            guard now - current.checked >= Self.recheck else { return current.context }
+            guard now - current.checked >= recheck else { return current.context }
             current.checked = now
             let (names, addresses) = look()
             let date = Date()

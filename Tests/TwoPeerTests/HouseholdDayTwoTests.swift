@@ -202,6 +202,42 @@ import Testing
         #expect(try home.export() == export)
     }
 
+    /// `pulse-peer phones` (issue 42): off until turned on, through the running agent; bad
+    /// input is refused in words and changes nothing; with no agent, it says to start one.
+    @Test func phonesAreOffUntilTurnedOnAndBadInputIsRefusedInWords() throws {
+        let home = try scratch.household("phones")[0]
+        let noAgent = try PulsePeer.run(["phones", "--home", home.path])
+        #expect(noAgent.status != 0 && noAgent.stderr.contains("start it: pulse-peer run"), "\(noAgent.stderr)")
+        let agent = try AgentProcess(home: home.path)
+        defer { _ = agent.stop() }
+        #expect(try home.run(["phones"]).stdout.contains("Phones: off"))
+        let export = try home.export()
+        for (args, message) in [
+            (["phones", "add", "Anna's phone"], "phones are off on this computer"),
+            (["phones", "on", "--port", "80"], "a port for phones is a number from 1024 to 65535"),
+            (["phones", "approve", "0123456789abcdef"], "no phone is waiting to be added as 0123456789abcdef"),
+            (["phones", "remove", "nope"], "no phone of the household is nope"),
+        ] {
+            let result = try PulsePeer.run(args + ["--home", home.path])
+            #expect(result.status != 0, "\(args) should fail")
+            #expect(result.stderr.contains(message), "\(args): \(result.stderr)")
+        }
+        #expect(try home.export() == export)
+        let on = try home.run(["phones", "on", "--port", "0", "--json"]).stdout
+        #expect(on.contains(#""on" : true"#) && on.contains("fingerprint"), "\(on)")
+        for (args, message) in [
+            (["phones", "add", " "], "may not be empty"),
+            (["phones", "add", "x", "--member", "Zed"], "Zed"),
+            (["phones", "add", "x", "--host", "bank.example.com"], "is not one of this computer's home-network names or addresses"),
+        ] {
+            let result = try PulsePeer.run(args + ["--home", home.path])
+            #expect(result.status != 0, "\(args) should fail")
+            #expect(result.stderr.contains(message), "\(args): \(result.stderr)")
+        }
+        let off = try home.run(["phones", "off"]).stdout
+        #expect(off.contains("Phones: off"))
+    }
+
     @Test func aHomeThatIsAFileOrEmptyIsRefusedInWords() throws {
         let file = scratch.home("plain-file")
         _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 @testable import PeerSync
 @testable import PulseWeb
+import PulseCA
 
 /// Adding a phone (issue 42), without sockets: the invitation's token works once, within its
 /// lifetime; nothing is given before the computer answers; an approval's cookie is handed
@@ -213,5 +214,33 @@ struct MemberNoticesTests {
         _ = notices.receive(added("Tea", by: "anna", local: false), now: 0)
         let wake = try #require(notices.nextWake)
         #expect(notices.tick(now: wake).map(\.count) == [1])
+    }
+}
+
+/// The phones' certificates follow the computer's addresses (issue 42): a new address is in
+/// the next leaf, and the Host names the listener answers follow.
+struct PhoneTLSTests {
+    final class Network: Sendable {
+        let now = Mutex((names: ["house.local"], addresses: ["192.168.1.5"]))
+    }
+
+    @Test func aNewAddressIsCoveredByTheNextLeafAndAnswered() throws {
+        let dir = try TemporaryDirectory()
+        let certificates = try AgentCertificates.openOrCreate(home: dir.url, household: "The Smiths", machine: "house.local", now: Date())
+        let network = Network()
+        let tls = try PhoneTLS(certificates: certificates, look: { network.now.withLock { $0 } }, recheck: .zero)
+        #expect(tls.hosts(port: 47655) == ["house.local:47655", "192.168.1.5:47655"])
+        let first = tls.context()
+        network.now.withLock { $0.addresses = ["192.168.1.5", "10.0.0.7"] }
+        let second = tls.context()
+        #expect(second !== first, "a new leaf for the new address")
+        #expect(tls.covered.addresses == ["192.168.1.5", "10.0.0.7"])
+        #expect(tls.hosts(port: 47655).contains("10.0.0.7:47655"))
+        #expect(tls.context() === second, "nothing changed: the same leaf")
+    }
+
+    @Test func onlyPrivateIPv4AddressesAndTheDefaultRoutesFirst() {
+        #expect(PhoneTLS.defaultRouteInterface("Iface\tDestination\tGateway\neth1\t0001A8C0\t00000000\neth0\t00000000\t0101A8C0\n") == "eth0")
+        #expect(PhoneTLS.defaultRouteInterface("Iface\tDestination\n") == nil)
     }
 }
