@@ -17,6 +17,8 @@ register({
 });
 
 const asked = new Set(); // requests already put to the person (one dialog each)
+/** "14:02" in the reader's language (a request is minutes old). */
+const clock = (ms) => new Intl.DateTimeFormat(document.documentElement.lang || undefined, { timeStyle: "short" }).format(new Date(Number(ms)));
 
 function render() {
   const phones = store.view("phones");
@@ -53,7 +55,7 @@ function render() {
 
 async function approve(request) {
   const yes = await confirmDialog(t("page.phones.approve_title"),
-    t("page.phones.approve_text", { name: request.name, address: request.address, time: formatTime(request.asked) }), t("page.phones.approve_ok"));
+    t("page.phones.approve_text", { name: request.name, address: request.address, time: clock(request.asked) }), t("page.phones.approve_ok"));
   try {
     await call(yes ? "phones.approve" : "phones.decline", { id: request.id });
     if (yes) { toast(t("page.phones.added", { name: request.name })); closePairing(); }

@@ -1,0 +1,154 @@
+import FoundationEssentials
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import PeerSync
+import Synchronization
+
+/// One bound listener of the phones' port: its connections, admitted (at most
+/// ``perAddress`` from one address — its oldest closes for a new one — and
+/// ``WebFrontEnd/maxConnections`` in all), and which phone's session each used last (to
+/// close a removed phone's at once).
+final class PhoneListener: Sendable {
+    static let perAddress = 8
+    let server: NIOAsyncChannel<(WebFrontEnd.Connection, ConnectionKind), Never>
+    let port: Int
+    let service: PhoneService
+    let router: WebRouter
+    private struct Open {
+        struct Entry {
+            let channel: any Channel
+            let address: String
+            var phone: String?
+            let order: UInt64
+        }
+        var byAddress: [String: Int] = [:]
+        var channels: [ObjectIdentifier: Entry] = [:]
+        var next: UInt64 = 0
+    }
+    private let open = Mutex(Open())
+
+    private init(
+        server: NIOAsyncChannel<(WebFrontEnd.Connection, ConnectionKind), Never>, port: Int, service: PhoneService, router: WebRouter
+    ) {
+        self.server = server
+        self.port = port
+        self.service = service
+        self.router = router
+    }
+
+    /// `computer`: the name people gave this computer (what the phone's waiting page names).
+    static func bind(port: Int, service: PhoneService, tls: PhoneTLS, computer: String?) async throws -> PhoneListener {
+        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelOption(.backlog, value: 64)
+            .bind(host: "0.0.0.0", port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let kind = ConnectionKind()
+                    try channel.pipeline.syncOperations.addHandler(TLSOrPlain(tls: tls.context(), kind: kind))
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(FirstRequestDeadline())
+                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: WebFrontEnd.idleTimeout))
+                    try channel.pipeline.syncOperations.addHandler(CloseWhenIdle())
+                    return (try WebFrontEnd.Connection(wrappingChannelSynchronously: channel), kind)
+                }
+            }
+        let bound = server.channel.localAddress?.port ?? port
+        let computer = computer ?? tls.covered.names.first ?? "this computer"
+        let site = PhoneSite(
+            hosts: { tls.hosts(port: bound) }, pairing: service.pairing, identify: { await service.identify($0) },
+            signOut: { _ = await service.remove(["id": .string($0.id)]) }, computer: computer)
+        // The phones' sessions are the household's `phone` rows (``PhoneSite/identify``): no
+        // local sessions.
+        let router = WebRouter(api: service.api, sessions: WebSessions(), host: "0.0.0.0", port: bound, phones: site)
+        return PhoneListener(server: server, port: bound, service: service, router: router)
+    }
+
+    func close() {
+        server.channel.close(promise: nil)
+        for entry in open.withLock({ Array($0.channels.values) }) { entry.channel.close(promise: nil) }
+    }
+
+    func closeConnections(of phone: String) {
+        for entry in open.withLock({ Array($0.channels.values) }) where entry.phone == phone { entry.channel.close(promise: nil) }
+    }
+
+    /// A place for a new connection from `address`. An address at its limit gets it by its
+    /// own oldest connection closing: a phone that left the Wi-Fi without closing its
+    /// connections (they linger here until their timeouts) is let in at once when it comes
+    /// back, and a stranger still holds at most ``perAddress``. Refused when all are taken.
+    private func admit(_ channel: any Channel, address: String) -> Bool {
+        let (admitted, evicted) = open.withLock { open -> (Bool, (any Channel)?) in
+            var evicted: (any Channel)?
+            if open.byAddress[address, default: 0] >= Self.perAddress,
+                let oldest = open.channels.filter({ $0.value.address == address }).min(by: { $0.value.order < $1.value.order })
+            {
+                open.channels[oldest.key] = nil
+                open.byAddress[address, default: 1] -= 1
+                evicted = oldest.value.channel
+            }
+            guard open.channels.count < WebFrontEnd.maxConnections else { return (false, evicted) }
+            open.byAddress[address, default: 0] += 1
+            open.channels[ObjectIdentifier(channel)] = Open.Entry(channel: channel, address: address, phone: nil, order: open.next)
+            open.next += 1
+            return (true, evicted)
+        }
+        evicted?.close(promise: nil)
+        return admitted
+    }
+
+    private func closed(_ channel: any Channel) {
+        open.withLock { open in
+            guard let entry = open.channels.removeValue(forKey: ObjectIdentifier(channel)) else { return } // evicted: counted off then
+            let left = open.byAddress[entry.address, default: 1] - 1
+            open.byAddress[entry.address] = left > 0 ? left : nil
+        }
+    }
+
+    private func mark(_ channel: any Channel, phone: String?) {
+        open.withLock { open in
+            let key = ObjectIdentifier(channel)
+            if open.channels[key] != nil { open.channels[key]?.phone = phone }
+        }
+    }
+
+    /// The connections, until the listener is closed (turned off) or the agent stops.
+    func serve() async {
+        let counts = WebFrontEnd.Counts()
+        let router = self.router
+        let logger = service.logger
+        do {
+            try await withThrowingDiscardingTaskGroup { group in
+                try await server.executeThenClose { connections in
+                    for try await (connection, kind) in connections {
+                        let channel = connection.channel
+                        let address = channel.remoteAddress?.ipAddress ?? "?"
+                        guard admit(channel, address: address) else {
+                            // Closed through its async wrapper (whose writer must be finished).
+                            group.addTask { try? await connection.executeThenClose { _, _ in } }
+                            continue
+                        }
+                        group.addTask {
+                            defer { self.closed(channel) }
+                            do {
+                                try await WebFrontEnd.handle(connection, api: router.api, counts: counts) { request in
+                                    guard kind.isTLS else { return await PhoneSetupPages.respond(to: request, service: self.service, port: self.port) }
+                                    let cookie = WebRules.cookie(router.cookieName, in: request.headers("cookie"))
+                                    let reply = await router.respond(to: request)
+                                    self.mark(channel, phone: await self.service.identify(cookie)?.id)
+                                    return reply
+                                }
+                            } catch {
+                                logger.debug("phone connection ended", metadata: ["error": "\(error)"])
+                            }
+                        }
+                    }
+                }
+            }
+        } catch {
+            logger.debug("phones' listener ended", metadata: ["error": "\(error)"])
+        }
+    }
+}
