@@ -201,7 +201,10 @@ struct WebRouter: Sendable {
                 "csrf": .string(csrf), "home": .string(api.home.path), "language": .string(language), "languages": .object(languages),
             ]
             if api.welcome { session["welcome"] = .bool(true) } // no household yet: the page's welcome
-            if phones != nil { session["phone"] = .bool(true) } // the phone app: no computer administration
+            if phones != nil {
+                session["phone"] = .bool(true) // the phone app: no computer administration
+                session["home"] = nil // nor where this computer keeps the household
+            }
             return .response(json(200, session))
         case ("GET", "/api/status"):
             do {

@@ -161,7 +161,8 @@ struct PhoneRouterTests {
         #expect(response(await router.respond(to: request("GET", "/api/backup", Self.signedIn)))?.status == 404)
         #expect(response(await router.respond(to: request("POST", "/api/invite", writes, body: "{}")))?.status == 404)
         let answer = response(await router.respond(to: request("GET", "/api/session", Self.signedIn)))
-        #expect(answer?.status == 200 && String(decoding: answer?.body ?? [], as: UTF8.self).contains(#""phone":true"#))
+        let said = String(decoding: answer?.body ?? [], as: UTF8.self)
+        #expect(answer?.status == 200 && said.contains(#""phone":true"#) && !said.contains(#""home""#), "\(said)")
         #expect(response(await router.respond(to: request("POST", "/api/logout", writes)))?.status == 200)
         #expect(signedOut.ids.withLock { $0 } == ["p1"])
     }
