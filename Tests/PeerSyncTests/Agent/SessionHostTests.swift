@@ -13,7 +13,7 @@ import Testing
 
 /// A session's logic with its host faked: no SQLite, no socket, no other sessions. The
 /// test plays the peer with its own `SessionStateMachine` over a testing channel.
-@Suite struct SessionHostTests {
+@Suite(.timeLimit(.minutes(2))) struct SessionHostTests {
     let secret = SymmetricKey(size: .bits256)
     let localMachine = Array(repeating: UInt8(2), count: 32)
     let peerMachine = Array(repeating: UInt8(1), count: 32)
@@ -119,19 +119,17 @@ import Testing
                 logger: Logger(label: "test")
             ).run()
         }
-        // Each wait has a deadline: the session's next message, or a failure. A keepalive
-        // PING (the suite may keep this test waiting beyond an interval) is not an answer.
+        // Waits for the session's next write, not a slice of wall time: a busy machine
+        // (the suite runs tests in parallel on two cores) may starve the session for a
+        // while. The wait still ends: the session's watchdog closes the channel (no
+        // handshake within 10 s, or the peer silent), which fails the wait, and the
+        // suite has a time limit. A keepalive PING is not an answer.
         func receive() async throws -> PeerMessage {
-            let deadline = ContinuousClock.now + .seconds(30)
-            while ContinuousClock.now < deadline {
-                await loop.run()
-                if let message = try await channel.readOutbound(as: PeerMessage.self) {
-                    if case .ping = message { continue }
-                    return message
-                }
-                try await Task.sleep(for: .milliseconds(5))
+            while true {
+                let message = try await channel.waitForOutboundWrite(as: PeerMessage.self)
+                if case .ping = message { continue }
+                return message
             }
-            throw CancellationError()
         }
         func send(_ message: PeerMessage) async throws {
             try await channel.writeInbound(message)
