@@ -82,6 +82,7 @@ public enum HouseholdAPI {
         "backlog.list", "backlog.category.add", "backlog.category.rename", "backlog.category.move",
         "backlog.category.remove", "backlog.add", "backlog.rename", "backlog.move", "backlog.remove", "backlog.promote",
         "conflicts.list", "machine.list", "machine.rename", "machine.remove", "phone.list", "phone.add", "phone.get", "phone.remove",
+        "ca.get", "ca.publish", "ca.request", "ca.grant",
         "recurring.list", "recurring.add", "recurring.remove",
         "kids.list", "kids.catalogue.list", "kids.history.list", "kids.basket.list", "kids.done", "kids.redeem",
         "kids.basket.remove", "kids.add", "kids.rename", "kids.remove", "kids.select", "kids.deselect", "kids.own",
@@ -248,6 +249,10 @@ public enum HouseholdAPI {
         case "phone.add": return try .from(h.addPhone(name: string("name"), member: optional("member"), credential: string("credential")))
         case "phone.get": return try h.phone(credential: string("credential")).map { try .from($0) } ?? .null
         case "phone.remove": return try .from(h.removePhone(string("phone")))
+        case "ca.get": return .object(["roots": try .from(h.caRoots()), "grants": try .from(h.caGrants())])
+        case "ca.publish": return try .from(h.publishCARoot(id: string("id"), certificate: string("certificate")))
+        case "ca.request": return try .from(h.requestCAGrant(request: string("request")))
+        case "ca.grant": return try .from(h.grantCA(machine: string("machine"), request: string("request"), certificate: string("certificate")))
         case "backlog.promote":
             return try .from(h.promoteBacklogItem(string("item"), assignee: optional("assignee"), due: optional("due"), force: flag("force")))
         case "recurring.list": return try .from(h.recurringTemplates())

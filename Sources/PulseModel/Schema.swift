@@ -30,6 +30,13 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
     /// A phone added to the household (protocol 7, issue 42; row id: its public id): its
     /// session's digest, whose phone it is, and, once set, when it was removed for good.
     case phone
+    /// A root of the household's CA for the phones (protocol 8; row id: the SHA-256 of its
+    /// public key, hex): its certificate and the machine that keeps its key. The earliest is
+    /// the household's (docs/decisions/0014-household-ca.md).
+    case caRoot = "ca_root"
+    /// An agent's request for an intermediate certificate of the household's CA and, once the
+    /// root's machine signed it, the certificate (protocol 8; row id: the machine's id).
+    case caGrant = "ca_grant"
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
@@ -195,6 +202,8 @@ extension EntityKind {
         case .discoveryKey: 14
         case .kidsPIN: 15
         case .phone: 16
+        case .caRoot: 17
+        case .caGrant: 18
         }
     }
 
@@ -340,6 +349,20 @@ extension EntityKind {
                     FieldSpec("added_by", .text(max: 64), immutable: true),
                     FieldSpec("added", .timestamp, immutable: true),
                     FieldSpec("removed", .timestamp, nullable: true),
+                ], tombstone: nil, singletonRowID: nil),
+            EntitySchema(
+                kind: .caRoot,
+                fields: [
+                    FieldSpec("certificate", .text(max: 2000), immutable: true),
+                    FieldSpec("holder", .text(max: 64), immutable: true),
+                    FieldSpec("created", .timestamp, immutable: true),
+                ], tombstone: nil, singletonRowID: nil),
+            EntitySchema(
+                kind: .caGrant,
+                fields: [
+                    FieldSpec("request", .text(max: 1000)),
+                    FieldSpec("certificate", .text(max: 2000), nullable: true),
+                    FieldSpec("requested", .timestamp),
                 ], tombstone: nil, singletonRowID: nil),
         ]
         return Dictionary(uniqueKeysWithValues: list.map { ($0.kind, $0) })

@@ -69,11 +69,12 @@ public enum PeerMessage: Sendable, Hashable {
         /// The version this agent sends. Version 2 adds the sender's wall clock; version 3
         /// (same HELLO) adds per-machine trust: the machine entities and pairing; version 4
         /// (same HELLO) adds the backlog item's `position` field; version 5 (same HELLO) adds
-        /// the household's kids' PIN (entity 16); 6 members' languages; 7 phones (entity 17).
-        public static let currentVersion: UInt16 = 7
+        /// the household's kids' PIN (entity 16); 6 members' languages; 7 phones (entity 17); 8 the household CA's
+        /// roots and grants (entities 18, 19).
+        public static let currentVersion: UInt16 = 8
         /// The versions this agent accepts (it answers in the client's). A version 4 peer
         /// would refuse a batch holding an entity it does not know: it must upgrade.
-        public static let supportedVersions: ClosedRange<UInt16> = 7...7
+        public static let supportedVersions: ClosedRange<UInt16> = 8...8
         public var version: UInt16
         public var replica: ReplicaID
         /// HMAC-SHA256 membership proof (``MembershipProof``), 32 bytes.

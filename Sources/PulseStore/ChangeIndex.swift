@@ -29,6 +29,8 @@ enum ChangeIndex {
         case .discoveryKey: 15
         case .kidsPIN: 16
         case .phone: 17
+        case .caRoot: 18
+        case .caGrant: 19
         }
     }
 

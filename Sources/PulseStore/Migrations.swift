@@ -25,7 +25,8 @@ import PulseModel
 /// column against three or more values as comparisons (see ``migration10``); 11 shortens
 /// `change_index` entries (``ChangeIndex``); 12 records `published_seq` (Rewind.swift); 13 adds
 /// the household's kids' PIN (`kids_pin`, protocol 5) and `synced_once`; 14 the language a
-/// member reads (protocol 6); 15 the household's phones (protocol 7).
+/// member reads (protocol 6); 15 the household's phones (protocol 7); 16 the household CA's roots
+/// and grants (protocol 8).
 package enum Migrations {
     /// One step: SQL, then (for data that SQL cannot reshape) Swift code, in the same
     /// transaction.
@@ -53,6 +54,7 @@ package enum Migrations {
         Step(name: "household PIN", sql: migration13),
         Step(name: "member languages", sql: migration14),
         Step(name: "phones", sql: migration15),
+        Step(name: "household CA", sql: migration16),
     ]
 
     package static var latest: Int { all.count }
@@ -122,10 +124,11 @@ package enum Migrations {
 
     /// The entities whose tables migration 1 creates (later ones are born with `versions`).
     static let entitiesOfMigration1 = EntityKind.allCases.filter { !entitiesAfterMigration1.contains($0) }
-    /// The entities made by later migrations (6: machines; 13: the kids' PIN; 15: phones).
-    static let entitiesAfterMigration1: [EntityKind] = [.machine, .machineRemoval, .discoveryKey, .kidsPIN, .phone]
+    /// The entities made by later migrations (6: machines; 13: the kids' PIN; 15: phones;
+    /// 16: the household CA).
+    static let entitiesAfterMigration1: [EntityKind] = [.machine, .machineRemoval, .discoveryKey, .kidsPIN, .phone, .caRoot, .caGrant]
     /// The entities whose tables exist at migration 8.
-    static let entitiesOfMigration8 = EntityKind.allCases.filter { $0 != .kidsPIN && $0 != .phone }
+    static let entitiesOfMigration8 = EntityKind.allCases.filter { ![.kidsPIN, .phone, .caRoot, .caGrant].contains($0) }
 
     /// Migration 3, in SQL: every typed table gains `versions`. The default (two zero bytes)
     /// only lets existing rows take the column; `moveVersionsIntoRows` fills every one of
@@ -403,6 +406,26 @@ package enum Migrations {
             added_by TEXT NOT NULL CHECK (length(added_by) BETWEEN 1 AND 64),
             added INTEGER NOT NULL CHECK (added >= 0),
             removed INTEGER CHECK (removed IS NULL OR removed >= 0),
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+        ) WITHOUT ROWID;
+        """
+
+    /// Migration 16 (protocol version 8): the household CA's roots (one per household wins:
+    /// the earliest) and the agents' requests for an intermediate (PKCS #10) and their
+    /// certificates (docs/decisions/0014-household-ca.md), base64 DER.
+    static let migration16 = """
+        CREATE TABLE ca_root (
+            id TEXT PRIMARY KEY NOT NULL,
+            certificate TEXT NOT NULL CHECK (length(certificate) BETWEEN 1 AND 2000),
+            holder TEXT NOT NULL CHECK (length(holder) BETWEEN 1 AND 64),
+            created INTEGER NOT NULL CHECK (created >= 0),
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+        ) WITHOUT ROWID;
+        CREATE TABLE ca_grant (
+            id TEXT PRIMARY KEY NOT NULL,
+            request TEXT NOT NULL CHECK (length(request) BETWEEN 1 AND 1000),
+            certificate TEXT CHECK (certificate IS NULL OR length(certificate) BETWEEN 1 AND 2000),
+            requested INTEGER NOT NULL CHECK (requested >= 0),
             versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
         ) WITHOUT ROWID;
         """

@@ -103,7 +103,8 @@ final class PhoneService: Sendable {
         var settings: PhoneSettings
         var listener: PhoneListener?
         var tls: PhoneTLS?
-        var problem: String?
+        /// Why phones are not served although turned on (a refusal: the page translates it).
+        var problem: ErrorBody?
     }
 
     init(api: LocalAPI, logger: Logger, look: @escaping @Sendable () -> (names: [String], addresses: [String])) {
@@ -124,6 +125,7 @@ final class PhoneService: Sendable {
     func serve() async {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.watchRemovals() }
+            group.addTask { await self.renewDaily() }
             for await listener in started.stream { group.addTask { await listener.serve() } }
             group.cancelAll()
         }
@@ -133,16 +135,46 @@ final class PhoneService: Sendable {
     private func watchRemovals() async {
         while !Task.isCancelled {
             let feed = api.subscribe(topics: [.household], resume: nil, counted: false, close: {})
-            for await event in feed.events where event.entity == EntityKind.phone.rawValue {
-                known.withLock { $0 = [:] }
-                if let row = event.row, let listener = state.withLock({ $0.listener }), await identifyByID(row) == nil {
-                    listener.closeConnections(of: row)
+            // The household CA's rows (and a machine removed: a holder may be) as they were when
+            // the feed began, then as they change.
+            await caChanged()
+            for await event in feed.events {
+                switch event.entity {
+                case EntityKind.phone.rawValue:
+                    known.withLock { $0 = [:] }
+                    if let row = event.row, let listener = state.withLock({ $0.listener }), await identifyByID(row) == nil {
+                        listener.closeConnections(of: row)
+                    }
+                case EntityKind.caRoot.rawValue, EntityKind.caGrant.rawValue, EntityKind.machineRemoval.rawValue:
+                    await caChanged()
+                default: break
                 }
             }
             feed.cancel()
             // Dropped (it fell behind) or the feed ended: once more, not in a tight loop.
             try? await LoopTimer.sleep(for: .seconds(1))
         }
+    }
+
+    /// The household CA changed: sign what waits (on the holder's computer), and serve with
+    /// the household's certificates when they differ from those served (a grant arrived, the
+    /// root changed hands).
+    func caChanged() async {
+        await signRequests()
+        guard settings.on else { return }
+        let served = state.withLock { $0.listener == nil ? nil : $0.tls }
+        if let served {
+            guard let now = try? await householdCertificates(),
+                now.root != served.certificates.root || now.intermediate != served.certificates.intermediate
+            else { return }
+        }
+        state.withLock { $0.tls = nil }
+        _ = await turn(on: true, port: nil)
+    }
+
+    /// Renews certificates near their end (the holder's signatures, this agent's request).
+    private func renewDaily() async {
+        while (try? await LoopTimer.sleep(for: .seconds(12 * 3600))) != nil { await caChanged() }
     }
 
     // MARK: Phones' sessions (replicated rows: any agent can check them)
@@ -220,13 +252,20 @@ final class PhoneService: Sendable {
                 settings.port = listener.port // a port 0 asked for: the one given, kept
                 started.continuation.yield(listener)
                 logger.notice("phones served", metadata: ["port": "\(listener.port)", "hosts": "\(tls.covered)"])
+            } catch let refusal as Refusal where refusal.code == .phonesWaitingForCA {
+                // Kept on: served as soon as the household's CA signs this computer's certificate.
+                state.withLock { $0.problem = refusal.body }
+                try? api.writePrivateFile(PhoneSettings.file, try JSONEncoder().encode(settings))
+                state.withLock { $0.settings = settings }
+                return .refused(refusal.code, refusal.params)
             } catch {
-                let problem = "\(error)"
-                state.withLock { $0.problem = problem }
-                return .refused(.phonesCannotListen, ["port": .integer(Int64(settings.port)), "reason": .string(problem)])
+                let refusal = Refusal(.phonesCannotListen, ["port": .integer(Int64(settings.port)), "reason": .string("\(error)")])
+                state.withLock { $0.problem = refusal.body }
+                return .refused(refusal.code, refusal.params)
             }
         } else {
             logger.notice("phones no longer served")
+            state.withLock { $0.problem = nil }
         }
         do {
             try api.writePrivateFile(PhoneSettings.file, try JSONEncoder().encode(settings))
@@ -237,15 +276,10 @@ final class PhoneService: Sendable {
         return await describe()
     }
 
-    /// The household CA's files and this listener's certificates (made the first time).
+    /// This listener's certificates, under the household's CA (``householdCertificates()``).
     private func tls() async throws -> PhoneTLS {
         if let tls = state.withLock({ $0.tls }) { return tls }
-        let household = try await householdSummary()
-        let home = api.home.directory
-        let (names, _) = look()
-        let certificates = try await onDispatchThread {
-            try AgentCertificates.openOrCreate(home: home, household: household.name, machine: names.first ?? "house-pulse", now: Date())
-        }
+        let certificates = try await householdCertificates()
         let tls = try PhoneTLS(certificates: certificates, look: look)
         state.withLock { $0.tls = tls }
         return tls
@@ -277,7 +311,7 @@ final class PhoneService: Sendable {
     func describe() async -> ControlResponse {
         let (settings, listener, tls, problem) = state.withLock { ($0.settings, $0.listener, $0.tls, $0.problem) }
         var result: [String: JSONValue] = ["on": .bool(settings.on), "port": .integer(Int64(settings.port))]
-        result["problem"] = problem.map(JSONValue.string) ?? .null
+        result["problem"] = problem.map { .object(["code": .string($0.code), "params": .object($0.params), "message": .string($0.message)]) } ?? .null
         if let listener, let tls {
             let (names, addresses) = tls.covered
             let hosts = names + addresses.map { $0.contains(":") ? "[\($0)]" : $0 }

@@ -35,7 +35,7 @@ struct PhonesCommand: ParsableCommand {
     static func printState(_ result: JSONValue, json: Bool) throws {
         if json { return try Output.json(result) }
         guard case let .object(state) = result else { return }
-        if case .bool(true)? = state["on"], case let .array(addresses)? = state["addresses"] {
+        if case .bool(true)? = state["on"], state["problem"] == nil || state["problem"] == .null, case let .array(addresses)? = state["addresses"] {
             print(
                 say(
                     "cli.phones.on",
@@ -44,7 +44,11 @@ struct PhonesCommand: ParsableCommand {
         } else {
             print(say("cli.phones.off"))
         }
-        if case let .string(problem)? = state["problem"] { print(say("cli.phones.problem", ["problem": .string(problem)])) }
+        if case let .object(problem)? = state["problem"], case let .string(code)? = problem["code"], case let .string(message)? = problem["message"] {
+            let params: [String: JSONValue] = if case let .object(params)? = problem["params"] { params } else { [:] }
+            let body = ErrorBody(code: code, params: params, message: message)
+            print(say("cli.phones.problem", ["problem": .string(Refusal.cliMessage(of: body, Words.current))]))
+        }
         if case let .array(phones)? = state["phones"] {
             for case let .object(phone) in phones {
                 print(

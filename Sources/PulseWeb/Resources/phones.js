@@ -3,8 +3,8 @@
 // two QR codes drawn by the agent — the household's certificate, then the one-time link —
 // with the certificate's fingerprint to compare, and "Add this phone?" when one opens it.
 // Every rule (which names, which ports, the token) is the agent's; this draws and asks.
-import { call } from "./api.js";
-import { $, el, t, fail, toast, confirmDialog, formatTime } from "./ui.js";
+import { call, APIError } from "./api.js";
+import { $, el, t, fail, toast, confirmDialog, formatTime, describe } from "./ui.js";
 import { register, store, refresh } from "./page.js";
 
 register({
@@ -26,7 +26,8 @@ function render() {
   $("phones-on").checked = phones.on;
   $("phones-where").replaceChildren(...(phones.on && phones.addresses
     ? [t("page.phones.where"), " ", ...phones.addresses.flatMap((a, i) => [i ? ", " : "", el("code", { translate: "no", text: a })])]
-    : [phones.problem ? t("page.phones.problem", { problem: phones.problem }) : t("page.phones.off")]));
+    : [phones.problem ? t("page.phones.problem", { problem: describe(new APIError(phones.problem.code, phones.problem.params, phones.problem.message)) })
+      : t("page.phones.off")]));
   $("phone-add-form").hidden = !phones.on;
   // The names and addresses the certificate covers (the home network's first): a phone that
   // cannot resolve `.local` names needs an address.

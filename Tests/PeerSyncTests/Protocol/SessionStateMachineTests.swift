@@ -123,21 +123,22 @@ import Testing
             localReplica: ReplicaID(rawValue: 2), wallClock: { 2_000_000 })
         var c = client
         guard case var .hello(hello) = sent(c.start())[0] else { Issue.record("no hello"); return }
-        #expect(hello.version == 7 && hello.clock == 1_000_000)
+        #expect(hello.version == 8 && hello.clock == 1_000_000)
         let actions = server.receive(.hello(hello))
         #expect(actions.contains(.peerClock(1_000_000)))
         guard case let .hello(answer)? = sent(actions).first else { Issue.record("no answer"); return }
-        #expect(answer.version == 7 && answer.clock == 2_000_000)
+        #expect(answer.version == 8 && answer.clock == 2_000_000)
         // Versions 1 and 2 know no per-machine trust, 3 no backlog positions, 4 no household
-        // PIN, 5 no member languages, 6 no phones: refused, naming the version spoken.
-        for version: UInt16 in [1, 2, 3, 4, 5, 6] {
+        // PIN, 5 no member languages, 6 no phones, 7 no household CA: refused, naming the
+        // version spoken.
+        for version: UInt16 in [1, 2, 3, 4, 5, 6, 7] {
             var old = SessionStateMachine(
                 role: .server, secret: secret, localMachine: serverMachine, peerMachine: clientMachine,
                 localReplica: ReplicaID(rawValue: 2))
             hello = PeerMessage.Hello(version: version, replica: hello.replica, proof: hello.proof)
             let refused = old.receive(.hello(hello))
             guard case let .error(code, reason)? = sent(refused).first else { Issue.record("no error"); return }
-            #expect(code == .unsupportedVersion && reason.contains("7"))
+            #expect(code == .unsupportedVersion && reason.contains("8"))
         }
     }
 }

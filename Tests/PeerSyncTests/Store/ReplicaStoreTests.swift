@@ -193,12 +193,14 @@ import Testing
     }
 
     /// A current database's `change_index` back to before migration 11: entities by name,
-    /// row ids as text (migrations 12 to 15 undone first: `published_seq`, the kids' PIN,
-    /// members' languages, phones).
+    /// row ids as text (migrations 12 to 16 undone first: `published_seq`, the kids' PIN,
+    /// members' languages, phones, the household CA).
     static var undoMigration11: String {
         let names = EntityKind.allCases.map { "WHEN \(ChangeIndex.code($0)) THEN '\($0.rawValue)'" }.joined(separator: " ")
         let hex = "lower(hex(row_id))"
         return """
+            DROP TABLE ca_grant;
+            DROP TABLE ca_root;
             DROP TABLE phone;
             ALTER TABLE member DROP COLUMN language;
             DROP TABLE kids_pin;
