@@ -355,6 +355,24 @@ def main():
         raise Failed(f"an unpaired phone's /api/session answered {status}")
     ok("with the CA trusted, the page loads with no warning, isSecureContext is true, and an unpaired phone gets nothing (401)")
 
+    # One household CA: the second computer turns phones on, asks the first (the root's keeper)
+    # for its certificate through the household, and is trusted by the same installed CA.
+    sh(BIN, "phones", "on", "--port", "0", "--home", HOME_B, check=False)
+
+    def second_serving():
+        state_b = json.loads(web_support.cli(BIN, HOME_B, "phones", "--json"))
+        return state_b if state_b.get("fingerprint") and not state_b.get("problem") else None
+    state_b, took = wait("the second computer serving phones under the household's CA", second_serving, timeout=20)
+    if state_b["fingerprint"] != fingerprint or os.path.exists(os.path.join(HOME_B, "phones", "root-key.pem")):
+        raise Failed(f"the second computer's CA is not the household's one root: {state_b['fingerprint']} vs {fingerprint}")
+    driver.get(f"https://{AGENT_FOR_PHONE}:{state_b['port']}/")
+    wait("the second computer's page over HTTPS", lambda: driver.execute_script("return document.readyState === 'complete'"))
+    if driver.execute_script("return window.isSecureContext") is not True:
+        raise Failed("the second computer's page is not a secure context for the phone")
+    ok(f"one household CA: the second computer got its certificate from the first in {took:.1f} s (it keeps no root key) "
+       "and the phone, which installed the CA once, opens its page with no warning (isSecureContext)")
+    sh(BIN, "phones", "off", "--home", HOME_B)
+
     # Step two: the pairing link; the computer must approve.
     driver.get(pair_url)
     wait("the waiting page", lambda: "Waiting for the computer" in driver.title)

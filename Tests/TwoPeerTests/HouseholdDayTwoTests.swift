@@ -238,6 +238,44 @@ import Testing
         #expect(off.contains("Phones: off"))
     }
 
+    /// One household CA (decision 0014): the first computer to turn phones on keeps the root;
+    /// the second waits for it to sign (said in words, the choice kept), then serves phones with
+    /// a certificate a phone that installed the first computer's CA trusts — and never holds
+    /// the root's key.
+    @Test func theSecondComputerServesPhonesUnderTheFirstComputersCA() throws {
+        let (a, b, agentA, agentB) = try pair()
+        defer {
+            _ = agentA.stop()
+            _ = agentB.stop()
+        }
+        let onA = try json(try a.run(["phones", "on", "--port", "0", "--json"]).stdout) as? [String: Any] ?? [:]
+        let fingerprint = try #require(onA["fingerprint"] as? String)
+        try synced(a, b)
+        // B's first answer may already be the served state (A signed quickly) or the wait, in words.
+        let first = try PulsePeer.run(["phones", "on", "--port", "0", "--home", b.path])
+        #expect(first.status == 0 || first.stderr.contains("is waiting for"), "\(first.stderr)")
+        var state: [String: Any] = [:]
+        let deadline = Date() + 30
+        while Date() < deadline {
+            state = try json(try b.run(["phones", "status", "--json"]).stdout) as? [String: Any] ?? [:]
+            if state["fingerprint"] as? String != nil, state["problem"] is NSNull { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(state["on"] as? Bool == true && state["fingerprint"] as? String == fingerprint, "\(state)")
+        let phonesDirectory = URL(fileURLWithPath: b.path).appendingPathComponent("phones")
+        #expect(!FileManager.default.fileExists(atPath: phonesDirectory.appendingPathComponent("root-key.pem").path))
+        // A TLS client trusting only A's root accepts B's certificate for B's name.
+        let rootA = URL(fileURLWithPath: a.path).appendingPathComponent("phones/root.pem").path
+        let host = try #require((state["hosts"] as? [String])?.last)
+        let port = try #require(state["port"] as? Int)
+        let check = try Shell.run([
+            "sh", "-c",
+            "openssl s_client -connect 127.0.0.1:\(port) -servername \(host) -verify_hostname \(host) -CAfile \(rootA) "
+                + "-verify_return_error -brief </dev/null 2>&1",
+        ])
+        #expect(check.status == 0 && check.stdout.contains("Verification: OK"), "\(check.stdout)")
+    }
+
     @Test func aHomeThatIsAFileOrEmptyIsRefusedInWords() throws {
         let file = scratch.home("plain-file")
         _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))

@@ -125,7 +125,7 @@ import Testing
         for check in [
             "phones are off until turned on", "serves https on port", "zbarimg reads", "the same fingerprint",
             "refuses the HTTPS page", "whose fingerprint was shown", "from another CA on the same address is refused",
-            "bank.example.com", "isSecureContext is true", "works once", "“Add this phone?”", "SameSite=Strict",
+            "bank.example.com", "isSecureContext is true", "one household CA: the second computer", "works once", "“Add this phone?”", "SameSite=Strict",
             "updates live", "notifications: Tom's addition", "installable", "shows the last list, and queues", "still once", "machine.remove → 404",
             "from a stranger's namespace",
             "over plain HTTP is refused",
