@@ -36,7 +36,7 @@ public struct AgentCertificates: Sendable {
         let fresh =
             intermediate.map {
                 $0.publicKey == Certificate.PublicKey(agentKey.publicKey) && $0.issuer == root!.subject
-                    && $0.notValidAfter.timeIntervalSince(now) > renewBeforeDays * 86_400
+                    && !dueForRenewal($0, root: root!, now: now)
             } ?? false
         if !fresh {
             let made = try HouseholdCA.intermediate(root: root!, rootKey: rootKey, key: agentKey.publicKey, machine: machine, now: now)
@@ -97,20 +97,23 @@ public struct AgentCertificates: Sendable {
         guard granted.issuer == root.subject, root.publicKey.isValidSignature(granted.signature, for: granted) else {
             throw Refusal.notFromTheRoot
         }
+        guard HouseholdCA.hasTheHouseholdsForm(granted, pathLength: 0) else { throw Refusal.notFromTheRoot }
         guard granted.notValidBefore <= now, now < granted.notValidAfter else { throw Refusal.expired }
         return AgentCertificates(root: root, intermediate: granted, intermediateKey: agentKey)
     }
 
-    /// Whether an intermediate should be asked for again (close to its end).
-    public static func dueForRenewal(_ intermediate: Certificate, now: Date) -> Bool {
+    /// Whether an intermediate should be made again: close to its end, unless it already ends
+    /// with its root (a new one could not last longer: renewing would write the same forever).
+    public static func dueForRenewal(_ intermediate: Certificate, root: Certificate, now: Date) -> Bool {
         intermediate.notValidAfter.timeIntervalSince(now) <= renewBeforeDays * 86_400
+            && intermediate.notValidAfter < root.notValidAfter - 3600
     }
 
     /// Whether `certificate` is a current answer to `request` under `root`: for its key, signed
     /// by the root, and not close to its end.
     public static func isCurrent(_ certificate: Certificate, for request: CertificateSigningRequest, under root: Certificate, now: Date) -> Bool {
         certificate.publicKey == request.publicKey && certificate.issuer == root.subject
-            && root.publicKey.isValidSignature(certificate.signature, for: certificate) && !dueForRenewal(certificate, now: now)
+            && root.publicKey.isValidSignature(certificate.signature, for: certificate) && !dueForRenewal(certificate, root: root, now: now)
     }
 
     /// On the root's computer: the intermediate for another agent's `request`, named `machine`

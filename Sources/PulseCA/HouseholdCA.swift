@@ -134,6 +134,25 @@ public enum HouseholdCA {
 
     public static func pem(_ certificate: Certificate) throws -> String { try certificate.serializeAsPEM().pemString }
 
+    /// Whether `certificate` has the form of the household CA's own: a CA certificate (at most
+    /// `pathLength` CAs below it) carrying exactly the household's name constraints, critical.
+    /// A root or intermediate read from the household's rows is used only then: a row written
+    /// by a hostile machine cannot make phones trust a CA for public names.
+    public static func hasTheHouseholdsForm(_ certificate: Certificate, pathLength: Int) -> Bool {
+        guard let basic = try? certificate.extensions.basicConstraints, case let .isCertificateAuthority(length) = basic,
+            length == pathLength,
+            let extensionValue = certificate.extensions[oid: .X509ExtensionID.nameConstraints], extensionValue.critical,
+            let constraints = try? NameConstraints(extensionValue), let expected = try? HouseholdCA.constraints()
+        else { return false }
+        return constraints == expected
+    }
+
+    /// Whether `root` is a root of the household CA's form: self-signed, and as
+    /// ``hasTheHouseholdsForm(_:pathLength:)`` says (one CA below it).
+    public static func isHouseholdRoot(_ root: Certificate) -> Bool {
+        root.issuer == root.subject && root.publicKey.isValidSignature(root.signature, for: root) && hasTheHouseholdsForm(root, pathLength: 1)
+    }
+
     // MARK: The rules
 
     /// Whether the CA may vouch for a DNS name: one under `local` or `home.arpa`, each label

@@ -19,7 +19,8 @@ public struct CARootRecord: Sendable, Codable, Equatable {
 
 /// An agent's request for an intermediate certificate of the household's CA.
 public struct CAGrantRecord: Sendable, Codable, Equatable {
-    /// The asking machine (its name when known); `removed`: it was removed from the household.
+    /// The asking machine (its name when known); `removed`: it was removed from the household
+    /// (or is none of its machines): nothing is signed for it.
     public var machine: String
     public var machineName: String?
     public var removed: Bool
@@ -70,7 +71,7 @@ extension Household {
         let machines = Dictionary(try machines().map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         return try store.rows(.caGrant).map { row in
             CAGrantRecord(
-                machine: row.id, machineName: machines[row.id]?.name, removed: machines[row.id]?.removed != nil,
+                machine: row.id, machineName: machines[row.id]?.name, removed: machines[row.id].map { $0.removed != nil } ?? true,
                 request: row.text("request"), certificate: row.optionalText("certificate"),
                 requested: HybridTimestamp(rawValue: row.integer("requested")).milliseconds)
         }.sorted { $0.machine < $1.machine }

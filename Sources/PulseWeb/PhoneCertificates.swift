@@ -34,10 +34,23 @@ extension PhoneService {
         var householdRoot: Root? { roots.first { !$0.retired } }
     }
 
+    /// The household CA's rows, its roots only when they are what they claim: the certificate
+    /// named by its id, self-signed, of the household CA's form (name-constrained). A root row
+    /// that is not is ignored, whoever wrote it.
     func caView() async throws -> CAView {
         let answer = await api.call("ca.get", [:])
         guard answer.ok, let result = answer.result else { throw answer.error ?? ErrorBody(code: "failed", message: "no answer") }
-        return try JSONDecoder().decode(CAView.self, from: JSONEncoder().encode(result))
+        let view = try JSONDecoder().decode(CAView.self, from: JSONEncoder().encode(result))
+        let roots = view.roots.filter { root in
+            guard let certificate = try? AgentCertificates.certificate(base64: root.certificate),
+                (try? AgentCertificates.rootID(certificate)) == root.id, HouseholdCA.isHouseholdRoot(certificate)
+            else {
+                logger.warning("ignoring a root of the household's CA that is not of its form", metadata: ["root": "\(root.id.prefix(16))"])
+                return false
+            }
+            return true
+        }
+        return CAView(roots: roots, grants: view.grants)
     }
 
     /// This computer's id and name in the household.
@@ -85,7 +98,7 @@ extension PhoneService {
                 let opened = try await onDispatchThread {
                     try AgentCertificates.open(home: home, root: rootCertificate, granted: granted, now: Date())
                 }
-                if AgentCertificates.dueForRenewal(granted, now: Date()) {
+                if AgentCertificates.dueForRenewal(granted, root: rootCertificate, now: Date()) {
                     try await ask(home: home, hostName: hostName) // served meanwhile with the one it has
                 }
                 return opened

@@ -92,6 +92,8 @@ final class PhoneService: Sendable {
     let logger: Logger
     let look: @Sendable () -> (names: [String], addresses: [String])
     let pairing = PhonePairing()
+    /// Turning phones on or off, one change at a time.
+    let gate = AsyncGate()
     /// Phones identified since the last change of the household's phones (by credential),
     /// and when each was last seen here.
     private let known = Mutex<[String: PhoneSession]>([:])
@@ -139,6 +141,14 @@ final class PhoneService: Sendable {
             // the feed began, then as they change.
             await caChanged()
             for await event in feed.events {
+                if event.count > 1 {
+                    // A summary of many changes names the first one's entity only: any of them
+                    // may have been a phone's removal or the CA's.
+                    known.withLock { $0 = [:] }
+                    await closeRemovedPhones()
+                    await caChanged()
+                    continue
+                }
                 switch event.entity {
                 case EntityKind.phone.rawValue:
                     known.withLock { $0 = [:] }
@@ -158,9 +168,16 @@ final class PhoneService: Sendable {
 
     /// The household CA changed: sign what waits (on the holder's computer), and serve with
     /// the household's certificates when they differ from those served (a grant arrived, the
-    /// root changed hands).
+    /// root changed hands). Under the same gate as turning phones on and off: a person's "off"
+    /// meanwhile is never undone, and one listener is bound at a time.
     func caChanged() async {
         await signRequests()
+        await gate.enter()
+        await serveHouseholdCertificates()
+        await gate.leave()
+    }
+
+    private func serveHouseholdCertificates() async {
         guard settings.on else { return }
         let served = state.withLock { $0.listener == nil ? nil : $0.tls }
         if let served {
@@ -169,7 +186,7 @@ final class PhoneService: Sendable {
             else { return }
         }
         state.withLock { $0.tls = nil }
-        _ = await turn(on: true, port: nil)
+        _ = await turnNow(on: true, port: nil)
     }
 
     /// Renews certificates near their end (the holder's signatures, this agent's request).
@@ -196,6 +213,16 @@ final class PhoneService: Sendable {
         known.withLock { $0[credential] = session }
         seen.withLock { $0[id] = WallClock.now() }
         return session
+    }
+
+    /// Closes the connections of every removed phone.
+    private func closeRemovedPhones() async {
+        guard let listener = state.withLock({ $0.listener }) else { return }
+        let answer = await api.call("phone.list", [:])
+        guard answer.ok, case let .array(phones)? = answer.result else { return }
+        for case let .object(phone) in phones {
+            if case let .string(id)? = phone["id"], let removed = phone["removed"], removed != .null { listener.closeConnections(of: id) }
+        }
     }
 
     /// Whether phone `id` may still sign in (nil: removed or unknown).
@@ -231,8 +258,16 @@ final class PhoneService: Sendable {
 
     // MARK: On and off
 
-    /// Turns the listener on (on `port`, or the saved one) or off; saved once it is so.
+    /// Turns the listener on (on `port`, or the saved one) or off; saved once it is so. One at a
+    /// time (a person, the CA's changes).
     func turn(on: Bool, port: Int?) async -> ControlResponse {
+        await gate.enter()
+        let answer = await turnNow(on: on, port: port)
+        await gate.leave()
+        return answer
+    }
+
+    private func turnNow(on: Bool, port: Int?) async -> ControlResponse {
         var settings = self.settings
         if let port { settings.port = port }
         settings.on = on
@@ -440,6 +475,26 @@ final class PhoneService: Sendable {
         state.withLock { $0.listener }?.closeConnections(of: id)
         logger.notice("phone removed", metadata: ["phone": "\(id)"])
         return ControlResponse(ok: true, result: .object(["id": .string(id), "removed": .bool(true)]))
+    }
+}
+
+/// One at a time, across suspension points (an actor alone lets a second caller in at each
+/// `await`). Waiters go in order; a waiter is let in even if its task was cancelled meanwhile
+/// (it finishes its short change and leaves).
+actor AsyncGate {
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func enter() async {
+        guard busy else {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func leave() {
+        if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
     }
 }
 

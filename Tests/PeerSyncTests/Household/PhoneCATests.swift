@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Testing
 @_spi(FixedExpiryValidationTime) import X509
@@ -123,5 +124,57 @@ import Testing
                 try AgentCertificates.sign(bad, machine: "b", home: home("a"), now: now)
             }
         }
+    }
+
+    /// Rows are written by any machine of the household: one that is hostile (or stolen, before
+    /// it is removed) must not get phones to trust a CA for public names, nor a certificate for
+    /// an id that is no machine of the household.
+    @Test func aRootOrIntermediateNotOfTheHouseholdsFormIsNeverUsedAndNoMachineGetsNothing() throws {
+        let household = try AgentCertificates.openOrCreate(home: home("a"), household: "The Smiths", machine: "a.local", now: now)
+        #expect(HouseholdCA.isHouseholdRoot(household.root))
+        #expect(!HouseholdCA.isHouseholdRoot(household.intermediate), "an intermediate is not a root")
+        // A CA with no name constraints, as anyone can make one.
+        let key = P256.Signing.PrivateKey()
+        let name = try DistinguishedName { CommonName("The Smiths — household") }
+        let open = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: Certificate.PublicKey(key.publicKey),
+            notValidBefore: now - 60, notValidAfter: now + 86_400, issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 1))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+            },
+            issuerPrivateKey: Certificate.PrivateKey(key))
+        #expect(!HouseholdCA.isHouseholdRoot(open))
+        // An intermediate the household's root signed without the constraints is refused by the agent using it.
+        let request = try AgentCertificates.request(home: home("b"), machine: "b.local")
+        let unconstrained = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: request.publicKey,
+            notValidBefore: now - 60, notValidAfter: now + 86_400, issuer: household.root.subject, subject: name,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions { Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0)) },
+            issuerPrivateKey: Certificate.PrivateKey(
+                try P256.Signing.PrivateKey(pemRepresentation: String(contentsOf: home("a").appendingPathComponent("phones/root-key.pem"), encoding: .utf8))))
+        #expect(throws: AgentCertificates.Refusal.notFromTheRoot) {
+            try AgentCertificates.open(home: home("b"), root: household.root, granted: unconstrained, now: now)
+        }
+        // A request under an id that is no machine of the household: listed as removed, never signed.
+        try a.store.write(member: a.memberID) { tx in
+            _ = try tx.put(
+                .caGrant, String(repeating: "e", count: 64),
+                ["request": .text(try AgentCertificates.base64(request)), "certificate": .null, "requested": .integer(try a.store.orderingKey())])
+        }
+        #expect(try a.caGrants().first?.removed == true)
+    }
+
+    /// An intermediate that already ends with its root is not due for renewal: renewing it could
+    /// not make it last longer, and would write the same grant again and again.
+    @Test func anIntermediateEndingWithItsRootIsNotRenewedForever() throws {
+        let certificates = try AgentCertificates.openOrCreate(home: home("a"), household: "The Smiths", machine: "a.local", now: now)
+        let late = certificates.root.notValidAfter - 10 * 86_400
+        let renewed = try AgentCertificates.openOrCreate(home: home("a"), household: "The Smiths", machine: "a.local", now: late)
+        #expect(renewed.intermediate.notValidAfter == certificates.root.notValidAfter)
+        #expect(!AgentCertificates.dueForRenewal(renewed.intermediate, root: renewed.root, now: late))
+        let again = try AgentCertificates.openOrCreate(home: home("a"), household: "The Smiths", machine: "a.local", now: late + 60)
+        #expect(again.intermediate == renewed.intermediate)
     }
 }
