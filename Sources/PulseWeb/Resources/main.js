@@ -3,7 +3,7 @@
 // (shopping.js, tasks.js, backlog.js, kids.js, more.js) registering itself with page.js.
 import { startSession, onConnection, logout } from "./api.js";
 import { $, t, fail, toast, useCatalogue, translateDocument } from "./ui.js";
-import { loadCatalogue } from "./messages.js";
+import { loadCatalogue, Catalogue } from "./messages.js";
 import { tabs, local, store, switchTab, loadAll, wireAll } from "./page.js";
 import { connectFeed, closeFeed } from "./feed.js";
 import "./household.js";
@@ -11,15 +11,25 @@ import "./shopping.js";
 import "./tasks.js";
 import "./backlog.js";
 import "./kids.js";
-import { lock as lockParents } from "./parents.js";
 import "./more.js";
-import "./machines.js";
-import "./computer.js";
-import "./phones.js";
 import { wireCelebrations } from "./celebrate.js";
-import { showWelcome, wireWelcome } from "./welcome.js";
-import { restore as restoreOffline, keep, flush, queue, setOffline } from "./offline.js";
+import { restore as restoreOffline, keep, flush, queue, setOffline, keepWords, keptWords } from "./offline.js";
 import { wireNotices } from "./notices.js";
+
+// The computer's own parts — parents' mode, machines, phones, this computer, the welcome — are
+// loaded only on a computer's page (plain HTTP on loopback): the phone app (HTTPS, the LAN
+// listener) never shows them, and opens faster without a third of the page's bytes.
+let desk = null;
+function loadDesk() {
+  desk ??= Promise.all([import("./parents.js"), import("./welcome.js"), import("./machines.js"), import("./computer.js"), import("./phones.js")])
+    .then(([parents, welcome]) => {
+      wireAll(); // the parts just registered (each part is wired once)
+      welcome.wireWelcome();
+      return { lockParents: parents.lock, showWelcome: welcome.showWelcome };
+    });
+  return desk;
+}
+if (location.protocol !== "https:") loadDesk();
 
 let online = true;
 function setOnline(now) {
@@ -36,7 +46,7 @@ function signedOut() {
   document.querySelectorAll(".tab").forEach((tab) => { tab.hidden = true; });
   document.querySelector(".tabbar").hidden = true;
   $("signed-out").hidden = false;
-  lockParents();
+  desk?.then((parts) => parts.lockParents());
   closeFeed();
   // Not signed in, the agent names no language: the browser's first, if the agent has it.
   if (!hasWords) {
@@ -63,7 +73,6 @@ function wire() {
   window.addEventListener("hashchange", () => switchTab(location.hash.slice(1)));
   wireAll();
   wireCelebrations();
-  wireWelcome();
   wireNotices();
 }
 
@@ -76,6 +85,11 @@ async function useLanguage(language) {
   if (language !== "en") catalogue = await loadCatalogue(language).catch((error) => { console.warn(error); return null; });
   if (!catalogue) catalogue = await loadCatalogue("en").catch((error) => { console.error(error); return null; });
   if (!catalogue) return; // the English written in the page stays
+  applyWords(catalogue);
+  if (local.phone) keepWords(catalogue);
+}
+
+function applyWords(catalogue) {
   useCatalogue(catalogue);
   wordsLanguage = catalogue.language;
   hasWords = true;
@@ -107,7 +121,11 @@ async function showCopy() {
   shownFromCopy = true;
   local.phone = true;
   document.body.classList.add("phone");
-  await useLanguage(store.view("session")?.language || "en");
+  // The words kept with the copy, at once; else fetched (through the worker).
+  const language = store.view("session")?.language || "en";
+  const kept = keptWords(language);
+  if (kept && language !== wordsLanguage) applyWords(new Catalogue(kept.messages, kept.language));
+  else await useLanguage(language);
   switchTab(location.hash.slice(1) || "shopping");
   markShown();
   return true;
@@ -133,7 +151,8 @@ async function start() {
   // The catalogue first: nothing is drawn before the page has its words.
   await useLanguage(session.language || "en");
   store.set("session", session);
-  if (session.welcome) { showWelcome(); document.body.dataset.ready = "true"; return; } // no household yet
+  if (session.welcome) { (await loadDesk()).showWelcome(); document.body.dataset.ready = "true"; return; } // no household yet
+  if (!session.phone) await loadDesk();
   // A phone (the LAN listener): the lists and the kids' cards, not this computer's administration.
   if (session.phone) {
     local.phone = true;
@@ -155,6 +174,8 @@ async function start() {
     navigator.serviceWorker?.register("/sw.js", { type: "module", scope: "/" }).catch((error) => console.warn(error));
     // The page's words for opening offline: fetched once through the worker, which keeps them.
     const warm = () => { for (const words of new Set([session.language || "en", "en"])) fetch(`/messages/${words}.json`).catch(() => {}); };
+    // The words kept with the copy, as the agent has them now (for the next start).
+    loadCatalogue(session.language || "en").then(keepWords).catch(() => {});
     if (navigator.serviceWorker?.controller) warm(); else navigator.serviceWorker?.addEventListener("controllerchange", warm, { once: true });
   }
 }

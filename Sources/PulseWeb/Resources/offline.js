@@ -91,6 +91,20 @@ export function restore(store) {
   return true;
 }
 
+const WORDS = "pulse-phone-words";
+/** Keeps the page's words with the copy (one language: the page's), so that a warm start
+ * shows the copy in them at once, without fetching them first. */
+export function keepWords(catalogue) {
+  try { storage()?.setItem(WORDS, JSON.stringify({ language: catalogue.language, messages: catalogue.messages })); } catch { /* full: fetched next time */ }
+}
+/** The words kept in `language` (null: none kept, or in another language). */
+export function keptWords(language) {
+  try {
+    const kept = JSON.parse(storage()?.getItem(WORDS) || "null");
+    return kept && kept.language === language && kept.messages && typeof kept.messages === "object" ? kept : null;
+  } catch { return null; }
+}
+
 export const isOffline = () => offline;
 export function setOffline(value) { offline = value; }
 

@@ -55,7 +55,15 @@ export function refresh(...ids) {
   }, 30);
 }
 
-export function wireAll() { for (const part of used()) part.wire?.(); }
+const wired = new Set();
+/** Wires each part used, once (parts loaded later are wired when this runs again). */
+export function wireAll() {
+  for (const part of used()) {
+    if (wired.has(part)) continue;
+    wired.add(part);
+    part.wire?.();
+  }
+}
 export function notify(event) { for (const part of used()) part.onEvent?.(event); }
 
 export function switchTab(tab, focus = false) {
