@@ -82,7 +82,7 @@ public enum HouseholdAPI {
         "backlog.list", "backlog.category.add", "backlog.category.rename", "backlog.category.move",
         "backlog.category.remove", "backlog.add", "backlog.rename", "backlog.move", "backlog.remove", "backlog.promote",
         "conflicts.list", "machine.list", "machine.rename", "machine.remove", "phone.list", "phone.add", "phone.get", "phone.remove",
-        "ca.get", "ca.publish", "ca.request", "ca.grant",
+        "ca.get", "ca.publish", "ca.request", "ca.grant", "phone.roaming", "phone.service.set", "phone.service.list",
         "recurring.list", "recurring.add", "recurring.remove",
         "kids.list", "kids.catalogue.list", "kids.history.list", "kids.basket.list", "kids.done", "kids.redeem",
         "kids.basket.remove", "kids.add", "kids.rename", "kids.remove", "kids.select", "kids.deselect", "kids.own",
@@ -247,7 +247,20 @@ public enum HouseholdAPI {
         case "member.get": return try .from(h.resolveMember(string("member")))
         case "phone.list": return try .from(h.phones())
         case "phone.add": return try .from(h.addPhone(name: string("name"), member: optional("member"), credential: string("credential")))
-        case "phone.get": return try h.phone(credential: string("credential")).map { try .from($0) } ?? .null
+        case "phone.get":
+            if case let .string(roaming)? = params["roaming"] { return try h.phone(roaming: roaming).map { try .from($0) } ?? .null }
+            return try h.phone(credential: string("credential")).map { try .from($0) } ?? .null
+        case "phone.roaming": return try h.phoneRoaming(string("phone")).map(JSONValue.string) ?? .null
+        case "phone.service.set":
+            guard case let .array(list)? = params["urls"] else {
+                throw HouseholdError.refuse(.missingParameter, ["method": .string(method), "key": "urls", "type": "array"])
+            }
+            let urls = try list.map { value -> String in
+                guard case let .string(url) = value else { throw HouseholdError.refuse(.wrongType, ["key": "urls", "type": "string"]) }
+                return url
+            }
+            return try .from(h.setPhoneService(urls: urls))
+        case "phone.service.list": return try .from(h.phoneServices())
         case "phone.remove": return try .from(h.removePhone(string("phone")))
         case "ca.get": return .object(["roots": try .from(h.caRoots()), "grants": try .from(h.caGrants())])
         case "ca.publish": return try .from(h.publishCARoot(id: string("id"), certificate: string("certificate")))

@@ -80,3 +80,83 @@ extension Household {
         return try phones().first { $0.id == id } ?? phone
     }
 }
+
+/// Where an agent of the household serves the phone app (protocol 8).
+public struct PhoneServiceRecord: Sendable, Codable, Equatable {
+    public var machine: String
+    public var name: String?
+    /// Its `https://` addresses (empty: phones are off there).
+    public var urls: [String]
+    public var isThisMachine: Bool
+}
+
+/// A phone using another agent of the household than the one that added it (issue 42: "the
+/// phone works with any agent of the household it can reach"). Its session cookie belongs to
+/// one agent's address, so the phone app carries a second credential for the others, sent as
+/// `Authorization: Bearer` (never a cookie, so no other site's page can make the phone send it):
+/// `PHONE_ID.HMAC`, HMAC-SHA256 over the phone's id and its session's digest with a key derived
+/// (HKDF-SHA256) from the household's newest advertisement key. Every agent can check it, none
+/// keeps it; a removed phone's is refused (its row says so); a removed *machine* cannot make
+/// one (the advertisement key is made anew at every removal and reaches members only), and the
+/// phone gets the new one from its own agent the next time it answers.
+extension Household {
+    static let roamingInfo = Array("house-pulse phone roaming v1".utf8)
+
+    /// The roaming key: derived from the newest replicated advertisement key (nil: none yet).
+    func roamingKey() throws -> SymmetricKey? {
+        guard
+            let newest = try store.rows(.discoveryKey).max(by: { ($0.integer("created"), $0.id) < ($1.integer("created"), $1.id) }),
+            let bytes = Hex.bytes(newest.text("key")), bytes.count == 32
+        else { return nil }
+        return HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: bytes), info: Self.roamingInfo, outputByteCount: 32)
+    }
+
+    /// Phone `id`'s roaming credential (nil: removed, unknown, or no key yet).
+    public func phoneRoaming(_ id: String) throws -> String? {
+        guard id.utf8.count <= 128, let row = try store.rows(.phone).first(where: { $0.id == id }), row["removed"].integerValue == nil,
+            let key = try roamingKey()
+        else { return nil }
+        let mac = HMAC<SHA256>.authenticationCode(for: Array((id + "\n" + row.text("credential")).utf8), using: key)
+        return id + "." + Hex.string(Array(mac))
+    }
+
+    /// The phone whose roaming credential is `roaming`, when it is valid now and the phone is
+    /// not removed.
+    public func phone(roaming: String) throws -> PhoneRecord? {
+        guard roaming.utf8.count <= 200, let dot = roaming.lastIndex(of: ".") else { return nil }
+        let id = String(roaming[..<dot])
+        guard let expected = try phoneRoaming(id), Array(expected.utf8).count == Array(roaming.utf8).count else { return nil }
+        // Compared in constant time (a digest of each: equal digests, equal texts).
+        guard SHA256.hash(data: Array(expected.utf8)) == SHA256.hash(data: Array(roaming.utf8)) else { return nil }
+        return try phones().first { $0.id == id }
+    }
+
+    /// Says where this machine serves phones (`urls` empty: it does not).
+    public func setPhoneService(urls: [String]) throws -> PhoneServiceRecord {
+        for url in urls {
+            guard url.hasPrefix("https://"), url.utf8.count <= 200, !url.contains(" ") else {
+                throw HouseholdError.refuse(.phoneURL, ["value": .string(String(url.prefix(200)))])
+            }
+        }
+        let text = urls.joined(separator: " ")
+        guard text.utf8.count <= 600 else { throw HouseholdError.refuse(.tooLong, ["field": "urls", "max": 600]) }
+        let id = identity.machineID
+        let current = try phoneServices().first { $0.machine == id }
+        if current?.urls != urls || current == nil {
+            try store.write(member: memberID) { tx in
+                _ = try tx.put(.phoneService, id, ["urls": urls.isEmpty ? .null : .text(text), "updated": .integer(try store.orderingKey())])
+            }
+        }
+        return try phoneServices().first { $0.machine == id } ?? PhoneServiceRecord(machine: id, name: nil, urls: urls, isThisMachine: true)
+    }
+
+    /// Where the household's machines (those not removed) serve phones, this one first.
+    public func phoneServices() throws -> [PhoneServiceRecord] {
+        let machines = Dictionary(try machines().map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        return try store.rows(.phoneService).compactMap { row -> PhoneServiceRecord? in
+            guard let machine = machines[row.id], machine.removed == nil else { return nil }
+            let urls = row.optionalText("urls").map { $0.split(separator: " ").map(String.init) } ?? []
+            return PhoneServiceRecord(machine: row.id, name: machine.name, urls: urls, isThisMachine: row.id == identity.machineID)
+        }.sorted { ($0.isThisMachine ? 0 : 1, $0.machine) < ($1.isThisMachine ? 0 : 1, $1.machine) }
+    }
+}

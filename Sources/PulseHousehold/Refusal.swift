@@ -60,6 +60,7 @@ public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         // The household CA (protocol 8).
         case phonesWaitingForCA = "phones_waiting_for_ca", invalidCertificate = "invalid_certificate"
         case caRequestChanged = "ca_request_changed", caMachineRemoved = "ca_machine_removed", noCARequest = "no_ca_request"
+        case phoneURL = "phone_url"
     }
 
     public let code: Code

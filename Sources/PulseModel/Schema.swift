@@ -37,6 +37,10 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
     /// An agent's request for an intermediate certificate of the household's CA and, once the
     /// root's machine signed it, the certificate (protocol 8; row id: the machine's id).
     case caGrant = "ca_grant"
+    /// Where an agent serves the phone app (protocol 8; row id: the machine's id): its
+    /// `https://` addresses while phones are on there, null when off. A phone uses another
+    /// agent of the household when its own does not answer.
+    case phoneService = "phone_service"
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
@@ -204,6 +208,7 @@ extension EntityKind {
         case .phone: 16
         case .caRoot: 17
         case .caGrant: 18
+        case .phoneService: 19
         }
     }
 
@@ -363,6 +368,12 @@ extension EntityKind {
                     FieldSpec("request", .text(max: 1000)),
                     FieldSpec("certificate", .text(max: 2000), nullable: true),
                     FieldSpec("requested", .timestamp),
+                ], tombstone: nil, singletonRowID: nil),
+            EntitySchema(
+                kind: .phoneService,
+                fields: [
+                    FieldSpec("urls", .text(max: 600), nullable: true),
+                    FieldSpec("updated", .timestamp),
                 ], tombstone: nil, singletonRowID: nil),
         ]
         return Dictionary(uniqueKeysWithValues: list.map { ($0.kind, $0) })

@@ -70,7 +70,7 @@ public enum PeerMessage: Sendable, Hashable {
         /// (same HELLO) adds per-machine trust: the machine entities and pairing; version 4
         /// (same HELLO) adds the backlog item's `position` field; version 5 (same HELLO) adds
         /// the household's kids' PIN (entity 16); 6 members' languages; 7 phones (entity 17); 8 the household CA's
-        /// roots and grants (entities 18, 19).
+        /// roots and grants and where agents serve phones (entities 18–20).
         public static let currentVersion: UInt16 = 8
         /// The versions this agent accepts (it answers in the client's). A version 4 peer
         /// would refuse a batch holding an entity it does not know: it must upgrade.

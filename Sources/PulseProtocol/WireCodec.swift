@@ -22,7 +22,7 @@ public enum WireCodec {
         .household: 1, .settings: 2, .member: 3, .replica: 4, .shoppingItem: 5, .task: 6,
         .backlogCategory: 7, .backlogItem: 8, .recurringTemplate: 9, .kid: 10,
         .catalogueSelection: 11, .ledgerEntry: 12, .machine: 13, .machineRemoval: 14, .discoveryKey: 15,
-        .kidsPIN: 16, .phone: 17, .caRoot: 18, .caGrant: 19,
+        .kidsPIN: 16, .phone: 17, .caRoot: 18, .caGrant: 19, .phoneService: 20,
     ]
     /// The same table as arrays, for the changes of a batch: by ``EntityKind/ordinal``, and
     /// by code (nil for a code no entity has).

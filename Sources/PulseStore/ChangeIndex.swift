@@ -31,6 +31,7 @@ enum ChangeIndex {
         case .phone: 17
         case .caRoot: 18
         case .caGrant: 19
+        case .phoneService: 20
         }
     }
 

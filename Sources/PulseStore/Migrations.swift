@@ -26,7 +26,7 @@ import PulseModel
 /// `change_index` entries (``ChangeIndex``); 12 records `published_seq` (Rewind.swift); 13 adds
 /// the household's kids' PIN (`kids_pin`, protocol 5) and `synced_once`; 14 the language a
 /// member reads (protocol 6); 15 the household's phones (protocol 7); 16 the household CA's roots
-/// and grants (protocol 8).
+/// and grants, and where agents serve phones (protocol 8).
 package enum Migrations {
     /// One step: SQL, then (for data that SQL cannot reshape) Swift code, in the same
     /// transaction.
@@ -126,9 +126,11 @@ package enum Migrations {
     static let entitiesOfMigration1 = EntityKind.allCases.filter { !entitiesAfterMigration1.contains($0) }
     /// The entities made by later migrations (6: machines; 13: the kids' PIN; 15: phones;
     /// 16: the household CA).
-    static let entitiesAfterMigration1: [EntityKind] = [.machine, .machineRemoval, .discoveryKey, .kidsPIN, .phone, .caRoot, .caGrant]
+    static let entitiesAfterMigration1: [EntityKind] = [
+        .machine, .machineRemoval, .discoveryKey, .kidsPIN, .phone, .caRoot, .caGrant, .phoneService,
+    ]
     /// The entities whose tables exist at migration 8.
-    static let entitiesOfMigration8 = EntityKind.allCases.filter { ![.kidsPIN, .phone, .caRoot, .caGrant].contains($0) }
+    static let entitiesOfMigration8 = EntityKind.allCases.filter { ![.kidsPIN, .phone, .caRoot, .caGrant, .phoneService].contains($0) }
 
     /// Migration 3, in SQL: every typed table gains `versions`. The default (two zero bytes)
     /// only lets existing rows take the column; `moveVersionsIntoRows` fills every one of
@@ -426,6 +428,12 @@ package enum Migrations {
             request TEXT NOT NULL CHECK (length(request) BETWEEN 1 AND 1000),
             certificate TEXT CHECK (certificate IS NULL OR length(certificate) BETWEEN 1 AND 2000),
             requested INTEGER NOT NULL CHECK (requested >= 0),
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+        ) WITHOUT ROWID;
+        CREATE TABLE phone_service (
+            id TEXT PRIMARY KEY NOT NULL,
+            urls TEXT CHECK (urls IS NULL OR length(urls) BETWEEN 1 AND 600),
+            updated INTEGER NOT NULL CHECK (updated >= 0),
             versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
         ) WITHOUT ROWID;
         """

@@ -71,6 +71,12 @@ struct PhoneSite: Sendable {
     let pairing: PhonePairing
     /// The phone a cookie belongs to (nil: none, or removed).
     let identify: @Sendable (String?) async -> PhoneSession?
+    /// The phone a roaming credential belongs to (nil: none, removed, or no longer valid).
+    let identifyRoaming: @Sendable (String) async -> PhoneSession?
+    /// A phone's roaming credential, for its page (nil: none now).
+    let roaming: @Sendable (PhoneSession) async -> String?
+    /// Where the household's agents serve phones (`phone.service.list`), for the phone app.
+    let agents: @Sendable () async -> JSONValue
     /// Sign-out on a phone: the phone is removed (it must be added again to come back).
     let signOut: @Sendable (PhoneSession) async -> Void
     /// This computer's name, for "waiting for …".
@@ -156,7 +162,10 @@ final class PhoneService: Sendable {
                         listener.closeConnections(of: row)
                     }
                 case EntityKind.caRoot.rawValue, EntityKind.caGrant.rawValue, EntityKind.machineRemoval.rawValue:
+                    known.withLock { $0 = [:] } // a removal makes a new roaming key
                     await caChanged()
+                case EntityKind.discoveryKey.rawValue:
+                    known.withLock { $0 = [:] }
                 default: break
                 }
             }
@@ -223,6 +232,46 @@ final class PhoneService: Sendable {
         for case let .object(phone) in phones {
             if case let .string(id)? = phone["id"], let removed = phone["removed"], removed != .null { listener.closeConnections(of: id) }
         }
+    }
+
+    /// The phone whose roaming credential is `bearer` (it uses this agent from another agent's
+    /// address), when valid now and not removed.
+    func identify(roaming bearer: String) async -> PhoneSession? {
+        guard bearer.utf8.count <= 200 else { return nil }
+        let key = "roaming:" + Self.credential(bearer)
+        if let session = known.withLock({ $0[key] }) {
+            seen.withLock { $0[session.id] = WallClock.now() }
+            return session
+        }
+        let answer = await api.call("phone.get", ["roaming": .string(bearer)])
+        guard answer.ok, case let .object(phone)? = answer.result, case let .string(id)? = phone["id"] else { return nil }
+        let member: String? = if case let .string(member)? = phone["memberID"] { member } else { nil }
+        // No CSRF token: a bearer credential is never sent by the browser on its own.
+        let session = PhoneSession(id: id, member: member, csrf: "")
+        known.withLock { $0[key] = session }
+        seen.withLock { $0[id] = WallClock.now() }
+        return session
+    }
+
+    /// Phone `phone`'s roaming credential now.
+    func roaming(_ phone: PhoneSession) async -> String? {
+        let answer = await api.call("phone.roaming", ["phone": .string(phone.id)])
+        if case let .string(roaming)? = answer.result { return roaming }
+        return nil
+    }
+
+    /// Where the household's agents serve phones: `[{machine, name, urls, self}]`.
+    func agents() async -> JSONValue {
+        let answer = await api.call("phone.service.list", [:])
+        guard answer.ok, case let .array(services)? = answer.result else { return .array([]) }
+        return .array(
+            services.compactMap { service in
+                guard case let .object(fields) = service, case let .array(urls)? = fields["urls"], !urls.isEmpty else { return nil }
+                return .object([
+                    "machine": fields["machine"] ?? .null, "name": fields["name"] ?? .null, "urls": .array(urls),
+                    "self": fields["isThisMachine"] ?? .bool(false),
+                ])
+            })
     }
 
     /// Whether phone `id` may still sign in (nil: removed or unknown).
@@ -302,6 +351,7 @@ final class PhoneService: Sendable {
             logger.notice("phones no longer served")
             state.withLock { $0.problem = nil }
         }
+        await publishAddresses()
         do {
             try api.writePrivateFile(PhoneSettings.file, try JSONEncoder().encode(settings))
         } catch {
@@ -318,6 +368,21 @@ final class PhoneService: Sendable {
         let tls = try PhoneTLS(certificates: certificates, look: look)
         state.withLock { $0.tls = tls }
         return tls
+    }
+
+    /// Where this computer serves phones now (its `https://` addresses; none while off).
+    func servedURLs() -> [String] {
+        let (listener, tls) = state.withLock { ($0.listener, $0.tls) }
+        guard let listener, let tls else { return [] }
+        let (names, addresses) = tls.covered
+        return (addresses.map { $0.contains(":") ? "[\($0)]" : $0 } + names).map { "https://\($0):\(listener.port)" }
+    }
+
+    /// Tells the household where this computer serves phones (a phone whose own agent does not
+    /// answer uses another): written only when it changed.
+    func publishAddresses() async {
+        let answer = await api.call("phone.service.set", ["urls": .array(servedURLs().prefix(4).map(JSONValue.string))])
+        if let error = answer.error { logger.warning("cannot record where phones are served", metadata: ["error": "\(error)"]) }
     }
 
     /// This computer's name in the household (as people named it), if it has one.
@@ -345,6 +410,7 @@ final class PhoneService: Sendable {
 
     func describe() async -> ControlResponse {
         let (settings, listener, tls, problem) = state.withLock { ($0.settings, $0.listener, $0.tls, $0.problem) }
+        await publishAddresses() // the addresses may have changed since
         var result: [String: JSONValue] = ["on": .bool(settings.on), "port": .integer(Int64(settings.port))]
         result["problem"] = problem.map { .object(["code": .string($0.code), "params": .object($0.params), "message": .string($0.message)]) } ?? .null
         if let listener, let tls {

@@ -59,6 +59,8 @@ final class PhoneListener: Sendable {
         let computer = computer ?? tls.covered.names.first ?? "this computer"
         let site = PhoneSite(
             hosts: { tls.hosts(port: bound) }, pairing: service.pairing, identify: { await service.identify($0) },
+            identifyRoaming: { await service.identify(roaming: $0) }, roaming: { await service.roaming($0) },
+            agents: { await service.agents() },
             signOut: { _ = await service.remove(["id": .string($0.id)]) }, computer: computer)
         // The phones' sessions are the household's `phone` rows (``PhoneSite/identify``): no
         // local sessions.
@@ -137,7 +139,13 @@ final class PhoneListener: Sendable {
                                     guard kind.isTLS else { return await PhoneSetupPages.respond(to: request, service: self.service, port: self.port) }
                                     let cookie = WebRules.cookie(router.cookieName, in: request.headers("cookie"))
                                     let reply = await router.respond(to: request)
-                                    self.mark(channel, phone: await self.service.identify(cookie)?.id)
+                                    let phone =
+                                        if let bearer = WebRules.bearer(request.header("authorization")) {
+                                            await self.service.identify(roaming: bearer)
+                                        } else {
+                                            await self.service.identify(cookie)
+                                        }
+                                    self.mark(channel, phone: phone?.id)
                                     return reply
                                 }
                             } catch {

@@ -159,11 +159,11 @@ public struct WebFrontEnd: AgentFrontEnd {
                         bodyAllowed: head.method != .HEAD)
                     if !keepAlive { return }
                 case .events, .phoneEvents:
-                    let (resume, notices): (String?, MemberNotices?) =
+                    let (resume, notices, extra): (String?, MemberNotices?, [(String, String)]) =
                         switch reply {
-                        case let .events(resume): (resume, nil)
-                        case let .phoneEvents(resume, notices): (resume, notices)
-                        case .response: (nil, nil)
+                        case let .events(resume): (resume, nil, [])
+                        case let .phoneEvents(resume, notices, headers): (resume, notices, headers)
+                        case .response: (nil, nil, [])
                         }
                     let admitted = counts.admitStream()
                     guard admitted else {
@@ -177,7 +177,7 @@ public struct WebFrontEnd: AgentFrontEnd {
                     defer { counts.streamClosed() }
                     try await stream(
                         api.subscribe(resume: resume, close: { channel.close(promise: nil) }),
-                        to: outbound, channel: channel, version: head.version, notices: notices)
+                        to: outbound, channel: channel, version: head.version, notices: notices, extraHeaders: extra)
                     return
                 }
             }
@@ -218,14 +218,14 @@ public struct WebFrontEnd: AgentFrontEnd {
     /// goes, the feed drops it (it fell behind), or the agent stops.
     private static func stream(
         _ feed: LiveFeed, to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>,
-        channel: Channel, version: HTTPVersion, notices: MemberNotices? = nil
+        channel: Channel, version: HTTPVersion, notices: MemberNotices? = nil, extraHeaders: [(String, String)] = []
     ) async throws {
         defer { feed.cancel() }
         var notices = notices
         // When the notices' batcher is due; the timer waits for it, woken when it changes.
         let due = Due()
         let (changes, changed) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        var headers = HTTPHeaders([("Content-Type", "text/event-stream"), ("Cache-Control", "no-store")] + WebRules.securityHeaders)
+        var headers = HTTPHeaders([("Content-Type", "text/event-stream"), ("Cache-Control", "no-store")] + WebRules.securityHeaders + extraHeaders)
         headers.add(name: "X-Accel-Buffering", value: "no")
         try await outbound.write(.head(HTTPResponseHead(version: version, status: .ok, headers: headers)))
         let hello = "{\"gap\":\(feed.gap),\"token\":\"\(feed.token)\"}"

@@ -26,8 +26,9 @@ enum WebReply: Sendable {
     case response(WebResponse)
     /// Server-Sent Events from the live feed, resuming after a token (or from now).
     case events(resume: String?)
-    /// The same for a phone, with its notifications (`event: notice`) by the desktop's rules.
-    case phoneEvents(resume: String?, notices: MemberNotices)
+    /// The same for a phone, with its notifications (`event: notice`) by the desktop's rules;
+    /// `headers`: the cross-origin ones of a phone using this agent from another's address.
+    case phoneEvents(resume: String?, notices: MemberNotices, headers: [(String, String)])
 }
 
 /// Decides every answer of the page (docs/API.md, "The web page"): the Host check first,
@@ -164,14 +165,42 @@ struct WebRouter: Sendable {
     // MARK: The JSON API
 
     private func apiCall(_ request: WebRequest, path: String, query: [String: String]) async -> WebReply {
+        // A phone using this agent from another agent's address (its own does not answer): its
+        // roaming credential in `Authorization: Bearer`, from that address's page (CORS). Never
+        // a cookie: no other site's page can make the phone send it, so no CSRF token either.
+        let bearer = phones == nil ? nil : WebRules.bearer(request.header("authorization"))
+        let origin = request.header("origin").flatMap { $0.lowercased().hasPrefix("https://") ? $0 : nil }
+        if phones != nil, request.method == "OPTIONS" {
+            guard let origin, request.header("access-control-request-method") != nil else {
+                return .response(refused(405, .methodNotAllowed, ["allowed": ["GET", "POST"]], extra: [("Allow", "GET, POST")]))
+            }
+            return .response(
+                WebResponse(
+                    status: 204,
+                    headers: [
+                        ("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Methods", "GET, POST"),
+                        ("Access-Control-Allow-Headers", "authorization, content-type, last-event-id"), ("Access-Control-Max-Age", "600"),
+                        ("Vary", "Origin"), ("Cache-Control", "no-store"),
+                    ] + WebRules.securityHeaders, body: []))
+        }
+        let cors: [(String, String)] = bearer != nil && origin != nil ? [("Access-Control-Allow-Origin", origin!), ("Vary", "Origin")] : []
+        let reply = await apiAnswer(request, path: path, query: query, bearer: bearer, cors: cors)
+        guard !cors.isEmpty, case var .response(response) = reply else { return reply }
+        response.headers += cors
+        return .response(response)
+    }
+
+    private func apiAnswer(
+        _ request: WebRequest, path: String, query: [String: String], bearer: String?, cors: [(String, String)]
+    ) async -> WebReply {
         let cookie = WebRules.cookie(cookieName, in: request.headers("cookie"))
         // A phone's session is the household's (any agent checks it); the computer's page's
         // are this agent's own.
-        let phone = await phones?.identify(cookie)
+        let phone = if let bearer { await phones?.identifyRoaming(bearer) } else { await phones?.identify(cookie) }
         guard let csrf = phones == nil ? sessions.csrf(for: cookie) : phone?.csrf else {
             return .response(refused(401, .notSignedIn))
         }
-        if request.method == "POST" {
+        if request.method == "POST", bearer == nil {
             let sameOrigin =
                 if let phones {
                     request.header("origin").map { phones.hosts().map { "https://" + $0 }.contains($0.lowercased()) } ?? false
@@ -184,7 +213,7 @@ struct WebRouter: Sendable {
             guard let sent = request.header(Self.csrfHeader), WebSessions.same(sent, csrf) else {
                 return .response(refused(403, .missingToken))
             }
-        } else if request.method != "GET" {
+        } else if request.method != "GET", request.method != "POST" {
             return .response(refused(405, .methodNotAllowed, ["allowed": ["GET", "POST"]], extra: [("Allow", "GET, POST")]))
         }
         switch (request.method, path) {
@@ -201,9 +230,13 @@ struct WebRouter: Sendable {
                 "csrf": .string(csrf), "home": .string(api.home.path), "language": .string(language), "languages": .object(languages),
             ]
             if api.welcome { session["welcome"] = .bool(true) } // no household yet: the page's welcome
-            if phones != nil {
+            if let phones, let phone {
                 session["phone"] = .bool(true) // the phone app: no computer administration
                 session["home"] = nil // nor where this computer keeps the household
+                // For using the household's other agents when this one does not answer.
+                session["roaming"] = await phones.roaming(phone).map(JSONValue.string) ?? .null
+                session["agents"] = await phones.agents()
+                session["computer"] = .string(phones.computer)
             }
             return .response(json(200, session))
         case ("GET", "/api/status"):
@@ -232,7 +265,9 @@ struct WebRouter: Sendable {
             if let phone {
                 // A phone's notifications, in its browser's language (decided by the agent: MemberNotices).
                 let language = Languages.forAcceptLanguage(request.header("accept-language"), available: MessageCatalogue.languages(home: api.home))
-                return .phoneEvents(resume: resume?.isEmpty == true ? nil : resume, notices: MemberNotices(member: phone.member, words: words(language)))
+                return .phoneEvents(
+                    resume: resume?.isEmpty == true ? nil : resume, notices: MemberNotices(member: phone.member, words: words(language)),
+                    headers: cors)
             }
             return .events(resume: resume?.isEmpty == true ? nil : resume)
         case ("POST", "/api/logout"):

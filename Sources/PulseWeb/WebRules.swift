@@ -100,6 +100,15 @@ enum WebRules {
         return out
     }
 
+    /// The credential of `Authorization: Bearer …` (nil: none, or another scheme).
+    static func bearer(_ header: String?) -> String? {
+        guard let header, header.utf8.count <= 300 else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let value = String(parts[1].trimmingSpaces)
+        return value.isEmpty ? nil : value
+    }
+
     static func cookie(_ name: String, in headers: [String]) -> String? {
         for header in headers {
             for pair in header.split(separator: ";") {

@@ -103,4 +103,44 @@ import Testing
         #expect(code { _ = try a.addShoppingItems(["x"], ids: ["not an id!"]) } == "invalid_id")
         #expect(code { _ = try a.addShoppingItems(["x", "y"], ids: [RowIDRules.newRowID()]) } == "wrong_type")
     }
+
+    /// A phone uses another agent by its roaming credential: any computer of the household
+    /// checks it and none keeps it; forged, for a removed phone, or made before a machine was
+    /// removed (a new advertisement key), it is refused; where each computer serves phones is
+    /// the household's too.
+    @Test func aPhonesRoamingCredentialIsCheckedEverywhereAndEndsWithARemoval() throws {
+        let phone = try a.addPhone(name: "Anna's phone", member: nil, credential: Self.credential)
+        let b = try secondMachine()
+        let roaming = try #require(try a.phoneRoaming(phone.id))
+        #expect(try b.phone(roaming: roaming)?.id == phone.id)
+        #expect(try b.phoneRoaming(phone.id) == roaming, "the same on every computer")
+        #expect(try b.phone(roaming: phone.id + "." + String(repeating: "0", count: 64)) == nil)
+        #expect(try b.phone(roaming: "nonsense") == nil)
+
+        // A machine removed: a new advertisement key, so a credential made before is refused
+        // (a removed computer could make only those), and the phone's own agent gives the new one.
+        let c = try machine("c")
+        try sync(a, c)
+        _ = try a.removeMachine(String(c.identity.machineID.prefix(12)))
+        try sync(a, b)
+        #expect(try b.phone(roaming: roaming) == nil)
+        let renewed = try #require(try a.phoneRoaming(phone.id))
+        #expect(try renewed != roaming && b.phone(roaming: renewed)?.id == phone.id)
+
+        _ = try a.removePhone(phone.id)
+        try sync(a, b)
+        #expect(try b.phone(roaming: renewed) == nil && a.phoneRoaming(phone.id) == nil)
+
+        // Where phones are served: the household's, the removed machine's never listed.
+        _ = try a.setPhoneService(urls: ["https://192.168.1.5:47655", "https://house.local:47655"])
+        _ = try c.setPhoneService(urls: ["https://192.168.1.7:47655"])
+        try sync(a, b)
+        try c.store.sync(to: b.store)
+        let services = try b.phoneServices()
+        #expect(services.map(\.machine) == [a.identity.machineID] && services[0].urls.count == 2 && !services[0].isThisMachine)
+        #expect(code { _ = try a.setPhoneService(urls: ["http://192.168.1.5:47655"]) } == "phone_url")
+        _ = try a.setPhoneService(urls: [])
+        try sync(a, b)
+        #expect(try b.phoneServices().first?.urls == [])
+    }
 }

@@ -199,6 +199,7 @@ import Testing
         let names = EntityKind.allCases.map { "WHEN \(ChangeIndex.code($0)) THEN '\($0.rawValue)'" }.joined(separator: " ")
         let hex = "lower(hex(row_id))"
         return """
+            DROP TABLE phone_service;
             DROP TABLE ca_grant;
             DROP TABLE ca_root;
             DROP TABLE phone;

@@ -100,8 +100,11 @@ struct PhoneRouterTests {
             })
         let site = PhoneSite(
             hosts: { ["192.168.1.5:47655", "house.local:47655"] }, pairing: PhonePairing(),
-            identify: { $0 == "good" ? Self.phone : nil }, signOut: { phone in signedOut.ids.withLock { $0.append(phone.id) } },
-            computer: "house.local")
+            identify: { $0 == "good" ? Self.phone : nil },
+            identifyRoaming: { $0 == "p1.roams" ? PhoneSession(id: "p1", member: "m1", csrf: "") : nil },
+            roaming: { _ in "p1.roams" },
+            agents: { .array([.object(["machine": "b", "name": "Tom's laptop", "urls": ["https://192.168.1.6:47655"], "self": false])]) },
+            signOut: { phone in signedOut.ids.withLock { $0.append(phone.id) } }, computer: "house.local")
         return WebRouter(api: api, sessions: WebSessions(), host: "0.0.0.0", port: 47655, phones: site)
     }
 
@@ -151,6 +154,47 @@ struct PhoneRouterTests {
         #expect(await post("shop.add", csrf: "other") == 403)
         #expect(await post("shop.add", cookie: "removed-or-made-up") == 401)
         #expect(calls.made.withLock { $0.map(\.0) } == ["shop.add as m1", "task.done as m1"])
+    }
+
+    /// A phone whose own agent does not answer uses this one from that agent's address: its
+    /// roaming credential as a bearer (CORS from any https:// page, no cookie, no CSRF token);
+    /// nothing without a valid one, and still only the phone app's methods.
+    @Test func aPhoneOfAnotherAgentIsServedByItsRoamingCredentialAcrossOrigins() async throws {
+        let calls = WebRouterTests.Calls()
+        let router = makeRouter(calls: calls)
+        let other = "https://192.168.1.6:47655"
+        let preflight = try #require(
+            response(
+                await router.respond(
+                    to: request("OPTIONS", "/api/call/shop.add", [("origin", other), ("access-control-request-method", "POST")]))))
+        #expect(preflight.status == 204)
+        #expect(preflight.headers.contains { $0 == ("Access-Control-Allow-Origin", other) })
+        #expect(preflight.headers.contains { $0.0 == "Access-Control-Allow-Headers" && $0.1.contains("authorization") })
+        #expect(!preflight.headers.contains { $0.0 == "Access-Control-Allow-Credentials" }, "cookies never cross")
+        func post(_ method: String, bearer: String?, origin: String = other) async -> WebResponse? {
+            var headers: [(String, String)] = [("origin", origin), ("content-type", "application/json")]
+            if let bearer { headers.append(("authorization", "Bearer \(bearer)")) }
+            return response(await router.respond(to: request("POST", "/api/call/\(method)", headers, body: "{}")))
+        }
+        let added = try #require(await post("shop.add", bearer: "p1.roams"))
+        #expect(
+            added.status == 200 && added.headers.contains { $0 == ("Access-Control-Allow-Origin", other) },
+            "\(added.status) \(String(decoding: added.body, as: UTF8.self))")
+        #expect(await post("shop.add", bearer: "p1.forged")?.status == 401)
+        #expect(await post("shop.add", bearer: nil)?.status == 401)
+        #expect(await post("machine.remove", bearer: "p1.roams")?.status == 404)
+        #expect(calls.made.withLock { $0.map(\.0) } == ["shop.add as m1"])
+        // Its session names the household's other agents and its credential for them.
+        let session = try #require(
+            response(await router.respond(to: request("GET", "/api/session", [("origin", other), ("authorization", "Bearer p1.roams")]))))
+        let said = String(decoding: session.body, as: UTF8.self)
+        #expect(session.status == 200 && said.contains(#""roaming":"p1.roams""#) && said.contains("Tom's laptop"), "\(said)")
+        // A plain http:// page gets no cross-origin answer.
+        let plain = try #require(
+            response(
+                await router.respond(
+                    to: request("OPTIONS", "/api/call/shop.add", [("origin", "http://192.168.1.6"), ("access-control-request-method", "POST")]))))
+        #expect(plain.status == 405)
     }
 
     @Test func noComputerSignInBackupOrInvitationOnThePhonesSideAndSignOutRemovesThePhone() async {
