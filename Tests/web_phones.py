@@ -507,6 +507,73 @@ def main():
         raise Failed(f"the queue sent twice changed the list: {listed(HOME)}")
     ok("an agent reachable again: each queued change applied once (A and the second computer agree); the same queue replayed: still once")
 
+    # The phone's own computer out of reach while the second serves phones: the phone uses the
+    # second (its roaming credential, which any agent checks), live, and comes back to its own.
+    sh(BIN, "phones", "on", "--port", "0", "--home", HOME_B, check=False)
+    state_b, _ = wait("the second computer serving phones again", second_serving, timeout=20)
+    port_b = state_b["port"]
+    # The page learns it live (the household's phone_service rows), and its next start may
+    # connect there (the page's policy, kept by the worker, names the household's agents).
+    wait("the phone's kept session naming the second computer", lambda: f":{port_b}" in driver.execute_script(
+        "return JSON.stringify(JSON.parse(localStorage.getItem('house-pulse-snapshot-1') || '{}').session?.agents || [])"), timeout=15)
+    driver.refresh()
+    wait("the page again", lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), timeout=10)
+    wait("the worker's copy of the page allowing the second computer", lambda: f":{port_b}" in (driver.execute_script(
+        "return caches.keys().then(k => caches.open(k[0])).then(c => c.match('/')).then(r => r && r.headers.get('content-security-policy'))")
+        or ""), timeout=15)
+    in_namespace("phone", "nft", "-f", "-", input=(
+        "table inet cut {\n chain out {\n  type filter hook output priority 0;\n"
+        f"  ip daddr {AGENT_FOR_PHONE} tcp dport {port} reject with tcp reset\n }}\n}}\n"))
+    driver.refresh()
+    try:
+        _, took = wait("the phone using the second computer",
+                       lambda: driver.execute_script("return document.body.dataset.ready === 'roaming'"), timeout=20)
+    except Failed:
+        shot(driver, "roaming-failure")
+        print([e for e in phone.log() if e["source"] != "network"])
+        print(driver.execute_script("return [document.body.dataset.ready, localStorage.getItem('house-pulse-snapshot-1')]"))
+        print(driver.execute_script(f"""const s = JSON.parse(localStorage.getItem('house-pulse-snapshot-1')).session;
+          return fetch('https://{AGENT_FOR_PHONE}:{port_b}/api/session', {{credentials: 'omit', mode: 'cors',
+            headers: {{Authorization: 'Bearer ' + s.roaming}}}}).then(r => r.status + ' ' + r.headers.get('access-control-allow-origin'), e => String(e))"""))
+        kept = json.loads(driver.execute_script("return localStorage.getItem('house-pulse-snapshot-1')"))["session"]
+        print(https_request(AGENT_FOR_PHONE, port_b, "/api/session", "OPTIONS",
+                            {"Origin": mine, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "authorization"},
+                            cafile=os.path.join(SCRATCH, "root.pem")))
+        print(https_request(AGENT_FOR_PHONE, port_b, "/api/session", "GET", {"Origin": mine, "Authorization": "Bearer " + kept["roaming"]},
+                            cafile=os.path.join(SCRATCH, "root.pem")))
+        raise
+    said = driver.find_element(By.ID, "offline").text
+    if not driver.find_element(By.ID, "offline").is_displayed() or "does not answer" not in said:
+        raise Failed(f"roaming, the phone says {said!r}")
+    press(driver, driver.find_element(By.ID, "add-item"))
+    field = wait("the rapid-entry row", lambda: driver.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0]
+    field.send_keys("Figs", Keys.ENTER)
+    field = wait("the next row", lambda: driver.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0]
+    field.send_keys(Keys.ENTER)
+    wait("Figs on the second computer, sent (not queued)", lambda: "Figs" in listed(HOME_B)[0], timeout=10)
+    if driver.execute_script("return (localStorage.getItem('house-pulse-queue-1') || '[]')") != "[]":
+        raise Failed("roaming, the phone queued its change instead of sending it")
+    web_support.cli(BIN, HOME_B, "shop", "add", "Honey")
+    wait("Honey, added on the second computer, live on the roaming phone",
+         lambda: "Honey" in driver.find_element(By.ID, "shop-list").text, timeout=10)
+    roaming_credential = driver.execute_script("return JSON.parse(localStorage.getItem('house-pulse-snapshot-1') || '{}').session?.roaming")
+    if not roaming_credential:
+        raise Failed("the phone keeps no roaming credential")
+    forged = roaming_credential.rsplit(".", 1)[0] + "." + "0" * 64
+    status, _, _ = https_request(AGENT_FOR_PHONE, port_b, "/api/call/shop.list", "POST",
+                                 {"Authorization": f"Bearer {forged}", "Origin": mine, "Content-Type": "application/json"}, b"{}",
+                                 cafile=os.path.join(SCRATCH, "root.pem"))
+    if status != 401:
+        raise Failed(f"a forged roaming credential got {status} from the second computer")
+    shot(driver, "phone-roaming")
+    in_namespace("phone", "nft", "delete", "table", "inet", "cut")
+    wait("back on its own computer", lambda: driver.execute_script(
+        "return document.body.dataset.ready === 'true' && document.getElementById('offline').hidden"), timeout=15)
+    wait("… where Figs arrived by sync", lambda: "Figs" in listed(HOME)[0], timeout=10)
+    ok(f"its own computer out of reach, the phone used the second computer in {took:.1f} s (its roaming credential; "
+       "a forged one refused, 401): Figs sent there at once, Honey added there shown live; back on its own computer after")
+    sh(BIN, "phones", "off", "--home", HOME_B)
+
     cookie = session["value"]
     csrf = driver.execute_script("return fetch('/api/session').then(r => r.json()).then(s => s.csrf)")
     status, _, body = https_request(AGENT_FOR_PHONE, port, "/api/call/machine.remove", "POST",

@@ -67,7 +67,20 @@ struct WebRouter: Sendable {
             return .response(text(405, said.text("web.method_not_allowed") + "\n", extra: [("Allow", "GET")]))
         }
         switch path {
-        case "/", "/index.html": return .response(asset(WebAssets.indexHTML, "text/html; charset=utf-8"))
+        case "/", "/index.html":
+            guard let phones else { return .response(asset(WebAssets.indexHTML, "text/html; charset=utf-8")) }
+            // The phone app may reach the household's other agents (when its own does not answer).
+            var origins: [String] = []
+            if case let .array(agents) = await phones.agents() {
+                for case let .object(agent) in agents where agent["self"] != .bool(true) {
+                    if case let .array(urls)? = agent["urls"] { origins += urls.compactMap { if case let .string(url) = $0 { url } else { nil } } }
+                }
+            }
+            return .response(
+                WebResponse(
+                    status: 200,
+                    headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache")]
+                        + WebRules.securityHeaders(connectingTo: origins), body: WebAssets.indexHTML))
         case "/app.css": return .response(asset(WebAssets.appCSS, "text/css; charset=utf-8"))
         case "/icon.svg": return .response(asset(WebAssets.iconSVG, "image/svg+xml"))
         case "/icon-192.png": return .response(asset(PackageResources.icon_192_png, "image/png"))

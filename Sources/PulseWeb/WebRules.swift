@@ -151,6 +151,21 @@ enum WebRules {
 
     /// Sent with every response: no script but the page's own files, no framing, no
     /// sniffing, no referrer (the login link carries a token), nothing shared cross-origin.
+    /// The same headers, the page allowed to connect to `origins` too (the phone app: the
+    /// household's other agents, for when its own does not answer). An origin that is not
+    /// plainly `https://host:port` (a replicated row says it) is left out.
+    static func securityHeaders(connectingTo origins: [String]) -> [(String, String)] {
+        let allowed = origins.filter { origin in
+            origin.hasPrefix("https://") && origin.utf8.count <= 200
+                && origin.dropFirst("https://".count).allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || ".-:[]".contains($0)) }
+        }
+        guard !allowed.isEmpty else { return securityHeaders }
+        return securityHeaders.map { name, value in
+            name == "Content-Security-Policy"
+                ? (name, value.replacing("connect-src 'self'", with: "connect-src 'self' " + allowed.joined(separator: " "))) : (name, value)
+        }
+    }
+
     static let securityHeaders: [(String, String)] = [
         (
             "Content-Security-Policy",

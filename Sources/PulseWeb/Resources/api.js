@@ -15,6 +15,18 @@ export class APIError extends Error {
 
 const hooks = { online: () => {}, signedOut: () => {} };
 let csrf = null;
+// Another agent of the household, used by a phone while its own does not answer: calls go to
+// that agent's address with the phone's roaming credential (`Authorization: Bearer`), never a
+// cookie (`{base, bearer, name}`; null: this page's own agent).
+let via = null;
+
+/** The `Authorization` header of a phone's roaming credential (an HTTP scheme, in no language). */
+export const authorization = (bearer) => ["Bearer", bearer].join(" ");
+
+/** Uses agent `agent` (`{base, bearer, name}`), or this page's own again (null). */
+export function useAgent(agent) { via = agent; }
+/** The other agent in use, if any. */
+export const usingAgent = () => via;
 
 /** What the page does when the agent stops answering, answers again, or signs it out. */
 export function onConnection({ online, signedOut }) {
@@ -22,15 +34,24 @@ export function onConnection({ online, signedOut }) {
   if (signedOut) hooks.signedOut = signedOut;
 }
 
-export async function request(path, options = {}) {
+/** `own`: this page's own agent, even while another is used. */
+export async function request(path, options = {}, own = false) {
   let response;
+  const other = own ? null : via;
   try {
-    response = await fetch(path, { credentials: "same-origin", ...options });
+    response = other
+      ? await fetch(other.base + path, {
+        ...options, credentials: "omit", mode: "cors",
+        headers: { ...(options.headers || {}), Authorization: authorization(other.bearer) },
+      })
+      : await fetch(path, { credentials: "same-origin", ...options });
   } catch {
     hooks.online(false);
     throw new APIError("unreachable");
   }
   const body = await response.json().catch(() => ({}));
+  // Refused by another agent (the credential is older than a removal): not signed out here.
+  if (response.status === 401 && other) throw new APIError("unreachable", {}, "unreachable", 401);
   if (response.status === 401) { hooks.signedOut(); throw new APIError("not_signed_in", {}, "not_signed_in", 401); }
   if (!response.ok) {
     const error = body.error && typeof body.error === "object" ? body.error : { code: "failed", params: { detail: `HTTP ${response.status}` } };
@@ -39,19 +60,30 @@ export async function request(path, options = {}) {
   return body;
 }
 
-/** Signs this page in: the token every POST carries. */
+/** Signs this page in with its own agent: the token every POST carries. */
 export async function startSession() {
-  const session = await request("/api/session");
+  const session = await request("/api/session", {}, true);
   csrf = session.csrf;
   return session;
 }
 
+/** Whether the household's agent at `base` answers the phone's `bearer` (a TLS exchange and
+ * a session there), within `ms`. */
+export async function reaches(base, bearer, ms = 3000) {
+  try {
+    const response = await fetch(`${base}/api/session`, {
+      credentials: "omit", mode: "cors", headers: { Authorization: authorization(bearer) }, signal: AbortSignal.timeout(ms),
+    });
+    return response.ok;
+  } catch { return false; }
+}
+
 export async function call(method, params = {}) {
   // No session yet (a phone opened offline, from what it last saw): as if no agent answered.
-  if (csrf === null) throw new APIError("unreachable");
+  if (csrf === null && !via) throw new APIError("unreachable");
   const body = await request(`/api/call/${method}`, {
     method: "POST",
-    headers: { "Content-Type": "application/json", "X-Pulse-CSRF": csrf },
+    headers: via ? { "Content-Type": "application/json" } : { "Content-Type": "application/json", "X-Pulse-CSRF": csrf },
     body: JSON.stringify(params),
   });
   return body.result;

@@ -1,29 +1,39 @@
 // The live feed (GET /api/events, Server-Sent Events): what changed anywhere in the
 // household. Each event reloads the parts whose topics it concerns.
-import { request } from "./api.js";
+import { request, usingAgent, authorization } from "./api.js";
 import { partsConcerned, refresh, notify, loadAll } from "./page.js";
 import { showNotice } from "./notices.js";
 
 let events = null;
+let stream = null; // the feed of another agent (a phone whose own does not answer)
 let everOnline = false;
 
-export function connectFeed({ online, isOnline, fail }) {
-  events = new EventSource("/api/events");
-  events.addEventListener("hello", (message) => {
-    const hello = JSON.parse(message.data);
+/** One event of the feed: `hello`, a phone's `notice`, or a household event. */
+function handle(type, data, { online, isOnline, fail }) {
+  if (type === "hello") {
+    const hello = JSON.parse(data);
     const missed = !isOnline() || hello.gap;
     online(true);
     if (missed && everOnline) loadAll().catch(fail); // missed changes: reload what is shown
     everOnline = true;
-  });
-  // A phone's notifications (the agent sends them to phones only: notices.js).
-  events.addEventListener("notice", (message) => showNotice(JSON.parse(message.data)));
-  events.onmessage = (message) => {
-    const event = JSON.parse(message.data);
+  } else if (type === "notice") {
+    showNotice(JSON.parse(data)); // a phone's notifications (the agent sends them to phones only: notices.js)
+  } else {
+    const event = JSON.parse(data);
     const concerned = partsConcerned(event);
     refresh(...(concerned.length ? concerned.map((p) => p.id) : ["household", "status"]));
     notify(event);
-  };
+  }
+}
+
+/** `lost`: another agent's feed ended (that agent went too). */
+export function connectFeed({ online, isOnline, fail, lost }) {
+  const other = usingAgent();
+  if (other) { streamFrom(other, { online, isOnline, fail, lost }); return; }
+  events = new EventSource("/api/events");
+  events.addEventListener("hello", (message) => handle("hello", message.data, { online, isOnline, fail }));
+  events.addEventListener("notice", (message) => handle("notice", message.data, { online, isOnline, fail }));
+  events.onmessage = (message) => handle("message", message.data, { online, isOnline, fail });
   events.onerror = () => {
     online(false);
     if (events.readyState === EventSource.CLOSED) {
@@ -34,4 +44,39 @@ export function connectFeed({ online, isOnline, fail }) {
   };
 }
 
-export function closeFeed() { if (events) { events.close(); events = null; } }
+/** Another agent's feed, read with the phone's roaming credential (an EventSource cannot
+ * send one): the same Server-Sent Events, parsed here. */
+async function streamFrom(other, hooks) {
+  const controller = new AbortController();
+  stream = controller;
+  try {
+    const response = await fetch(`${other.base}/api/events`, {
+      credentials: "omit", mode: "cors", headers: { Authorization: authorization(other.bearer) }, signal: controller.signal,
+    });
+    if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        let type = "message";
+        let data = "";
+        for (const line of block.split("\n")) {
+          if (line.startsWith("event:")) type = line.slice(6).trim();
+          else if (line.startsWith("data:")) data += line.slice(5).trim();
+        }
+        if (data) handle(type, data, hooks);
+      }
+    }
+  } catch { /* closed here, or the agent went */ }
+  if (stream === controller) { stream = null; hooks.lost?.(); }
+}
+
+export function closeFeed() {
+  if (events) { events.close(); events = null; }
+  if (stream) { const open = stream; stream = null; open.abort(); }
+}

@@ -1,10 +1,10 @@
 // House Pulse — the family's page, as ES modules with no build step. main.js signs in,
 // loads every part, opens the live feed and wires the tabs; each tab is its own module
 // (shopping.js, tasks.js, backlog.js, kids.js, more.js) registering itself with page.js.
-import { startSession, onConnection, logout } from "./api.js";
+import { startSession, onConnection, logout, useAgent, usingAgent, reaches } from "./api.js";
 import { $, t, fail, toast, useCatalogue, translateDocument } from "./ui.js";
 import { loadCatalogue, Catalogue } from "./messages.js";
-import { tabs, local, store, switchTab, loadAll, wireAll } from "./page.js";
+import { tabs, local, store, switchTab, loadAll, wireAll, register } from "./page.js";
 import { connectFeed, closeFeed } from "./feed.js";
 import "./household.js";
 import "./shopping.js";
@@ -34,11 +34,17 @@ if (location.protocol !== "https:") loadDesk();
 let online = true;
 function setOnline(now) {
   if (now && local.phone && queue().length) sendQueue(); // an agent answers again: what waited, once
-  if (online === now) return;
   online = now;
-  $("offline").hidden = now;
+  banner();
+}
+
+/** The banner: no agent in reach, or (a phone) another agent of the household in use. */
+function banner() {
+  const other = usingAgent();
+  $("offline").hidden = online && !other;
+  if (other) $("offline").textContent = t("page.offline.roaming", { name: other.name || "?" });
   // A phone keeps what is changed meanwhile (offline.js): it says so, not "not saved".
-  if (!now && local.phone) $("offline").textContent = t("page.offline.phone");
+  else if (!online && local.phone) $("offline").textContent = t("page.offline.phone");
 }
 
 let hasWords = false;
@@ -131,6 +137,38 @@ async function showCopy() {
   return true;
 }
 
+// A phone's session names the household's agents and its credential for them: kept current as
+// they change (a computer turns phones on or off, a removal renews the credential).
+register({
+  id: "agents", topics: [], async load() {}, render() {},
+  onEvent(event) {
+    if (!local.phone || usingAgent() || !["phone_service", "machine_removal"].includes(event.entity)) return;
+    startSession().then((session) => store.set("session", session)).catch(() => {});
+  },
+});
+
+// A phone whose own agent does not answer uses another of the household (the agents and
+// the phone's credential for them came with its last session): the first that answers.
+async function roam() {
+  const kept = store.view("session");
+  if (!kept?.roaming || !Array.isArray(kept.agents)) return false;
+  for (const agent of kept.agents) {
+    if (agent.self) continue;
+    for (const base of agent.urls || []) {
+      if (!(await reaches(base, kept.roaming))) continue;
+      useAgent({ base, bearer: kept.roaming, name: agent.name });
+      setOffline(false);
+      online = true;
+      banner();
+      if (queue().length) await sendQueue(); else await loadAll().catch(fail);
+      connectFeed({ online: setOnline, isOnline: () => online, fail, lost: () => { useAgent(null); setOffline(true); setOnline(false); } });
+      document.body.dataset.ready = "roaming";
+      return true;
+    }
+  }
+  return false;
+}
+
 async function start() {
   if (navigator.serviceWorker?.controller) await showCopy();
   let session;
@@ -138,16 +176,21 @@ async function start() {
     session = await startSession();
   } catch {
     if (!$("signed-out").hidden) return;
-    setOnline(false);
-    // A phone that saw its household before opens with it while no agent answers.
-    if (await showCopy()) {
-      setOffline(true);
-      $("offline").textContent = t("page.offline.phone");
-      document.body.dataset.ready = "offline";
+    // Using another agent already: it serves until this page's own answers again.
+    if (!usingAgent()) {
+      setOnline(false);
+      // A phone that saw its household before opens with it while no agent answers.
+      if (await showCopy() && !(await roam())) {
+        setOffline(true);
+        banner();
+        document.body.dataset.ready = "offline";
+      }
     }
     setTimeout(start, 2000);
     return;
   }
+  // This page's own agent answers: back from another one.
+  if (usingAgent()) { closeFeed(); useAgent(null); banner(); }
   // The catalogue first: nothing is drawn before the page has its words.
   await useLanguage(session.language || "en");
   store.set("session", session);

@@ -46,7 +46,9 @@ if (typeof self !== "undefined" && typeof self.addEventListener === "function" &
     const url = new URL(event.request.url);
     if (!cacheable(url, event.request.method, self.location.origin)) return; // the network, as it is
     const key = url.pathname === "/index.html" ? "/" : url.pathname;
-    const refreshBehind = url.pathname.startsWith("/messages/");
+    // Refreshed behind: the catalogues, and the page itself, whose headers name the household's
+    // other agents the app may reach (they change as computers turn phones on).
+    const refreshBehind = url.pathname.startsWith("/messages/") || key === "/";
     event.respondWith(opened().then(async (cache) => {
       const cached = await cache.match(key);
       if (cached && !refreshBehind) return cached;
