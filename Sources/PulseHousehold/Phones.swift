@@ -142,7 +142,8 @@ extension Household {
         guard text.utf8.count <= 600 else { throw HouseholdError.refuse(.tooLong, ["field": "urls", "max": 600]) }
         let id = identity.machineID
         let current = try phoneServices().first { $0.machine == id }
-        if current?.urls != urls || current == nil {
+        // Nothing said before and nothing to say (phones never on here): nothing written.
+        if current?.urls != urls, current != nil || !urls.isEmpty {
             try store.write(member: memberID) { tx in
                 _ = try tx.put(.phoneService, id, ["urls": urls.isEmpty ? .null : .text(text), "updated": .integer(try store.orderingKey())])
             }

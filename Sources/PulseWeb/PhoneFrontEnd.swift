@@ -102,7 +102,18 @@ final class PhoneService: Sendable {
     let gate = AsyncGate()
     /// Phones identified since the last change of the household's phones (by credential),
     /// and when each was last seen here.
-    private let known = Mutex<[String: PhoneSession]>([:])
+    private let known = Mutex(Known())
+
+    /// Phones identified, and a generation: a lookup that began before the household's phones
+    /// or keys changed is not kept (it may have been true only before the change).
+    struct Known {
+        var sessions: [String: PhoneSession] = [:]
+        var generation = 0
+        mutating func forget() {
+            sessions = [:]
+            generation += 1
+        }
+    }
     private let seen = Mutex<[String: Int64]>([:])
     private let state: Mutex<State>
     private let started: (stream: AsyncStream<PhoneListener>, continuation: AsyncStream<PhoneListener>.Continuation)
@@ -150,22 +161,22 @@ final class PhoneService: Sendable {
                 if event.count > 1 {
                     // A summary of many changes names the first one's entity only: any of them
                     // may have been a phone's removal or the CA's.
-                    known.withLock { $0 = [:] }
+                    known.withLock { $0.forget() }
                     await closeRemovedPhones()
                     await caChanged()
                     continue
                 }
                 switch event.entity {
                 case EntityKind.phone.rawValue:
-                    known.withLock { $0 = [:] }
+                    known.withLock { $0.forget() }
                     if let row = event.row, let listener = state.withLock({ $0.listener }), await identifyByID(row) == nil {
                         listener.closeConnections(of: row)
                     }
                 case EntityKind.caRoot.rawValue, EntityKind.caGrant.rawValue, EntityKind.machineRemoval.rawValue:
-                    known.withLock { $0 = [:] } // a removal makes a new roaming key
+                    known.withLock { $0.forget() } // a removal makes a new roaming key
                     await caChanged()
                 case EntityKind.discoveryKey.rawValue:
-                    known.withLock { $0 = [:] }
+                    known.withLock { $0.forget() }
                 default: break
                 }
             }
@@ -187,6 +198,7 @@ final class PhoneService: Sendable {
     }
 
     private func serveHouseholdCertificates() async {
+        await publishAddresses() // the addresses may have changed since
         guard settings.on else { return }
         let served = state.withLock { $0.listener == nil ? nil : $0.tls }
         if let served {
@@ -211,7 +223,8 @@ final class PhoneService: Sendable {
     func identify(_ cookie: String?) async -> PhoneSession? {
         guard let cookie, !cookie.isEmpty, cookie.utf8.count <= 128 else { return nil }
         let credential = Self.credential(cookie)
-        if let session = known.withLock({ $0[credential] }) {
+        let (cached, generation) = known.withLock { ($0.sessions[credential], $0.generation) }
+        if let session = cached {
             seen.withLock { $0[session.id] = WallClock.now() }
             return session
         }
@@ -219,7 +232,7 @@ final class PhoneService: Sendable {
         guard answer.ok, case let .object(phone)? = answer.result, case let .string(id)? = phone["id"] else { return nil }
         let member: String? = if case let .string(member)? = phone["memberID"] { member } else { nil }
         let session = PhoneSession(id: id, member: member, csrf: WebSessions.hex(WebSessions.digest("csrf:" + cookie)))
-        known.withLock { $0[credential] = session }
+        known.withLock { if $0.generation == generation { $0.sessions[credential] = session } }
         seen.withLock { $0[id] = WallClock.now() }
         return session
     }
@@ -239,7 +252,8 @@ final class PhoneService: Sendable {
     func identify(roaming bearer: String) async -> PhoneSession? {
         guard bearer.utf8.count <= 200 else { return nil }
         let key = "roaming:" + Self.credential(bearer)
-        if let session = known.withLock({ $0[key] }) {
+        let (cached, generation) = known.withLock { ($0.sessions[key], $0.generation) }
+        if let session = cached {
             seen.withLock { $0[session.id] = WallClock.now() }
             return session
         }
@@ -248,7 +262,7 @@ final class PhoneService: Sendable {
         let member: String? = if case let .string(member)? = phone["memberID"] { member } else { nil }
         // No CSRF token: a bearer credential is never sent by the browser on its own.
         let session = PhoneSession(id: id, member: member, csrf: "")
-        known.withLock { $0[key] = session }
+        known.withLock { if $0.generation == generation { $0.sessions[key] = session } }
         seen.withLock { $0[id] = WallClock.now() }
         return session
     }
@@ -375,13 +389,15 @@ final class PhoneService: Sendable {
         let (listener, tls) = state.withLock { ($0.listener, $0.tls) }
         guard let listener, let tls else { return [] }
         let (names, addresses) = tls.covered
-        return (addresses.map { $0.contains(":") ? "[\($0)]" : $0 } + names).map { "https://\($0):\(listener.port)" }
+        // At most three addresses, then the `.local` name (a phone that resolves it finds the
+        // computer wherever its address moved).
+        return (addresses.prefix(3).map { $0.contains(":") ? "[\($0)]" : $0 } + names.prefix(1)).map { "https://\($0):\(listener.port)" }
     }
 
     /// Tells the household where this computer serves phones (a phone whose own agent does not
     /// answer uses another): written only when it changed.
     func publishAddresses() async {
-        let answer = await api.call("phone.service.set", ["urls": .array(servedURLs().prefix(4).map(JSONValue.string))])
+        let answer = await api.call("phone.service.set", ["urls": .array(servedURLs().map(JSONValue.string))])
         if let error = answer.error { logger.warning("cannot record where phones are served", metadata: ["error": "\(error)"]) }
     }
 
@@ -410,7 +426,6 @@ final class PhoneService: Sendable {
 
     func describe() async -> ControlResponse {
         let (settings, listener, tls, problem) = state.withLock { ($0.settings, $0.listener, $0.tls, $0.problem) }
-        await publishAddresses() // the addresses may have changed since
         var result: [String: JSONValue] = ["on": .bool(settings.on), "port": .integer(Int64(settings.port))]
         result["problem"] = problem.map { .object(["code": .string($0.code), "params": .object($0.params), "message": .string($0.message)]) } ?? .null
         if let listener, let tls {
@@ -537,7 +552,7 @@ final class PhoneService: Sendable {
         }
         let answer = await api.call("phone.remove", ["phone": .string(id)])
         guard answer.ok else { return answer }
-        known.withLock { $0 = [:] }
+        known.withLock { $0.forget() }
         state.withLock { $0.listener }?.closeConnections(of: id)
         logger.notice("phone removed", metadata: ["phone": "\(id)"])
         return ControlResponse(ok: true, result: .object(["id": .string(id), "removed": .bool(true)]))

@@ -76,11 +76,15 @@ struct WebRouter: Sendable {
                     if case let .array(urls)? = agent["urls"] { origins += urls.compactMap { if case let .string(url) = $0 { url } else { nil } } }
                 }
             }
+            // The page is told which (its policy's), so it never tries another one.
+            let allowed = WebRules.connectable(origins)
+            let html = String(decoding: WebAssets.indexHTML, as: UTF8.self)
+                .replacing("<head>\n", with: "<head>\n<meta name=\"pulse-connect\" content=\"\(allowed.joined(separator: " "))\">\n", maxReplacements: 1)
             return .response(
                 WebResponse(
                     status: 200,
                     headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache")]
-                        + WebRules.securityHeaders(connectingTo: origins), body: WebAssets.indexHTML))
+                        + WebRules.securityHeaders(connectingTo: allowed), body: Array(html.utf8)))
         case "/app.css": return .response(asset(WebAssets.appCSS, "text/css; charset=utf-8"))
         case "/icon.svg": return .response(asset(WebAssets.iconSVG, "image/svg+xml"))
         case "/icon-192.png": return .response(asset(PackageResources.icon_192_png, "image/png"))
@@ -183,6 +187,14 @@ struct WebRouter: Sendable {
         // a cookie: no other site's page can make the phone send it, so no CSRF token either.
         let bearer = phones == nil ? nil : WebRules.bearer(request.header("authorization"))
         let origin = request.header("origin").flatMap { $0.lowercased().hasPrefix("https://") ? $0 : nil }
+        if let phones, bearer != nil || request.method == "OPTIONS" {
+            // From an `https://` page, never this agent's own (it has its cookie). Any other: the
+            // page is another agent's, possibly one turned off since (it is why the phone is
+            // here), and a bearer is never sent by a browser on its own, so no page can use one it
+            // does not hold; answers allow no credentials.
+            let own = phones.hosts().map { "https://" + $0 }
+            guard let origin, !own.contains(origin.lowercased()) else { return .response(refused(403, .wrongOrigin)) }
+        }
         if phones != nil, request.method == "OPTIONS" {
             guard let origin, request.header("access-control-request-method") != nil else {
                 return .response(refused(405, .methodNotAllowed, ["allowed": ["GET", "POST"]], extra: [("Allow", "GET, POST")]))

@@ -155,14 +155,20 @@ enum WebRules {
     /// household's other agents, for when its own does not answer). An origin that is not
     /// plainly `https://host:port` (a replicated row says it) is left out.
     static func securityHeaders(connectingTo origins: [String]) -> [(String, String)] {
-        let allowed = origins.filter { origin in
-            origin.hasPrefix("https://") && origin.utf8.count <= 200
-                && origin.dropFirst("https://".count).allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || ".-:[]".contains($0)) }
-        }
+        let allowed = connectable(origins)
         guard !allowed.isEmpty else { return securityHeaders }
         return securityHeaders.map { name, value in
             name == "Content-Security-Policy"
                 ? (name, value.replacing("connect-src 'self'", with: "connect-src 'self' " + allowed.joined(separator: " "))) : (name, value)
+        }
+    }
+
+    /// The origins of `origins` that are plainly `https://host:port` (letters, digits, `.-:[]`):
+    /// safe in a header and in HTML.
+    static func connectable(_ origins: [String]) -> [String] {
+        origins.filter { origin in
+            origin.hasPrefix("https://") && origin.utf8.count <= 200
+                && origin.dropFirst("https://".count).allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || ".-:[]".contains($0)) }
         }
     }
 

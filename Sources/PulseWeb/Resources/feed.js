@@ -56,9 +56,14 @@ async function streamFrom(other, hooks) {
     if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = "";
+    // The agent's heartbeat comes every 25 s: nothing for a minute, it is gone (silently).
+    let silent = null;
+    const watch = () => { clearTimeout(silent); silent = setTimeout(() => controller.abort(), 60_000); };
+    watch();
     for (;;) {
       const { value, done } = await reader.read();
-      if (done) break;
+      watch();
+      if (done) { clearTimeout(silent); break; }
       buffer += value;
       for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
         const block = buffer.slice(0, end);

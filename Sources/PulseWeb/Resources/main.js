@@ -36,6 +36,16 @@ function setOnline(now) {
   if (now && local.phone && queue().length) sendQueue(); // an agent answers again: what waited, once
   online = now;
   banner();
+  // A phone whose agent stopped answering while the app was open: its own again, or another.
+  if (!now && local.phone && !usingAgent()) startSoon(1000);
+}
+
+// One start at a time, and one waiting.
+let startTimer = null;
+let starting = false;
+function startSoon(ms) {
+  clearTimeout(startTimer);
+  startTimer = setTimeout(start, ms);
 }
 
 /** The banner: no agent in reach, or (a phone) another agent of the household in use. */
@@ -139,37 +149,64 @@ async function showCopy() {
 
 // A phone's session names the household's agents and its credential for them: kept current as
 // they change (a computer turns phones on or off, a removal renews the credential).
+async function refreshSession() {
+  if (!local.phone || usingAgent()) return;
+  store.set("session", await startSession());
+}
 register({
-  id: "agents", topics: [], async load() {}, render() {},
+  id: "agents", topics: [], render() {},
+  async load() { await refreshSession().catch(() => {}); }, // also after a gap in the feed
   onEvent(event) {
-    if (!local.phone || usingAgent() || !["phone_service", "machine_removal"].includes(event.entity)) return;
-    startSession().then((session) => store.set("session", session)).catch(() => {});
+    // A summary (many changes) names only its first change's entity.
+    if (event.count > 1 || ["phone_service", "machine_removal"].includes(event.entity)) refreshSession().catch(() => {});
   },
 });
+
+// The household's agents this page may connect to: those its policy names (the agent serving
+// the page names them). A page kept from before another agent served phones reloads (once a
+// minute at most), from the worker's fresher copy, rather than try one its policy forbids.
+const connectable = new Set((document.querySelector('meta[name="pulse-connect"]')?.content || "").split(" ").filter(Boolean));
+function reloadForNewAgents() {
+  const last = Number(sessionStorage.getItem("pulse-reloaded") || 0);
+  if (Date.now() - last < 60_000) return;
+  sessionStorage.setItem("pulse-reloaded", String(Date.now()));
+  location.reload();
+}
 
 // A phone whose own agent does not answer uses another of the household (the agents and
 // the phone's credential for them came with its last session): the first that answers.
 async function roam() {
   const kept = store.view("session");
   if (!kept?.roaming || !Array.isArray(kept.agents)) return false;
+  let unknown = false;
   for (const agent of kept.agents) {
     if (agent.self) continue;
     for (const base of agent.urls || []) {
+      if (!connectable.has(base)) { unknown = true; continue; }
       if (!(await reaches(base, kept.roaming))) continue;
+      closeFeed(); // this page's own agent's, retrying in vain
       useAgent({ base, bearer: kept.roaming, name: agent.name });
       setOffline(false);
       online = true;
       banner();
       if (queue().length) await sendQueue(); else await loadAll().catch(fail);
-      connectFeed({ online: setOnline, isOnline: () => online, fail, lost: () => { useAgent(null); setOffline(true); setOnline(false); } });
+      connectFeed({ online: setOnline, isOnline: () => online, fail, lost: () => { useAgent(null); setOffline(true); setOnline(false); startSoon(1000); } });
       document.body.dataset.ready = "roaming";
       return true;
     }
   }
+  if (unknown) reloadForNewAgents();
   return false;
 }
 
 async function start() {
+  if (starting) return;
+  starting = true;
+  try { await begin(); } finally { starting = false; }
+}
+
+let subscribed = false;
+async function begin() {
   if (navigator.serviceWorker?.controller) await showCopy();
   let session;
   try {
@@ -186,7 +223,7 @@ async function start() {
         document.body.dataset.ready = "offline";
       }
     }
-    setTimeout(start, 2000);
+    startSoon(2000);
     return;
   }
   // This page's own agent answers: back from another one.
@@ -201,13 +238,14 @@ async function start() {
     local.phone = true;
     document.body.classList.add("phone");
     // What was last seen is kept for opening with no network; changes made meanwhile go now.
-    store.subscribe((part) => keep(store, part));
+    if (!subscribed) { subscribed = true; store.subscribe((part) => keep(store, part)); }
     keep(store, "session");
     setOffline(false);
     if (queue().length) { setOffline(true); await sendQueue(); }
   }
   switchTab(location.hash.slice(1) || "shopping");
   await loadAll().catch(fail);
+  closeFeed(); // a start after the agent came back: one feed
   connectFeed({ online: setOnline, isOnline: () => online, fail });
   document.body.dataset.ready = "true";
   markShown();

@@ -125,8 +125,11 @@ export async function send(store, method, params) {
 
 /** An agent answers again: the queue, in order, once. Returns the refused ({op, code}). */
 export async function flush() {
-  const { left, refused } = await sendAll(queue(), call);
-  saveQueue(left);
-  if (left.length === 0) offline = false;
+  const sending = queue();
+  const { left, refused } = await sendAll(sending, call);
+  // What was queued meanwhile stays, after what is left of this batch.
+  const sent = new Set(sending.map((op) => op.id));
+  saveQueue([...left, ...queue().filter((op) => !sent.has(op.id))]);
+  if (queue().length === 0) offline = false;
   return refused;
 }

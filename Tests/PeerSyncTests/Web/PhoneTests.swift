@@ -189,12 +189,16 @@ struct PhoneRouterTests {
             response(await router.respond(to: request("GET", "/api/session", [("origin", other), ("authorization", "Bearer p1.roams")]))))
         let said = String(decoding: session.body, as: UTF8.self)
         #expect(session.status == 200 && said.contains(#""roaming":"p1.roams""#) && said.contains("Tom's laptop"), "\(said)")
-        // A plain http:// page gets no cross-origin answer.
-        let plain = try #require(
-            response(
+        // Only from an https:// page, and never this agent's own page (it has its cookie).
+        let before = calls.made.withLock { $0.count }
+        for stranger in ["http://192.168.1.6:47655", "https://192.168.1.5:47655", "https://HOUSE.local:47655"] {
+            let preflight = response(
                 await router.respond(
-                    to: request("OPTIONS", "/api/call/shop.add", [("origin", "http://192.168.1.6"), ("access-control-request-method", "POST")]))))
-        #expect(plain.status == 405)
+                    to: request("OPTIONS", "/api/call/shop.add", [("origin", stranger), ("access-control-request-method", "POST")])))
+            #expect(preflight?.status == 403, "\(stranger)")
+            #expect(await post("shop.add", bearer: "p1.roams", origin: stranger)?.status == 403, "\(stranger)")
+        }
+        #expect(calls.made.withLock { $0.count } == before, "nothing more was called")
     }
 
     @Test func noComputerSignInBackupOrInvitationOnThePhonesSideAndSignOutRemovesThePhone() async {
