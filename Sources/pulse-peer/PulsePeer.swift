@@ -19,6 +19,7 @@ struct PulsePeer: AsyncParsableCommand {
               pulse-peer shop add Milk      and everything else below
             `pulse-peer help COMMAND` explains a command, with examples.
             """,
+        version: BuildStamp.description,
         groupedSubcommands: [
             CommandGroup(
                 name: "Household",
