@@ -6,8 +6,8 @@
 # clean copy of HEAD, with the commit written into its BuildStamp.swift; then the package's tree:
 # the binary, the systemd user unit, "House Pulse" in the applications menu with its icons (SVG
 # and PNG sizes, hicolor), shell completions and a man page made by the binary itself, and the
-# copyright and changelog. Depends: from the libraries the binary links (dpkg -S). lintian checks
-# it when installed (setup.sh --tests installs it): no errors, or this fails.
+# copyright and changelog. Depends: from the libraries the binary names (dpkg -S). lintian checks
+# it: no errors, or this fails. Needs: apt install help2man librsvg2-bin lintian binutils.
 #
 # PULSE_DEB_VERSION overrides the version (an upgrade test builds an "older" package from the
 # same tree); PULSE_DEB_BUILD reuses an already built checkout directory (its .build kept).
@@ -17,6 +17,9 @@ repo="$PWD"
 out="$(mkdir -p "${1:-.build/deb}" && cd "${1:-.build/deb}" && pwd)"
 export PATH="/opt/swift/usr/bin:$PATH"
 
+for tool in git help2man rsvg-convert dpkg-deb readelf strip lintian; do
+    command -v "$tool" >/dev/null || { echo "package-deb: $tool is missing (apt install help2man librsvg2-bin lintian binutils)" >&2; exit 1; }
+done
 commit="$(git rev-parse --short=12 HEAD)"
 version="${PULSE_DEB_VERSION:-$(sed -n 's/^ *static let version = "\(.*\)"$/\1/p' Sources/pulse-peer/BuildStamp.swift)}"
 [ -n "$version" ] || { echo "package-deb: no version in Sources/pulse-peer/BuildStamp.swift" >&2; exit 1; }
@@ -92,7 +95,8 @@ for size in 16 32 48 64 128 256 512; do
 done
 
 # Completions and the man page, from the binary itself (swift-argument-parser; help2man).
-"$root/usr/bin/pulse-peer" --generate-completion-script bash > "$root/usr/share/bash-completion/completions/pulse-peer"
+# (bash-completion sources its files: no #! line.)
+"$root/usr/bin/pulse-peer" --generate-completion-script bash | sed '1{/^#!/d}' > "$root/usr/share/bash-completion/completions/pulse-peer"
 "$root/usr/bin/pulse-peer" --generate-completion-script zsh > "$root/usr/share/zsh/vendor-completions/_pulse-peer"
 "$root/usr/bin/pulse-peer" --generate-completion-script fish > "$root/usr/share/fish/vendor_completions.d/pulse-peer.fish"
 chmod 0644 "$root"/usr/share/bash-completion/completions/* "$root"/usr/share/zsh/vendor-completions/* "$root"/usr/share/fish/vendor_completions.d/*
@@ -128,14 +132,17 @@ chmod 0644 "$root/usr/share/doc/pulse-peer/copyright"
 } | gzip -9n > "$root/usr/share/doc/pulse-peer/changelog.gz"
 chmod 0644 "$root/usr/share/doc/pulse-peer/changelog.gz"
 
-# Depends: the package of each shared library the binary needs (the C libraries it links).
+# Depends: the package of each shared library the binary itself names (NEEDED; theirs follow).
 depends=()
+needed="$(readelf -d "$root/usr/bin/pulse-peer" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')"
 while read -r library; do
-    package="$(dpkg -S "$library" 2>/dev/null | head -n1 | cut -d: -f1)"
+    # Debian's merged /usr: a library may be registered under /lib rather than /usr/lib.
+    package="$({ dpkg -S "$library" 2>/dev/null || dpkg -S "${library#/usr}" 2>/dev/null || true; } | head -n1 | cut -d: -f1)"
     [ -n "$package" ] || { echo "package-deb: no package provides $library" >&2; exit 1; }
     upstream="$(dpkg-query -W -f='${Version}' "$package" | sed 's/-[^-]*$//')"
     depends+=("$package (>= $upstream)")
-done < <(ldd "$root/usr/bin/pulse-peer" | awk '/=> \// { print $3 }' | xargs -n1 readlink -f | sort -u)
+done < <(ldd "$root/usr/bin/pulse-peer" | awk -v needed="$needed" 'BEGIN { split(needed, n, "\n"); for (i in n) want[n[i]] = 1 }
+    /=> \// && ($1 in want) { print $3 }' | xargs -n1 readlink -f | sort -u)
 depends_line="$(printf '%s\n' "${depends[@]}" | sort -u | paste -sd, | sed 's/,/, /g')"
 size="$(du -sk --exclude=DEBIAN "$root" | cut -f1)"
 cat > "$root/DEBIAN/control" <<CONTROL
@@ -161,9 +168,5 @@ chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums"
 
 deb="$out/$name.deb"
 dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >&2
-if command -v lintian >/dev/null; then
-    lintian --fail-on error "$deb" >&2
-else
-    echo "package-deb: lintian is not installed (scripts/setup.sh --tests): not checked" >&2
-fi
+lintian --fail-on error "$deb" >&2
 echo "$deb"

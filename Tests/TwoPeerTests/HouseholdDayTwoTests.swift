@@ -276,6 +276,15 @@ import Testing
         #expect(check.status == 0 && check.stdout.contains("Verification: OK"), "\(check.stdout)")
     }
 
+    /// `--version` names the release, and the commit when the binary was stamped with one
+    /// (scripts/package-deb.sh); a developer's build says it recorded none.
+    @Test func theVersionNamesTheReleaseAndSaysWhetherACommitWasRecorded() throws {
+        let result = try PulsePeer.run(["--version"])
+        let line = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(line.wholeMatch(of: /pulse-peer \d+\.\d+\.\d+ \((commit [0-9a-f]{7,40}|a development build: no commit recorded)\)/) != nil, "\(line)")
+    }
+
     @Test func aHomeThatIsAFileOrEmptyIsRefusedInWords() throws {
         let file = scratch.home("plain-file")
         _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
