@@ -1,5 +1,9 @@
 import ArgumentParser
+import FoundationEssentials
 import PeerSync
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct Open: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -8,6 +12,7 @@ struct Open: ParsableCommand {
             Asks the running agent for a sign-in link (it works once, for two minutes) and opens it with
             xdg-open; the browser then stays signed in (until the agent restarts). Without a desktop, or with
             --print, the link is printed instead: open it in a browser on this computer.
+            With --start (House Pulse in the applications menu), the agent is started first when it is not running.
             Example: pulse-peer open --print
             """
     )
@@ -17,9 +22,24 @@ struct Open: ParsableCommand {
     @Flag(name: .customLong("print"), help: "Print the sign-in link instead of opening a browser.")
     var printOnly = false
 
+    @Flag(
+        name: .customLong("start"),
+        help: "Start this user's agent first when it is not running (with systemd, at every login from now on): House Pulse in the applications menu.")
+    var start = false
+
+    @Argument(
+        parsing: .postTerminator,
+        help: "After --: options for the agent --start starts without systemd (as `pulse-peer run` takes them).")
+    var agentOptions: [String] = []
+
     func run() throws {
         let response: ControlResponse
-        do { response = try AgentControl.request(ControlRequest(op: "open"), home: options.resolved) } catch { throw CLIError(error) }
+        do {
+            response =
+                start
+                ? try Launcher.openStartingTheAgent(home: options.resolved, agentOptions: agentOptions)
+                : try AgentControl.request(ControlRequest(op: "open"), home: options.resolved)
+        } catch let error as CLIError { throw error } catch { throw CLIError(error) }
         guard response.ok, case let .object(result)? = response.result, case let .string(login)? = result["login"],
             case let .string(url)? = result["url"]
         else {
@@ -31,5 +51,53 @@ struct Open: ParsableCommand {
         }
         print(say("cli.open.link"))
         print("  \(login)")
+    }
+}
+
+/// House Pulse from the applications menu (`pulse-peer open --start`): this user's agent is
+/// started when it is not running — by the packaged systemd user unit, enabled then so that it
+/// runs at every login, when the home is the default one and a systemd user session answers;
+/// otherwise detached from this command (`setsid`), running until it is stopped or the computer
+/// restarts — and then asked for a sign-in link.
+enum Launcher {
+    static let unit = "pulse-peer.service"
+    static let packagedUnit = "/usr/lib/systemd/user/pulse-peer.service"
+    static let startSeconds = 20
+
+    static func openStartingTheAgent(home: HouseholdHome, agentOptions: [String] = []) throws -> ControlResponse {
+        let systemd = usesTheUserUnit(home)
+        if systemd { _ = Systemctl.run(["enable", unit]) } // every login from now on
+        if let answer = try? AgentControl.request(ControlRequest(op: "open"), home: home) { return answer }
+        if !(systemd && Systemctl.run(["start", unit]).status == 0) {
+            let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+            // Its output to /dev/null, not to a pipe of ours: setsid returns at once, the agent lives on.
+            // Nothing of ours either: a descriptor this command inherited (a pipe a caller reads
+            // to its end) must not stay open in the agent for as long as it runs.
+            let inherited = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap { Int32($0) }.filter { $0 > 2 }
+            switch Subprocess.spawn(
+                "setsid", ["-f", me, "run", "--home", home.path] + agentOptions, stdin: .null, stdout: .null, stderr: .null, closing: inherited)
+            {
+            case let .success(pid):
+                guard Subprocess.wait(pid) == .exited(0) else {
+                    throw CLIError(message: say("cli.open.cannot_start", ["reason": "setsid failed"]))
+                }
+            case let .failure(error):
+                throw CLIError(message: say("cli.open.cannot_start", ["reason": .string("\(error)")]))
+            }
+        }
+        // The agent answers on its control socket once it is up (a condition with a deadline).
+        let deadline = ContinuousClock.now + .seconds(startSeconds)
+        while ContinuousClock.now < deadline {
+            if let answer = try? AgentControl.request(ControlRequest(op: "open"), home: home) { return answer }
+            usleep(100_000)
+        }
+        throw CLIError(message: say("cli.open.did_not_start", ["seconds": .integer(Int64(startSeconds))]))
+    }
+
+    /// The packaged unit serves the default home only (it runs `pulse-peer run`), in a systemd
+    /// user session.
+    static func usesTheUserUnit(_ home: HouseholdHome) -> Bool {
+        FileManager.default.fileExists(atPath: packagedUnit) && home.path == HouseholdHome.resolve(nil).path
+            && ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] != nil && Systemctl.run(["show-environment"]).status == 0
     }
 }

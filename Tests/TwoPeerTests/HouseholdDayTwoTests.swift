@@ -285,6 +285,42 @@ import Testing
         #expect(line.wholeMatch(of: /pulse-peer \d+\.\d+\.\d+ \((commit [0-9a-f]{7,40}|a development build: no commit recorded)\)/) != nil, "\(line)")
     }
 
+    /// House Pulse from the applications menu (`open --start`): with no agent running, it starts
+    /// one (detached: this home is not the packaged unit's) and gives a sign-in link that signs
+    /// the browser in; with the agent running, the same without a second agent.
+    @Test func openStartStartsTheAgentWhenNoneRunsAndTheLinkSignsIn() throws {
+        let home = try scratch.household("launcher")[0]
+        let agentOptions = ["--", "--port", "0", "--web", "127.0.0.1:0", "--no-mdns", "--no-desktop-notifications"]
+        let first = try PulsePeer.run(["open", "--start", "--print", "--home", home.path, "--lang", "en"] + agentOptions)
+        #expect(first.status == 0, "\(first.stderr)")
+        // The agent it started, stopped at the end (whichever holds the home then).
+        func agentPID() -> Int32? {
+            (try? String(contentsOfFile: home.path + "/agent.lock", encoding: .utf8)).flatMap { Int32($0.split(separator: "\n").first ?? "") }
+        }
+        defer {
+            if let pid = agentPID() {
+                kill(pid, SIGTERM)
+                let deadline = Date() + 20
+                while kill(pid, 0) == 0, Date() < deadline { usleep(20_000) }
+            }
+        }
+        let lock = try String(contentsOfFile: home.path + "/agent.lock", encoding: .utf8)
+        #expect(agentPID() != nil)
+        func link(_ output: String) -> String? {
+            output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.first { $0.contains("/login?token=") }
+        }
+        let url = try #require(link(first.stdout), "\(first.stdout)")
+        let fetched = try Shell.run([
+            "python3", "-c",
+            "import sys, urllib.request; r = urllib.request.urlopen(sys.argv[1]); print(r.status, r.headers.get('Set-Cookie', ''))", url,
+        ])
+        #expect(fetched.stdout.hasPrefix("200 pulse_session_") && fetched.stdout.contains("HttpOnly"), "\(fetched.stdout) \(fetched.stderr)")
+        let again = try PulsePeer.run(["open", "--start", "--print", "--home", home.path, "--lang", "en"] + agentOptions)
+        #expect(again.status == 0 && link(again.stdout) != nil && link(again.stdout) != url, "a new link, once each")
+        let still = try String(contentsOfFile: home.path + "/agent.lock", encoding: .utf8)
+        #expect(still == lock, "the same agent, not a second one")
+    }
+
     @Test func aHomeThatIsAFileOrEmptyIsRefusedInWords() throws {
         let file = scratch.home("plain-file")
         _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
