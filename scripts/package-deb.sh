@@ -45,28 +45,9 @@ install -d "$root/DEBIAN" "$root/usr/bin" "$root/usr/lib/systemd/user" "$root/us
 install -m 0755 "$binary" "$root/usr/bin/pulse-peer"
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/pulse-peer"
 
-# The agent at every login of a user who opened House Pulse once (the launcher enables it).
-cat > "$root/usr/lib/systemd/user/pulse-peer.service" <<'UNIT'
-[Unit]
-Description=House Pulse peer agent (keeps this household in step with the family's other computers)
-Documentation=man:pulse-peer(1)
-After=network-online.target avahi-daemon.service
-Wants=network-online.target
-
-[Service]
-Type=simple
-ExecStart=/usr/bin/pulse-peer run
-Restart=on-failure
-RestartSec=5
-# SIGTERM lets the agent finish in-flight work and close its sessions (bounded).
-KillSignal=SIGTERM
-TimeoutStopSec=20
-NoNewPrivileges=yes
-PrivateTmp=yes
-
-[Install]
-WantedBy=default.target
-UNIT
+# The agent at every login of a user who opened House Pulse once (the launcher enables it): the
+# unit the binary itself writes for the default home.
+"$root/usr/bin/pulse-peer" service unit --executable /usr/bin/pulse-peer > "$root/usr/lib/systemd/user/pulse-peer.service"
 chmod 0644 "$root/usr/lib/systemd/user/pulse-peer.service"
 
 cat > "$root/usr/share/applications/house-pulse.desktop" <<'DESKTOP'

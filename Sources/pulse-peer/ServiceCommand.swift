@@ -17,7 +17,7 @@ struct ServiceCommand: ParsableCommand {
               pulse-peer service remove      stop it, disable it, delete the unit file
             The unit runs this very pulse-peer binary with this household's --home.
             """,
-        subcommands: [Install.self, Status.self, Remove.self])
+        subcommands: [Install.self, Status.self, Remove.self, UnitText.self])
 
     static let unitName = "pulse-peer.service"
 
@@ -32,9 +32,9 @@ struct ServiceCommand: ParsableCommand {
 
     /// The unit file: this binary, `run --home HOME`, restarted on failure, stopped
     /// with SIGTERM (the agent's shutdown is bounded well under TimeoutStopSec).
-    static func unit(executable: String, home: String) -> String {
+    static func unit(executable: String, home: String?) -> String {
         """
-        # Written by `pulse-peer service install`; `pulse-peer service remove` deletes it.
+        \(home == nil ? "# The Debian package's: the default home; `pulse-peer open --start` enables it." : "# Written by `pulse-peer service install`; `pulse-peer service remove` deletes it.")
         [Unit]
         Description=House Pulse peer agent (keeps this household in step with the family's other computers)
         After=network-online.target avahi-daemon.service
@@ -42,7 +42,7 @@ struct ServiceCommand: ParsableCommand {
 
         [Service]
         Type=simple
-        ExecStart=\(quoted(executable)) run --home \(quoted(home))
+        ExecStart=\(quoted(executable)) run\(home.map { " --home " + quoted($0) } ?? "")
         Restart=on-failure
         RestartSec=5
         # SIGTERM lets the agent finish in-flight work and close its sessions (bounded).
@@ -113,6 +113,18 @@ struct ServiceCommand: ParsableCommand {
             }
             print(say("cli.service.installed"))
         }
+    }
+
+    /// The unit for the default home, as the Debian package installs it (scripts/package-deb.sh).
+    struct UnitText: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "unit",
+            abstract: "Print the systemd user unit for the default home (what the Debian package installs).",
+            discussion: "Example: pulse-peer service unit --executable /usr/bin/pulse-peer")
+
+        @Option(help: "The binary the unit runs (default: this one).") var executable: String?
+
+        func run() throws { print(ServiceCommand.unit(executable: executable ?? ServiceCommand.executablePath(), home: nil), terminator: "") }
     }
 
     struct Status: ParsableCommand {

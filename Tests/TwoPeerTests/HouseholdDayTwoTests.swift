@@ -255,11 +255,9 @@ import Testing
         let first = try PulsePeer.run(["phones", "on", "--port", "0", "--home", b.path])
         #expect(first.status == 0 || first.stderr.contains("is waiting for"), "\(first.stderr)")
         var state: [String: Any] = [:]
-        let deadline = Date() + 30
-        while Date() < deadline {
+        _ = try eventually(timeout: 30) {
             state = try json(try b.run(["phones", "status", "--json"]).stdout) as? [String: Any] ?? [:]
-            if state["fingerprint"] as? String != nil, state["problem"] is NSNull { break }
-            Thread.sleep(forTimeInterval: 0.1)
+            return state["fingerprint"] as? String != nil && state["problem"] is NSNull
         }
         #expect(state["on"] as? Bool == true && state["fingerprint"] as? String == fingerprint, "\(state)")
         let phonesDirectory = URL(fileURLWithPath: b.path).appendingPathComponent("phones")
