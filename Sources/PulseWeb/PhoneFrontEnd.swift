@@ -223,17 +223,31 @@ final class PhoneService: Sendable {
     func identify(_ cookie: String?) async -> PhoneSession? {
         guard let cookie, !cookie.isEmpty, cookie.utf8.count <= 128 else { return nil }
         let credential = Self.credential(cookie)
-        let (cached, generation) = known.withLock { ($0.sessions[credential], $0.generation) }
-        if let session = cached {
-            seen.withLock { $0[session.id] = WallClock.now() }
-            return session
+        return await lookUp(credential, ["credential": .string(credential)], csrf: WebSessions.hex(WebSessions.digest("csrf:" + cookie)))
+    }
+
+    /// The phone whose roaming credential is `bearer` (it uses this agent from another agent's
+    /// address), when valid now and not removed. No CSRF token: a bearer credential is never
+    /// sent by the browser on its own.
+    func identify(roaming bearer: String) async -> PhoneSession? {
+        guard bearer.utf8.count <= 200 else { return nil }
+        return await lookUp("roaming:" + Self.credential(bearer), ["roaming": .string(bearer)], csrf: "")
+    }
+
+    /// A phone by `phone.get` with `params`, kept under `key` until the household's phones or
+    /// keys change (a lookup begun before a change is not kept), and marked seen now.
+    private func lookUp(_ key: String, _ params: [String: JSONValue], csrf: String) async -> PhoneSession? {
+        let (cached, generation) = known.withLock { ($0.sessions[key], $0.generation) }
+        var session = cached
+        if session == nil {
+            let answer = await api.call("phone.get", params)
+            guard answer.ok, case let .object(phone)? = answer.result, case let .string(id)? = phone["id"] else { return nil }
+            let member: String? = if case let .string(member)? = phone["memberID"] { member } else { nil }
+            let found = PhoneSession(id: id, member: member, csrf: csrf)
+            known.withLock { if $0.generation == generation { $0.sessions[key] = found } }
+            session = found
         }
-        let answer = await api.call("phone.get", ["credential": .string(credential)])
-        guard answer.ok, case let .object(phone)? = answer.result, case let .string(id)? = phone["id"] else { return nil }
-        let member: String? = if case let .string(member)? = phone["memberID"] { member } else { nil }
-        let session = PhoneSession(id: id, member: member, csrf: WebSessions.hex(WebSessions.digest("csrf:" + cookie)))
-        known.withLock { if $0.generation == generation { $0.sessions[credential] = session } }
-        seen.withLock { $0[id] = WallClock.now() }
+        if let id = session?.id { seen.withLock { $0[id] = WallClock.now() } }
         return session
     }
 
@@ -245,26 +259,6 @@ final class PhoneService: Sendable {
         for case let .object(phone) in phones {
             if case let .string(id)? = phone["id"], let removed = phone["removed"], removed != .null { listener.closeConnections(of: id) }
         }
-    }
-
-    /// The phone whose roaming credential is `bearer` (it uses this agent from another agent's
-    /// address), when valid now and not removed.
-    func identify(roaming bearer: String) async -> PhoneSession? {
-        guard bearer.utf8.count <= 200 else { return nil }
-        let key = "roaming:" + Self.credential(bearer)
-        let (cached, generation) = known.withLock { ($0.sessions[key], $0.generation) }
-        if let session = cached {
-            seen.withLock { $0[session.id] = WallClock.now() }
-            return session
-        }
-        let answer = await api.call("phone.get", ["roaming": .string(bearer)])
-        guard answer.ok, case let .object(phone)? = answer.result, case let .string(id)? = phone["id"] else { return nil }
-        let member: String? = if case let .string(member)? = phone["memberID"] { member } else { nil }
-        // No CSRF token: a bearer credential is never sent by the browser on its own.
-        let session = PhoneSession(id: id, member: member, csrf: "")
-        known.withLock { if $0.generation == generation { $0.sessions[key] = session } }
-        seen.withLock { $0[id] = WallClock.now() }
-        return session
     }
 
     /// Phone `phone`'s roaming credential now.
