@@ -29,3 +29,11 @@ static inline int hp_dbus_append_string_hint(DBusMessageIter *dict, const char *
 static inline int hp_dbus_reply_uint32(DBusMessage *reply, dbus_uint32_t *out, DBusError *error) {
     return dbus_message_get_args(reply, error, DBUS_TYPE_UINT32, out, DBUS_TYPE_INVALID);
 }
+/// A signal's `(uint32, string)` arguments (ActionInvoked: the notification id, the action key).
+static inline int hp_dbus_args_uint32_string(DBusMessage *message, dbus_uint32_t *number, const char **text, DBusError *error) {
+    return dbus_message_get_args(message, error, DBUS_TYPE_UINT32, number, DBUS_TYPE_STRING, text, DBUS_TYPE_INVALID);
+}
+/// A signal's `(uint32, uint32)` arguments (NotificationClosed: the notification id, the reason).
+static inline int hp_dbus_args_uint32_uint32(DBusMessage *message, dbus_uint32_t *first, dbus_uint32_t *second, DBusError *error) {
+    return dbus_message_get_args(message, error, DBUS_TYPE_UINT32, first, DBUS_TYPE_UINT32, second, DBUS_TYPE_INVALID);
+}

@@ -149,7 +149,7 @@ public struct PeerAgent: Service {
             try await cancelWhenGracefulShutdown {
                 try await runAll(
                     listener: listener, control: control, notices: notices, peers: peers, context: context,
-                    port: port, frontEnds: frontEnds)
+                    port: port, frontEnds: frontEnds, clicks: desktop?.clicks)
             }
         } catch is CancellationError {
             // A graceful shutdown (or the caller's cancellation): not a failure.
@@ -164,7 +164,8 @@ public struct PeerAgent: Service {
     private func runAll(
         listener: NIOAsyncChannel<PeerChannel, Never>,
         control: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>, notices: CInt,
-        peers: [PeerAddress], context: Context, port: Int, frontEnds: [FrontEndHandle]
+        peers: [PeerAddress], context: Context, port: Int, frontEnds: [FrontEndHandle],
+        clicks: AsyncStream<NotificationGroup>?
     ) async throws {
         let directory = PeerDirectory()
         try await withThrowingDiscardingTaskGroup { group in
@@ -178,6 +179,7 @@ public struct PeerAgent: Service {
             group.addTask { try await ChangeNotices.serve(notices) { await localChange(context) } }
             group.addTask { await context.events.run() }
             group.addTask { await context.notifier.run() }
+            if let clicks { group.addTask { await PageOpener.openOnClicks(clicks, context: context) } }
             for peer in peers {
                 if let key = await directory.addStatic(peer) {
                     group.addTask { await keepSession(key, directory, context) }

@@ -31,6 +31,10 @@ final class SessionBusConnection: @unchecked Sendable {
             dbus_connection_unref(connection)
             throw DesktopUnavailable(description: "the session bus refused us: \(Self.message(error))")
         }
+        // The service's signals about notifications (a click: ActionInvoked). Not waited for:
+        // without it, notifications still show (a click then leads nowhere).
+        dbus_bus_add_match(
+            connection, "type='signal',interface='org.freedesktop.Notifications',path='/org/freedesktop/Notifications'", nil)
         self.connection = connection
     }
 
@@ -41,11 +45,13 @@ final class SessionBusConnection: @unchecked Sendable {
 
     var isConnected: Bool { dbus_connection_get_is_connected(connection) != 0 }
 
-    /// `org.freedesktop.Notifications.Notify`; returns the service's notification id.
+    /// `org.freedesktop.Notifications.Notify` with a default action labelled `openLabel`;
+    /// returns the service's notification id and the service's unique bus name (the sender
+    /// of its signals).
     func notify(
-        appName: String, replacesID: UInt32, summary: String, body: String, category: String,
+        appName: String, replacesID: UInt32, summary: String, body: String, category: String, openLabel: String,
         timeoutMilliseconds: Int32
-    ) throws(DesktopUnavailable) -> UInt32 {
+    ) throws(DesktopUnavailable) -> (id: UInt32, service: String?) {
         guard
             let message = dbus_message_new_method_call(
                 "org.freedesktop.Notifications", "/org/freedesktop/Notifications",
@@ -64,6 +70,8 @@ final class SessionBusConnection: @unchecked Sendable {
             && hp_dbus_append_string(&args, summary) != 0
             && hp_dbus_append_string(&args, body) != 0
             && hp_dbus_open_array(&args, "s", &actions) != 0
+            && hp_dbus_append_string(&actions, "default") != 0 // a click on the notification
+            && hp_dbus_append_string(&actions, openLabel) != 0
             && dbus_message_iter_close_container(&args, &actions) != 0
             && hp_dbus_open_array(&args, "{sv}", &hints) != 0
             && hp_dbus_append_string_hint(&hints, "category", category) != 0
@@ -82,7 +90,44 @@ final class SessionBusConnection: @unchecked Sendable {
         guard hp_dbus_reply_uint32(reply, &id, &error) != 0 else {
             throw DesktopUnavailable(description: "the notification service answered oddly: \(Self.message(error))")
         }
-        return id
+        return (id, dbus_message_get_sender(reply).map { String(cString: $0) })
+    }
+
+    /// The connection's socket (for a read source), while connected.
+    var fileDescriptor: Int32? {
+        var fd: Int32 = -1
+        return dbus_connection_get_unix_fd(connection, &fd) != 0 && fd >= 0 ? fd : nil
+    }
+
+    /// A notification service's signal about one of the notifications on the bus.
+    enum Signal: Equatable {
+        case actionInvoked(id: UInt32, action: String, sender: String)
+        case closed(id: UInt32, sender: String)
+    }
+
+    /// Reads what the bus has sent without blocking and returns the notification service's
+    /// signals among it (the rest — our own replies were taken by `notify` — is dropped).
+    func signals() -> [Signal] {
+        _ = dbus_connection_read_write(connection, 0)
+        var signals: [Signal] = []
+        while let message = dbus_connection_pop_message(connection) {
+            defer { dbus_message_unref(message) }
+            guard let sender = dbus_message_get_sender(message).map({ String(cString: $0) }) else { continue }
+            var error = DBusError()
+            dbus_error_init(&error)
+            defer { dbus_error_free(&error) }
+            var id: UInt32 = 0
+            if dbus_message_is_signal(message, "org.freedesktop.Notifications", "ActionInvoked") != 0 {
+                var action: UnsafePointer<CChar>?
+                if hp_dbus_args_uint32_string(message, &id, &action, &error) != 0, let action {
+                    signals.append(.actionInvoked(id: id, action: String(cString: action), sender: sender))
+                }
+            } else if dbus_message_is_signal(message, "org.freedesktop.Notifications", "NotificationClosed") != 0 {
+                var reason: UInt32 = 0
+                if hp_dbus_args_uint32_uint32(message, &id, &reason, &error) != 0 { signals.append(.closed(id: id, sender: sender)) }
+            }
+        }
+        return signals
     }
 
     private static func message(_ error: DBusError) -> String {
@@ -93,27 +138,46 @@ final class SessionBusConnection: @unchecked Sendable {
 
 /// Shows notifications through the freedesktop notification service on the user's session
 /// bus (what `notify-send` uses), replacing a burst's first notification with its follow-up.
-/// Connects lazily and again after a failure (at most once a minute); never throws at the
-/// agent: ``show(_:)`` returns why it could not show, for the caller to log once.
+/// Each has a default action: a click on it reaches ``clicks`` as the group it told of (the
+/// agent opens the page on that group's tab). Connects lazily and again after a failure (at
+/// most once a minute); never throws at the agent: ``show(_:)`` returns why it could not show,
+/// for the caller to log once.
 public final class DesktopNotifier: Sendable {
     private let queue = DispatchQueue(label: "house-pulse.desktop-notifier")
     /// Touched only on `queue`.
     private final class State: @unchecked Sendable {
         var connection: SessionBusConnection?
+        /// Reads the connection's signals as they arrive; its cancel handler keeps the
+        /// connection (and so its socket) until the source stopped watching it.
+        var source: (any DispatchSourceRead)?
         var lastAttempt: ContinuousClock.Instant?
         /// Our notification numbers → the service's ids (for replace-id), the last few.
         var serviceIDs: [Int: UInt32] = [:]
+        /// The service's ids of ours still shown → their group, oldest first (the last few).
+        var shown: [(id: UInt32, group: NotificationGroup)] = []
+        /// The notification service's unique bus name: only its signals are believed.
+        var service: String?
+
+        deinit { source?.cancel() }
     }
     private let state = State()
     private let address: String?
     let appName: String
+    private let clicked: AsyncStream<NotificationGroup>.Continuation
+
+    /// Clicks on our notifications (their default action), as the group each told of; a
+    /// burst of clicks keeps the last few.
+    public let clicks: AsyncStream<NotificationGroup>
 
     /// `address`: the session bus (nil: none found, see ``sessionBusAddress(environment:)``).
     public init(address: String?, appName: String = "House Pulse") {
         self.address = address
         self.appName = appName
+        (clicks, clicked) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4))
         dbus_threads_init_default()
     }
+
+    deinit { clicked.finish() }
 
     /// `DBUS_SESSION_BUS_ADDRESS`, else the systemd user bus `$XDG_RUNTIME_DIR/bus` when it exists.
     public static func sessionBusAddress(environment: [String: String]) -> String? {
@@ -137,27 +201,71 @@ public final class DesktopNotifier: Sendable {
             return DesktopUnavailable(description: "no session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
         }
         if state.connection?.isConnected != true {
-            state.connection = nil
+            disconnect()
             if let last = state.lastAttempt, ContinuousClock.now - last < .seconds(60) {
                 return DesktopUnavailable(description: "the session bus is unavailable (retrying within a minute)")
             }
             state.lastAttempt = .now
-            do { state.connection = try SessionBusConnection(address: address) } catch { return error }
+            do { try connect(address) } catch { return error }
         }
         guard let connection = state.connection else { return nil }
         let replaces = notification.replaces.flatMap { state.serviceIDs[$0] } ?? 0
         do {
-            let id = try connection.notify(
+            let (id, service) = try connection.notify(
                 appName: appName, replacesID: replaces, summary: notification.summary,
                 body: notification.body, category: "house-pulse.\(notification.group.rawValue)",
-                timeoutMilliseconds: -1)
+                openLabel: notification.openLabel, timeoutMilliseconds: -1)
             state.serviceIDs[notification.id] = id
             if let old = notification.replaces { state.serviceIDs[old] = nil }
             if state.serviceIDs.count > 64 { state.serviceIDs.remove(at: state.serviceIDs.startIndex) }
+            state.service = service
+            state.shown.removeAll { $0.id == id }
+            state.shown.append((id, notification.group))
+            if state.shown.count > 64 { state.shown.removeFirst() }
+            // A signal that came while we waited for the reply is already read: take it now.
+            takeSignals()
             return nil
         } catch {
-            if !connection.isConnected { state.connection = nil }
+            if !connection.isConnected { disconnect() }
             return error
         }
+    }
+
+    private func connect(_ address: String) throws(DesktopUnavailable) {
+        let connection = try SessionBusConnection(address: address)
+        state.connection = connection
+        guard let fd = connection.fileDescriptor else { return }
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        source.setEventHandler { [weak self] in self?.takeSignals() }
+        source.setCancelHandler { withExtendedLifetime(connection) {} }
+        state.source = source
+        source.resume()
+    }
+
+    private func disconnect() {
+        state.source?.cancel()
+        state.source = nil
+        state.connection = nil
+        state.service = nil
+        state.shown = []
+    }
+
+    /// Acts on the service's signals: a click on one of ours goes to ``clicks``; a closed one
+    /// is forgotten. Signals of anyone but the service, of others' notifications, and of
+    /// actions we did not offer change nothing.
+    private func takeSignals() {
+        guard let connection = state.connection else { return }
+        for signal in connection.signals() {
+            switch signal {
+            case let .actionInvoked(id, action, sender):
+                guard sender == state.service, action == "default", let shown = state.shown.first(where: { $0.id == id }) else {
+                    continue
+                }
+                clicked.yield(shown.group)
+            case let .closed(id, sender):
+                if sender == state.service { state.shown.removeAll { $0.id == id } }
+            }
+        }
+        if !connection.isConnected { disconnect() }
     }
 }

@@ -12,6 +12,15 @@ public enum NotificationGroup: String, Sendable, Codable, CaseIterable {
     case done
     /// A kid's redemption, or one the ledger declined.
     case kids
+
+    /// The page's tab that shows what the group tells (where a click on it leads).
+    public var tab: String {
+        switch self {
+        case .shopping: "shopping"
+        case .tasks, .assigned, .done: "tasks"
+        case .kids: "kids"
+        }
+    }
 }
 
 /// Which events notify this machine's person: never the author's own changes (from this
@@ -54,6 +63,8 @@ public struct PendingNotification: Sendable, Equatable {
     /// How many events it counts (the whole burst so far).
     public var count: Int
     public var events: [HouseholdEvent]
+    /// The words of its default action (a click on it opens the page on ``NotificationGroup/tab``).
+    public var openLabel = "Open"
 }
 
 /// Batches events into notifications, per group, with an injectable clock (pure: the
@@ -188,7 +199,9 @@ public struct NotificationBatcher: Sendable {
         if params["author"] == .null { params["author"] = .string(words.text("notify.someone")) }
         let summary = words.text(key, params)
         let body = count == 1 ? by : (named.isEmpty ? by : by.isEmpty ? named : words.text("notify.body", ["names": .string(named), "by": .string(by)]))
-        return PendingNotification(id: id, replaces: replaces, group: group, summary: summary, body: body, count: count, events: events)
+        return PendingNotification(
+            id: id, replaces: replaces, group: group, summary: summary, body: body, count: count, events: events,
+            openLabel: words.text("notify.open"))
     }
 
     /// "A, B and C" in the language's words.

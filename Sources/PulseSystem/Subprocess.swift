@@ -100,6 +100,32 @@ public enum Subprocess {
         return .running
     }
 
+    /// Starts `program` detached from us (`setsid -f`: its own session, not our child, its
+    /// standard streams on /dev/null, none of our descriptors), for something that outlives
+    /// the caller — an agent, a browser. Waits only for `setsid` itself (a fork, at once).
+    public static func detach(_ program: String, _ arguments: [String]) -> Result<Void, SpawnError> {
+        switch spawn("setsid", ["-f", program] + arguments, stdin: .null, stdout: .null, stderr: .null, closing: openDescriptors()) {
+        case let .success(pid):
+            let ended = wait(pid)
+            return ended == .exited(0) ? .success(()) : .failure(SpawnError(program: "setsid", errno: ended == .exited(127) ? ENOENT : EIO))
+        case let .failure(error): return .failure(error)
+        }
+    }
+
+    /// Our open descriptors above the standard streams (for a child that must keep none: one
+    /// closed meanwhile is skipped by posix_spawn's close action).
+    public static func openDescriptors() -> [Int32] {
+        guard let directory = opendir("/proc/self/fd") else { return [] }
+        defer { closedir(directory) }
+        let own = dirfd(directory)
+        var descriptors: [Int32] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if let fd = Int32(name), fd > STDERR_FILENO, fd != own { descriptors.append(fd) }
+        }
+        return descriptors
+    }
+
     /// Runs `program` with standard input from /dev/null and collects what it prints on
     /// standard output and error (one pipe), waiting for it to end.
     public static func run(_ program: String, _ arguments: [String]) -> (termination: Termination, output: String)? {

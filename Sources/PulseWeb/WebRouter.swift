@@ -92,7 +92,7 @@ struct WebRouter: Sendable {
         case "/manifest.webmanifest": return .response(asset(PackageResources.manifest_webmanifest, "application/manifest+json"))
         // The phone app's service worker (offline), a module worker for the root scope.
         case "/sw.js": return .response(asset(WebAssets.serviceWorker, "text/javascript; charset=utf-8"))
-        case "/login" where phones == nil: return .response(login(query["token"], said))
+        case "/login" where phones == nil: return .response(login(query["token"], tab: query["tab"], said))
         case "/pair" where phones != nil: return .response(pair(request, token: query["token"], phones: phones!, said))
         default:
             if let module = WebAssets.modules[path] { return .response(asset(module, "text/javascript; charset=utf-8")) }
@@ -116,10 +116,14 @@ struct WebRouter: Sendable {
 
     // MARK: The login
 
-    /// `GET /login?token=…` (the link `pulse-peer open` makes): a valid token, once, sets
-    /// the session cookie; the page then goes to `/` by a meta refresh (a navigation of
-    /// this origin, so the SameSite=Strict cookie is sent with it).
-    private func login(_ token: String?, _ said: MessageCatalogue) -> WebResponse {
+    /// The page's tabs a sign-in link may lead to (`/login?…&tab=`).
+    static let tabs: Set<String> = ["shopping", "tasks", "backlog", "kids", "more"]
+
+    /// `GET /login?token=…[&tab=…]` (the link `pulse-peer open` makes, or a click on a
+    /// notification): a valid token, once, sets the session cookie; the page then goes to `/`
+    /// (on the tab, when one of ``tabs``) by a meta refresh (a navigation of this origin, so the
+    /// SameSite=Strict cookie is sent with it).
+    private func login(_ token: String?, tab: String?, _ said: MessageCatalogue) -> WebResponse {
         guard let token, api.redeemLogin(token) else {
             let hint = WebRules.escapeHTML(said.text("web.login_expired.hint", ["command": "pulse-peer open"]))
                 .replacing("pulse-peer open", with: "<code>pulse-peer open</code>")
@@ -128,10 +132,11 @@ struct WebRouter: Sendable {
                 body: "<p>\(WebRules.escapeHTML(said.text("web.login_expired.body")))</p><p>\(hint)</p>")
         }
         let session = sessions.create()
+        let target = tab.map { Self.tabs.contains($0) ? "/#\($0)" : "/" } ?? "/"
         var response = page(
             200, title: said.text("web.opening.title"), language: said.language,
-            body: "<p><a href=\"/\">\(WebRules.escapeHTML(said.text("web.opening.link")))</a></p>",
-            head: "<meta http-equiv=\"refresh\" content=\"0;url=/\">")
+            body: "<p><a href=\"\(target)\">\(WebRules.escapeHTML(said.text("web.opening.link")))</a></p>",
+            head: "<meta http-equiv=\"refresh\" content=\"0;url=\(target)\">")
         response.headers.append(
             ("Set-Cookie", "\(cookieName)=\(session.cookie); \(cookieAttributes); Max-Age=\(WebSessions.idleLifetime / 1000)"))
         return response

@@ -70,18 +70,10 @@ enum Launcher {
         if let answer = try? AgentControl.request(ControlRequest(op: "open"), home: home) { return answer }
         if !(systemd && Systemctl.run(["start", unit]).status == 0) {
             let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-            // Its output to /dev/null, not to a pipe of ours: setsid returns at once, the agent lives on.
-            // Nothing of ours either: a descriptor this command inherited (a pipe a caller reads
-            // to its end) must not stay open in the agent for as long as it runs.
-            let inherited = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap { Int32($0) }.filter { $0 > 2 }
-            switch Subprocess.spawn(
-                "setsid", ["-f", me, "run", "--home", home.path] + agentOptions, stdin: .null, stdout: .null, stderr: .null, closing: inherited)
-            {
-            case let .success(pid):
-                guard Subprocess.wait(pid) == .exited(0) else {
-                    throw CLIError(message: say("cli.open.cannot_start", ["reason": "setsid failed"]))
-                }
-            case let .failure(error):
+            // Detached (setsid returns at once, the agent lives on), its output on /dev/null, not
+            // on a pipe of ours, and none of our descriptors: one this command inherited (a pipe a
+            // caller reads to its end) must not stay open in the agent for as long as it runs.
+            if case let .failure(error) = Subprocess.detach(me, ["run", "--home", home.path] + agentOptions) {
                 throw CLIError(message: say("cli.open.cannot_start", ["reason": .string("\(error)")]))
             }
         }

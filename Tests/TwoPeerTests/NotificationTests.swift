@@ -131,6 +131,108 @@ import Testing
         #expect(await DesktopNotifier(address: "unix:path=/nonexistent/bus").show(first)?.description.contains("session bus") == true)
     }
 
+    @Test func aClickOnOneOfOurNotificationsComesBackAsItsGroupAndNothingElseDoes() async throws {
+        let bus = try SessionBus(directory: scratch.home("bus"))
+        let service = try bus.startNotificationService(record: scratch.home("notify-calls.jsonl"))
+        let desktop = DesktopNotifier(address: bus.address)
+        #expect(await desktop.show(NotificationBatcher.notification(id: 1, replaces: nil, group: .assigned, events: [])) == nil)
+        #expect(await desktop.show(NotificationBatcher.notification(id: 2, replaces: nil, group: .shopping, events: [])) == nil)
+        let assigned = try #require(service.calls().first?["id"] as? Int), shopping = try #require(service.calls().last?["id"] as? Int)
+        // Another program's notification, an action we did not offer (on the assigned one), then
+        // a click on the shopping one: the first thing to come back is that click.
+        for call in [["Click", "uint32:\(shopping + 100)"], ["Invoke", "uint32:\(assigned)", "string:reply"], ["Click", "uint32:\(shopping)"]] {
+            let sent = try Shell.run(
+                [
+                    "dbus-send", "--bus=\(bus.address)", "--print-reply", "--dest=org.freedesktop.Notifications",
+                    "/org/freedesktop/Notifications", "house.pulse.Test.\(call[0])",
+                ] + call.dropFirst())
+            #expect(sent.status == 0, "\(sent.stderr)")
+        }
+        let first = await withTaskGroup(of: NotificationGroup?.self) { group in
+            group.addTask { await desktop.clicks.first { _ in true } }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(20))
+                return nil
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? nil
+        }
+        #expect(first == .shopping)
+    }
+
+    @Test func clickingADesktopNotificationOpensTheSignedInPageOnItsTab() throws {
+        let (a, b, _) = try household()
+        let bus = try SessionBus(directory: scratch.home("bus"))
+        let service = try bus.startNotificationService(record: scratch.home("notify-calls.jsonl"))
+        // The desktop's xdg-open, on the agent's PATH: records the link it is given (the
+        // browser is the test's, below).
+        let bin = scratch.home("bin"), opened = scratch.home("opened.txt")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '\(opened)'\n".write(toFile: bin + "/xdg-open", atomically: true, encoding: .utf8)
+        chmod(bin + "/xdg-open", 0o755)
+        let path = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let agentA = try agent(a, environment: ["DBUS_SESSION_BUS_ADDRESS=\(bus.address)", "PATH=\(path)"])
+        defer { _ = agentA.stop() }
+        let agentB = try agent(b, ["--peer", agentA.address])
+        defer { _ = agentB.stop() }
+        try a.waitUntil("synced")
+        func links() -> [String] {
+            ((try? String(contentsOfFile: opened, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+        func click(_ id: Int, _ action: String? = nil) throws {
+            let sent = try Shell.run(
+                [
+                    "dbus-send", "--bus=\(bus.address)", "--print-reply", "--dest=org.freedesktop.Notifications",
+                    "/org/freedesktop/Notifications", "house.pulse.Test.\(action == nil ? "Click" : "Invoke")", "uint32:\(id)",
+                ] + (action.map { ["string:\($0)"] } ?? []))
+            #expect(sent.status == 0, "\(sent.stderr)")
+        }
+
+        // Tom gives Anna a task: her notification offers a default action.
+        try b.run(["task", "add", "Dishes", "--assignee", "Anna"])
+        #expect(eventually(timeout: 20) { service.calls().count == 1 }, "\(service.calls())")
+        let task = try #require(service.calls().first)
+        #expect(task["actions"] as? [String] == ["default", "Open House Pulse"], "\(task)")
+        let taskID = try #require(task["id"] as? Int)
+
+        // What is not a click on one of ours opens nothing: another program's notification,
+        // an action we did not offer, the signal forged by another program on the bus.
+        try click(taskID + 100)
+        try click(taskID, "reply")
+        let forged = try Shell.run([
+            "dbus-send", "--bus=\(bus.address)", "--type=signal", "/org/freedesktop/Notifications",
+            "org.freedesktop.Notifications.ActionInvoked", "uint32:\(taskID)", "string:default",
+        ])
+        #expect(forged.status == 0, "\(forged.stderr)")
+        // Anna clicks it (after those, on the same bus: they reached the agent first).
+        try click(taskID)
+        #expect(eventually(timeout: 20) { links().count == 1 }, "\(links())")
+        #expect(agentA.waitForLog("a notification was clicked"))
+        #expect(agentA.logLines().filter { $0.contains("a notification was clicked") }.count == 1, "only the real click counted")
+        let link = try #require(links().first)
+        #expect(link.hasPrefix("http://127.0.0.1:") && link.contains("/login?token=") && link.hasSuffix("&tab=tasks"), "\(link)")
+        #expect(!agentA.logLines().contains { $0.contains("token=") }, "the link is never logged")
+
+        // The browser opens it: signed in, on the Tasks tab, Tom's task there.
+        let page = try Shell.run(["python3", SessionBus.directory + "/web_link.py", link, "Dishes"], timeout: 90)
+        let seen = try JSONSerialization.jsonObject(with: Data(page.stdout.utf8)) as? [String: Any] ?? [:]
+        #expect(
+            seen["signedIn"] as? Bool == true && seen["tab"] as? String == "tasks" && seen["shows"] as? Bool == true,
+            "\(page.stdout) \(page.stderr)")
+        // Once: the same link again signs nobody in.
+        let again = try Shell.run(["python3", SessionBus.directory + "/web_link.py", link], timeout: 90)
+        #expect(again.stdout.contains("\"signedIn\": false"), "\(again.stdout)")
+
+        // A shopping notification leads to the Shopping tab.
+        try b.run(["shop", "add", "Pears"])
+        #expect(eventually(timeout: 20) { service.calls().count == 2 }, "\(service.calls())")
+        let shopping = try #require(service.calls().last)
+        #expect((shopping["hints"] as? [String: String])?["category"] == "house-pulse.shopping")
+        try click(try #require(shopping["id"] as? Int))
+        #expect(eventually(timeout: 20) { links().count == 2 }, "\(links())")
+        #expect(links().last?.hasSuffix("&tab=shopping") == true && links().last != link, "\(links())")
+    }
+
     @Test func watchSeesRemoteAdditionsLiveAndAResumeTokenGivesWhatWasMissed() throws {
         let (a, b, _) = try household()
         let agentA = try agent(a)
@@ -290,8 +392,9 @@ final class SessionBus: @unchecked Sendable {
         }
     }
 
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("notification_service.py").path
+    /// Tests/, where the Python helpers are.
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().path
+    static let script = directory + "/notification_service.py"
 
     func startNotificationService(record: String) throws -> Service {
         let process = try SpawnedProcess(["DBUS_SESSION_BUS_ADDRESS=\(address)", "/usr/bin/python3", Self.script, record])

@@ -242,6 +242,19 @@ struct WebRouterTests {
         return (cookie, csrf)
     }
 
+    @Test func aSignInLinkLeadsToItsTabAndNothingElse() async throws {
+        let (router, logins) = router()
+        for (tab, target) in [
+            ("tasks", "/#tasks"), ("kids", "/#kids"), ("shopping", "/#shopping"), ("evil%22%3E%3Cscript%3E", "/"),
+            ("//evil.example", "/"), ("", "/"),
+        ] {
+            let login = try #require(response(await router.respond(to: request("GET", "/login?token=\(logins.issue())&tab=\(tab)"))))
+            let html = String(decoding: login.body, as: UTF8.self)
+            #expect(login.status == 200 && header(login, "Set-Cookie") != nil, "\(tab)")
+            #expect(html.contains("content=\"0;url=\(target)\"") && html.contains("href=\"\(target)\""), "\(tab): \(html)")
+        }
+    }
+
     @Test func thePageIsServedWithItsDefencesAndTheWrongHostGetsNothing() async throws {
         let (router, _) = router()
         for path in ["/", "/app.css", "/icon.svg", "/messages/en.json"] + WebAssets.modules.keys.sorted() {
