@@ -6,7 +6,8 @@
 # clean copy of HEAD, with the commit written into its BuildStamp.swift; then the package's tree:
 # the binary, the systemd user unit, "House Pulse" in the applications menu with its icons (SVG
 # and PNG sizes, hicolor), shell completions and a man page made by the binary itself, and the
-# copyright and changelog. Depends: from the libraries the binary names (dpkg -S). lintian checks
+# copyright and changelog; maintainer scripts that restart (upgrade) or stop (removal) the users'
+# agents. Depends: from the libraries the binary names (dpkg -S). lintian checks
 # it: no errors, or this fails. Needs: apt install help2man librsvg2-bin lintian binutils.
 #
 # PULSE_DEB_VERSION overrides the version (an upgrade test builds an "older" package from the
@@ -144,6 +145,10 @@ Description: household app kept in step between family computers, no server
  authenticated TLS. People use it through a web page served by their own
  agent, on the computer and on paired phones, desktop notifications and a CLI.
 CONTROL
+# Upgrades and removal: the users' agents restarted on the new binary, or stopped (scripts/deb).
+install -d "$root/usr/lib/pulse-peer"
+install -m 0755 "$build/scripts/deb/user-agents" "$root/usr/lib/pulse-peer/user-agents"
+install -m 0755 "$build/scripts/deb/postinst" "$build/scripts/deb/prerm" "$root/DEBIAN/"
 (cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
 chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums"
 
