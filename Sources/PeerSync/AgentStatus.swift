@@ -33,6 +33,8 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         public var subscribers = 0
         /// The web page's address (nil: none serves; `warnings` says why when it should).
         public var web: String?
+        /// The software the agent runs (`pulse-peer --version`'s words: "pulse-peer 0.9.0 (commit …)").
+        public var software: String?
     }
 
     /// A warning as data: the message `key` of the catalogues and its parameters.

@@ -45,6 +45,9 @@ public struct AgentOptions: Sendable {
     /// The language of notifications when this computer's person chose none (the agent's
     /// `--lang` or environment); nil: English.
     public var language: String?
+    /// What the agent runs, as `--version` says it (status shows it: after an upgrade, which
+    /// binary an agent runs).
+    public var software: String?
     /// Front ends run beside sync (the web page), over ``LocalAPI``.
     public var frontEnds: [any AgentFrontEnd] = []
 
@@ -474,6 +477,7 @@ public struct PeerAgent: Service {
         }
         status.machine.subscribers = context.feed.subscriberCount
         status.machine.web = context.frontEnds.url
+        status.machine.software = options.software
         // Warnings as data (each reader renders them in their words), and in English.
         var notices = status.machine.warnings.map(AgentStatus.Notice.problem)
         if let problem = context.frontEnds.problem { notices.append(.problem(problem)) }

@@ -106,6 +106,7 @@ struct Run: AsyncParsableCommand {
         let logger = Logger(label: "pulse-peer")
         var agentOptions = AgentOptions(home: options.resolved)
         agentOptions.port = port
+        agentOptions.software = BuildStamp.description
         agentOptions.listenHost = listen
         agentOptions.staticPeers = peers.compactMap(PeerAddress.init)
         agentOptions.session.keepalive = .seconds(keepalive)
