@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh Debian machine or a developer's: installs what is
-# missing (scripts/setup.sh), builds, and runs every test (unit and multi-process).
+# missing (scripts/setup.sh), builds, and runs every test (unit and multi-process, the page's
+# modules, and the Debian package's).
 # `--fast`: the unit tests only (Tests/PeerSyncTests: no agent processes, no root, no
 # browser, no network namespaces), for the inner loop; CI runs everything.
 set -euo pipefail
@@ -66,13 +67,29 @@ else
   echo "page modules skipped: no node here (apt install nodejs)"
 fi
 
+# The Debian package, end to end (Tests/package_test.py): built from a clean checkout of HEAD
+# (a release build: minutes the first time, reused after), inspected, installed, upgraded and
+# removed as a family member's account. It installs a package and makes a user: root only.
+package_passed=0; package_failed=0
+if [ "$fast" -eq 0 ] && [ $# -eq 0 ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    python3 Tests/package_test.py "$PWD/.build/package-test" > "$log.package" 2>&1 || status=1
+    package_passed=$(sed -n 's/^package: \([0-9]*\) passed.*/\1/p' "$log.package"); package_failed=$(sed -n 's/^package: [0-9]* passed, \([0-9]*\) failed$/\1/p' "$log.package")
+    [ "${package_failed:-1}" -eq 0 ] || cat "$log.package"
+    echo "the Debian package (Tests/package_test.py): ${package_passed:-0} passed, ${package_failed:-?} failed"
+    rm -f "$log.package"
+  else
+    echo "the Debian package's test skipped: it needs root (it installs the package and makes a user)"
+  fi
+fi
+
 # One plain closing line, whatever the runners printed. The total comes from swift-testing's
 # own "Test run with N tests" (a per-test line can be cut by another test's output printed
 # into it, so counting those lines undercounts).
 total=$(grep -oE 'Test run with [0-9]+ tests' "$log" | grep -oE '[0-9]+' | awk '{ n += $1 } END { print n + 0 }')
 swift_failed=$(grep -E '^. Test .* failed after' "$log" | grep -vc '^. Test run with' || true)
-passed=$(( ${total:-0} - ${swift_failed:-0} + ${page_passed:-0} ))
-failed=$(( ${swift_failed:-0} + ${page_failed:-0} ))
+passed=$(( ${total:-0} - ${swift_failed:-0} + ${page_passed:-0} + ${package_passed:-0} ))
+failed=$(( ${swift_failed:-0} + ${page_failed:-0} + ${package_failed:-0} ))
 echo "tests: ${passed} passed, ${failed} failed"
 if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ]; then exit 1; fi
 if [ "$passed" -eq 0 ]; then echo "no test ran" >&2; exit 1; fi

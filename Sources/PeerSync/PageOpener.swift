@@ -1,11 +1,13 @@
+import FoundationEssentials
 import Logging
 import PulseNotify
 import PulseSystem
 
 /// A click on one of our desktop notifications opens the page on the tab of what it told,
 /// signed in: a fresh sign-in link (once, two minutes, as `pulse-peer open` makes) with the
-/// tab, handed to `xdg-open` in the agent's session, detached (the browser outlives nothing
-/// of ours and holds none of our descriptors).
+/// tab, handed to `xdg-open` detached (the browser outlives nothing of ours and holds none of
+/// our descriptors). An agent of a systemd user unit started at login, before the desktop told
+/// the user manager where its display is: the display is asked of the manager at each click.
 enum PageOpener {
     /// Clicks closer together than this open the page once (a double click, a replayed burst).
     static let spacing = Duration.seconds(1)
@@ -23,10 +25,35 @@ enum PageOpener {
             }
             // The link is a secret until used: never logged.
             let link = "\(url)/login?token=\(context.logins.issue())&tab=\(group.tab)"
-            switch Subprocess.detach("xdg-open", [link]) {
+            let display = await (try? onDispatchThread { desktopEnvironment() }) ?? []
+            switch Subprocess.detach("env", display + ["xdg-open", link]) {
             case .success: context.logger.info("a notification was clicked: the page opens", metadata: ["tab": "\(group.tab)"])
             case let .failure(error): context.logger.notice("cannot open the page", metadata: ["reason": "\(error)"])
             }
+        }
+    }
+
+    /// What a browser needs of the graphical session, as the user's systemd manager knows it now
+    /// (`systemctl --user show-environment`), when this agent runs under it; else nothing (the
+    /// agent's own environment is the session's).
+    static let sessionKeys: Set<String> = [
+        "DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "XDG_CURRENT_DESKTOP", "XDG_SESSION_TYPE", "DESKTOP_SESSION", "BROWSER",
+    ]
+
+    static func desktopEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+        guard environment["INVOCATION_ID"] != nil || environment["MANAGERPID"] != nil,
+            let (ended, output) = Subprocess.run("systemctl", ["--user", "show-environment"]), ended == .exited(0)
+        else { return [] }
+        return sessionAssignments(output)
+    }
+
+    /// The `KEY=value` lines of ``sessionKeys`` (a value systemd had to quote is left out).
+    static func sessionAssignments(_ output: String) -> [String] {
+        output.split(separator: "\n").compactMap { line in
+            guard let equals = line.firstIndex(of: "="), sessionKeys.contains(String(line[..<equals])),
+                !line[line.index(after: equals)...].hasPrefix("$'")
+            else { return nil }
+            return String(line)
         }
     }
 }

@@ -149,7 +149,9 @@ public struct WebFrontEnd: AgentFrontEnd {
                 let request = WebRequest(
                     method: head.method.rawValue, uri: head.uri,
                     headers: head.headers.map { ($0.name.lowercased(), $0.value) }, body: body,
-                    remote: channel.remoteAddress?.ipAddress ?? "")
+                    remote: channel.remoteAddress?.ipAddress ?? "",
+                    client: channel.remoteAddress.flatMap { address in address.ipAddress.flatMap { ip in address.port.map { (ip, $0) } } },
+                    server: channel.localAddress.flatMap { address in address.ipAddress.flatMap { ip in address.port.map { (ip, $0) } } })
                 let keepAlive = head.isKeepAlive
                 let reply = await respond(request)
                 switch reply {

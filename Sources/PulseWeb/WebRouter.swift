@@ -1,5 +1,8 @@
 import Crypto
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import PeerSync
 
 /// One HTTP request, as the router sees it (no NIO types: tested without sockets).
@@ -11,6 +14,10 @@ struct WebRequest: Sendable {
     var body: [UInt8] = []
     /// The client's address (what the computer's page shows of a phone asking to be added).
     var remote: String = ""
+    /// The connection's two ends (address, port), as this computer sees them: whose browser it
+    /// is (``WebRouter/clientOwner``).
+    var client: (address: String, port: Int)? = nil
+    var server: (address: String, port: Int)? = nil
 
     func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
     func headers(_ name: String) -> [String] { headers.filter { $0.name == name }.map(\.value) }
@@ -42,6 +49,12 @@ struct WebRouter: Sendable {
     let port: Int
     /// The phones' LAN listener (HTTPS), or nil: this computer's loopback page.
     var phones: PhoneSite? = nil
+    /// The user whose program holds the client's end of a loopback connection (the kernel's
+    /// socket tables); a sign-in link is redeemed only for this agent's own user.
+    var clientOwner: @Sendable (WebRequest) -> UInt32? = { request in
+        guard let client = request.client, let server = request.server else { return nil }
+        return SocketOwner.uid(client: client, server: server)
+    }
 
     /// Per port: two households' pages on one machine keep their own sessions.
     var cookieName: String { phones == nil ? "pulse_session_\(port)" : "pulse_phone_\(port)" }
@@ -92,7 +105,11 @@ struct WebRouter: Sendable {
         case "/manifest.webmanifest": return .response(asset(PackageResources.manifest_webmanifest, "application/manifest+json"))
         // The phone app's service worker (offline), a module worker for the root scope.
         case "/sw.js": return .response(asset(WebAssets.serviceWorker, "text/javascript; charset=utf-8"))
-        case "/login" where phones == nil: return .response(login(query["token"], tab: query["tab"], said))
+        case "/login" where phones == nil:
+            // Another account's browser (it saw the link on a command line?): refused, the link
+            // kept for its owner's.
+            guard clientOwner(request) == getuid() else { return .response(loginExpired(said)) }
+            return .response(login(query["token"], tab: query["tab"], said))
         case "/pair" where phones != nil: return .response(pair(request, token: query["token"], phones: phones!, said))
         default:
             if let module = WebAssets.modules[path] { return .response(asset(module, "text/javascript; charset=utf-8")) }
@@ -116,6 +133,14 @@ struct WebRouter: Sendable {
 
     // MARK: The login
 
+    private func loginExpired(_ said: MessageCatalogue) -> WebResponse {
+        let hint = WebRules.escapeHTML(said.text("web.login_expired.hint", ["command": "pulse-peer open"]))
+            .replacing("pulse-peer open", with: "<code>pulse-peer open</code>")
+        return page(
+            401, title: said.text("web.login_expired.title"), language: said.language,
+            body: "<p>\(WebRules.escapeHTML(said.text("web.login_expired.body")))</p><p>\(hint)</p>")
+    }
+
     /// The page's tabs a sign-in link may lead to (`/login?…&tab=`).
     static let tabs: Set<String> = ["shopping", "tasks", "backlog", "kids", "more"]
 
@@ -124,13 +149,7 @@ struct WebRouter: Sendable {
     /// (on the tab, when one of ``tabs``) by a meta refresh (a navigation of this origin, so the
     /// SameSite=Strict cookie is sent with it).
     private func login(_ token: String?, tab: String?, _ said: MessageCatalogue) -> WebResponse {
-        guard let token, api.redeemLogin(token) else {
-            let hint = WebRules.escapeHTML(said.text("web.login_expired.hint", ["command": "pulse-peer open"]))
-                .replacing("pulse-peer open", with: "<code>pulse-peer open</code>")
-            return page(
-                401, title: said.text("web.login_expired.title"), language: said.language,
-                body: "<p>\(WebRules.escapeHTML(said.text("web.login_expired.body")))</p><p>\(hint)</p>")
-        }
+        guard let token, api.redeemLogin(token) else { return loginExpired(said) }
         let session = sessions.create()
         let target = tab.map { Self.tabs.contains($0) ? "/#\($0)" : "/" } ?? "/"
         var response = page(

@@ -319,6 +319,24 @@ import Testing
         #expect(still == lock, "the same agent, not a second one")
     }
 
+    @Test func aSignInLinkSignsInOnlyTheBrowserOfTheAgentsOwnUser() throws {
+        let home = try scratch.household("owner")[0]
+        let agent = try AgentProcess(home: home.path)
+        defer { _ = agent.stop() }
+        let opened = try PulsePeer.run(["open", "--print", "--home", home.path, "--lang", "en"])
+        let link = try #require(
+            opened.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.first { $0.contains("/login?token=") },
+            "\(opened.stdout)")
+        let fetch =
+            "import sys, urllib.request, urllib.error\ntry:\n r = urllib.request.urlopen(sys.argv[1]); print(r.status, r.headers.get('Set-Cookie', ''))\nexcept urllib.error.HTTPError as e:\n print(e.code)"
+        // Another account on this computer (it read the link off a command line) gets nothing.
+        let stranger = try Shell.run(["runuser", "-u", "nobody", "--", "/usr/bin/python3", "-c", fetch, link])
+        #expect(stranger.stdout.hasPrefix("401"), "\(stranger.stdout) \(stranger.stderr)")
+        // The agent's own user's browser still signs in with it, once.
+        let owner = try Shell.run(["/usr/bin/python3", "-c", fetch, link])
+        #expect(owner.stdout.hasPrefix("200 pulse_session_"), "\(owner.stdout) \(owner.stderr)")
+    }
+
     @Test func aHomeThatIsAFileOrEmptyIsRefusedInWords() throws {
         let file = scratch.home("plain-file")
         _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))

@@ -1,4 +1,7 @@
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 import Testing
 @testable import PeerSync
@@ -148,7 +151,9 @@ struct WebRouterTests {
                 return ControlResponse(ok: true, result: .object(["code": "123-456-7890"]))
             }, currentStatus: { throw CancellationError() }, feed: EventFeed(), logins: logins,
             home: HouseholdHome.resolve("/tmp/pulse-web-router-tests"), welcome: welcome)
-        return (WebRouter(api: api, sessions: WebSessions(), host: "127.0.0.1", port: 8080), logins)
+        var router = WebRouter(api: api, sessions: WebSessions(), host: "127.0.0.1", port: 8080)
+        router.clientOwner = { _ in getuid() } // this process's requests: its own user's
+        return (router, logins)
     }
 
     func request(_ method: String, _ uri: String, _ headers: [(String, String)] = [], body: String = "") -> WebRequest {
@@ -253,6 +258,41 @@ struct WebRouterTests {
             #expect(login.status == 200 && header(login, "Set-Cookie") != nil, "\(tab)")
             #expect(html.contains("content=\"0;url=\(target)\"") && html.contains("href=\"\(target)\""), "\(tab): \(html)")
         }
+    }
+
+    @Test func aSignInLinkFromAnotherAccountsBrowserIsRefusedAndStaysItsOwners() async throws {
+        var (router, logins) = router()
+        let token = logins.issue()
+        for stranger in [{ @Sendable (_: WebRequest) -> UInt32? in getuid() &+ 1 }, { @Sendable (_: WebRequest) -> UInt32? in nil }] {
+            router.clientOwner = stranger
+            let refused = try #require(response(await router.respond(to: request("GET", "/login?token=\(token)"))))
+            #expect(refused.status == 401 && header(refused, "Set-Cookie") == nil)
+        }
+        router.clientOwner = { _ in getuid() }
+        let login = try #require(response(await router.respond(to: request("GET", "/login?token=\(token)"))))
+        #expect(login.status == 200 && header(login, "Set-Cookie") != nil, "the link still works for its owner")
+    }
+
+    @Test func theKernelsSocketTableNamesTheClientsOwner() {
+        // /proc/net/tcp as Linux prints it (x86: each address word in little-endian order).
+        let table = """
+              sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+               0: 0100007F:B8A3 0100007F:1F90 01 00000000:00000000 00:00000000 00000000  1000        0 4242 1 0
+               1: 0100007F:1F90 0100007F:B8A3 01 00000000:00000000 00:00000000 00000000     0        0 4243 1 0
+               2: 0200007F:B8A3 0100007F:1F90 01 00000000:00000000 00:00000000 00000000  1001        0 4244 1 0
+            """
+        let server = (address: "127.0.0.1", port: 0x1F90)
+        #expect(SocketOwner.uid(in: table, client: ("127.0.0.1", 0xB8A3), server: server) == 1000)
+        #expect(SocketOwner.uid(in: table, client: ("127.0.0.2", 0xB8A3), server: server) == 1001)
+        #expect(SocketOwner.uid(in: table, client: ("127.0.0.1", 0xB8A4), server: server) == nil)
+        #expect(SocketOwner.uid(in: table, client: ("not an address", 0xB8A3), server: server) == nil)
+        let six = """
+              sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid
+               0: 00000000000000000000000001000000:C001 00000000000000000000000001000000:1F90 01 00000000:00000000 00:00000000 00000000  1002
+               1: 0000000000000000FFFF00000100007F:C002 0000000000000000FFFF00000100007F:1F90 01 00000000:00000000 00:00000000 00000000  1003
+            """
+        #expect(SocketOwner.uid(in: six, client: ("::1", 0xC001), server: ("::1", 0x1F90)) == 1002)
+        #expect(SocketOwner.uid(in: six, client: ("127.0.0.1", 0xC002), server: server) == 1003, "IPv4 on a dual-stack socket")
     }
 
     @Test func thePageIsServedWithItsDefencesAndTheWrongHostGetsNothing() async throws {
