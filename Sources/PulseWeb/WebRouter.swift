@@ -50,7 +50,7 @@ struct WebRouter: Sendable {
     /// The phones' LAN listener (HTTPS), or nil: this computer's loopback page.
     var phones: PhoneSite? = nil
     /// The user whose program holds the client's end of a loopback connection (the kernel's
-    /// socket tables); a sign-in link is redeemed only for this agent's own user.
+    /// socket tables); a sign-in link is redeemed only for this agent's own user (or root).
     var clientOwner: @Sendable (WebRequest) -> UInt32? = { request in
         guard let client = request.client, let server = request.server else { return nil }
         return SocketOwner.uid(client: client, server: server)
@@ -107,8 +107,8 @@ struct WebRouter: Sendable {
         case "/sw.js": return .response(asset(WebAssets.serviceWorker, "text/javascript; charset=utf-8"))
         case "/login" where phones == nil:
             // Another account's browser (it saw the link on a command line?): refused, the link
-            // kept for its owner's.
-            guard clientOwner(request) == getuid() else { return .response(loginExpired(said)) }
+            // kept for its owner's. (Root's is let in: root can read the owner's files anyway.)
+            guard let owner = clientOwner(request), owner == getuid() || owner == 0 else { return .response(loginExpired(said)) }
             return .response(login(query["token"], tab: query["tab"], said))
         case "/pair" where phones != nil: return .response(pair(request, token: query["token"], phones: phones!, said))
         default:
