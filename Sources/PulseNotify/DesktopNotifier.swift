@@ -45,11 +45,11 @@ final class SessionBusConnection: @unchecked Sendable {
 
     var isConnected: Bool { dbus_connection_get_is_connected(connection) != 0 }
 
-    /// `org.freedesktop.Notifications.Notify` with a default action labelled `openLabel`;
+    /// `org.freedesktop.Notifications.Notify`, with a default action labelled `openLabel` if any;
     /// returns the service's notification id and the service's unique bus name (the sender
     /// of its signals).
     func notify(
-        appName: String, replacesID: UInt32, summary: String, body: String, category: String, openLabel: String,
+        appName: String, replacesID: UInt32, summary: String, body: String, category: String, openLabel: String?,
         timeoutMilliseconds: Int32
     ) throws(DesktopUnavailable) -> (id: UInt32, service: String?) {
         guard
@@ -70,8 +70,9 @@ final class SessionBusConnection: @unchecked Sendable {
             && hp_dbus_append_string(&args, summary) != 0
             && hp_dbus_append_string(&args, body) != 0
             && hp_dbus_open_array(&args, "s", &actions) != 0
-            && hp_dbus_append_string(&actions, "default") != 0 // a click on the notification
-            && hp_dbus_append_string(&actions, openLabel) != 0
+            && (openLabel.map { // a click on the notification
+                hp_dbus_append_string(&actions, "default") != 0 && hp_dbus_append_string(&actions, $0) != 0
+            } ?? true)
             && dbus_message_iter_close_container(&args, &actions) != 0
             && hp_dbus_open_array(&args, "{sv}", &hints) != 0
             && hp_dbus_append_string_hint(&hints, "category", category) != 0
@@ -193,6 +194,28 @@ public final class DesktopNotifier: Sendable {
     public func show(_ notification: PendingNotification) async -> DesktopUnavailable? {
         await withCheckedContinuation { continuation in
             queue.async { continuation.resume(returning: self.showNow(notification)) }
+        }
+    }
+
+    /// Shows one notification that leads nowhere (the launcher's "could not open"); nil when
+    /// shown, else why not.
+    public func alert(summary: String, body: String) async -> DesktopUnavailable? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<DesktopUnavailable?, Never>) in
+            queue.async {
+                guard let address = self.address else {
+                    continuation.resume(returning: DesktopUnavailable(description: "no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"))
+                    return
+                }
+                do throws(DesktopUnavailable) {
+                    let connection = try SessionBusConnection(address: address)
+                    _ = try connection.notify(
+                        appName: self.appName, replacesID: 0, summary: summary, body: body, category: "house-pulse.problem",
+                        openLabel: nil, timeoutMilliseconds: -1)
+                    continuation.resume(returning: nil)
+                } catch {
+                    continuation.resume(returning: error)
+                }
+            }
         }
     }
 

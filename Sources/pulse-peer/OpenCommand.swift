@@ -5,7 +5,7 @@ import PeerSync
 import Glibc
 #endif
 
-struct Open: ParsableCommand {
+struct Open: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Open House Pulse in the browser: the page the agent serves on this computer.",
         discussion: """
@@ -32,7 +32,17 @@ struct Open: ParsableCommand {
         help: "After --: options for the agent --start starts without systemd (as `pulse-peer run` takes them).")
     var agentOptions: [String] = []
 
-    func run() throws {
+    func run() async throws {
+        do {
+            try openPage()
+        } catch let error as CLIError where start && isatty(STDERR_FILENO) == 0 {
+            // From the applications menu nothing shows our standard error: the desktop says it.
+            _ = await DesktopAlert.show(summary: say("cli.open.failed_title"), body: error.description)
+            throw error
+        }
+    }
+
+    private func openPage() throws {
         let response: ControlResponse
         do {
             response =
@@ -49,6 +59,7 @@ struct Open: ParsableCommand {
             print(say("cli.open.opened", ["url": .string(url)]))
             return
         }
+        if !printOnly && start && isatty(STDOUT_FILENO) == 0 { throw CLIError(message: say("cli.open.no_browser")) }
         print(say("cli.open.link"))
         print("  \(login)")
     }
@@ -65,6 +76,8 @@ enum Launcher {
     static let startSeconds = 20
 
     static func openStartingTheAgent(home: HouseholdHome, agentOptions: [String] = []) throws -> ControlResponse {
+        // An agent could not start there: said now, not after the wait.
+        if let problem = home.problem { throw CLIError(problem) }
         let systemd = usesTheUserUnit(home)
         if systemd { _ = Systemctl.run(["enable", unit]) } // every login from now on
         if let answer = try? AgentControl.request(ControlRequest(op: "open"), home: home) { return answer }

@@ -233,6 +233,30 @@ import Testing
         #expect(links().last?.hasSuffix("&tab=shopping") == true && links().last != link, "\(links())")
     }
 
+    @Test func houseFromTheMenuThatCannotOpenSaysWhyOnTheDesktop() throws {
+        let bus = try SessionBus(directory: scratch.home("bus"))
+        let service = try bus.startNotificationService(record: scratch.home("notify-calls.jsonl"))
+        let file = scratch.home("a-file")
+        _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+        // The menu's command, its output going nowhere a person sees (not a terminal).
+        let result = try PulsePeer.run(
+            ["open", "--start", "--home", file, "--lang", "en"], environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        #expect(result.status != 0 && result.stderr.contains("is a file, not a directory"), "\(result.stderr)")
+        #expect(eventually(timeout: 10) { service.calls().count == 1 }, "\(service.calls())")
+        let shown = try #require(service.calls().first)
+        #expect(shown["summary"] as? String == "House Pulse could not open", "\(shown)")
+        #expect((shown["body"] as? String)?.contains("is a file, not a directory") == true, "\(shown)")
+        #expect(shown["actions"] as? [String] == [], "it leads nowhere: \(shown)")
+        // From a terminal's command (no --start) the error is for the terminal only.
+        let plain = try PulsePeer.run(["open", "--home", file, "--lang", "en"], environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        #expect(plain.status != 0)
+        let after = try Shell.run([
+            "dbus-send", "--bus=\(bus.address)", "--print-reply", "--dest=org.freedesktop.Notifications",
+            "/org/freedesktop/Notifications", "org.freedesktop.Notifications.GetServerInformation",
+        ])
+        #expect(after.status == 0 && service.calls().count == 1, "\(service.calls())")
+    }
+
     @Test func watchSeesRemoteAdditionsLiveAndAResumeTokenGivesWhatWasMissed() throws {
         let (a, b, _) = try household()
         let agentA = try agent(a)
