@@ -26,8 +26,12 @@ public enum SocketOwner {
         let remote = Set(forms.1.map { "\($0):\(hex(server.port, width: 4))" })
         for line in table.split(separator: "\n").dropFirst() {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid …
-            guard fields.count > 7, local.contains(String(fields[1])), remote.contains(String(fields[2])) else { continue }
+            // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+            // Only an open connection's row with its socket (inode): one closed a moment ago
+            // lingers in TIME_WAIT or FIN_WAIT2 as uid 0, inode 0, and must not count as root's.
+            guard fields.count > 9, local.contains(String(fields[1])), remote.contains(String(fields[2])), fields[3] == "01",
+                fields[9] != "0"
+            else { continue }
             return UInt32(fields[7])
         }
         return nil
@@ -42,8 +46,11 @@ public enum SocketOwner {
             return [words(bytes), words([UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + bytes)]
         }
         var six = in6_addr()
-        if inet_pton(AF_INET6, address, &six) == 1 { return [words(withUnsafeBytes(of: six) { Array($0) })] }
-        return []
+        guard inet_pton(AF_INET6, address, &six) == 1 else { return [] }
+        let bytes = withUnsafeBytes(of: six) { Array($0) }
+        // An IPv4 address as IPv6 maps it (::ffff:a.b.c.d) is also its plain IPv4 self.
+        let mapped = bytes.prefix(12).elementsEqual([UInt8](repeating: 0, count: 10) + [0xFF, 0xFF])
+        return [words(bytes)] + (mapped ? [words(Array(bytes.suffix(4)))] : [])
     }
 
     private static func words(_ bytes: [UInt8]) -> String {

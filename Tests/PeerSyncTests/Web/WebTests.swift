@@ -280,16 +280,22 @@ struct WebRouterTests {
                0: 0100007F:B8A3 0100007F:1F90 01 00000000:00000000 00:00000000 00000000  1000        0 4242 1 0
                1: 0100007F:1F90 0100007F:B8A3 01 00000000:00000000 00:00000000 00000000     0        0 4243 1 0
                2: 0200007F:B8A3 0100007F:1F90 01 00000000:00000000 00:00000000 00000000  1001        0 4244 1 0
+               3: 0100007F:B8A5 0100007F:1F90 06 00000000:00000000 03:00001770 00000000     0        0 0 3 0
+               4: 0100007F:B8A6 0100007F:1F90 05 00000000:00000000 00:00000000 00000000     0        0 0 3 0
             """
         let server = (address: "127.0.0.1", port: 0x1F90)
         #expect(SocketOwner.uid(in: table, client: ("127.0.0.1", 0xB8A3), server: server) == 1000)
         #expect(SocketOwner.uid(in: table, client: ("127.0.0.2", 0xB8A3), server: server) == 1001)
         #expect(SocketOwner.uid(in: table, client: ("127.0.0.1", 0xB8A4), server: server) == nil)
         #expect(SocketOwner.uid(in: table, client: ("not an address", 0xB8A3), server: server) == nil)
+        // A client that closed at once leaves a TIME_WAIT or FIN_WAIT2 row of uid 0, no inode: nobody's.
+        #expect(SocketOwner.uid(in: table, client: ("127.0.0.1", 0xB8A5), server: server) == nil)
+        #expect(SocketOwner.uid(in: table, client: ("127.0.0.1", 0xB8A6), server: server) == nil)
+        #expect(SocketOwner.uid(in: table, client: ("::ffff:127.0.0.1", 0xB8A3), server: server) == 1000, "an IPv4-mapped address")
         let six = """
               sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid
-               0: 00000000000000000000000001000000:C001 00000000000000000000000001000000:1F90 01 00000000:00000000 00:00000000 00000000  1002
-               1: 0000000000000000FFFF00000100007F:C002 0000000000000000FFFF00000100007F:1F90 01 00000000:00000000 00:00000000 00000000  1003
+               0: 00000000000000000000000001000000:C001 00000000000000000000000001000000:1F90 01 00000000:00000000 00:00000000 00000000  1002        0 4245 1 0
+               1: 0000000000000000FFFF00000100007F:C002 0000000000000000FFFF00000100007F:1F90 01 00000000:00000000 00:00000000 00000000  1003        0 4246 1 0
             """
         #expect(SocketOwner.uid(in: six, client: ("::1", 0xC001), server: ("::1", 0x1F90)) == 1002)
         #expect(SocketOwner.uid(in: six, client: ("127.0.0.1", 0xC002), server: server) == 1003, "IPv4 on a dual-stack socket")
