@@ -333,6 +333,8 @@ def main():
     other = pid_of(second)
     check(other is not None and alive(other), "that agent runs detached")
     other_args = open(f"/proc/{other}/cmdline").read().split("\0")
+    check("LD_BIND_NOW=1" in open(f"/proc/{other}/environ").read().split("\0"),
+          "(that agent has a variable no session needs, LD_BIND_NOW, for the restart to leave out)")
     cleanups.append(lambda: [os.kill(p, signal.SIGKILL) for h in [home, second] if (p := pid_of(h)) and alive(p)])
 
     def software(home_path):
