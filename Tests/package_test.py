@@ -273,7 +273,9 @@ def main():
     work = sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, ".build/package-test")
     os.makedirs(work, exist_ok=True)
     current, previous, debs = build(work)
-    inspect(debs[current], current, tempfile.mkdtemp(dir=work))
+    inspection = tempfile.mkdtemp(dir=work)
+    cleanups.append(lambda: shutil.rmtree(inspection, ignore_errors=True))
+    inspect(debs[current], current, inspection)
 
     person = UserSession(USER)
     cleanups.append(lambda: run(["dpkg", "--purge", "pulse-peer"], check_status=False))
