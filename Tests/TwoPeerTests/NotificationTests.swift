@@ -148,10 +148,11 @@ import Testing
                 ] + call.dropFirst())
             #expect(sent.status == 0, "\(sent.stderr)")
         }
+        // The first click to come back, or nil at the deadline (20 s; the race ends at the click).
         let first = await withTaskGroup(of: NotificationGroup?.self) { group in
             group.addTask { await desktop.clicks.first { _ in true } }
             group.addTask {
-                try? await Task.sleep(for: .seconds(20))
+                try? await Task.sleep(for: .seconds(20)) // the deadline, cancelled by the click
                 return nil
             }
             defer { group.cancelAll() }
