@@ -25,10 +25,12 @@ enum PageOpener {
             }
             // The link is a secret until used: never logged.
             let link = "\(url)/login?token=\(context.logins.issue())&tab=\(group.tab)"
-            let display = await (try? onDispatchThread { desktopEnvironment() }) ?? []
-            switch Subprocess.detach("env", display + ["xdg-open", link]) {
-            case .success: context.logger.info("a notification was clicked: the page opens", metadata: ["tab": "\(group.tab)"])
-            case let .failure(error): context.logger.notice("cannot open the page", metadata: ["reason": "\(error)"])
+            // Both block for a moment (systemctl, setsid): off the tasks' threads.
+            let opened = await (try? onDispatchThread { Subprocess.detach("env", desktopEnvironment() + ["xdg-open", link]) })
+            switch opened {
+            case .success?: context.logger.info("a notification was clicked: the page opens", metadata: ["tab": "\(group.tab)"])
+            case let .failure(error)?: context.logger.notice("cannot open the page", metadata: ["reason": "\(error)"])
+            case nil: break
             }
         }
     }

@@ -74,7 +74,12 @@ public enum Subprocess {
     public struct SpawnError: Error, Sendable, CustomStringConvertible {
         public let program: String
         public let errno: Int32
-        public var description: String { "cannot run \(program): \(String(cString: strerror(errno)))" }
+        /// How it ended, when it ran and failed (`detach`: setsid could not fork).
+        public var ended: Termination? = nil
+        public var description: String {
+            if let ended { return "\(program) failed (exit status \(ended.code))" }
+            return "cannot run \(program): \(String(cString: strerror(errno)))"
+        }
     }
 
     /// Waits for `pid` (retrying on EINTR).
@@ -107,7 +112,7 @@ public enum Subprocess {
         switch spawn("setsid", ["-f", program] + arguments, stdin: .null, stdout: .null, stderr: .null, closing: openDescriptors()) {
         case let .success(pid):
             let ended = wait(pid)
-            return ended == .exited(0) ? .success(()) : .failure(SpawnError(program: "setsid", errno: ended == .exited(127) ? ENOENT : EIO))
+            return ended == .exited(0) ? .success(()) : .failure(SpawnError(program: "setsid", errno: 0, ended: ended))
         case let .failure(error): return .failure(error)
         }
     }

@@ -256,6 +256,19 @@ import Testing
             "/org/freedesktop/Notifications", "org.freedesktop.Notifications.GetServerInformation",
         ])
         #expect(after.status == 0 && service.calls().count == 1, "\(service.calls())")
+
+        // An agent runs, but no browser can be opened (no xdg-open on PATH): said on the desktop too.
+        let home = try scratch.household("menu")[0]
+        let agent = try AgentProcess(home: home.path)
+        defer { _ = agent.stop() }
+        let noBrowser = scratch.home("no-browser")
+        try FileManager.default.createDirectory(atPath: noBrowser, withIntermediateDirectories: true)
+        let opened = try PulsePeer.run(
+            ["open", "--start", "--home", home.path, "--lang", "en"],
+            environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address, "PATH": noBrowser])
+        #expect(opened.status != 0 && opened.stderr.contains("No web browser could be opened"), "\(opened.stderr)")
+        #expect(eventually(timeout: 10) { service.calls().count == 2 }, "\(service.calls())")
+        #expect((service.calls().last?["body"] as? String)?.contains("install xdg-utils") == true, "\(service.calls())")
     }
 
     @Test func watchSeesRemoteAdditionsLiveAndAResumeTokenGivesWhatWasMissed() throws {
