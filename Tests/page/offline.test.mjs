@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
-import { applyQueued, resultOf, sendAll } from "../../Sources/PulseWeb/Resources/offline.js";
+import { applyQueued, resultOf, sendAll, idsGiven, remap } from "../../Sources/PulseWeb/Resources/offline.js";
 import { APIError } from "../../Sources/PulseWeb/Resources/api.js";
 import { SHELL, cacheable } from "../../Sources/PulseWeb/Resources/sw.js";
 
@@ -62,4 +62,95 @@ test("the service worker caches every module of the page and never the API", () 
   for (const path of ["/api/session", "/api/events", "/pair?token=x", "/ca.crt"]) assert.equal(cacheable(url(path), "GET", origin), false, path);
   assert.equal(cacheable(url("/main.js"), "POST", origin), false);
   assert.equal(cacheable(new URL("/main.js", "https://elsewhere.local"), "GET", origin), false);
+});
+
+// A model of the agent's shopping rules for queued changes (Household.addShoppingItems(_:ids:),
+// checkShoppingItem(_:once:), restockShoppingItem(_:once:)): a name in the restock pool (any
+// case) comes back under the pool item's id, the phone's id kept by a deleted row that answers
+// as the item it brought back while that item is where the addition put it.
+class Agent {
+  constructor(items) { this.rows = new Map(items.map((x, i) => [x.id, { ...x, listed: i }])); this.next = 100; }
+  live(state) { return [...this.rows.values()].filter((x) => x.state === state); }
+  answer(x) { return { id: x.id, name: x.name, state: x.state }; }
+  call(method, params) {
+    if (method === "shop.add") {
+      const taken = new Set();
+      return params.names.map((name, i) => {
+        const id = params.ids[i];
+        const known = this.rows.get(id);
+        if (known) {
+          const back = known.state === "deleted" && [...this.rows.values()].find((x) => x.state !== "deleted" && x.id !== id
+            && x.name.toLowerCase() === known.name.toLowerCase() && x.listed === known.listed);
+          return this.answer(back || known);
+        }
+        const listed = this.next++;
+        const back = this.live("restock").find((x) => x.name.toLowerCase() === name.toLowerCase() && !taken.has(x.id));
+        if (back) {
+          taken.add(back.id);
+          Object.assign(back, { state: "active", listed });
+          this.rows.set(id, { id, name, state: "deleted", listed });
+          return this.answer(back);
+        }
+        this.rows.set(id, { id, name, state: "active", listed });
+        return this.answer(this.rows.get(id));
+      });
+    }
+    const [from, to] = method === "shop.check" ? ["active", "restock"] : ["restock", "active"];
+    const item = this.rows.get(params.item);
+    if (params.once && item?.state === to) return this.answer(item);
+    if (!item || item.state !== from) throw new APIError("not_found", {}, "not_found", 422);
+    Object.assign(item, { state: to, listed: this.next++ });
+    return this.answer(item);
+  }
+  names(state) { return this.live(state).map((x) => x.name).sort(); }
+}
+
+// Offline on a phone: the person's taps on one name, as the queue records them (each tap
+// names what the phone shows: applyQueued), then sent, each change twice (its answer lost once).
+const sequences = [
+  // [what the household has, the taps, the list and the pool meant]
+  ["Milk in the pool: add Milk, check it", { pool: ["Milk"] }, ["add Milk", "check Milk"], [[], ["Milk"]]],
+  ["Milk in the pool: add it, check it, restock it", { pool: ["Milk"] }, ["add Milk", "check Milk", "restock Milk"], [["Milk"], []]],
+  ["Milk in the pool: add milk (any case)", { pool: ["Milk"] }, ["add milk"], [["Milk"], []]],
+  ["Milk on the list: check it, add it again, check it", { list: ["Milk"] }, ["check Milk", "add Milk", "check Milk"], [[], ["Milk"]]],
+  ["nothing: add Milk, check it, restock it, check it", {}, ["add Milk", "check Milk", "restock Milk", "check Milk"], [[], ["Milk"]]],
+  ["nothing: add Milk twice in a row", {}, ["add Milk", "check Milk", "add Milk"], [["Milk"], []]],
+  ["Milk in the pool: restock it from the pool, check it", { pool: ["Milk"] }, ["restock Milk", "check Milk"], [[], ["Milk"]]],
+];
+
+for (const [what, household, taps, meant] of sequences) {
+  test(`offline taps on one name apply once, as meant: ${what}`, async () => {
+    const items = [...(household.list || []).map((name) => ({ id: `l-${name}`, name, state: "active" })),
+      ...(household.pool || []).map((name) => ({ id: `p-${name}`, name, state: "restock" }))];
+    const agent = new Agent(items);
+    let shown = { list: items.filter((x) => x.state === "active"), pool: items.filter((x) => x.state === "restock") };
+    const queue = [];
+    let n = 0;
+    for (const tap of taps) {
+      const [verb, name] = tap.split(" ");
+      const find = (list) => list.find((x) => x.name.toLowerCase() === name.toLowerCase());
+      const op = verb === "add" ? { id: `op${n}`, method: "shop.add", params: { names: [name], ids: [`new-${n}`] } }
+        : { id: `op${n}`, method: `shop.${verb}`, params: { item: find(verb === "check" ? shown.list : shown.pool).id, once: true } };
+      n += 1;
+      queue.push(op);
+      shown = applyQueued(shown, op);
+    }
+    // Each change arrives twice: its first answer lost (the agent fell silent after taking it),
+    // so the phone sends it again and goes on with the second answer.
+    const sent = await sendAll(queue, async (method, params) => { agent.call(method, params); return agent.call(method, params); });
+    assert.deepEqual(sent.refused, [], "nothing the person did is refused");
+    assert.deepEqual([agent.names("active"), agent.names("restock")], meant);
+    const lower = (items) => items.map((x) => x.name.toLowerCase()).sort();
+    assert.deepEqual([lower(shown.list), lower(shown.pool)], meant.map((names) => names.map((x) => x.toLowerCase())),
+      "the phone showed what the agent did");
+  });
+}
+
+test("an addition's answer names the pool's item: the ops after it are sent with its id", () => {
+  const add = { method: "shop.add", params: { names: ["Milk", "Tea"], ids: ["x", "y"] } };
+  const given = idsGiven(add, [{ id: "p", name: "Milk", state: "active" }, { id: "y", name: "Tea", state: "active" }]);
+  assert.deepEqual(given, { x: "p" });
+  const later = remap([{ method: "shop.check", params: { item: "x", once: true } }, { method: "shop.check", params: { item: "y" } }], given);
+  assert.deepEqual(later.map((op) => op.params.item), ["p", "y"]);
+  assert.deepEqual(idsGiven(add, [{ id: "x", state: "deleted" }]), {}, "a row the agent only keeps names nothing");
 });

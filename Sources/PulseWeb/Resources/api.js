@@ -14,6 +14,12 @@ export class APIError extends Error {
 }
 
 const hooks = { online: () => {}, signedOut: () => {} };
+/** How long an answer may take (ms): an agent that does not answer by then is treated as
+ * gone (a computer asleep or off the Wi-Fi drops packets, and nothing else would ever time
+ * out). A phone's change meanwhile stays queued (offline.js); the banner and roaming follow. */
+export const DEADLINE = 6000;
+/** A session's start: short, so that a phone tries another agent soon. */
+export const START_DEADLINE = 3000;
 let csrf = null;
 // Another agent of the household, used by a phone while its own does not answer: calls go to
 // that agent's address with the phone's roaming credential (`Authorization: Bearer`), never a
@@ -34,22 +40,26 @@ export function onConnection({ online, signedOut }) {
   if (signedOut) hooks.signedOut = signedOut;
 }
 
-/** `own`: this page's own agent, even while another is used. */
-export async function request(path, options = {}, own = false) {
+/** `own`: this page's own agent, even while another is used; `ms`: the deadline of the whole
+ * answer, its body included. */
+export async function request(path, options = {}, own = false, ms = DEADLINE) {
   let response;
+  let body;
   const other = own ? null : via;
+  const signal = AbortSignal.timeout(ms);
   try {
     response = other
       ? await fetch(other.base + path, {
-        ...options, credentials: "omit", mode: "cors",
+        ...options, credentials: "omit", mode: "cors", signal,
         headers: { ...(options.headers || {}), Authorization: authorization(other.bearer) },
       })
-      : await fetch(path, { credentials: "same-origin", ...options });
+      : await fetch(path, { credentials: "same-origin", ...options, signal });
+    body = await response.json().catch((error) => { if (signal.aborted) throw error; return {}; });
   } catch {
+    // No answer, or none in time (the agent's computer asleep, off, or out of reach).
     hooks.online(false);
     throw new APIError("unreachable");
   }
-  const body = await response.json().catch(() => ({}));
   // Refused by another agent (the credential is older than a removal): not signed out here.
   if (response.status === 401 && other) throw new APIError("unreachable", {}, "unreachable", 401);
   if (response.status === 401) { hooks.signedOut(); throw new APIError("not_signed_in", {}, "not_signed_in", 401); }
@@ -62,7 +72,7 @@ export async function request(path, options = {}, own = false) {
 
 /** Signs this page in with its own agent: the token every POST carries. */
 export async function startSession() {
-  const session = await request("/api/session", {}, true);
+  const session = await request("/api/session", {}, true, START_DEADLINE);
   csrf = session.csrf;
   return session;
 }

@@ -2,7 +2,7 @@
 // loads every part, opens the live feed and wires the tabs; each tab is its own module
 // (shopping.js, tasks.js, backlog.js, kids.js, more.js) registering itself with page.js.
 import { startSession, onConnection, logout, useAgent, usingAgent, reaches } from "./api.js";
-import { $, t, fail, toast, useCatalogue, translateDocument } from "./ui.js";
+import { $, t, fail, toast, useCatalogue, translateDocument, confirmDialog, describe } from "./ui.js";
 import { loadCatalogue, Catalogue } from "./messages.js";
 import { tabs, local, store, switchTab, loadAll, wireAll, register } from "./page.js";
 import { connectFeed, closeFeed } from "./feed.js";
@@ -13,7 +13,7 @@ import "./backlog.js";
 import "./kids.js";
 import "./more.js";
 import { wireCelebrations } from "./celebrate.js";
-import { restore as restoreOffline, keep, flush, queue, setOffline, keepWords, keptWords } from "./offline.js";
+import { restore as restoreOffline, keep, flush, queue, setOffline, keepWords, keptWords, forget } from "./offline.js";
 import { wireNotices } from "./notices.js";
 
 // The computer's own parts — parents' mode, machines, phones, this computer, the welcome — are
@@ -37,7 +37,7 @@ function setOnline(now) {
   online = now;
   banner();
   // A phone whose agent stopped answering while the app was open: its own again, or another.
-  if (!now && local.phone && !usingAgent()) startSoon(1000);
+  if (!now && local.phone && !usingAgent()) startSoon(500);
 }
 
 // One start at a time, and one waiting.
@@ -58,19 +58,43 @@ function banner() {
 }
 
 let hasWords = false;
+/** The phone app (the LAN listener, HTTPS), whether or not it has a session. */
+const onPhone = () => location.protocol === "https:";
 function signedOut() {
   document.querySelectorAll(".tab").forEach((tab) => { tab.hidden = true; });
   document.querySelector(".tabbar").hidden = true;
   $("signed-out").hidden = false;
+  $("offline").hidden = true; // not "no computer in reach": one answered, and said no
   desk?.then((parts) => parts.lockParents());
   closeFeed();
+  if (onPhone()) {
+    // A phone removed from the household, signed out, or unused for too long: what it kept of
+    // the household goes; changes it could not send stay (sent if it is added again), said.
+    const waiting = queue().length;
+    forget({ keepQueue: true });
+    document.body.dataset.ready = "signed-out";
+    $("signed-out").dataset.phone = "true";
+    $("signed-out-queued").hidden = waiting === 0;
+    $("signed-out-queued").dataset.count = String(waiting);
+  }
   // Not signed in, the agent names no language: the browser's first, if the agent has it.
   if (!hasWords) {
     const first = String((navigator.languages || [navigator.language])[0] || "en").toLowerCase().split("-")[0];
-    useLanguage(/^[a-z]{2,8}$/.test(first) ? first : "en");
-  }
+    useLanguage(/^[a-z]{2,8}$/.test(first) ? first : "en").then(signedOutWords);
+  } else signedOutWords();
 }
 
+/** The signed-out card's words: a phone is told how to be added again, a computer's browser
+ * how to open the page signed in. */
+function signedOutWords() {
+  if (!onPhone()) return;
+  for (const [id, key] of [["signed-out-title", "page.signed_out.phone.title"], ["signed-out-text", "page.signed_out.phone.text"]]) {
+    $(id).dataset.i18n = key; // the phone's words stay when the page's language changes
+    $(id).textContent = t(key);
+  }
+  const count = Number($("signed-out-queued").dataset.count || 0);
+  if (count) $("signed-out-queued").textContent = t("page.signed_out.phone.queued", { count });
+}
 onConnection({ online: setOnline, signedOut });
 
 function wire() {
@@ -83,7 +107,15 @@ function wire() {
     else if (e.key === "End") switchTab(tabs[tabs.length - 1], true);
   });
   $("sign-out").addEventListener("click", async () => {
+    // On a phone, signing out removes the phone from the household (its session is the
+    // household's): asked first, in words that say so.
+    if (local.phone) {
+      const waiting = queue().length;
+      const text = t("page.sign_out.phone.text") + (waiting ? " " + t("page.sign_out.phone.queued", { count: waiting }) : "");
+      if (!(await confirmDialog(t("page.sign_out.phone.title"), text, t("page.sign_out.phone.ok")))) return;
+    }
     try { await logout(); } catch { /* signed out anyway */ }
+    if (local.phone) forget();
     signedOut();
   });
   window.addEventListener("hashchange", () => switchTab(location.hash.slice(1)));
@@ -118,7 +150,8 @@ function applyWords(catalogue) {
 let sending = null;
 function sendQueue() {
   sending ??= flush().then((refused) => {
-    for (const { op, code } of refused) toast(t("page.offline.refused", { method: op.method, code }));
+    // Said in the reader's words (the refusal's own message), never as a raw code.
+    for (const { error } of refused) toast(t("page.offline.refused", { reason: describe(error) }), { error: true, seconds: 6 });
     return loadAll();
   }).catch(fail).finally(() => { sending = null; });
   return sending;
@@ -237,6 +270,8 @@ async function begin() {
   if (session.phone) {
     local.phone = true;
     document.body.classList.add("phone");
+    $("sign-out").dataset.i18n = "page.more.sign_out.phone"; // it removes the phone: said so
+    $("sign-out").textContent = t("page.more.sign_out.phone");
     // What was last seen is kept for opening with no network; changes made meanwhile go now.
     if (!subscribed) { subscribed = true; store.subscribe((part) => keep(store, part)); }
     keep(store, "session");

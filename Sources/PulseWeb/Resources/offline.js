@@ -1,11 +1,16 @@
-// A phone in the shop (issue 42): the page keeps what it last saw of the household (the
-// agent's answers, in this browser's storage) and opens with it when no agent answers; the
-// shopping changes made then — additions, checks, restocks — wait in a queue, applied to
-// what is shown at once, and are sent in order, each exactly once, when an agent answers
-// again (an answer is what "reachable" means here, not navigator.onLine). Exactly once: an
-// addition carries the ids the phone chose, a check or restock says `once` (the agent's
-// rules: Household.addShoppingItems(_:ids:), checkShoppingItem(_:once:)); sending the
-// queue twice changes nothing more. The pure parts are tested with `node --test`.
+// A phone in the shop (issues 42, 51): the page keeps what it last saw of the household (the
+// agent's answers, in this browser's storage) and opens with it when no agent answers. A
+// shopping change — an addition, a check, a restock — is written to the queue *before* it is
+// sent, and leaves it only when an agent acknowledged it (or the household refused it for
+// good): an agent that falls silent mid-request (its computer asleep, the phone out of the
+// door) loses nothing, even if the app is closed then. The queue is sent in order, each
+// change exactly once, when an agent answers (an answer is what "reachable" means here, not
+// navigator.onLine). Exactly once: an addition carries the ids the phone chose, a check or
+// restock says `once` (the agent's rules: Household.addShoppingItems(_:ids:),
+// checkShoppingItem(_:once:)); sending the queue twice changes nothing more. An addition of a
+// name in the restock pool brings the pool's item back under its own id: the agent answers
+// with that id, and the changes queued after it that name the phone's id are sent with the
+// pool's (`remap`). The pure parts are tested with `node --test`.
 import { call, APIError } from "./api.js";
 
 const SNAPSHOT = "house-pulse-snapshot-1";
@@ -20,7 +25,11 @@ export function applyQueued(shopping, op) {
   if (op.method === "shop.add") {
     op.params.names.forEach((name, i) => {
       const id = op.params.ids[i];
-      if (!s.list.some((x) => x.id === id)) s.list.push({ id, name, state: "active", queued: true });
+      if (s.list.some((x) => x.id === id)) return;
+      s.list.push({ id, name, state: "active", queued: true });
+      // The agent brings a pool item of that name back (any case): it leaves the pool shown.
+      const back = s.pool.find((x) => x.name.toLowerCase() === name.toLowerCase());
+      if (back) s.pool = without(s.pool, back.id);
     });
   } else if (op.method === "shop.check") {
     const item = s.list.find((x) => x.id === op.params.item) || s.pool.find((x) => x.id === op.params.item);
@@ -39,23 +48,46 @@ export function resultOf(op, shopping) {
   return { ...(item || { id: op.params.item }), state: op.method === "shop.check" ? "restock" : "active" };
 }
 
+/** The ids an addition's answer gives where the phone chose others (a name brought back
+ * from the restock pool keeps the pool item's id): {chosen id: the agent's id}. */
+export function idsGiven(op, result) {
+  const given = {};
+  if (op.method !== "shop.add" || !Array.isArray(result)) return given;
+  op.params.ids.forEach((id, i) => {
+    const item = result[i];
+    if (item && typeof item.id === "string" && item.id !== id && item.state !== "deleted") given[id] = item.id;
+  });
+  return given;
+}
+
+/** `ops` with the items named by `given`'s keys named by its values instead. */
+export function remap(ops, given) {
+  return ops.map((op) => (op.params && typeof op.params.item === "string" && given[op.params.item]
+    ? { ...op, params: { ...op.params, item: given[op.params.item] } } : op));
+}
+
 /**
  * Sends `queue` in order through `send(method, params)`: an op the agent took, or the
  * household refused (422: the item was deleted meanwhile), leaves the queue; anything else
- * (no agent, not signed in, a missing token) stops it, keeping that op and the rest.
- * Returns {left, refused}.
+ * (no agent, not signed in, a missing token) stops it, keeping that op and the rest. After
+ * each op, `settled(op, outcome, left)` (outcome `{result}` or `{error}`), where `left` is
+ * what is left to send (already remapped). Returns {left, refused}.
  */
-export async function sendAll(queue, send) {
-  const left = [...queue];
+export async function sendAll(queue, send, settled = () => {}) {
+  let left = [...queue];
   const refused = [];
   while (left.length) {
+    const op = left[0];
+    let outcome;
     try {
-      await send(left[0].method, left[0].params);
+      outcome = { result: await send(op.method, op.params) };
     } catch (error) {
       if (!(error instanceof APIError) || error.status !== 422) break;
-      refused.push({ op: left[0], code: error.code });
+      refused.push({ op, code: error.code, error });
+      outcome = { error };
     }
-    left.shift();
+    left = remap(left.slice(1), outcome.result === undefined ? {} : idsGiven(op, outcome.result));
+    settled(op, outcome, left);
   }
   return { left, refused };
 }
@@ -108,28 +140,76 @@ export function keptWords(language) {
 export const isOffline = () => offline;
 export function setOffline(value) { offline = value; }
 
-/** A shopping change: sent now, or queued (and shown) when no agent answers. */
+/** A shopping change, queued first (kept in this browser's storage) and then sent: its
+ * answer once an agent acknowledged it, or what it stands for while no agent answers (it
+ * stays queued and shown, and goes when one answers: `drain`). A refusal is thrown. */
 export async function send(store, method, params) {
   const op = { id: crypto.randomUUID(), method, params };
-  if (!offline && queue().length === 0) {
-    try { return await call(method, params); } catch (error) {
-      if (!(error instanceof APIError) || error.code !== "unreachable") throw error;
-      offline = true;
-    }
-  }
   saveQueue([...queue(), op]);
   const shown = store.view("shopping");
-  store.set("shopping", applyQueued(store.agent("shopping"), op));
+  if (!offline) {
+    waiting.add(op.id);
+    try {
+      await drain();
+    } finally {
+      waiting.delete(op.id);
+    }
+    const outcome = outcomes.get(op.id);
+    outcomes.delete(op.id);
+    if (outcome?.error) throw outcome.error;
+    if (outcome) return outcome.result;
+  }
+  // Not acknowledged (no agent answered in time): it waits in the queue, shown.
+  offline = true;
+  store.set("shopping", queue().reduce(applyQueued, store.agent("shopping")));
   return resultOf(op, shown);
+}
+
+/** The ops a `send` waits for, and their outcomes (the others' refusals are said by flush). */
+const waiting = new Set();
+const outcomes = new Map();
+let draining = null;
+let refusedMeanwhile = [];
+
+/** Sends the queue, in order, once at a time (one drain for every caller), until it is
+ * empty or no agent answers. Each op leaves the storage only as its answer comes (and the
+ * ops after an addition are remapped in the same write). */
+export function drain() {
+  draining ??= (async () => {
+    try {
+      for (;;) {
+        const sending = queue();
+        if (!sending.length) { offline = false; return; }
+        const sent = new Set(sending.map((op) => op.id));
+        const { left } = await sendAll(sending, call, (op, outcome, rest) => {
+          // This op done; the rest of this batch as remapped, then what was queued meanwhile.
+          const restIds = new Set(rest.map((x) => x.id));
+          const later = queue().filter((x) => !sent.has(x.id) && !restIds.has(x.id));
+          saveQueue([...rest, ...remap(later, outcome.result === undefined ? {} : idsGiven(op, outcome.result))]);
+          sent.delete(op.id);
+          if (waiting.has(op.id)) outcomes.set(op.id, outcome);
+          else if (outcome.error) refusedMeanwhile.push({ op, code: outcome.error.code, error: outcome.error });
+        });
+        if (left.length) { offline = true; return; }
+      }
+    } finally {
+      draining = null;
+    }
+  })();
+  return draining;
 }
 
 /** An agent answers again: the queue, in order, once. Returns the refused ({op, code}). */
 export async function flush() {
-  const sending = queue();
-  const { left, refused } = await sendAll(sending, call);
-  // What was queued meanwhile stays, after what is left of this batch.
-  const sent = new Set(sending.map((op) => op.id));
-  saveQueue([...left, ...queue().filter((op) => !sent.has(op.id))]);
-  if (queue().length === 0) offline = false;
+  await drain();
+  const refused = refusedMeanwhile;
+  refusedMeanwhile = [];
   return refused;
+}
+
+/** Forgets everything this browser kept of the household: the copy, the words and the queue
+ * (a phone signed out or removed). */
+export function forget({ keepQueue = false } = {}) {
+  for (const key of [SNAPSHOT, WORDS, ...(keepQueue ? [] : [QUEUE])]) storage()?.removeItem(key);
+  offline = false;
 }
