@@ -134,12 +134,24 @@ extension Household {
         guard !cleaned.isEmpty else { throw HouseholdError.refuse(.nothingToAdd) }
         let (addition, _) = try store.write(member: memberID, keepingChanges: false) { tx in
             var known: [Int: ShoppingItem] = [:]
+            var live: [ShoppingItem]?
             for (index, id) in ids.enumerated() {
                 let row = try store.row(.shoppingItem, id)
                 guard !row.isEmpty else { continue }
-                known[index] = ShoppingItem(
+                let item = ShoppingItem(
                     id: id, name: row["name"]?.textValue ?? cleaned[index],
                     state: row["state"]?.textValue.flatMap(ShoppingItem.State.init(rawValue:)) ?? .active, listed: row["listed"]?.integerValue ?? 0)
+                known[index] = item
+                // The id kept by a restock (below): answered as the item it brought back, while
+                // that item is where this addition put it (same name, same place in the list),
+                // so that a phone whose first answer was lost learns that item's id again and
+                // its changes queued after the addition reach it (issue 51).
+                if item.state == .deleted {
+                    live = try live ?? (shoppingItems(.active) + shoppingItems(.restock))
+                    if let back = live?.first(where: { $0.listed == item.listed && $0.name.lowercased() == item.name.lowercased() }) {
+                        known[index] = back
+                    }
+                }
             }
             let fresh = cleaned.indices.filter { known[$0] == nil }
             let plan = ShoppingRules.plan(fresh.map { cleaned[$0] }, pool: try shoppingItems(.restock))

@@ -81,6 +81,10 @@ struct PhoneSite: Sendable {
     let signOut: @Sendable (PhoneSession) async -> Void
     /// This computer's name, for "waiting for …".
     let computer: String
+    /// How long a phone's session cookie lasts after its last use, in seconds: renewed at
+    /// every start of the app (`/api/session`), so a phone in use stays paired; one unused
+    /// for half a year is signed out and told how to be added again (issue 51).
+    static let cookieLifetime = 183 * 86_400
     /// The phone app's methods: the lists and the kids' cards; no adult or machine
     /// administration (that stays on a computer's own page).
     static let methods: Set<String> = [

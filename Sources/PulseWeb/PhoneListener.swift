@@ -7,31 +7,24 @@ import NIOSSL
 import PeerSync
 import Synchronization
 
-/// One bound listener of the phones' port: its connections, admitted (at most
-/// ``perAddress`` from one address — its oldest closes for a new one — and
-/// ``WebFrontEnd/maxConnections`` in all), and which phone's session each used last (to
-/// close a removed phone's at once).
+/// One bound listener of the phones' port: its connections, admitted by
+/// ``PhoneAdmission`` (places kept for signed-in phones, whatever a stranger on the Wi-Fi
+/// does) under ``PhoneDeadlines``, and which phone's session each used last (to close a
+/// removed phone's at once).
 final class PhoneListener: Sendable {
-    static let perAddress = 8
-    let server: NIOAsyncChannel<(WebFrontEnd.Connection, ConnectionKind), Never>
+    let server: NIOAsyncChannel<(WebFrontEnd.Connection, ConnectionKind, SignedIn), Never>
     let port: Int
     let service: PhoneService
     let router: WebRouter
     private struct Open {
-        struct Entry {
-            let channel: any Channel
-            let address: String
-            var phone: String?
-            let order: UInt64
-        }
-        var byAddress: [String: Int] = [:]
-        var channels: [ObjectIdentifier: Entry] = [:]
-        var next: UInt64 = 0
+        var admission = PhoneAdmission<ObjectIdentifier>()
+        var channels: [ObjectIdentifier: (channel: any Channel, phone: String?)] = [:]
     }
     private let open = Mutex(Open())
 
     private init(
-        server: NIOAsyncChannel<(WebFrontEnd.Connection, ConnectionKind), Never>, port: Int, service: PhoneService, router: WebRouter
+        server: NIOAsyncChannel<(WebFrontEnd.Connection, ConnectionKind, SignedIn), Never>, port: Int, service: PhoneService,
+        router: WebRouter
     ) {
         self.server = server
         self.port = port
@@ -47,12 +40,13 @@ final class PhoneListener: Sendable {
             .bind(host: "0.0.0.0", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let kind = ConnectionKind()
+                    let signedIn = SignedIn()
                     try channel.pipeline.syncOperations.addHandler(TLSOrPlain(tls: tls.context(), kind: kind))
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(FirstRequestDeadline())
+                    try channel.pipeline.syncOperations.addHandler(PhoneDeadlines(signedIn: signedIn))
                     try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: WebFrontEnd.idleTimeout))
                     try channel.pipeline.syncOperations.addHandler(CloseWhenIdle())
-                    return (try WebFrontEnd.Connection(wrappingChannelSynchronously: channel), kind)
+                    return (try WebFrontEnd.Connection(wrappingChannelSynchronously: channel), kind, signedIn)
                 }
             }
         let bound = server.channel.localAddress?.port ?? port
@@ -77,42 +71,36 @@ final class PhoneListener: Sendable {
         for entry in open.withLock({ Array($0.channels.values) }) where entry.phone == phone { entry.channel.close(promise: nil) }
     }
 
-    /// A place for a new connection from `address`. An address at its limit gets it by its
-    /// own oldest connection closing: a phone that left the Wi-Fi without closing its
-    /// connections (they linger here until their timeouts) is let in at once when it comes
-    /// back, and a stranger still holds at most ``perAddress``. Refused when all are taken.
+    /// A place for a new connection from `address` (``PhoneAdmission``); the connections it
+    /// displaces are closed. Refused when every place is a signed-in phone's.
     private func admit(_ channel: any Channel, address: String) -> Bool {
-        let (admitted, evicted) = open.withLock { open -> (Bool, (any Channel)?) in
-            var evicted: (any Channel)?
-            if open.byAddress[address, default: 0] >= Self.perAddress,
-                let oldest = open.channels.filter({ $0.value.address == address }).min(by: { $0.value.order < $1.value.order })
-            {
-                open.channels[oldest.key] = nil
-                open.byAddress[address, default: 1] -= 1
-                evicted = oldest.value.channel
-            }
-            guard open.channels.count < WebFrontEnd.maxConnections else { return (false, evicted) }
-            open.byAddress[address, default: 0] += 1
-            open.channels[ObjectIdentifier(channel)] = Open.Entry(channel: channel, address: address, phone: nil, order: open.next)
-            open.next += 1
-            return (true, evicted)
+        let key = ObjectIdentifier(channel)
+        let (admitted, displaced) = open.withLock { open -> (Bool, [any Channel]) in
+            let (admitted, close) = open.admission.admit(key, address: address)
+            let displaced = close.compactMap { open.channels.removeValue(forKey: $0)?.channel }
+            if admitted { open.channels[key] = (channel, nil) }
+            return (admitted, displaced)
         }
-        evicted?.close(promise: nil)
+        for channel in displaced { channel.close(promise: nil) }
         return admitted
     }
 
     private func closed(_ channel: any Channel) {
         open.withLock { open in
-            guard let entry = open.channels.removeValue(forKey: ObjectIdentifier(channel)) else { return } // evicted: counted off then
-            let left = open.byAddress[entry.address, default: 1] - 1
-            open.byAddress[entry.address] = left > 0 ? left : nil
+            let key = ObjectIdentifier(channel)
+            guard open.channels.removeValue(forKey: key) != nil else { return } // displaced: counted off then
+            open.admission.closed(key)
         }
     }
 
-    private func mark(_ channel: any Channel, phone: String?) {
+    /// The phone whose session a request on `channel` carried (nil: none).
+    private func mark(_ channel: any Channel, phone: String?, signedIn: SignedIn) {
+        if phone != nil { signedIn.set() }
         open.withLock { open in
             let key = ObjectIdentifier(channel)
-            if open.channels[key] != nil { open.channels[key]?.phone = phone }
+            guard open.channels[key] != nil else { return }
+            open.channels[key]?.phone = phone
+            if phone != nil { open.admission.signedIn(key) }
         }
     }
 
@@ -124,7 +112,7 @@ final class PhoneListener: Sendable {
         do {
             try await withThrowingDiscardingTaskGroup { group in
                 try await server.executeThenClose { connections in
-                    for try await (connection, kind) in connections {
+                    for try await (connection, kind, signedIn) in connections {
                         let channel = connection.channel
                         let address = channel.remoteAddress?.ipAddress ?? "?"
                         guard admit(channel, address: address) else {
@@ -145,7 +133,7 @@ final class PhoneListener: Sendable {
                                         } else {
                                             await self.service.identify(cookie)
                                         }
-                                    self.mark(channel, phone: phone?.id)
+                                    self.mark(channel, phone: phone?.id, signedIn: signedIn)
                                     return reply
                                 }
                             } catch {

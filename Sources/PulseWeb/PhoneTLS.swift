@@ -168,30 +168,3 @@ final class TLSOrPlain: ChannelInboundHandler, RemovableChannelHandler {
         context.pipeline.syncOperations.removeHandler(self, promise: nil)
     }
 }
-
-/// Closes a connection that has not sent a whole request head within ``limit`` of its
-/// start (a slow-loris stranger holds a place for that long at most, TLS handshake
-/// included); later requests of a kept-alive connection fall under the idle timeout.
-final class FirstRequestDeadline: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias InboundOut = HTTPServerRequestPart
-    typealias OutboundIn = HTTPServerResponsePart
-    typealias OutboundOut = HTTPServerResponsePart
-    static let limit = TimeAmount.seconds(10)
-    private var timer: Scheduled<Void>?
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleTask(in: Self.limit) { loopBound.value.close(promise: nil) }
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) { timer?.cancel() }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head = unwrapInboundIn(data) {
-            timer?.cancel()
-            timer = nil
-        }
-        context.fireChannelRead(data)
-    }
-}

@@ -20,9 +20,12 @@ public struct WebFrontEnd: AgentFrontEnd {
     static let maxConnections = 64
     static let maxStreams = 16
     /// A connection with nothing read or written for this long is closed (a live stream
-    /// writes a heartbeat every ``heartbeat``).
+    /// writes a ping every ``heartbeat``).
     static let idleTimeout = TimeAmount.seconds(60)
-    static let heartbeat = Duration.seconds(25)
+    /// How often a live stream says it is still there (a `ping` event): a page that hears
+    /// nothing for a few of these knows its agent is gone, though no connection says so (a
+    /// computer asleep or off the Wi-Fi drops packets silently: issue 51). Named in `hello`.
+    static let heartbeat = Duration.seconds(2)
     /// Where the sessions are kept, in the home.
     static let sessionsFile = "web-sessions"
 
@@ -216,7 +219,7 @@ public struct WebFrontEnd: AgentFrontEnd {
     /// The live feed as Server-Sent Events: `retry` (reconnect after 1 s), a `hello` event
     /// (the newest token, whether the resume left a gap), then one `message` per household
     /// event with its token as the `id` (a reconnecting EventSource resumes from it by
-    /// itself, through `Last-Event-ID`), and a comment every 25 s. Ends when the client
+    /// itself, through `Last-Event-ID`), and a `ping` every ``heartbeat``. Ends when the client
     /// goes, the feed drops it (it fell behind), or the agent stops.
     private static func stream(
         _ feed: LiveFeed, to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>,
@@ -230,7 +233,8 @@ public struct WebFrontEnd: AgentFrontEnd {
         var headers = HTTPHeaders([("Content-Type", "text/event-stream"), ("Cache-Control", "no-store")] + WebRules.securityHeaders + extraHeaders)
         headers.add(name: "X-Accel-Buffering", value: "no")
         try await outbound.write(.head(HTTPResponseHead(version: version, status: .ok, headers: headers)))
-        let hello = "{\"gap\":\(feed.gap),\"token\":\"\(feed.token)\"}"
+        let ping = heartbeat.components.seconds * 1000
+        let hello = "{\"gap\":\(feed.gap),\"ping\":\(ping),\"token\":\"\(feed.token)\"}"
         try await outbound.write(.body(.byteBuffer(ByteBuffer(string: "retry: 1000\nevent: hello\ndata: \(hello)\n\n"))))
         let (items, continuation) = AsyncStream<StreamItem>.makeStream()
         let encoder = JSONEncoder()
@@ -272,7 +276,7 @@ public struct WebFrontEnd: AgentFrontEnd {
                 var text: String
                 var shown: [Notice] = []
                 switch item {
-                case .heartbeat: text = ": still here\n\n"
+                case .heartbeat: text = "event: ping\ndata: {}\n\n"
                 case .tick:
                     text = ""
                     shown = notices?.tick(now: WallClock.now()) ?? []

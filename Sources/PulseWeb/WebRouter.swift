@@ -198,7 +198,7 @@ struct WebRouter: Sendable {
                 body: "<p><a href=\"/\">\(WebRules.escapeHTML(said.text("web.opening.link")))</a></p>",
                 head: "<meta http-equiv=\"refresh\" content=\"0;url=/\">")
             response.headers.append(("Set-Cookie", "\(pairingCookie)=; \(attributes); Max-Age=0"))
-            response.headers.append(("Set-Cookie", "\(cookieName)=\(cookie); \(cookieAttributes); Max-Age=\(WebSessions.idleLifetime / 1000)"))
+            response.headers.append(("Set-Cookie", "\(cookieName)=\(cookie); \(cookieAttributes); Max-Age=\(PhoneSite.cookieLifetime)"))
             return response
         }
     }
@@ -286,12 +286,21 @@ struct WebRouter: Sendable {
                 session["roaming"] = await phones.roaming(phone).map(JSONValue.string) ?? .null
                 session["agents"] = await phones.agents()
                 session["computer"] = .string(phones.computer)
+                if bearer == nil, let cookie {
+                    // Renewed with use: a phone the family uses stays paired (issue 51).
+                    return .response(
+                        json(200, session, extra: [("Set-Cookie", "\(cookieName)=\(cookie); \(cookieAttributes); Max-Age=\(PhoneSite.cookieLifetime)")]))
+                }
             }
             return .response(json(200, session))
         case ("GET", "/api/status"):
             do {
                 let status = try await api.status()
-                return .response(WebResponse(status: 200, headers: apiHeaders("application/json"), body: Array(try JSONEncoder().encode(status))))
+                let body = try JSONEncoder().encode(status)
+                // A phone's header needs only whether the computers are connected and in
+                // sync: no machine ids, addresses or words about them (issue 51).
+                if phone != nil { return .response(json(200, Self.phoneStatus(body))) }
+                return .response(WebResponse(status: 200, headers: apiHeaders("application/json"), body: Array(body)))
             } catch {
                 return .response(json(500, ["error": Refusal(error).body.json]))
             }
@@ -372,6 +381,21 @@ struct WebRouter: Sendable {
         default:
             return .response(refused(404, .noSuchPath, ["path": .string(path)]))
         }
+    }
+
+    /// What a phone is told of the agent's status (`body`, its JSON): per peer, whether it is
+    /// connected, in sync, and has a problem — nothing that names or locates a machine.
+    static func phoneStatus(_ body: Data) -> [String: JSONValue] {
+        guard case let .object(status)? = try? JSONDecoder().decode(JSONValue.self, from: body), case let .array(peers)? = status["peers"]
+        else { return ["peers": .array([])] }
+        return [
+            "peers": .array(
+                peers.map { peer in
+                    guard case let .object(fields) = peer else { return .object([:]) }
+                    let problem: Bool = if case .string? = fields["problem"] { true } else { false }
+                    return .object(["state": fields["state"] ?? .null, "inSync": fields["inSync"] ?? .null, "problem": problem ? .bool(true) : .null])
+                })
+        ]
     }
 
     // MARK: Responses

@@ -100,6 +100,12 @@ import Testing
         #expect(try a.store.versionVector() == restockedOnce)
         #expect(try a.shoppingItems().filter { $0.name.lowercased() == "jam" }.map(\.id) == [pool.id])
 
+        // Its answer lost and sent again: answered as the item it brought back (the phone's
+        // changes queued after it name that item), while that item is where it was put.
+        #expect(try a.addShoppingItems(["jam"], ids: milkOp).items.map(\.id) == [pool.id])
+        _ = try a.checkShoppingItem(pool.id, once: true)
+        #expect(try a.addShoppingItems(["jam"], ids: milkOp).items.map(\.state) == [.deleted], "moved since: only the kept id")
+
         #expect(code { _ = try a.addShoppingItems(["x"], ids: ["not an id!"]) } == "invalid_id")
         #expect(code { _ = try a.addShoppingItems(["x", "y"], ids: [RowIDRules.newRowID()]) } == "wrong_type")
     }
