@@ -110,7 +110,7 @@ final class PhoneDeadlines: ChannelDuplexHandler, RemovableChannelHandler {
     private func arm(_ context: ChannelHandlerContext, _ limit: TimeAmount) {
         timer?.cancel()
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleTask(in: limit) { loopBound.value.close(promise: nil) }
+        timer = context.eventLoop.scheduleTask(in: limit) { AbruptClose.close(loopBound.value) }
     }
 
     private func disarm() {
@@ -138,5 +138,24 @@ final class PhoneDeadlines: ChannelDuplexHandler, RemovableChannelHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) { arm(context, signedIn.isSet ? Self.idle : Self.strangerIdle) }
         context.write(data, promise: promise)
+    }
+}
+
+/// First in a phone connection's pipeline: closes the socket at once when asked
+/// (``close(_:)``), without TLS's goodbye. A connection closed for a stranger's flood or a
+/// missed deadline would otherwise wait for the peer's close_notify, holding its descriptor
+/// for the TLS shutdown's timeout, and a flood of hundreds of connections a second would hold
+/// hundreds (measured: ~350 with a one-second timeout).
+final class AbruptClose: ChannelOutboundHandler, RemovableChannelHandler {
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    struct Event: Sendable {}
+
+    /// Closes `channel` at once (from any thread).
+    static func close(_ channel: any Channel) { channel.triggerUserOutboundEvent(Event(), promise: nil) }
+    static func close(_ context: ChannelHandlerContext) { context.triggerUserOutboundEvent(Event(), promise: nil) }
+
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        if event is Event { context.close(mode: .all, promise: promise) } else { context.triggerUserOutboundEvent(event, promise: promise) }
     }
 }

@@ -41,6 +41,7 @@ final class PhoneListener: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let kind = ConnectionKind()
                     let signedIn = SignedIn()
+                    try channel.pipeline.syncOperations.addHandler(AbruptClose())
                     try channel.pipeline.syncOperations.addHandler(TLSOrPlain(tls: tls.context(), kind: kind))
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(PhoneDeadlines(signedIn: signedIn))
@@ -81,7 +82,7 @@ final class PhoneListener: Sendable {
             if admitted { open.channels[key] = (channel, nil) }
             return (admitted, displaced)
         }
-        for channel in displaced { channel.close(promise: nil) }
+        for channel in displaced { AbruptClose.close(channel) }
         return admitted
     }
 
@@ -116,7 +117,8 @@ final class PhoneListener: Sendable {
                         let channel = connection.channel
                         let address = channel.remoteAddress?.ipAddress ?? "?"
                         guard admit(channel, address: address) else {
-                            // Closed through its async wrapper (whose writer must be finished).
+                            // Closed at once, and its async wrapper ended (whose writer must be finished).
+                            AbruptClose.close(channel)
                             group.addTask { try? await connection.executeThenClose { _, _ in } }
                             continue
                         }

@@ -65,6 +65,7 @@ function signedOut() {
   document.querySelector(".tabbar").hidden = true;
   $("signed-out").hidden = false;
   $("offline").hidden = true; // not "no computer in reach": one answered, and said no
+  $("sync-state").textContent = ""; // nothing of the household's state is this browser's now
   desk?.then((parts) => parts.lockParents());
   closeFeed();
   if (onPhone()) {

@@ -19,6 +19,9 @@ export function wireNotices() {
     const state = typeof Notification === "undefined" ? "unavailable" : Notification.permission;
     const key = { default: "page.notices.off", granted: "page.notices.granted", denied: "page.notices.denied" }[state]
       || "page.notices.unavailable";
+    // Drawn before the page has its words: the key stays on the element, and the words put
+    // in the page's language later (translateDocument) replace it.
+    $("notices-state").dataset.i18n = key;
     $("notices-state").textContent = t(key);
     $("notices-allow").hidden = state !== "default";
   };
