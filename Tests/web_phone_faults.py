@@ -55,7 +55,19 @@ class Household:
         ns = phones.NETS["stranger"]
         for n in range(FLOOD_ADDRESSES):
             phones.sh("ip", "netns", "exec", ns[0], "ip", "addr", "add", f"10.232.{phones.OCTET}.{10 + n}/24", "dev", ns[3])
+        # A's desktop: a session bus with a stand-in notification service (Tests/notification_service.py).
+        self.notices = os.path.join(phones.SCRATCH, "notifications.jsonl")
+        bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"], stdout=subprocess.PIPE, text=True)
+        phones.cleanups.append(bus.kill)
+        address = bus.stdout.readline().strip()
+        service = subprocess.Popen(["/usr/bin/python3", os.path.join(os.path.dirname(os.path.abspath(__file__)), "notification_service.py"),
+                                    self.notices], env={**os.environ, "DBUS_SESSION_BUS_ADDRESS": address}, stdout=subprocess.PIPE, text=True)
+        phones.cleanups.append(service.kill)
+        if service.stdout.readline().strip() != "ready":
+            raise Failed("the stand-in notification service did not start")
+        os.environ["DBUS_SESSION_BUS_ADDRESS"] = address
         self.a = web_support.Agent(phones.BIN, phones.HOME, "--web", "127.0.0.1:0")
+        del os.environ["DBUS_SESSION_BUS_ADDRESS"]
         phones.cleanups.append(self.stop_a)
         ready = self.a.event("ready")
         self.b = web_support.Agent(phones.BIN, phones.HOME_B, "--web", "127.0.0.1:0", "--peer", f"127.0.0.1:{ready['port']}")
@@ -80,10 +92,37 @@ class Household:
         self.phone = phones.PhoneBrowser(home, 9515 + phones.OCTET)
         phones.cleanups.append(self.phone.quit)
         self.driver = self.phone.driver
+        # A's page open on its Shopping tab (not More → Phones): it asks all the same.
+        computer = web_support.browser(1366, 900)
+        phones.cleanups.append(computer.quit)
+        phones.signed_in_page(computer, phones.HOME)
+        if invitation["pair"].split("//")[1].split(":")[0] != phones.AGENT_FOR_PHONE:
+            raise Failed(f"asked for the address, the link names {invitation['pair']}")
+        default = phones.cli_json("phones", "add", "Anna's phone")
+        names = phones.cli_json("phones")["hosts"]
+        if default["pair"].split("//")[1].split(":")[0] != names[0] or not names[0].endswith(".local"):
+            raise Failed(f"the links' default host is not this computer's .local name: {default['pair']} (hosts {names})")
+        invitation = phones.cli_json("phones", "add", "Anna's phone", "--host", phones.AGENT_FOR_PHONE)
         self.driver.get(invitation["pair"])
-        waiting = wait("the phone waiting for approval", lambda: phones.cli_json("phones").get("requests") or None, timeout=15)[0]
-        phones.cli("phones", "approve", waiting[0]["id"])
+        requests = wait("the phone waiting for approval", lambda: phones.cli_json("phones").get("requests") or None, timeout=15)[0]
+        code = self.driver.find_element(By.ID, "pair-code").text
+        asked = wait("“Add this phone?” on the computer's Shopping tab", lambda: computer.find_element(By.ID, "confirm").is_displayed()
+                     and computer.find_element(By.ID, "confirm-text").text, timeout=10)[0]
+        if code != requests[0]["code"] or code not in asked or "t-shopping" != computer.execute_script(
+                "return document.querySelector('[role=tab][aria-selected=true]').id"):
+            raise Failed(f"the phone shows {code!r}, the CLI {requests[0]['code']!r}, the page asks {asked!r}")
+        phones.shot(computer, "computer-asks-from-any-tab")
+
+        def told():
+            with open(self.notices) as f:
+                return [n for n in map(json.loads, f) if "Anna's phone" in n["summary"] and code in n["body"]]
+        notice = wait("the desktop notification of the phone asking", told, timeout=10)[0][0]
+        computer.find_element(By.ID, "confirm-ok").click()
         self.ready("true", 15)
+        computer.quit()
+        ok(f"the links name this computer's .local name by default ({names[0]}); a phone asking is asked about on the computer's "
+           f"page whatever it shows (its Shopping tab), with the code both screens show ({code}); approved there; and told on the "
+           f"desktop: {notice['summary']!r} — {notice['body']!r}")
         ok(f"set up: A and B serve phones; the phone paired with A ({self.mine})")
 
     def b_state(self):

@@ -309,15 +309,17 @@ def main():
     with open(os.path.join(SCRATCH, "root.der"), "wb") as f:
         f.write(der)
     sh("openssl", "x509", "-inform", "der", "-in", os.path.join(SCRATCH, "root.der"), "-out", os.path.join(SCRATCH, "root.pem"))
-    spki = subprocess.run(f"openssl x509 -inform der -in {SCRATCH}/root.der -pubkey -noout | openssl pkey -pubin -outform der",
-                          shell=True, check=True, capture_output=True).stdout
-    digest = ":".join(f"{b:02X}" for b in hashlib.sha256(spki).digest())
-    if digest != fingerprint:
-        raise Failed(f"the downloaded certificate's key is {digest}, the page said {fingerprint}")
+    # What the phone's settings show for a certificate (iOS: More Details → SHA-256; Android:
+    # SHA-256 fingerprint) is the whole certificate's digest: what openssl prints.
+    printed = sh("openssl", "x509", "-inform", "der", "-in", os.path.join(SCRATCH, "root.der"), "-noout", "-fingerprint", "-sha256").stdout
+    digest = printed.strip().split("=", 1)[1]
+    if digest != fingerprint or digest != ":".join(f"{b:02X}" for b in hashlib.sha256(der).digest()):
+        raise Failed(f"the downloaded certificate's SHA-256 fingerprint is {digest}, the page said {fingerprint}")
     profile = urllib.request.urlopen(f"http://{AGENT_FOR_PHONE}:{port}/ca.mobileconfig", timeout=10)
     if profile.headers["Content-Type"] != "application/x-apple-aspen-config" or b"com.apple.security.root" not in profile.read():
         raise Failed("the iOS profile is not served as one")
-    ok("the certificate downloaded (and the iOS profile) is the one whose fingerprint was shown")
+    ok("the certificate downloaded (and the iOS profile) is the one whose fingerprint was shown: openssl x509 -fingerprint -sha256, "
+       "as the phone's settings show it")
 
     sh("certutil", "-d", f"sql:{phone_home}/.pki/nssdb", "-A", "-t", "C,,", "-n", "House Pulse", "-i", os.path.join(SCRATCH, "root.der"))
     phone = PhoneBrowser(phone_home, 9715 + OCTET)  # another port: the first driver's may linger
@@ -335,6 +337,13 @@ def main():
     if not blocked(driver, f"https://{AGENT_FOR_PHONE}:{port + 1 if port < 65535 else port - 1}/"):
         raise Failed("a certificate from another CA was accepted")
     ok("a certificate from another CA on the same address is refused")
+    # A spoofer on the Wi-Fi relaying the CA page but serving its own root (issue 51): the root
+    # the phone downloads then has another fingerprint than the computer's screen shows, which
+    # the steps tell the person to compare in the phone's settings before trusting it.
+    spoofed = sh("openssl", "x509", "-in", other_cert, "-noout", "-fingerprint", "-sha256").stdout.strip().split("=", 1)[1]
+    if spoofed == fingerprint or fingerprint not in computer.find_element(By.ID, "phone-fingerprint").text:
+        raise Failed(f"a spoofer's root shows {spoofed}, the computer {fingerprint}")
+    ok("a spoofer's own root has another SHA-256 fingerprint than the one the computer shows beside the codes")
     cert, key = openssl_leaf("public", os.path.join(phones_dir, "agent.pem"), os.path.join(phones_dir, "agent-key.pem"),
                              "bank.example.com", AGENT_FOR_PHONE)
     with open(cert) as leaf, open(os.path.join(phones_dir, "agent.pem")) as intermediate:
@@ -387,13 +396,14 @@ def main():
 
     wait("“Add this phone?” on the computer", lambda: computer.find_element(By.ID, "confirm").is_displayed(), timeout=10)
     asked = computer.find_element(By.ID, "confirm-text").text
-    if "Anna's phone" not in asked or NETS["phone"][4] not in asked:
-        raise Failed(f"the computer asks {asked!r}")
+    code = driver.find_element(By.ID, "pair-code").text
+    if "Anna's phone" not in asked or NETS["phone"][4] not in asked or len(code) != 4 or code not in asked:
+        raise Failed(f"the computer asks {asked!r}; the phone shows the code {code!r}")
     shot(computer, "computer-approve")
     start = time.monotonic()
     computer.find_element(By.ID, "confirm-ok").click()
     wait("the phone's page signed in", lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), timeout=10)
-    ok(f"the computer asks “Add this phone?” naming it and its address; once approved the phone is in within {time.monotonic() - start:.1f}s")
+    ok(f"the computer asks “Add this phone?” naming it, its address and the code the phone shows ({code}); once approved the phone is in within {time.monotonic() - start:.1f}s")
 
     cookies = {c["name"]: c for c in phone.cdp("Network.getAllCookies")["cookies"]}
     session = cookies.get(f"pulse_phone_{port}")

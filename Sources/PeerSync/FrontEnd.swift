@@ -71,6 +71,15 @@ public struct LocalAPI: Sendable {
     public var welcome = false
     /// A household method made as a phone's member (nil: not offered here).
     var callActing: (@Sendable (String, [String: JSONValue], String?) async -> ControlResponse)? = nil
+    /// Says something to this computer's person on the desktop now (not a household event:
+    /// no policy, no batching), in their words: the catalogue's `summary` and `body` keys.
+    var alertMethod: (@Sendable (String, String, [String: JSONValue]) async -> Void)? = nil
+
+    /// A desktop notification of this computer's own (a phone asking to be added): shown at
+    /// once where the desktop can, in this computer's person's language; nothing otherwise.
+    public func alert(summary: String, body: String, _ params: [String: JSONValue]) async {
+        await alertMethod?(summary, body, params)
+    }
 
     /// A household method (docs/API.md), checked and committed exactly as the control
     /// socket's `call`: a write is durable before the answer and pushed to peers after it.
@@ -136,6 +145,12 @@ public struct LocalAPI: Sendable {
         return LiveFeed(token: subscription.token, gap: subscription.gap, events: subscription.events) {
             feed.unsubscribe(subscription.id)
         }
+    }
+
+    /// Tells this agent's live feed that something of this computer's own (not a household
+    /// row: `entity` names it, e.g. `phone_request`) changed, so its open pages look again.
+    public func announce(entity: String) {
+        feed.publish([HouseholdEvent(type: .changed, entity: entity, time: WallClock.now(), local: true)])
     }
 
     /// Exchanges a login token made by `pulse-peer open` (the control socket's `open`):

@@ -65,6 +65,19 @@ actor Notifier {
         wake.resumeAll()
     }
 
+    /// Something of this computer's own, said on the desktop at once in its person's words
+    /// (a phone asking to be added: issue 51); `summary` and `body` are catalogue keys.
+    func alert(summary: String, body: String, _ params: [String: JSONValue]) async {
+        guard let desktop else { return }
+        let words: MessageCatalogue
+        do { words = try await store.notificationContext(language: language).words } catch {
+            logger.warning("cannot read the notification settings", metadata: ["error": "\(error)"])
+            return
+        }
+        status.shown += 1
+        report("desktop", await desktop.alert(summary: words.text(summary, params), body: words.text(body, params))?.description)
+    }
+
     /// Delivery happens here, never in ``receive(_:)``: a slow hook or D-Bus call delays
     /// notifications, not the events' way to the feed.
     func run() async {

@@ -122,12 +122,13 @@ public struct PeerAgent: Service {
         let noticePath = ChangeNotices.path(options.home)
         let notices = try ChangeNotices.openForReading(noticePath)
         let peers = try await store.staticPeers()
-        let api = LocalAPI(
+        var api = LocalAPI(
             callMethod: { method, params in await call(method, params, context: context) },
             inviteMethod: { member, minutes in await invite(member: member, minutes: minutes, context: context) },
             currentStatus: { try await status(context, port: port) }, feed: feed, logins: context.logins,
             frontEndMethods: context.frontEndMethods, home: options.home,
             callActing: { method, params, member in await call(method, params, context: context, actingAs: .some(member)) })
+        api.alertMethod = { summary, body, params in await context.notifier.alert(summary: summary, body: body, params) }
         var started: [FrontEndHandle] = []
         for frontEnd in options.frontEnds {
             let handle = try await frontEnd.start(api)

@@ -123,8 +123,34 @@ public enum HouseholdCA {
             issuerPrivateKey: Certificate.PrivateKey(issuerKey))
     }
 
-    /// What a person compares on the computer and the phone: SHA-256 of the root's public
-    /// key (SubjectPublicKeyInfo), as hex pairs — the same whichever agent shows the root.
+    /// What a person compares on the computer and in the phone's settings (issue 51): the
+    /// certificate's SHA-256 fingerprint — of its whole DER encoding, as iOS's and Android's
+    /// certificate details show it and `openssl x509 -fingerprint -sha256` prints it — as
+    /// upper-case hex pairs joined by colons.
+    public static func certificateFingerprint(_ certificate: Certificate) throws -> String {
+        var serializer = DER.Serializer()
+        try serializer.serialize(certificate)
+        return hexPairs(SHA256.hash(data: serializer.serializedBytes))
+    }
+
+    /// The root's name as a phone's settings list it (its subject's common name).
+    public static func commonName(_ certificate: Certificate) -> String? {
+        for rdn in certificate.subject {
+            for attribute in rdn where attribute.type == .RDNAttributeType.commonName {
+                return String(describing: attribute.value)
+            }
+        }
+        return nil
+    }
+
+    private static func hexPairs(_ digest: SHA256.Digest) -> String {
+        let digits = Array("0123456789ABCDEF")
+        return digest.map { String([digits[Int($0 >> 4)], digits[Int($0 & 15)]]) }.joined(separator: ":")
+    }
+
+    /// SHA-256 of the root's public key (SubjectPublicKeyInfo), as hex pairs: an identity of
+    /// the root's key (the iOS profile's ids, the agents' names for it), not what a person
+    /// compares (``certificateFingerprint(_:)``).
     public static func fingerprint(_ certificate: Certificate) throws -> String {
         var serializer = DER.Serializer()
         try serializer.serialize(certificate.publicKey)

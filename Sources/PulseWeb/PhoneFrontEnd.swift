@@ -81,6 +81,8 @@ struct PhoneSite: Sendable {
     let signOut: @Sendable (PhoneSession) async -> Void
     /// This computer's name, for "waiting for …".
     let computer: String
+    /// A phone opened its link and waits: every open page of this computer asks (issue 51).
+    var asked: @Sendable (PhonePairing.Request) -> Void = { _ in }
     /// How long a phone's session cookie lasts after its last use, in seconds: renewed at
     /// every start of the app (`/api/session`), so a phone in use stays paired; one unused
     /// for half a year is signed out and told how to be added again (issue 51).
@@ -98,6 +100,9 @@ struct PhoneSite: Sendable {
 }
 
 final class PhoneService: Sendable {
+    /// What this agent's live feed names when a phone asks to be added or is answered
+    /// (``LocalAPI/announce(entity:)``): every open page of this computer looks again.
+    static let requestEntity = "phone_request"
     let api: LocalAPI
     let logger: Logger
     let look: @Sendable () -> (names: [String], addresses: [String])
@@ -430,8 +435,8 @@ final class PhoneService: Sendable {
             let (names, addresses) = tls.covered
             let hosts = names + addresses.map { $0.contains(":") ? "[\($0)]" : $0 }
             result["addresses"] = .array(hosts.map { .string("https://\($0):\(listener.port)") })
-            result["hosts"] = JSONValue(addresses + names)
-            result["fingerprint"] = (try? HouseholdCA.fingerprint(tls.certificates.root)).map(JSONValue.string) ?? .null
+            result["hosts"] = JSONValue(names + addresses) // the first is the links' default
+            result["fingerprint"] = (try? HouseholdCA.certificateFingerprint(tls.certificates.root)).map(JSONValue.string) ?? .null
         }
         // The household's phones (replicated: every computer lists and may remove them),
         // with when this computer last saw each.
@@ -451,7 +456,7 @@ final class PhoneService: Sendable {
             pairing.pending().map { request in
                 .object([
                     "id": .string(request.id), "name": .string(request.name), "member": request.member.map(JSONValue.string) ?? .null,
-                    "address": .string(request.address), "asked": .integer(request.asked),
+                    "address": .string(request.address), "asked": .integer(request.asked), "code": .string(request.code),
                 ])
             })
         result["invitationExpires"] = pairing.invitationExpires().map { .integer($0) } ?? .null
@@ -483,10 +488,12 @@ final class PhoneService: Sendable {
         guard let (listener, tls) = state.withLock({ state in state.listener.flatMap { l in state.tls.map { (l, $0) } } }) else {
             return .refused(.phonesOff)
         }
-        // The host in the links: the first home-network address (a phone may not resolve
-        // `.local` names: Android before 12), else the `.local` name; `host` picks another.
+        // The host in the links: this computer's `.local` name, which stays when the home
+        // network gives the computer a new address (the app installed from it keeps working:
+        // issue 51; iOS and Android 12+ resolve it), else the first home-network address;
+        // `host` picks another (an address, for a phone that cannot resolve `.local` names).
         let (names, addresses) = tls.covered
-        var host = addresses.first ?? names.first ?? ""
+        var host = names.first ?? addresses.first ?? ""
         if case let .string(chosen)? = params["host"] {
             guard names.contains(chosen) || addresses.contains(chosen) else {
                 return .refused(.phonesHost, ["host": .string(chosen), "hosts": JSONValue(names + addresses)])
@@ -503,7 +510,7 @@ final class PhoneService: Sendable {
                 ok: true,
                 result: .object([
                     "setup": .string(setup), "pair": .string(pair), "expires": .integer(expires),
-                    "fingerprint": .string(try HouseholdCA.fingerprint(tls.certificates.root)),
+                    "fingerprint": .string(try HouseholdCA.certificateFingerprint(tls.certificates.root)),
                     "setupQR": .string(try QRCode(setup).svg()), "pairQR": .string(try QRCode(pair).svg()),
                 ]))
         } catch {
@@ -539,6 +546,7 @@ final class PhoneService: Sendable {
             return .refused(.noSuchRequest, ["id": .string(String(id.prefix(64)))])
         }
         logger.notice(approve ? "phone added" : "phone declined", metadata: ["request": "\(id)"])
+        api.announce(entity: Self.requestEntity) // the other open pages stop asking
         return ControlResponse(ok: true, result: .object(["id": .string(id), "approved": .bool(approve)]))
     }
 

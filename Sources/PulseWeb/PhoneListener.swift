@@ -52,11 +52,20 @@ final class PhoneListener: Sendable {
             }
         let bound = server.channel.localAddress?.port ?? port
         let computer = computer ?? tls.covered.names.first ?? "this computer"
-        let site = PhoneSite(
+        var site = PhoneSite(
             hosts: { tls.hosts(port: bound) }, pairing: service.pairing, identify: { await service.identify($0) },
             identifyRoaming: { await service.identify(roaming: $0) }, roaming: { await service.roaming($0) },
             agents: { await service.agents() },
             signOut: { _ = await service.remove(["id": .string($0.id)]) }, computer: computer)
+        site.asked = { [api = service.api] request in
+            api.announce(entity: PhoneService.requestEntity)
+            // And on the desktop, for a computer whose page is not open.
+            Task {
+                await api.alert(
+                    summary: "desktop.phone_request.summary", body: "desktop.phone_request.body",
+                    ["name": .string(request.name), "address": .string(request.address), "code": .string(request.code)])
+            }
+        }
         // The phones' sessions are the household's `phone` rows (``PhoneSite/identify``): no
         // local sessions.
         let router = WebRouter(api: service.api, sessions: WebSessions(), host: "0.0.0.0", port: bound, phones: site)

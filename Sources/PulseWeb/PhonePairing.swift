@@ -30,7 +30,16 @@ final class PhonePairing: Sendable {
         let member: String?
         let address: String
         let asked: Int64
+        /// Four digits the phone's waiting page and the computer's question both show, so the
+        /// person approves the phone in their hand, not whoever opened the link first (issue 51).
+        let code: String
         var answer: Answer = .pending
+    }
+
+    /// A request's code: four random digits.
+    static func newCode() -> String {
+        let digits = String(UInt16.random(in: 0..<10_000))
+        return String(repeating: "0", count: 4 - digits.count) + digits
     }
 
     enum Answer: Sendable, Equatable {
@@ -72,7 +81,7 @@ final class PhonePairing: Sendable {
             let waitingDigest = WebSessions.digest(waiting)
             let request = Request(
                 id: WebSessions.id(ofDigest: waitingDigest), waiting: waitingDigest, name: invitation.name, member: invitation.member,
-                address: address, asked: now)
+                address: address, asked: now, code: Self.newCode())
             state.requests.removeAll { now - $0.asked > Self.lifetime }
             state.requests.append(request)
             if state.requests.count > Self.capacity { state.requests.removeFirst(state.requests.count - Self.capacity) }

@@ -23,11 +23,14 @@ enum PhoneSetupPages {
         let root = tls.certificates.root
         switch path {
         case "/ca":
-            guard let fingerprint = try? HouseholdCA.fingerprint(root) else { return .response(text(500, said.text("web.not_found"))) }
-            func item(_ key: String) -> String { "<li>" + WebRules.escapeHTML(said.text(key)) + "</li>" }
+            guard let fingerprint = try? HouseholdCA.certificateFingerprint(root) else { return .response(text(500, said.text("web.not_found"))) }
+            // The name the phone's settings list it by (its common name), in the steps.
+            let name: [String: JSONValue] = ["name": .string(HouseholdCA.commonName(root) ?? "House Pulse")]
+            func item(_ key: String) -> String { "<li>" + WebRules.escapeHTML(said.text(key, name)) + "</li>" }
             let body = """
                 <p>\(WebRules.escapeHTML(said.text("phone.ca.intro")))</p>
                 <p>\(WebRules.escapeHTML(said.text("phone.ca.fingerprint")))</p><p><code class="fingerprint">\(fingerprint)</code></p>
+                <p>\(WebRules.escapeHTML(said.text("phone.ca.name", name)))</p>
                 <h3>\(WebRules.escapeHTML(said.text("phone.ca.ios.title")))</h3>
                 <p><a class="button" href="/ca.mobileconfig">\(WebRules.escapeHTML(said.text("phone.ca.ios.download")))</a></p>
                 <ol>\(item("phone.ca.ios.step1"))\(item("phone.ca.ios.step2"))\(item("phone.ca.ios.step3"))\(item("phone.ca.ios.step4"))</ol>

@@ -170,11 +170,14 @@ struct WebRouter: Sendable {
     /// waiting cookie, and gets its session cookie once the computer said yes.
     private func pair(_ request: WebRequest, token: String?, phones: PhoneSite, _ said: MessageCatalogue) -> WebResponse {
         let attributes = "Path=/; HttpOnly; Secure; SameSite=Strict"
-        func waiting(_ name: String, cookie: String?) -> WebResponse {
+        func waiting(_ asked: PhonePairing.Request, cookie: String?) -> WebResponse {
             var response = page(
                 200, title: said.text("phone.pair.waiting.title"), language: said.language,
-                body: "<p>" + WebRules.escapeHTML(said.text("phone.pair.waiting.body", ["computer": .string(phones.computer), "name": .string(name)]))
-                    + "</p>", head: "<meta http-equiv=\"refresh\" content=\"2;url=/pair\">")
+                body: "<p>"
+                    + WebRules.escapeHTML(said.text("phone.pair.waiting.body", ["computer": .string(phones.computer), "name": .string(asked.name)]))
+                    + "</p><p>" + WebRules.escapeHTML(said.text("phone.pair.waiting.code", ["code": .string(asked.code)]))
+                    + "</p><p class=\"pair-code\" id=\"pair-code\">" + WebRules.escapeHTML(asked.code) + "</p>",
+                head: "<meta http-equiv=\"refresh\" content=\"2;url=/pair\">")
             if let cookie { response.headers.append(("Set-Cookie", "\(pairingCookie)=\(cookie); \(attributes); Max-Age=\(PhonePairing.lifetime / 1000)")) }
             return response
         }
@@ -183,11 +186,12 @@ struct WebRouter: Sendable {
             body: "<p>" + WebRules.escapeHTML(said.text("phone.pair.refused.body")) + "</p>")
         if let token {
             guard let (asked, cookie) = phones.pairing.redeem(token, address: request.remote) else { return refusedPage }
-            return waiting(asked.name, cookie: cookie)
+            phones.asked(asked)
+            return waiting(asked, cookie: cookie)
         }
         guard let asked = phones.pairing.collect(WebRules.cookie(pairingCookie, in: request.headers("cookie"))) else { return refusedPage }
         switch asked.answer {
-        case .pending: return waiting(asked.name, cookie: nil)
+        case .pending: return waiting(asked, cookie: nil)
         case .declined:
             var response = refusedPage
             response.headers.append(("Set-Cookie", "\(pairingCookie)=; \(attributes); Max-Age=0"))

@@ -63,7 +63,11 @@ struct PhonesCommand: ParsableCommand {
         }
         if case let .array(requests)? = state["requests"] {
             for case let .object(request) in requests {
-                print("  " + say("cli.phones.request", ["id": request["id"] ?? "", "name": request["name"] ?? "", "address": request["address"] ?? ""]))
+                print(
+                    "  "
+                        + say(
+                            "cli.phones.request",
+                            ["id": request["id"] ?? "", "name": request["name"] ?? "", "address": request["address"] ?? "", "code": request["code"] ?? ""]))
             }
         }
     }
@@ -101,7 +105,10 @@ struct PhonesCommand: ParsableCommand {
         @OptionGroup var options: HomeOptions
         @Argument(help: "What to call the phone, like \"Anna's phone\".") var name: String
         @Option(help: "Whose phone it is.") var member: String?
-        @Option(help: "The name or address the links use (default: this computer's first home-network address).") var host: String?
+        @Option(
+            help:
+                "The name or address the links use (default: this computer's .local name, which stays when its address changes; an address for a phone that cannot resolve it)."
+        ) var host: String?
         @Flag(help: "Print JSON (with the QR codes as SVG).") var json = false
         func run() throws {
             var params: [String: JSONValue] = ["name": .string(name)]

@@ -124,7 +124,8 @@ import Testing
         #expect(run.status == 0, "\(output)")
         for check in [
             "phones are off until turned on", "serves https on port", "zbarimg reads", "the same fingerprint",
-            "refuses the HTTPS page", "whose fingerprint was shown", "from another CA on the same address is refused",
+            "refuses the HTTPS page", "whose fingerprint was shown: openssl x509 -fingerprint -sha256", "a spoofer's own root has another",
+            "from another CA on the same address is refused",
             "bank.example.com", "isSecureContext is true", "one household CA: the second computer", "works once", "“Add this phone?”", "SameSite=Strict",
             "updates live", "notifications: Tom's addition", "installable", "shows the last list, and queues", "still once",
             "the phone used the second computer", "machine.remove → 404",
@@ -154,7 +155,8 @@ import Testing
         let output = run.stdout + run.stderr
         #expect(run.status == 0, "\(output)")
         for check in [
-            "A's agent frozen: the phone said so", "every packet dropped: the phone said so", "the phone's 50 signed-in requests all answered",
+            "the links name this computer's .local name", "with the code both screens show", "and told on the desktop", "A's agent frozen: the phone said so",
+            "every packet dropped: the phone said so", "the phone's 50 signed-in requests all answered",
             "a restock item re-added offline and checked", "renewed at each start", "names no machine id or address",
             "signing out on the phone asks first", "no script errors",
         ] {

@@ -10,7 +10,8 @@ import { register, store, refresh } from "./page.js";
 register({
   id: "phones",
   computerOnly: true,
-  topics: [],
+  // A phone asking to be added (or answered on another page): this agent's own event.
+  topics: ["phone_request"],
   async load() { store.set("phones", await call("phones.get")); },
   render,
   wire,
@@ -51,12 +52,19 @@ function render() {
     }
     return li;
   }));
+  // Every open page of this computer asks, whichever tab it shows (issue 51); a question
+  // answered elsewhere (another page, the CLI) goes away here.
+  if (asking && !phones.requests.some((r) => r.id === asking)) { asking = null; $("confirm").close(); }
   for (const request of phones.requests) if (!asked.has(request.id)) { asked.add(request.id); approve(request); }
 }
 
+let asking = null;
 async function approve(request) {
+  asking = request.id;
   const yes = await confirmDialog(t("page.phones.approve_title"),
-    t("page.phones.approve_text", { name: request.name, address: request.address, time: clock(request.asked) }), t("page.phones.approve_ok"));
+    t("page.phones.approve_text", { name: request.name, address: request.address, time: clock(request.asked), code: request.code }),
+    t("page.phones.approve_ok"));
+  asking = null;
   try {
     await call(yes ? "phones.approve" : "phones.decline", { id: request.id });
     if (yes) { toast(t("page.phones.added", { name: request.name })); closePairing(); }
