@@ -28,23 +28,9 @@ from selenium.webdriver.common.keys import Keys
 
 import web_phones as phones
 import web_support
-from web_support import Failed, wait
+from web_support import Failed, check, failures, ok, wait
 
 FLOOD_ADDRESSES = 15
-failures = []
-
-
-def ok(message):
-    print(f"ok {message}", flush=True)
-
-
-def check(name, function):
-    """Runs one check; a failure is said and the next check runs."""
-    try:
-        function()
-    except Exception as error:  # a check's failure, whatever raised it
-        failures.append(name)
-        print(f"FAILED: {name}: {error}", flush=True)
 
 
 class Household:

@@ -300,6 +300,14 @@ def main():
     wait("the CA's page on the phone", lambda: phone.driver.find_element(By.CSS_SELECTOR, "code.fingerprint").text == fingerprint)
     shot(phone.driver, "phone-ca-page")
     ok("the phone's CA page (plain HTTP) shows the same fingerprint as the computer")
+    # The steps name the root as the phone's settings list it (its common name), say where to
+    # compare the fingerprint, where Android keeps it, and how to put the app on the home screen.
+    page = phone.driver.find_element(By.TAG_NAME, "body").text
+    for needed in ["— household”", "More Details", "Trusted credentials", "Add to Home Screen", "search for “CA certificate”"]:
+        if needed not in page:
+            raise Failed(f"the CA page's steps lack {needed!r}: {page!r}")
+    ok("the CA page's steps name the certificate as the phone lists it, where to compare its fingerprint (iOS and Android), "
+       "how to find Android's setting, and how to add the app to the home screen")
     if not blocked(phone.driver, f"{mine}/"):
         raise Failed("the phone opened the HTTPS page before it trusted the household CA")
     ok("before the CA is installed, the phone's browser refuses the HTTPS page")

@@ -83,3 +83,20 @@ def run(main):
     except Failed as failure:
         print(f"FAILED: {failure}")
         sys.exit(1)
+
+
+failures = []
+
+
+def ok(message):
+    print(f"ok {message}", flush=True)
+
+
+def check(name, function):
+    """One check of a script whose checks are independent: a failure is said (`FAILED: name:
+    why`, kept in `failures`) and the script's next check still runs."""
+    try:
+        function()
+    except Exception as error:  # a check's failure, whatever raised it
+        failures.append(name)
+        print(f"FAILED: {name}: {error}", flush=True)

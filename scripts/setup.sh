@@ -12,14 +12,15 @@
 # rendered and decoded back), and libnss3-tools (`certutil`: the phone browser of the phone
 # tests trusts the household CA through its own NSS database); and for the Debian package's test
 # (Tests/package_test.py): help2man, lintian, binutils and desktop-file-utils (the package made and
-# checked), systemd and util-linux (a family member's user manager: `systemd --user`, runuser, unshare).
+# checked), systemd and util-linux (a family member's user manager: `systemd --user`, runuser, unshare);
+# and webkit2gtk-driver with xvfb (the phone app on WebKitGTK, Safari's engine family: Tests/web_phone_engines.py).
 set -euo pipefail
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 packages=(libsqlite3-dev libavahi-client-dev libdbus-1-dev libqrencode-dev avahi-daemon avahi-utils dbus pkg-config python3)
-if [ "${1:-}" = "--tests" ]; then packages+=(faketime iproute2 nftables openssl python3 python3-dbus python3-gi chromium chromium-driver fonts-noto-color-emoji nodejs zbar-tools librsvg2-bin libnss3-tools help2man lintian binutils desktop-file-utils systemd util-linux); fi
+if [ "${1:-}" = "--tests" ]; then packages+=(faketime iproute2 nftables openssl python3 python3-dbus python3-gi chromium chromium-driver fonts-noto-color-emoji nodejs zbar-tools librsvg2-bin libnss3-tools help2man lintian binutils desktop-file-utils systemd util-linux webkit2gtk-driver xvfb); fi
 need=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")

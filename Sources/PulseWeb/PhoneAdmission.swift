@@ -9,9 +9,11 @@ import Synchronization
 ///
 /// - At most ``total`` connections, of which at most ``strangers`` not signed in (none of
 ///   their requests carried a phone's session): the rest are kept for signed-in phones.
-/// - At most ``perAddress`` from one address: a new one closes that address's oldest (a
-///   stranger first), so a phone that left the Wi-Fi without closing its connections is let
-///   in at once when it comes back.
+/// - At most ``perAddress`` strangers from one address: a new one closes that address's
+///   oldest stranger, so a phone that left the Wi-Fi without finishing its handshakes is let
+///   in at once when it comes back. Signed-in connections do not count here: two browsers
+///   behind one address (a phone's Safari and its installed app, a NAT) never close each
+///   other's handshakes (seen: WebKit's page load failed beside a signed-in Chromium).
 /// - A new connection when the strangers' places are taken closes a stranger's: the oldest
 ///   one of the address holding the most of them. A flood from N addresses holds about
 ///   ``strangers``/N places each, and the phone's own new connection (one, from its
@@ -35,7 +37,7 @@ struct PhoneAdmission<Key: Hashable> {
     /// close for it (already counted off).
     mutating func admit(_ key: Key, address: String) -> (admitted: Bool, close: [Key]) {
         var close: [Key] = []
-        let mine = entries.filter { $0.value.address == address }
+        let mine = entries.filter { $0.value.address == address && !$0.value.signedIn }
         if mine.count >= Self.perAddress, let oldest = Self.oldest(mine, strangersFirst: true) {
             entries[oldest] = nil
             close.append(oldest)

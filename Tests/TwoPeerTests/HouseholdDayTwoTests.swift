@@ -264,7 +264,8 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: phonesDirectory.appendingPathComponent("root-key.pem").path))
         // A TLS client trusting only A's root accepts B's certificate for B's name.
         let rootA = URL(fileURLWithPath: a.path).appendingPathComponent("phones/root.pem").path
-        let host = try #require((state["hosts"] as? [String])?.last)
+        let host = try #require((state["hosts"] as? [String])?.first) // the `.local` name (the links' default)
+        #expect(host.hasSuffix(".local"), "\(state)")
         let port = try #require(state["port"] as? Int)
         let check = try Shell.run([
             "sh", "-c",

@@ -1,4 +1,7 @@
 import FoundationEssentials
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
 import Testing
 
 @testable import PulseWeb
@@ -39,14 +42,18 @@ struct PhoneAdmissionTests {
         #expect(admission.entries.values.filter { $0.address.hasPrefix("10.9.") }.count < Admission.strangers)
     }
 
-    @Test func oneAddressHoldsAtMostEightAndItsOldestStrangerGoesFirst() {
+    @Test func oneAddressHoldsAtMostEightStrangersAndItsOldestGoesFirst() {
         var admission = Admission()
-        _ = admission.admit(1, address: "a")
-        admission.signedIn(1)
-        for key in 2...8 { #expect(admission.admit(key, address: "a") == (true, [])) }
-        // The ninth closes the address's oldest stranger (2), not its signed-in 1.
-        #expect(admission.admit(9, address: "a") == (true, [2]))
-        #expect(admission.entries.count == 8)
+        for key in 1...4 {
+            _ = admission.admit(key, address: "a")
+            admission.signedIn(key)
+        }
+        // Eight strangers beside the address's four signed-in connections (a second browser
+        // loading the page beside a signed-in one): none closes another.
+        for key in 5...12 { #expect(admission.admit(key, address: "a") == (true, [])) }
+        // The ninth stranger closes the address's oldest stranger (5), never a signed-in one.
+        #expect(admission.admit(13, address: "a") == (true, [5]))
+        #expect(admission.entries.count == 12)
     }
 
     @Test func onlySignedInPhonesFillingEveryPlaceRefuseANewConnection() {
@@ -81,5 +88,61 @@ struct PhoneStatusTests {
         let text = String(decoding: try JSONEncoder().encode(told), as: UTF8.self)
         for secret in ["3fa2c1d0", "77aa", "88bb", "Study PC", "192.168", "Kitchen"] { #expect(!text.contains(secret), "\(secret) in \(text)") }
         #expect(text.contains("connected") && text.contains("\"problem\":true"))
+    }
+}
+
+/// The phones' port's time limits (issue 51), on an embedded channel with its own clock:
+/// counted on HTTP parts, so bytes trickled into a request never extend them, and short for a
+/// connection that never signed in.
+struct PhoneDeadlinesTests {
+    func channel(signedIn: Bool = false) throws -> (EmbeddedChannel, EmbeddedEventLoop) {
+        let loop = EmbeddedEventLoop()
+        let flag = SignedIn()
+        if signedIn { flag.set() }
+        let channel = EmbeddedChannel(loop: loop)
+        try channel.pipeline.syncOperations.addHandlers([AbruptClose(), PhoneDeadlines(signedIn: flag)])
+        try channel.connect(to: SocketAddress(ipAddress: "10.0.0.2", port: 1)).wait()
+        return (channel, loop)
+    }
+
+    static let head = HTTPServerRequestPart.head(HTTPRequestHead(version: .http1_1, method: .POST, uri: "/api/call/shop.add"))
+
+    @Test func aConnectionThatSendsNoWholeRequestIsClosedAfterFiveSeconds() throws {
+        let (channel, loop) = try channel()
+        loop.advanceTime(by: .milliseconds(4_900))
+        #expect(channel.isActive)
+        loop.advanceTime(by: .milliseconds(200))
+        #expect(!channel.isActive)
+    }
+
+    @Test func aBodyTrickledAfterItsHeadHasTenSecondsInAll() throws {
+        let (channel, loop) = try channel(signedIn: true)
+        try channel.writeInbound(Self.head)
+        try channel.writeInbound(HTTPServerRequestPart.end(nil))
+        try channel.writeOutbound(HTTPServerResponsePart.end(nil))
+        loop.advanceTime(by: .seconds(1))
+        try channel.writeInbound(Self.head)
+        for _ in 0..<9 {
+            loop.advanceTime(by: .seconds(1))
+            try channel.writeInbound(HTTPServerRequestPart.body(ByteBuffer(string: "x")))
+        }
+        #expect(channel.isActive)
+        loop.advanceTime(by: .milliseconds(1_100))
+        #expect(!channel.isActive, "ten seconds after its head, however many bytes came")
+    }
+
+    @Test func aStrangerIdlesFourSecondsAfterAnAnswerAndASignedInPhoneAMinute() throws {
+        for signedIn in [false, true] {
+            let (channel, loop) = try channel(signedIn: signedIn)
+            try channel.writeInbound(Self.head)
+            try channel.writeInbound(HTTPServerRequestPart.end(nil))
+            loop.advanceTime(by: .seconds(30))
+            #expect(channel.isActive, "answering takes what it takes")
+            try channel.writeOutbound(HTTPServerResponsePart.end(nil))
+            loop.advanceTime(by: .milliseconds(4_100))
+            #expect(channel.isActive == signedIn)
+            loop.advanceTime(by: .seconds(56))
+            #expect(!channel.isActive)
+        }
     }
 }

@@ -1,0 +1,238 @@
+"""A phone's offline taps on one name, applied once as meant, on two browser engines (issue 51):
+Chromium (the NSS database of its own) and WebKitGTK (Safari's engine family; it trusts the
+system's CA bundle, so it runs in a private mount namespace where that bundle holds the
+household root too), each in the phone's own network namespace, each paired with the agent.
+
+For each sequence: the household's starting state is made with the CLI, the agent is cut off
+from the phone (connections reset), the page is opened offline from its service worker and
+the taps are made on what it shows; then the agent is reachable again and the list and the
+pool must be what the person meant, on the agent, with nothing refused.
+
+Usage: web_phone_engines.py BIN HOME [SHOTS]   (a household, no agent running; root).
+Prints `ok …` per check, `FAILED: …` per failed check (the others still run); exit 1 if any.
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+import web_phones as phones
+import web_support
+from web_support import Failed, check, failures, ok, wait
+
+
+# [what, the household before (list, pool), the taps, the list and the pool meant]
+SEQUENCES = [
+    ("in the pool: add it, check it", ([], ["NAME"]), ["add", "check"], ([], ["NAME"])),
+    ("on the list: check it, add it again, check it", (["NAME"], []), ["check", "add", "check"], ([], ["NAME"])),
+    ("new: add it, check it, restock it", ([], []), ["add", "check", "restock"], (["NAME"], [])),
+    ("in the pool: restock it, check it", ([], ["NAME"]), ["restock", "check"], ([], ["NAME"])),
+]
+
+
+class WebKitPhone:
+    """WebKitGTK's WebDriver in the phone's namespace, under Xvfb, trusting the system bundle
+    plus the household root (bind-mounted over the bundle in its own mount namespace)."""
+
+    def __init__(self, root_pem, port):
+        bundle = os.path.join(phones.SCRATCH, "bundle.crt")
+        with open("/etc/ssl/certs/ca-certificates.crt") as system, open(root_pem) as root, open(bundle, "w") as out:
+            out.write(system.read() + root.read())
+        display = f":{100 + phones.OCTET}"
+        script = (f"mount --bind {bundle} /etc/ssl/certs/ca-certificates.crt\n"
+                  f"Xvfb {display} -screen 0 390x844x24 -nolisten tcp >/dev/null 2>&1 &\n"
+                  f"export DISPLAY={display} HOME={phones.SCRATCH}/webkit-home\n"
+                  f"mkdir -p $HOME\n"
+                  f"exec WebKitWebDriver --host={phones.NETS['phone'][4]} --port={port}\n")
+        self.process = subprocess.Popen(["ip", "netns", "exec", phones.NETS["phone"][0], "unshare", "-m", "--propagation", "private",
+                                         "bash", "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        address = (phones.NETS["phone"][4], port)
+        wait("WebKitWebDriver", lambda: socket.create_connection(address, timeout=1).close() or True, timeout=20)
+        self.driver = webdriver.Remote(command_executor=f"http://{address[0]}:{port}", options=webdriver.WebKitGTKOptions())
+        self.driver.set_window_size(390, 844)  # a phone's width, as the Chromium phone's
+
+    def quit(self):
+        try:
+            self.driver.quit()
+        finally:
+            os.killpg(self.process.pid, 15)
+            self.process.wait(timeout=10)
+
+
+def pair(driver, name):
+    invitation = phones.cli_json("phones", "add", name, "--host", phones.AGENT_FOR_PHONE)
+    driver.get(invitation["pair"])
+    try:
+        request = wait("the phone asking", lambda: next((r for r in phones.cli_json("phones").get("requests", []) if r["name"] == name), None),
+                       timeout=15)[0]
+    except Failed:
+        raise Failed(f"the phone did not ask: at {driver.current_url}, "
+                     f"{driver.execute_script('return [document.title, document.body && document.body.innerText.slice(0, 300)]')}")
+    phones.cli("phones", "approve", request["id"])
+    try:
+        wait("the phone's page", lambda: driver.execute_script("return document.body.dataset.ready") == "true", timeout=30)
+    except Failed:
+        state = driver.execute_script("return [document.body.dataset.ready, document.getElementById('toast-text').textContent, "
+                                      "performance.getEntriesByType('resource').map(e => e.name.split('/').pop() + ' ' + Math.round(e.duration))]")
+        raise Failed(f"the phone's page did not open: at {driver.current_url}, {state}")
+    wait("the service worker active", lambda: driver.execute_async_script(
+        "const done = arguments[arguments.length - 1]; navigator.serviceWorker.getRegistration().then((r) => done(!!(r && r.active)), () => done(false))"),
+        timeout=30)
+    wait("the app's files in the worker's cache", lambda: driver.execute_async_script(
+        "const done = arguments[arguments.length - 1]; caches.keys().then((keys) => Promise.all(keys.map((k) => caches.open(k).then((c) => c.match('/')))))"
+        ".then((found) => done(found.some(Boolean)), () => done(false))"), timeout=30)
+    driver.refresh()  # the next load is the worker's
+    wait("the page again, under its service worker", lambda: driver.execute_script(
+        "return document.body.dataset.ready === 'true' && navigator.serviceWorker.controller !== null"), timeout=20)
+
+
+def cut(port, on):
+    if on:
+        phones.in_namespace("phone", "nft", "-f", "-", input=(
+            "table inet cut {\n chain out {\n  type filter hook output priority 0;\n"
+            f"  ip daddr {phones.AGENT_FOR_PHONE} tcp dport {port} reject with tcp reset\n }}\n}}\n"))
+    else:
+        phones.in_namespace("phone", "nft", "delete", "table", "inet", "cut", check=False)
+
+
+def listed():
+    items = json.loads(phones.cli("shop", "list", "--json"))
+    pool = json.loads(phones.cli("shop", "list", "--restock", "--json"))
+    return [i["name"] for i in items], [i["name"] for i in pool]
+
+
+def text(element):
+    """An element's text content (WebKitGTK's WebDriver leaves a role="button" span's words out
+    of an element's rendered text, though they are drawn: seen in its screenshots)."""
+    return element.get_attribute("textContent")
+
+
+def press(driver, what, find):
+    """Finds and presses an element, again if the list was drawn anew meanwhile (a stale row)."""
+    wait(what, lambda: phones.press(driver, find()) or True)
+
+
+def tap(driver, verb, name):
+    if verb == "add":
+        phones.press(driver, driver.find_element(By.ID, "add-item"))
+        field = wait("the rapid-entry row", lambda: driver.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0]
+        field.send_keys(name, Keys.ENTER)
+        field = wait("the next row", lambda: driver.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0]
+        field.send_keys(Keys.ENTER)
+        wait(f"{name} on the list", lambda: any(name in text(e) for e in driver.find_elements(By.CSS_SELECTOR, "#shop-list li")))
+    elif verb == "check":
+        press(driver, f"checking {name}", lambda: next(e for e in driver.find_elements(By.CSS_SELECTOR, "#shop-list li")
+                                                       if name in text(e)).find_element(By.CSS_SELECTOR, ".check"))
+        wait(f"{name} off the list", lambda: not any(name in text(e) for e in driver.find_elements(By.CSS_SELECTOR, "#shop-list li")))
+    else:
+        toggle = driver.find_element(By.ID, "restock-toggle")
+        if toggle.is_displayed() and driver.find_element(By.ID, "restock-sheet").get_attribute("hidden") is not None:
+            phones.press(driver, toggle)
+        press(driver, f"restocking {name}", lambda: next(e for e in driver.find_elements(By.CSS_SELECTOR, "#restock-list li")
+                                                         if name in text(e)).find_element(By.CSS_SELECTOR, ".restock"))
+        wait(f"{name} on the list", lambda: any(name in text(e) for e in driver.find_elements(By.CSS_SELECTOR, "#shop-list li")))
+
+
+def sequences(engine, driver, port):
+    for n, (what, (on_list, in_pool), taps, (meant_list, meant_pool)) in enumerate(SEQUENCES):
+        name = f"{engine[:3]}{n}Oats"
+
+        def one():
+            for _ in on_list + in_pool:
+                phones.cli("shop", "add", name)
+            for _ in in_pool:
+                phones.cli("shop", "check", name)
+            def copied():
+                shopping = json.loads(driver.execute_script("return localStorage.getItem('house-pulse-snapshot-1')"))["shopping"]
+                return ([x["name"] for x in shopping["list"] if x["name"] == name], [x["name"] for x in shopping["pool"] if x["name"] == name]) \
+                    == (on_list and [name], in_pool and [name])
+            wait("the phone's copy up to date", copied, timeout=10)
+            cut(port, True)
+            try:
+                # The app closed and opened again (a navigation: WebKit's WebDriver reload may
+                # skip the service worker, as a forced reload does).
+                page = driver.current_url.split("#")[0]
+                driver.get("about:blank")
+                driver.get(page)
+                wait("the page offline", lambda: driver.execute_script("return document.body.dataset.ready") == "offline", timeout=25)
+                for verb in taps:
+                    tap(driver, verb, name)
+                wait("every tap queued", lambda: len(json.loads(driver.execute_script(
+                    "return localStorage.getItem('house-pulse-queue-1') || '[]'"))) == len(taps), timeout=10)
+            finally:
+                cut(port, False)
+            wait("the queue sent", lambda: driver.execute_script(
+                "return document.body.dataset.ready === 'true' && (localStorage.getItem('house-pulse-queue-1') || '[]') === '[]'"),
+                timeout=25)
+            want = (meant_list and [name], meant_pool and [name])
+            got = wait("the household as meant", lambda: (lambda lists: lists if ([x for x in lists[0] if x == name],
+                                                                                  [x for x in lists[1] if x == name]) == want else None)(listed()),
+                       timeout=10)[0]
+            said = driver.find_element(By.ID, "toast-text").text if driver.find_element(By.ID, "toast").is_displayed() else ""
+            if "was not made" in said:
+                raise Failed(f"a refusal was said: {said!r}")
+            ok(f"{engine}: offline, {what.replace('it', name, 1)} ({' → '.join(taps)}): applied once as meant "
+               f"(list {[x for x in got[0] if x == name]}, pool {[x for x in got[1] if x == name]})")
+        def shown_on_failure():
+            try:
+                one()
+            except Exception:
+                phones.shot(driver, f"failed-{engine.lower()}-{n}")
+                raise
+        check(f"{engine}: {what}", shown_on_failure)
+
+
+def main():
+    phones.namespaces()
+    agent = web_support.Agent(phones.BIN, phones.HOME, "--web", "127.0.0.1:0")
+    phones.cleanups.append(agent.stop)
+    agent.event("ready")
+    port = phones.cli_json("phones", "on", "--port", "0")["port"]
+    setup = phones.cli_json("phones", "add", "Setup", "--host", phones.AGENT_FOR_PHONE)["setup"]
+    der = urllib.request.urlopen(setup + ".crt", timeout=10).read()
+    root_der, root_pem = os.path.join(phones.SCRATCH, "root.der"), os.path.join(phones.SCRATCH, "root.pem")
+    with open(root_der, "wb") as f:
+        f.write(der)
+    phones.sh("openssl", "x509", "-inform", "der", "-in", root_der, "-out", root_pem)
+
+    home = os.path.join(phones.SCRATCH, "chromium-home")
+    os.makedirs(os.path.join(home, ".pki", "nssdb"))
+    phones.sh("certutil", "-d", f"sql:{home}/.pki/nssdb", "-N", "--empty-password")
+    phones.sh("certutil", "-d", f"sql:{home}/.pki/nssdb", "-A", "-t", "C,,", "-n", "House Pulse", "-i", root_der)
+    only = os.environ.get("PULSE_ENGINES", "Chromium,WebKitGTK").split(",")
+    for engine, start in [("Chromium", lambda: phones.PhoneBrowser(home, 9515 + phones.OCTET)),
+                          ("WebKitGTK", lambda: WebKitPhone(root_pem, 4444 + phones.OCTET))]:
+        if engine not in only:
+            continue
+        try:
+            phone = start()
+        except Exception as error:  # the engine cannot start here: said, and counted as a failure
+            failures.append(engine)
+            print(f"FAILED: {engine} did not start: {error}", flush=True)
+            continue
+        phones.cleanups.append(phone.quit)
+        try:
+            pair(phone.driver, f"{engine} phone")
+            ok(f"{engine}: paired, trusting the household root, its service worker in control")
+            sequences(engine, phone.driver, port)
+            phones.shot(phone.driver, f"engine-{engine.lower()}")
+        except Exception as error:  # the pairing failed: the engine's sequences cannot run
+            failures.append(engine)
+            print(f"FAILED: {engine}: {error}", flush=True)
+    print(f"engines: {len(failures)} failed")
+    if failures:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    phones.configure(sys.argv[1], sys.argv[2], None, sys.argv[3] if len(sys.argv) > 3 else None)
+    try:
+        web_support.run(main)
+    finally:
+        phones.cleanup()
