@@ -115,7 +115,7 @@ def text(element):
 
 def press(driver, what, find):
     """Finds and presses an element, again if the list was drawn anew meanwhile (a stale row)."""
-    wait(what, lambda: phones.press(driver, find()) or True)
+    wait(what, lambda: phones.press(driver, find()) or True, timeout=10)
 
 
 def tap(driver, verb, name):
