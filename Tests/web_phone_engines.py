@@ -13,6 +13,7 @@ Prints `ok …` per check, `FAILED: …` per failed check (the others still run)
 """
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -61,8 +62,16 @@ class WebKitPhone:
         try:
             self.driver.quit()
         finally:
-            os.killpg(self.process.pid, 15)
-            self.process.wait(timeout=10)
+            # The driver and its Xvfb (one process group): they may not heed SIGTERM.
+            for sent in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(self.process.pid, sent)
+                    self.process.wait(timeout=5)
+                    break
+                except ProcessLookupError:
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
 
 
 def pair(driver, name):
@@ -132,8 +141,9 @@ def tap(driver, verb, name):
         wait(f"{name} off the list", lambda: not any(name in text(e) for e in driver.find_elements(By.CSS_SELECTOR, "#shop-list li")))
     else:
         toggle = driver.find_element(By.ID, "restock-toggle")
-        if toggle.is_displayed() and driver.find_element(By.ID, "restock-sheet").get_attribute("hidden") is not None:
+        if toggle.is_displayed() and driver.execute_script("return document.getElementById('restock-sheet').hidden"):
             phones.press(driver, toggle)
+        wait("the restock pool open", lambda: driver.execute_script("return !document.getElementById('restock-sheet').hidden"))
         press(driver, f"restocking {name}", lambda: next(e for e in driver.find_elements(By.CSS_SELECTOR, "#restock-list li")
                                                          if name in text(e)).find_element(By.CSS_SELECTOR, ".restock"))
         wait(f"{name} on the list", lambda: any(name in text(e) for e in driver.find_elements(By.CSS_SELECTOR, "#shop-list li")))
