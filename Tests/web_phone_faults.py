@@ -15,6 +15,7 @@ reads; signing out on the phone (asked first, in the phone's words, its copy for
 Usage: web_phone_faults.py BIN HOME_A HOME_B [SHOTS]   (two computers of one household, no
 agent running; root: namespaces).
 """
+import hashlib
 import json
 import os
 import signal
@@ -381,10 +382,74 @@ def sign_out(h):
        "(no computer's command) and forgets the household's copy")
 
 
+SPOOFER = r"""
+import http.server, sys, urllib.request
+listen, port, real, root = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+class Relay(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path.startswith("/ca.crt"):  # its own root, in place of the household's
+            body, kind = open(root, "rb").read(), "application/x-x509-ca-cert"
+        else:  # everything else relayed from the real computer, word for word
+            with urllib.request.urlopen(real + self.path, timeout=10) as answer:
+                body, kind = answer.read(), answer.headers["Content-Type"]
+        self.send_response(200); self.send_header("Content-Type", kind); self.send_header("Content-Length", str(len(body)))
+        self.end_headers(); self.wfile.write(body)
+    def log_message(self, *args): pass
+server = http.server.HTTPServer((listen, port), Relay)
+print("relaying", flush=True)
+server.serve_forever()
+"""
+
+
+def spoofer(h):
+    """Item 3: a spoofer on the Wi-Fi (the phone's packets for the computer redirected to it, as
+    ARP spoofing does) relays the real CA page and serves its own root. The page then shows the
+    computer's real fingerprint — nothing in-band can tell — but the certificate the phone gets
+    has another SHA-256 fingerprint, which is what the phone's settings show and what the steps
+    tell the person to compare with the computer's screen before trusting it."""
+    address = f"10.231.{phones.OCTET}.3"
+    phones.sh("ip", "addr", "add", f"{address}/24", "dev", phones.NETS["phone"][1])
+    key, cert = os.path.join(phones.SCRATCH, "spoofer.key"), os.path.join(phones.SCRATCH, "spoofer.pem")
+    phones.sh("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
+              "-out", cert, "-days", "2", "-subj", "/CN=Test Family — household")
+    der = os.path.join(phones.SCRATCH, "spoofer.der")
+    phones.sh("openssl", "x509", "-in", cert, "-outform", "der", "-out", der)
+    relay = subprocess.Popen([sys.executable, "-c", SPOOFER, address, "8080", f"http://{phones.AGENT_FOR_PHONE}:{h.port}", der],
+                             stdout=subprocess.PIPE, text=True)
+    phones.cleanups.append(relay.kill)
+    relay.stdout.readline()
+    phones.in_namespace("phone", "nft", "-f", "-", input=(
+        "table ip spoof {\n chain out {\n  type nat hook output priority -100;\n"
+        f"  ip daddr {phones.AGENT_FOR_PHONE} tcp dport {h.port} dnat to {address}:8080\n }}\n}}\n"))
+    try:
+        real = phones.cli_json("phones")["fingerprint"]
+        h.driver.get(f"http://{phones.AGENT_FOR_PHONE}:{h.port}/ca")
+        shown = wait("the relayed CA page", lambda: h.driver.find_element(By.CSS_SELECTOR, "code.fingerprint").text)[0]
+        got = h.driver.execute_async_script(
+            "const done = arguments[arguments.length - 1]; fetch('/ca.crt').then((r) => r.arrayBuffer())"
+            ".then((b) => done(Array.from(new Uint8Array(b))), (e) => done(String(e)))")
+        if not isinstance(got, list):
+            raise Failed(f"the phone could not download the certificate: {got}")
+        downloaded = ":".join(f"{b:02X}" for b in hashlib.sha256(bytes(got)).digest())
+        settings = phones.sh("openssl", "x509", "-inform", "der", "-in", der, "-noout", "-fingerprint", "-sha256").stdout.strip().split("=", 1)[1]
+        if shown != real:
+            raise Failed(f"the relayed page shows {shown}, the computer {real}")
+        if downloaded == real or downloaded != settings:
+            raise Failed(f"the spoofer's root reads {downloaded} (openssl {settings}), the computer's screen {real}")
+        ok(f"a spoofer relaying the CA page shows the computer's fingerprint ({real[:11]}…), but its root's SHA-256 — what the phone's "
+           f"settings show — is {downloaded[:11]}…: the person's comparison before trusting it refuses it")
+    finally:
+        phones.in_namespace("phone", "nft", "delete", "table", "ip", "spoof", check=False)
+        relay.kill()
+        h.driver.get(h.mine + "/")
+        h.ready("true", 20)
+
+
 def main():
     h = Household()
     for name, function in [("silent computer", silent_computer), ("flood", flood), ("restock offline", restock_offline),
-                           ("cookie renewed", cookie_renewed), ("status for a phone", status_for_phone), ("sign out", sign_out)]:
+                           ("cookie renewed", cookie_renewed), ("status for a phone", status_for_phone), ("spoofer", spoofer),
+                           ("sign out", sign_out)]:
         check(name, lambda function=function: function(h))
     errors = [e for e in h.phone.log() if e["level"] == "SEVERE" and "favicon" not in e["message"] and "401" not in e["message"]
               and not (e["source"] == "network" and "net::ERR_" in e["message"])]
@@ -393,7 +458,7 @@ def main():
         print(f"FAILED: script errors: {errors}")
     else:
         ok("no script errors")
-    print(f"phone faults: {6 - len([f for f in failures if f != 'script errors'])} of 6 checks passed")
+    print(f"phone faults: {7 - len([f for f in failures if f != 'script errors'])} of 7 checks passed")
     if failures:
         sys.exit(1)
 

@@ -181,7 +181,8 @@ import Testing
                 "the links name this computer's .local name", "with the code both screens show", "and told on the desktop",
                 "A's agent frozen: the phone said so",
                 "every packet dropped: the phone said so", "the phone's 50 signed-in requests all answered",
-                "a restock item re-added offline and checked", "renewed at each start", "names no machine id or address",
+                "a restock item re-added offline and checked", "a spoofer relaying the CA page shows the computer's fingerprint", "renewed at each start",
+                "names no machine id or address",
                 "signing out on the phone asks first", "no script errors",
             ])
     }
