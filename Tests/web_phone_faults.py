@@ -265,7 +265,7 @@ for _ in range(count):
     except OSError as error:
         status = str(error)
     took.append([status, round((time.monotonic() - start) * 1000)])
-    time.sleep(0.1)
+    time.sleep(0.1)  # a phone's pace (a request every 100 ms), not a wait: no deadline to meet
 print(json.dumps(took))
 """
 
@@ -289,9 +289,13 @@ def flood(h):
     requests = subprocess.Popen(["ip", "netns", "exec", phones.NETS["phone"][0], sys.executable, "-c", PHONE_REQUESTS, phones.AGENT_FOR_PHONE,
                                  str(h.port), f"pulse_phone_{h.port}", cookie, os.path.join(phones.SCRATCH, "root.pem"), "50"],
                                 stdout=subprocess.PIPE, text=True)
-    while requests.poll() is None:
+    deadline = time.monotonic() + 120  # 50 requests, each bounded by its socket's 10 s timeout
+    while requests.poll() is None and time.monotonic() < deadline:
         most_fds[0] = max(most_fds[0], phones.open_fds(pid))
-        time.sleep(0.05)  # sampling the descriptors while the phone's requests run
+        time.sleep(0.05)  # the sampling interval of this deadline-bounded loop over the descriptors
+    if requests.poll() is None:
+        requests.kill()
+        raise Failed("the phone's 50 requests did not end within their deadline")
     took = json.loads(requests.stdout.read())
     rss_during = phones.rss_kib(pid)
     h.driver.refresh()
