@@ -110,6 +110,28 @@ public struct AgentStatus: Sendable, Codable, Equatable {
     public var machine: Machine
     public var peers: [Peer]
 
+    /// What a header says of the peers: one state, and what it is judged from (each peer's
+    /// connection, whether it is in sync, whether it has a problem). The page's header
+    /// judges the same way from `status`.
+    public struct SyncSummary: Sendable, Equatable {
+        public enum State: String, Sendable { case synced, syncing, problem, unreachable, alone }
+        public let state: State
+        let peers: [String: [Bool]]
+
+        public init(_ peers: [Peer]) {
+            let connected = peers.filter { $0.state == .connected }
+            state =
+                peers.contains { $0.problem != nil }
+                ? .problem
+                : connected.isEmpty
+                    ? (peers.isEmpty ? .alone : .unreachable)
+                    : connected.allSatisfy(\.inSync) ? .synced : .syncing
+            self.peers = Dictionary(
+                peers.map { ($0.machineID ?? $0.addresses.joined(separator: ","), [$0.state == .connected, $0.inSync, $0.problem != nil]) },
+                uniquingKeysWith: { first, _ in first })
+        }
+    }
+
     /// A difference of clocks worth telling a person about.
     public static let clockWarningMilliseconds: Int64 = 60_000
 

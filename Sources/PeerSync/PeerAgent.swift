@@ -182,6 +182,13 @@ public struct PeerAgent: Service {
             }
             group.addTask { try await ChangeNotices.serve(notices) { await localChange(context) } }
             group.addTask { await context.events.run() }
+            group.addTask {
+                // Every commit of this agent's own, whoever made it, goes to the peers at once.
+                for await _ in context.store.localWrites {
+                    await context.engine.storeChanged()
+                    await context.events.localChanged()
+                }
+            }
             group.addTask { await context.notifier.run() }
             if let clicks { group.addTask { await PageOpener.openOnClicks(clicks, context: context) } }
             for peer in peers {
@@ -189,6 +196,7 @@ public struct PeerAgent: Service {
                     group.addTask { await keepSession(key, directory, context) }
                 }
             }
+            group.addTask { await announceSyncState(context) }
             group.addTask { await generateRecurringTasksDaily(context) }
             group.addTask { await backUpDaily(context) }
             group.addTask { try await watchDatabase(context) }
@@ -296,15 +304,32 @@ public struct PeerAgent: Service {
         }
     }
 
+    /// Tells the live feed each time the household's sync state, as `status` judges it,
+    /// changes (``HouseholdEvent/Kind/peerSync``): woken by the engine's changes, judged at
+    /// most every 100 ms, so a catch-up's many batches cost a few vector reads.
+    private func announceSyncState(_ context: Context) async {
+        var last: AgentStatus.SyncSummary?
+        while !Task.isCancelled {
+            let seen = await context.engine.generation
+            if let vector = try? await context.store.versionVector() {
+                let summary = AgentStatus.SyncSummary(await context.engine.peerStatus(localVector: vector, labels: [:]))
+                if let previous = last, previous != summary {
+                    context.feed.publish([HouseholdEvent(type: .peerSync, title: summary.state.rawValue, time: WallClock.now())])
+                }
+                last = summary
+            }
+            // A change after a quiet spell is judged at once; then at most every 100 ms.
+            do { try await LoopTimer.sleep(for: .milliseconds(100)) } catch { return }
+            await context.engine.changed(after: seen)
+        }
+    }
+
     /// Creates the recurring tasks of each new day: at start, then just after every local
     /// midnight (the only timer of an idle agent besides keepalive, which runs only with a peer).
     private func generateRecurringTasksDaily(_ context: Context) async {
         while !Task.isCancelled {
             do {
-                if try await context.store.generateRecurringTasks() > 0 {
-                    await context.engine.storeChanged()
-                    await context.events.localChanged()
-                }
+                _ = try await context.store.generateRecurringTasks() // told by ``StoreService/localWrites``
             } catch {
                 context.logger.warning("cannot generate recurring tasks", metadata: ["error": "\(error)"])
             }
@@ -414,11 +439,8 @@ public struct PeerAgent: Service {
             return await frontEndMethod.run(params)
         }
         do {
+            // What it wrote, if anything, is told by ``StoreService/localWrites``.
             let result = try await context.store.call(method, params, actingAs: member)
-            if !HouseholdAPI.isReadOnly(method) {
-                await context.engine.storeChanged()
-                await context.events.localChanged()
-            }
             return ControlResponse(ok: true, result: result)
         } catch {
             return .failed(error)

@@ -27,8 +27,26 @@ actor StoreService {
     /// This agent's token (HomeLock): written into `meta` once a peer's vector passed the check.
     private let agentToken: String
 
+    /// One element after each piece of work of this actor that committed local changes —
+    /// a method of the API, the repeating-task maker, an admission —, whatever its name says:
+    /// the agent tells the sessions and the events at once (the store's ``ReplicaStore/localCommits``
+    /// is the one invariant; a method that wrote while named as a read was never sent).
+    nonisolated let localWrites: AsyncStream<Void>
+    private let localWritesContinuation: AsyncStream<Void>.Continuation
+    private var reportedCommits: UInt64 = 0
+
+    /// Tells of local commits made since the last report (a comparison when there are none).
+    private func reportLocalWrites() {
+        let commits = household.store.localCommits
+        guard commits != reportedCommits else { return }
+        reportedCommits = commits
+        localWritesContinuation.yield()
+    }
+
     init(home: HouseholdHome, maxClockAheadMilliseconds: Int64, agentToken: String) throws {
         let household = try Household.open(home, maxClockAheadMilliseconds: maxClockAheadMilliseconds)
+        (localWrites, localWritesContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        reportedCommits = household.store.localCommits // a migration at opening: sent by every session's first vector
         self.agentToken = agentToken
         self.household = household
         householdID = household.householdID
@@ -74,6 +92,9 @@ actor StoreService {
             return nil
         }
         let result = try household.continueAsNewReplica()
+        // Not reported as a local write: every session starts again under the new id and
+        // sends it, and the events must first learn where the new numbering starts.
+        reportedCommits = household.store.localCommits
         replicaID = result.current
         published.withLock { $0 = 0 }
         try household.stopPublishingWrites()
@@ -109,12 +130,18 @@ actor StoreService {
     /// `actingAs`: a phone's member (`.some(nil)`: a phone of nobody in particular); nil:
     /// this machine's member.
     func call(_ method: String, _ params: [String: JSONValue], actingAs member: String?? = nil) throws -> JSONValue {
-        defer { try? notePublishedWrites() }
+        defer {
+            try? notePublishedWrites()
+            reportLocalWrites()
+        }
         guard let member else { return try HouseholdAPI.call(method, params, on: household) }
         return try Household.$actingMember.withValue(member) { try HouseholdAPI.call(method, params, on: household) }
     }
 
-    func generateRecurringTasks() throws -> Int { try household.generateRecurringTasks() }
+    func generateRecurringTasks() throws -> Int {
+        defer { reportLocalWrites() }
+        return try household.generateRecurringTasks()
+    }
 
     func apply(_ batch: DeltaBatch, trace: (@Sendable (TraceHop) -> Void)? = nil) throws -> ApplyOutcome {
         trace?(.applyStarted)
@@ -184,6 +211,7 @@ actor StoreService {
     /// Admits a machine that proved the pairing code, durably, and returns what it needs.
     func admitPaired(machine: String, name: String, memberID: String?) throws -> PeerMessage.PairWelcome {
         try household.admit(machine: machine, name: name, memberID: memberID)
+        reportLocalWrites()
         let summary = try summary()
         let names = try household.machines()
         return PeerMessage.PairWelcome(

@@ -26,6 +26,11 @@ public struct HouseholdEvent: Sendable, Codable, Equatable {
         /// Any other change of a row (backlog, members, settings, …): enough for a live view
         /// to refresh what it shows.
         case changed
+        /// The sync state changed (a computer became in sync, or has changes to send or take,
+        /// or a problem): `title` is `synced`, `syncing`, `problem`, `unreachable` or `alone`,
+        /// judged from the same status every view shows, so a header and a list of computers
+        /// reloading on it never disagree.
+        case peerSync = "peer.sync"
 
     }
 
@@ -35,7 +40,7 @@ public struct HouseholdEvent: Sendable, Codable, Equatable {
         case .shoppingAdded, .shoppingChecked, .shoppingRestocked, .shoppingRenamed, .shoppingRemoved: return .shopping
         case .taskAdded, .taskAssigned, .taskDone, .taskReopened, .taskRemoved: return .tasks
         case .kidEarned, .kidRedeemed, .kidDeclined: return .kids
-        case .conflict, .peerConnected, .peerLost: return .sync
+        case .conflict, .peerConnected, .peerLost, .peerSync: return .sync
         case .changed:
             switch entity.flatMap(EntityKind.init(rawValue:)) {
             case .shoppingItem?: return .shopping
@@ -273,6 +278,7 @@ extension HouseholdEvent.Kind {
         case .peerConnected: 14
         case .peerLost: 15
         case .changed: 16
+        case .peerSync: 17
         }
     }
 

@@ -70,9 +70,6 @@ public enum JSONValue: Sendable, Equatable, Codable {
 /// The household's operations for app clients (docs/API.md): each method calls the same
 /// `Household` rule the CLI calls, with the same checks and error messages.
 public enum HouseholdAPI {
-    /// Methods that only read (no change to push to peers).
-    public static func isReadOnly(_ method: String) -> Bool { method.hasSuffix(".list") || method.hasSuffix(".get") }
-
     public static let methods = [
         "household.get", "household.rename", "member.list", "member.get", "member.add", "member.edit", "member.remove", "whoami.set",
         "notifications.get", "notifications.set", "settings.get", "settings.set", "language.get", "language.set", "shop.list", "shop.add", "shop.check",

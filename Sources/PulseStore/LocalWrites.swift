@@ -26,7 +26,7 @@ extension ReplicaStore {
     ) throws -> (T, [Change]) {
         if !waitForWriters { connection.setBusyTimeout(0) }
         defer { if !waitForWriters { connection.setBusyTimeout(Connection.busyTimeoutMilliseconds) } }
-        return try inWords {
+        let (result, changes, wrote) = try inWords {
             try connection.transaction {
                 // Another process may have started a new replica since this one opened (Rewind.swift).
                 let current = try hot(.selectReplicaID)
@@ -47,9 +47,11 @@ extension ReplicaStore {
                         mark.reset()
                     }
                 }
-                return (result, writer.changes)
+                return (result, writer.changes, writer.seq != first)
             }
         }
+        if wrote { localCommits &+= 1 }
+        return (result, changes)
     }
 
     /// This replica's counter and clock, in its row of `version_vector`: one page for both.

@@ -24,6 +24,11 @@ public final class ReplicaStore {
     /// the agent once a peer's vector showed this database did not go back in time, since
     /// what it writes then leaves at once.
     public var publishesWrites = false
+    /// How many transactions of local changes this store committed since it opened (its own
+    /// writes and a continuation as a new replica): whoever made them, the agent compares it
+    /// before and after its work to know that there is something to send
+    /// (one invariant, where guessing from a method's name missed writes).
+    public internal(set) var localCommits: UInt64 = 0
 
     public static let fileName = "household.sqlite"
     /// The page cache of the writing connection, in KiB.

@@ -55,7 +55,8 @@ extension ReplicaStore {
     /// Continues this database as a new replica (see the type's comment), in one transaction,
     /// which also writes the new replica's own row (`replicaRow`: who it belongs to).
     public func continueAsNewReplica(newID: ReplicaID = .random(), replicaRow: RowFields) throws -> NewReplica {
-        try inWords {
+        defer { localCommits &+= 1 } // its own row at least: a change to send
+        return try inWords {
             try connection.transaction {
                 // Another process may have done it already: work on the id the database holds now.
                 if let stored = try connection.scalarInt("SELECT value FROM meta WHERE key = 'replica_id'") {

@@ -261,6 +261,12 @@ import Testing
         #expect(message { _ = try HouseholdAPI.call("shop.fly", [:], on: a) }.contains("unknown method"))
         let settings = try HouseholdAPI.call("settings.set", ["key": .string("appearance"), "value": .string("light")], on: a)
         #expect(settings == .object(["appearance": .string("light"), "celebrations": .bool(true), "suggestions": .bool(true)]))
-        #expect(HouseholdAPI.isReadOnly("task.list") && !HouseholdAPI.isReadOnly("task.add"))
+        // Whether a method wrote is counted by the store, never guessed from its name: a
+        // listing that makes today's repeating task is a write to send (issue 52, item 1).
+        let before = a.store.localCommits
+        _ = try HouseholdAPI.call("shop.list", [:], on: a)
+        #expect(a.store.localCommits == before, "a plain listing commits nothing")
+        _ = try HouseholdAPI.call("shop.add", ["names": .array([.string("Milk")])], on: a)
+        #expect(a.store.localCommits == before + 1)
     }
 }

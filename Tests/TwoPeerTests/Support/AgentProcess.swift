@@ -290,3 +290,33 @@ final class HeldPort {
 
     deinit { release() }
 }
+
+extension Home {
+    /// One method of the running agent's local API (the control socket, as a page or an app
+    /// calls it): the answer's `result`, or the refusal thrown with its message.
+    @discardableResult
+    func api(_ method: String, _ params: [String: Any] = [:]) throws -> Any? {
+        let request = try JSONSerialization.data(withJSONObject: ["op": "call", "method": method, "params": params])
+        let raw = try Shell.run([
+            "python3", "-c",
+            """
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX); s.settimeout(30); s.connect(sys.argv[1])
+            s.sendall(sys.argv[2].encode() + b"\\n")
+            data = b""
+            while not data.endswith(b"\\n"):
+                chunk = s.recv(65536)
+                if not chunk: break
+                data += chunk
+            sys.stdout.write(data.decode())
+            """, path + "/control.sock", String(decoding: request, as: UTF8.self),
+        ])
+        guard let answer = try JSONSerialization.jsonObject(with: Data(raw.stdout.utf8)) as? [String: Any] else {
+            throw AgentProcess.Failure(description: "\(method): no answer: \(raw.stderr)")
+        }
+        guard answer["ok"] as? Bool == true else {
+            throw AgentProcess.Failure(description: "\(method) refused: \(answer["error"] ?? answer)")
+        }
+        return answer["result"]
+    }
+}
