@@ -396,6 +396,7 @@ def computers(a, peer_a):
         sign_in(b, HOME_B)
         wait("B's welcome", lambda: shown(b, "welcome"))
         b.find_element(By.ID, "join-code").send_keys(code)
+        b.find_element(By.ID, "join-me").send_keys("Tom")
         b.find_element(By.ID, "join-computer").send_keys("debian")
         press(b, b.find_element(By.CSS_SELECTOR, "#join-form summary"))
         b.find_element(By.ID, "join-peer").send_keys(peer_a)
@@ -409,6 +410,9 @@ def computers(a, peer_a):
             print(b.execute_script("return [location.href, document.body.innerText.slice(0, 500)]"), b.get_log("browser"))
             raise
         toast = wait("A's page saying it joined", lambda: "joined" in text(a, "toast-text") and text(a, "toast-text"), timeout=10)[0]
+        # Joined by Tom, it is Tom's computer (it used to become the inviter's, Anna's).
+        wait("B used by Tom, as its welcome said", lambda: cli(HOME_B, "whoami").strip() == "Tom", timeout=10)
+        print("ok the computer joined from its welcome page belongs to the person who said so there (Tom), not to the inviter")
         print(f"ok “Add a computer” shows the code large ({code}, {countdown!r}); typed on the new computer's page it joins "
               f"and shows the household's list; A's page says {toast!r}")
         b.quit()

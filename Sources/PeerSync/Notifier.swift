@@ -43,8 +43,8 @@ actor Notifier {
     func receive(_ events: [HouseholdEvent]) async {
         status.judgedEvents += events.count
         guard !events.isEmpty, desktop != nil || hook != nil else { return }
-        let (me, settings, words, problem): (String?, NotificationSettings, MessageCatalogue, HouseholdError?)
-        do { (me, settings, words, problem) = try await store.notificationContext(language: language) } catch {
+        let (me, settings, words, problem, joined): (String?, NotificationSettings, MessageCatalogue, HouseholdError?, Int64?)
+        do { (me, settings, words, problem, joined) = try await store.notificationContext(language: language) } catch {
             logger.warning("cannot read the notification settings", metadata: ["error": "\(error)"])
             return
         }
@@ -56,7 +56,7 @@ actor Notifier {
         batcher.windowMilliseconds = Int64(settings.windowSeconds) * 1000
         var groups: [NotificationGroup: [HouseholdEvent]] = [:]
         for event in events {
-            if let group = NotificationPolicy.group(for: event, me: me, settings: settings) { groups[group, default: []].append(event) }
+            if let group = NotificationPolicy.group(for: event, me: me, settings: settings, joined: joined) { groups[group, default: []].append(event) }
         }
         guard !groups.isEmpty else { return }
         for group in NotificationGroup.allCases {

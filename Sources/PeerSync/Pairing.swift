@@ -33,7 +33,14 @@ extension PairingError {
     public var refusal: Refusal {
         switch self {
         case .badCode: Refusal(.pairingCodeFormat)
-        case let .refused(reason): Refusal(.pairingRefused, ["reason": .string(reason)])
+        case let .refused(reason):
+            switch PairingInvitation.Refusal(wireText: reason) {
+            case .none?: Refusal(.pairingNoInvitation)
+            case .expired?: Refusal(.pairingExpired)
+            case .exhausted?: Refusal(.pairingExhausted)
+            case .used?: Refusal(.pairingUsed)
+            case nil: Refusal(.pairingRefused, ["reason": .string(reason)])
+            }
         case let .noInviter(detail): Refusal(.noInviter, ["detail": .string(detail)])
         case let .failed(reason): Refusal(.failed, ["detail": .string(reason)])
         }
@@ -50,6 +57,10 @@ public enum Pairing {
         public var inviterName: String
         public var inviterMachine: String
         public var machineID: String
+        /// Who uses this computer, as said when joining (taken once the household's data arrives).
+        public var member: String?
+        /// No member said, and the invitation named one: this computer is that member's.
+        public var suggestedMember: Bool
     }
 
     /// Joins with `code` at `peer`, or at the machines advertising the service on the LAN
@@ -57,9 +68,11 @@ public enum Pairing {
     /// welcome arrived.
     public static func join(
         home: HouseholdHome, code typed: String, peer: PeerAddress?, timeout: Duration = .seconds(30),
-        label: String? = nil
+        label: String? = nil, member: String? = nil
     ) async throws -> Joined {
         guard let code = PairingCode.normalize(typed) else { throw PairingError.badCode }
+        // A name that could never be a member is refused before the code is spent.
+        _ = try member.map(Validation.memberName)
         guard !home.hasHousehold else { throw HouseholdError.alreadyExists(home.path) }
         if let problem = home.problem { throw HouseholdError.refused(problem) }
         // Nothing is written before the welcome: a new key stays in memory until then.
@@ -86,10 +99,11 @@ public enum Pairing {
             invitation: Invitation(
                 householdID: message.householdID, secret: message.secret,
                 memberID: message.memberID),
-            introducedBy: inviter, discoveryKey: message.discoveryKey, label: label)
+            introducedBy: inviter, discoveryKey: message.discoveryKey, label: label, member: member)
         return Joined(
             householdID: message.householdID, householdName: message.householdName, inviterName: message.inviterName,
-            inviterMachine: inviter, machineID: identity.machineID)
+            inviterMachine: inviter, machineID: identity.machineID, member: member,
+            suggestedMember: member == nil && message.memberID != nil)
     }
 
     /// Browses mDNS and tries each House Pulse service found; a machine without an open

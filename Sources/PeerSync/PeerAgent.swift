@@ -419,6 +419,8 @@ public struct PeerAgent: Service {
     private func invite(member: String?, minutes: Int, context: Context) async -> ControlResponse {
         do {
             guard (1...60).contains(minutes) else { return .refused(.inviteMinutes, ["min": 1, "max": 60]) }
+            // No member named: the invitation suggests nobody (the joining computer says who uses
+            // it; it used to become the inviter's, and its person was never told of anything).
             let member = try await context.store.memberID(named: member)
             let invitation = context.invitations.open(memberID: member, lifetime: Int64(minutes) * 60_000)
             context.logger.notice("pairing invitation opened", metadata: ["minutes": "\(minutes)"])

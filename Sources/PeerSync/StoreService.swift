@@ -110,6 +110,8 @@ actor StoreService {
 
     /// A peer's catch-up ended here (its CAUGHT_UP): this database holds the household's data.
     func noteCaughtUp() throws {
+        defer { reportLocalWrites() }
+        try household.claimWantedMember()
         if syncedOnce == true { return }
         try household.noteSyncedOnce()
         syncedOnce = true
@@ -221,9 +223,10 @@ actor StoreService {
             memberID: memberID, inviterName: names.first(where: \.isThisMachine)?.name ?? "a machine of the household")
     }
 
-    /// The member id called `name` (for an invitation), or this machine's member.
+    /// The member id called `name` (for an invitation); nil for no name: an invitation then
+    /// suggests nobody (the joining computer says who uses it).
     func memberID(named name: String?) throws -> String? {
-        guard let name else { return household.memberID }
+        guard let name else { return nil }
         return try household.memberID(named: name)
     }
 
@@ -260,7 +263,7 @@ actor StoreService {
     func notificationContext(
         language: String?
     ) throws -> (
-        me: String?, settings: NotificationSettings, words: MessageCatalogue, problem: HouseholdError?
+        me: String?, settings: NotificationSettings, words: MessageCatalogue, problem: HouseholdError?, joined: Int64?
     ) {
         let chosen = try household.languageChoice().chosen ?? language ?? "en"
         var problem: HouseholdError?
@@ -269,7 +272,7 @@ actor StoreService {
             problem = error
             words = .english
         }
-        return (try household.currentMemberID(), try household.notificationSettings(), words, problem)
+        return (try household.currentMemberID(), try household.notificationSettings(), words, problem, try household.joinedAt())
     }
 
     /// The ledger entries the rule declines now (id → title), to tell of newly declined ones.

@@ -123,7 +123,8 @@ public struct WelcomeAgent: Sendable {
 
     /// The welcome's two methods (docs/API.md, "First run"): `welcome.start {household,
     /// members}` makes a household as `pulse-peer init` does (this computer belongs to the
-    /// first member); `welcome.join {code, peer?, name?}` joins as `pulse-peer join` does.
+    /// first member); `welcome.join {code, peer?, name?, member?}` joins as `pulse-peer join` does
+    /// (`member`: who uses this computer).
     static func call(
         _ method: String, _ params: [String: JSONValue], home: HouseholdHome, logger: Logger,
         joinedAt: @Sendable (PeerAddress) -> Void = { _ in }
@@ -156,7 +157,9 @@ public struct WelcomeAgent: Sendable {
                 peer = parsed
             }
             do {
-                let joined = try await Pairing.join(home: home, code: code, peer: peer, timeout: .seconds(30), label: text("name"))
+                let joined = try await Pairing.join(
+                    home: home, code: code, peer: peer, timeout: .seconds(30), label: text("name"),
+                    member: text("member").flatMap { $0.trimmed.isEmpty ? nil : $0 })
                 logger.notice("joined a household from the page", metadata: ["household": "\(joined.householdID)"])
                 if let peer { joinedAt(peer) }
                 return ControlResponse(

@@ -70,6 +70,10 @@ public struct HouseholdEvent: Sendable, Codable, Equatable {
     public var machine: String?
     /// For `task.assigned` / `task.added`: the assignee's member id.
     public var assignee: String?
+    /// For `kid.earned` / `kid.redeemed` of a chore done or a reward redeemed: the kid who
+    /// did it (id), whose name is then `authorName` — the kid acted, on whoever's computer.
+    /// Nil for an adult's adjustment (its author is the adult).
+    public var kid: String? = nil
     /// When the change was made (its hybrid timestamp's wall clock), Unix milliseconds.
     public var time: Int64
     /// How many changes this event stands for: 1, or more for a summary (a catch-up after
@@ -117,7 +121,10 @@ public enum EventRules {
             if fields["name"]?.textValue != nil { out.append(.shoppingRenamed) }
             switch state {
             case "restock"?: out.append(.shoppingChecked)
-            case "active"?: out.append(.shoppingRestocked)
+            // Back on the list with a new place: restocked. Back with no new place: an undo
+            // (of a clear, of a removal) — the same item returning, not news to anyone.
+            case "active"? where fields["listed"] != nil: out.append(.shoppingRestocked)
+            case "active"?: out.append(.changed)
             case "deleted"?: out.append(.shoppingRemoved)
             default: break
             }
@@ -161,6 +168,10 @@ public enum EventRules {
             assignee: assignee, time: Int64(change.hlc.milliseconds), count: 1)
         if kind == .kidEarned || kind == .kidRedeemed, let title {
             event.titleKey = Catalogue.titleKey(id: fields["selection"]?.textValue, title: title)
+        }
+        // A catalogue item's entry is the kid's own doing; an adjustment has no item.
+        if kind == .kidEarned || kind == .kidRedeemed, fields["selection"]?.textValue != nil {
+            event.kid = fields["kid"]?.textValue
         }
         return event
     }
@@ -386,6 +397,7 @@ public struct EventFolder {
             event.time = summary.time
             event.author = summary.author?.text
             if !summary.sameAuthor { event.authorName = nil }
+            event.kid = nil // several kids' doings may be folded: named by no one kid
             event.machine = summary.machine
             out[summary.place] = event
         }
@@ -414,10 +426,11 @@ extension Household {
     public func filledIn(_ events: [HouseholdEvent], local: Bool) throws -> [HouseholdEvent] {
         guard !events.isEmpty else { return [] }
         let names = try memberNames()
+        let kidNames = events.contains { $0.kid != nil } ? try kids().reduce(into: [:]) { $0[$1.id] = $1.name } : [String: String]()
         var out = events
         for index in out.indices {
             out[index].local = local
-            out[index].authorName = out[index].author.flatMap { names[$0] }
+            out[index].authorName = out[index].kid.flatMap { kidNames[$0] } ?? out[index].author.flatMap { names[$0] }
             guard out[index].title == nil, out[index].count == 1, let row = out[index].row,
                 let entity = out[index].entity.flatMap(EntityKind.init(rawValue:))
             else { continue }

@@ -234,6 +234,7 @@ public final class Household {
         if let memberID, !RowIDRules.isValid(memberID) { throw HouseholdError.refuse(.invalidID, ["kind": "member", "value": .string(memberID)]) }
         return try build(home, physicalClock: physicalClock) { store, identity in
             try store.setMeta("household_id", .text(householdID))
+            try store.setMeta(joinedAtKey, .integer(physicalClock()))
             try store.setMeta(secretKey, .text(Hex.string(secret)))
             if let memberID { try store.setMeta("member_id", .text(memberID)) }
             if let introducedBy { try store.setMeta(introducedByKey, .text(introducedBy)) }
@@ -242,6 +243,15 @@ public final class Household {
                 try recordReplica(&tx, store: store, identity: identity, label: label)
             }
         }
+    }
+
+    static let joinedAtKey = "joined_at"
+
+    /// When this copy of the household was made here (joined or started; Unix ms); nil for
+    /// a copy made before it was recorded.
+    public func joinedAt() throws -> Int64? {
+        if case let .integer(value)? = try store.meta(Self.joinedAtKey) { return value }
+        return nil
     }
 
     /// The canonical export: every replicated row of the household with its fields, keys

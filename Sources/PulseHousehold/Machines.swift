@@ -18,6 +18,10 @@ public struct MachineRecord: Sendable, Codable, Equatable {
     public var removedBy: String?
     public var removed: Int64?
     public var isThisMachine: Bool
+    /// When a machine of the same name joined after this one (Unix ms), while both are
+    /// members: most often this very computer, wiped or re-installed and joined again, and
+    /// this entry the old one to remove. Never set on this machine's own entry.
+    public var namesakeJoined: Int64? = nil
 
     public var isRemoved: Bool { removed != nil }
 }
@@ -69,6 +73,15 @@ extension Household {
             record.removedBy = row.text("removed_by")
             record.removed = HybridTimestamp(rawValue: row.integer("removed")).milliseconds
             records[row.id] = record
+        }
+        // An entry whose name a later-joined member machine also has: probably this computer
+        // before it joined again (the page offers to remove it, saying so as a question).
+        let members = records.values.filter { !$0.isRemoved }
+        for (id, record) in records where !record.isRemoved && !record.isThisMachine {
+            let name = record.name.lowercased()
+            records[id]?.namesakeJoined =
+                members.filter { $0.id != id && $0.name.lowercased() == name && ($0.added ?? 0) > (record.added ?? 0) }
+                .compactMap(\.added).max()
         }
         return records.values.sorted {
             ($0.isRemoved ? 1 : 0, $0.isThisMachine ? 0 : 1, $0.name.lowercased(), $0.id)

@@ -64,14 +64,39 @@ extension Household {
 
     /// Sets up `home` as a new replica from a pairing's welcome: as ``join(_:invitation:label:)``,
     /// and it trusts the machine that admitted it until the household's list arrives.
+    /// `member`: who uses this computer, said when joining (a name: the household's member of
+    /// that name once its data arrives, or a new member, see ``claimWantedMember()``); it wins
+    /// over the member the invitation suggests.
     @discardableResult
     public static func join(
         _ home: HouseholdHome, invitation: Invitation, introducedBy: String, discoveryKey: [UInt8],
-        label: String? = nil
+        label: String? = nil, member: String? = nil
     ) throws -> Household {
-        try createReplica(
-            home, householdID: invitation.householdID, memberID: invitation.memberID,
+        let wanted = try member.map(Validation.memberName)
+        let household = try createReplica(
+            home, householdID: invitation.householdID, memberID: wanted == nil ? invitation.memberID : nil,
             secret: invitation.secret, label: label, introducedBy: introducedBy, discoveryKey: discoveryKey)
+        if let wanted { try household.store.setMeta(wantedMemberKey, .text(wanted)) }
+        return household
+    }
+
+    static let wantedMemberKey = "wanted_member"
+
+    /// The member this computer was joined for (`join --member`, the welcome's "Your name")
+    /// while the household's members have not arrived yet.
+    public func wantedMember() throws -> String? { try store.meta(Self.wantedMemberKey)?.textValue }
+
+    /// Once the household's data is here (a catch-up ended): this computer becomes the member
+    /// it was joined for — the member of that name (case-insensitively), or a new member when
+    /// the household has none. Nil when nothing was waiting.
+    @discardableResult
+    public func claimWantedMember() throws -> Member? {
+        guard let name = try wantedMember() else { return nil }
+        let match = try members().first { $0.name.lowercased() == name.lowercased() }
+        let member = try match ?? addMember(name)
+        let claimed = try setThisMachine(member: member.id)
+        try store.removeMeta(Self.wantedMemberKey)
+        return claimed
     }
 
     /// The id of the (not removed) member called `name`, case-insensitively; `me` is this

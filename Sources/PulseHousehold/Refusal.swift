@@ -51,6 +51,8 @@ public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         case badRequest = "bad_request", unknownOp = "unknown_op", unknownTopic = "unknown_topic", agentStopping = "agent_stopping"
         case timedOut = "timed_out", noWebPage = "no_web_page", inviteMinutes = "invite_minutes"
         case pairingCodeFormat = "pairing_code_format", pairingRefused = "pairing_refused", noInviter = "no_inviter"
+        case pairingNoInvitation = "pairing_no_invitation", pairingExpired = "pairing_expired"
+        case pairingExhausted = "pairing_exhausted", pairingUsed = "pairing_used"
         case peerAddress = "peer_address", welcomeBusy = "welcome_busy"
         case notSignedIn = "not_signed_in", wrongOrigin = "wrong_origin", missingToken = "missing_token"
         case methodNotAllowed = "method_not_allowed", notJSON = "not_json", noSuchPath = "no_such_path", failed

@@ -27,7 +27,10 @@ public enum NotificationGroup: String, Sendable, Codable, CaseIterable {
 /// machine or any other of theirs: the change carries its member), never the system's,
 /// and only the lists switched on here. Pure; table-tested.
 public enum NotificationPolicy {
-    public static func group(for event: HouseholdEvent, me: String?, settings: NotificationSettings) -> NotificationGroup? {
+    /// `joined`: when this computer's copy of the household was made (Unix ms): what
+    /// happened before it is history it catches up on, not news to its person.
+    public static func group(for event: HouseholdEvent, me: String?, settings: NotificationSettings, joined: Int64? = nil) -> NotificationGroup? {
+        if let joined, event.time < joined { return nil }
         // A decline is the ledger rule's verdict once machines merged (nobody authored it):
         // every machine's person hears of it.
         if event.type == .kidDeclined { return settings.kids ? .kids : nil }

@@ -97,6 +97,13 @@ public struct PairingInvitation: Sendable, Equatable {
             case .used: "the pairing code was already used: make a new one with `pulse-peer invite`"
             }
         }
+
+        /// The refusal an inviting agent sent as its words (the wire carries them as they are,
+        /// docs/PROTOCOL.md §9): recognised so that the joining side says it in its reader's words.
+        public init?(wireText: String) {
+            guard let match = [Self.none, .expired, .exhausted, .used].first(where: { $0.description == wireText }) else { return nil }
+            self = match
+        }
     }
 
     /// An attempt begins (one guess of the code): counted now, whatever happens next, so

@@ -360,7 +360,16 @@ struct WebRouter: Sendable {
                 minutes = Int(number)
             }
             let answer = await api.invite(member: member, minutes: minutes)
-            if answer.ok { return .response(json(200, ["result": answer.result ?? .null])) }
+            if answer.ok, case var .object(result)? = answer.result {
+                // Where the other computer reaches this one when mDNS does not find it (the
+                // welcome's "If the other computer is not found"): this computer's LAN
+                // addresses, then its `.local` name, with the agent's sync port.
+                if let port = try? await api.status().machine.port {
+                    let here = PhoneTLS.thisMachine()
+                    result["addresses"] = .array((here.addresses + here.names).map { .string("\($0):\(port)") })
+                }
+                return .response(json(200, ["result": .object(result)]))
+            }
             return .response(json(422, ["error": (answer.error ?? Refusal(.failed, ["detail": "refused"]).body).json]))
         case ("POST", _) where path.hasPrefix("/api/call/"):
             let method = String(path.dropFirst("/api/call/".count))

@@ -68,6 +68,12 @@ struct Join: AsyncParsableCommand {
     @Option(help: "This machine's name in the household (default: its host name).")
     var name: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Who uses this computer: a member's name (a new member when the household has nobody of that name).",
+            discussion: "Their name signs what is added here, their tasks show as “Me”, they are told of the others' changes."))
+    var member: String?
+
     func validate() throws {
         if let peer, PeerAddress(peer) == nil { throw ValidationError(say("cli.join.peer_format")) }
         guard (1...600).contains(timeout) else { throw ValidationError(say("cli.join.timeout_range")) }
@@ -77,7 +83,7 @@ struct Join: AsyncParsableCommand {
         do {
             let joined = try await Pairing.join(
                 home: options.resolved, code: code, peer: peer.flatMap(PeerAddress.init),
-                timeout: .seconds(timeout), label: name)
+                timeout: .seconds(timeout), label: name, member: member)
             print(
                 say(
                     "cli.join.joined",
@@ -86,6 +92,11 @@ struct Join: AsyncParsableCommand {
                         "machine": .string(String(joined.inviterMachine.prefix(12))),
                     ]))
             print(say("cli.join.this_machine", ["machine": .string(String(joined.machineID.prefix(12))), "path": .string(options.resolved.path)]))
+            if let member = joined.member {
+                print(say("cli.join.member", ["name": .string(member)]))
+            } else if !joined.suggestedMember {
+                print(say("cli.join.no_member"))
+            }
             print(peer.map { say("cli.join.start_peer", ["peer": .string($0)]) } ?? say("cli.join.start"))
         } catch {
             throw CLIError(error)

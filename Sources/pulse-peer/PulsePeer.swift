@@ -173,6 +173,7 @@ struct CLIError: Error, CustomStringConvertible {
         case is HouseholdError, is Refusal: description = Refusal(error).cliMessage(Words.current)
         case let AgentControl.Failure.notRunning(home): description = say("cli.agent_not_running", ["home": .string(home)])
         case PairingError.badCode: description = say("cli.join.bad_code")
+        case let error as PairingError: description = error.refusal.cliMessage(Words.current)
         default: description = String(describing: error) // another module's own words (PeerSync errors)
         }
     }

@@ -120,6 +120,112 @@ import Testing
     }
 }
 
+extension FirstWeekTests {
+    // MARK: 2. Who uses a joined computer
+
+    /// Item 2: joining says who uses the computer; without it, the computer is nobody's (it
+    /// used to become the inviter's, so Tom's additions were Anna's and Anna was never told).
+    @Test func aJoinedComputerBelongsToWhoeverJoiningSaidUsesIt() throws {
+        let a = Home(path: scratch.home("a")), b = Home(path: scratch.home("b")), c = Home(path: scratch.home("c"))
+        try a.run(["init", "--household", "Nowaks", "--member", "Anna", "--member", "Tomasz"])
+        let agentA = try AgentProcess(home: a.path)
+        defer { agentA.stop() }
+        // Tomasz's computer: his name said when joining, in any case.
+        var code = try a.run(["invite"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let joined = try b.run(["join", code, "--peer", agentA.address, "--member", "tomasz", "--name", "Study PC"]).stdout
+        #expect(joined.contains("tomasz"), "\(joined)")
+        let agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
+        defer { agentB.stop() }
+        try b.waitUntil("synced")
+        #expect(eventually(timeout: 10) { (try? b.run(["whoami"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == "Tomasz" })
+        // What he adds there is his, and Anna's computer hears of it as his.
+        let watchA = try Watcher(a, ["--topic", "shopping"])
+        try b.run(["shop", "add", "Coffee"])
+        #expect(watchA.waitFor { $0["title"] as? String == "Coffee" && $0["authorName"] as? String == "Tomasz" }, "\(watchA.events)")
+        watchA.stop()
+        // A third computer joined with no name: nobody's, said so — not Anna's.
+        code = try a.run(["invite"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let unnamed = try c.run(["join", code, "--peer", agentA.address]).stdout
+        #expect(unnamed.contains("whoami --set"), "\(unnamed)")
+        #expect(try c.run(["whoami"]).stdout.contains("no member yet"))
+        // A name the household lacks becomes a member once the data arrived.
+        let d = Home(path: scratch.home("d"))
+        code = try a.run(["invite"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try d.run(["join", code, "--peer", agentA.address, "--member", "Mia"])
+        let agentD = try AgentProcess(home: d.path, ["--peer", agentA.address])
+        defer { agentD.stop() }
+        try d.waitUntil("synced")
+        #expect(eventually(timeout: 10) { (try? d.run(["whoami"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == "Mia" })
+        #expect(eventually(timeout: 10) { (try? a.run(["member", "list"]).stdout.contains("Mia")) == true })
+        // A name that could never be a member is refused before the code is spent.
+        code = try a.run(["invite"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let refused = try Home(path: scratch.home("e")).run(["join", code, "--peer", agentA.address, "--member", "me"], orFail: false)
+        #expect(refused.status != 0 && !FileManager.default.fileExists(atPath: scratch.home("e") + "/household.sqlite"), "\(refused.stderr)")
+    }
+}
+
+extension FirstWeekTests {
+    // MARK: 5 and 6. Notifications: who did it, and only what is news
+
+    func hooked(_ home: Home, _ args: [String] = []) throws -> AgentProcess {
+        try AgentProcess(
+            home: home.path, ["--on-notify", "cat >> '\(home.path)-notifications.jsonl'"] + args,
+            wrapper: ["/usr/bin/env", "-u", "DBUS_SESSION_BUS_ADDRESS", "-u", "XDG_RUNTIME_DIR"])
+    }
+
+    func notifications(_ home: Home) -> [[String: Any]] {
+        guard let text = try? String(contentsOfFile: home.path + "-notifications.jsonl", encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    /// Items 5 and 6: a kid's redemption names the kid; an undone clear is not "new items";
+    /// a computer that joins later is not told of what happened before it joined.
+    @Test func notificationsNameTheKidAndTellOnlyWhatIsNewToTheReader() throws {
+        let a = Home(path: scratch.home("a")), b = Home(path: scratch.home("b")), c = Home(path: scratch.home("c"))
+        try a.run(["init", "--household", "Nowaks", "--member", "Anna", "--member", "Tom"])
+        let pairing = try AgentProcess(home: a.path)
+        try b.pair(with: a, at: pairing, member: "Tom")
+        _ = pairing.stop()
+        let agentA = try hooked(a)
+        defer { agentA.stop() }
+        let agentB = try hooked(b, ["--peer", agentA.address])
+        defer { agentB.stop() }
+        try b.waitUntil("synced")
+
+        // Tom's own items (no news to him); Anna clears the list and undoes it: the same items
+        // back, still no news (they were told as "new items added"); then Anna adds Pears.
+        try b.run(["shop", "add", "Apples", "Bread"])
+        try a.waitUntil("synced")
+        try a.run(["shop", "clear"])
+        try a.run(["shop", "undo"])
+        try a.run(["shop", "add", "Pears"])
+        #expect(eventually(timeout: 20) { !notifications(b).isEmpty }, "\(notifications(b))")
+        #expect(notifications(b).map { $0["summary"] as? String ?? "" } == ["“Pears” added to Shopping List"], "\(notifications(b))")
+
+        // Kuba redeems a reward on his mother's computer: Tom hears it was Kuba.
+        try a.run(["kids", "pin", "set", "--pin-stdin"], stdin: "1234\n")
+        try a.run(["kids", "add", "Kuba", "--pin-stdin"], stdin: "1234\n")
+        try a.run(["kids", "select", "reward_001", "--pin-stdin"], stdin: "1234\n")
+        try a.run(["kids", "adjust", "Kuba", "--add", "50", "--reason", "Birthday", "--pin-stdin"], stdin: "1234\n")
+        try a.run(["kids", "redeem", "Kuba", "reward_001"])
+        #expect(
+            eventually(timeout: 20) { notifications(b).contains { ($0["body"] as? String ?? "").contains("Kuba") } },
+            "\(notifications(b))")
+        let redemption = notifications(b).first { $0["group"] as? String == "kids" || ($0["summary"] as? String ?? "").hasPrefix("Redeemed") }
+        #expect((redemption?["body"] as? String ?? "").contains("Kuba") && !(redemption?["body"] as? String ?? "").contains("Anna"), "\(notifications(b))")
+
+        // A computer joined now catches up on all of it, and is told of none of it.
+        let code = try a.run(["invite", "--member", "Anna"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try c.run(["join", code, "--peer", agentA.address])
+        let agentC = try hooked(c, ["--peer", agentA.address])
+        defer { agentC.stop() }
+        try c.waitUntil("synced")
+        try b.run(["shop", "add", "Plums"])
+        #expect(eventually(timeout: 20) { !notifications(c).isEmpty }, "\(notifications(c))")
+        #expect(notifications(c).map { $0["summary"] as? String ?? "" } == ["“Plums” added to Shopping List"], "\(notifications(c))")
+    }
+}
+
 /// SplitMix64: a small, seedable, reproducible generator.
 struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64

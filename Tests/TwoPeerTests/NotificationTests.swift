@@ -17,7 +17,7 @@ import Testing
         try a.run(["init"]) // members Anna (this machine) and Tom
         let agent = try AgentProcess(home: a.path)
         try b.pair(with: a, at: agent, member: "Tom")
-        try c.pair(with: a, at: agent)
+        try c.pair(with: a, at: agent, member: "Anna")
         _ = agent.stop()
         return (a, b, c)
     }

@@ -22,8 +22,11 @@ function render() {
   const select = $("computer-member");
   if (document.activeElement !== select) {
     const everyone = members();
-    select.replaceChildren(...everyone.map((m) => el("option", { value: m.id, text: m.name })));
-    select.value = everyone.find((m) => m.isThisMachine)?.id || "";
+    const mine = everyone.find((m) => m.isThisMachine);
+    // Nobody yet: said, not shown as the first member.
+    const nobody = mine ? [] : [el("option", { value: "", text: t("page.computer.member.none"), disabled: true })];
+    select.replaceChildren(...nobody, ...everyone.map((m) => el("option", { value: m.id, text: m.name })));
+    select.value = mine?.id || "";
   }
   const settings = store.view("notifications");
   if (!settings) return;

@@ -3,7 +3,7 @@
 // ones; removing one (permanent, said so); "Add a computer": a pairing code, large, with
 // its countdown and what to do on the other computer. Sync is said in people's words
 // ("in sync", "sending 12 changes"), from the agent's status, never worked out here.
-import { call, invite } from "./api.js";
+import { call, invite, status } from "./api.js";
 import { $, el, t, tNodes, fail, toast, confirmDialog, formatTime, language, editInPlace } from "./ui.js";
 import { register, store, refresh } from "./page.js";
 
@@ -59,16 +59,21 @@ function render() {
     const [state, kind] = stateOf(machine);
     const name = el("span", { class: "name", text: machine.isThisMachine ? t("page.machines.this_name", { name: machine.name }) : machine.name });
     const who = machine.member ? el("span", { class: "when", text: t("page.machines.member", { member: machine.member }) }) : null;
-    const li = el("li", { "data-id": machine.id, class: machine.removed ? "removed" : "" },
-      el("div", { class: "grow" }, name, who),
+    // An older entry of a computer that joined again (the agent found the later namesake),
+    // while it is not connected: said, and its removal offered in words.
+    const older = machine.namesakeJoined && peerOf(machine)?.state !== "connected"
+      ? el("span", { class: "older-entry", text: t("page.machines.older_entry", { name: machine.name, date: formatTime(machine.namesakeJoined) }) }) : null;
+    const li = el("li", { "data-id": machine.id, class: machine.removed ? "removed" : older ? "older" : "" },
+      el("div", { class: "grow" }, name, who, older),
       el("span", { class: `state ${kind}`, text: state }));
     if (!machine.removed) {
       li.append(el("button", { type: "button", class: "row-button rename", text: t("page.machines.rename"),
         "aria-label": t("page.machines.rename_label", { name: machine.name }), onclick: () => rename(machine, name) }));
     }
     if (!machine.removed && !machine.isThisMachine) {
-      li.append(el("button", { type: "button", class: "row-button remove", text: "✕",
-        "aria-label": t("page.machines.remove_label", { name: machine.name }), onclick: () => remove(machine) }));
+      li.append(el("button", { type: "button", class: "row-button remove", text: older ? t("page.machines.remove_older") : "✕",
+        "aria-label": t(older ? "page.machines.remove_older_label" : "page.machines.remove_label", { name: machine.name }),
+        onclick: () => remove(machine) }));
     }
     return li;
   }));
@@ -112,6 +117,10 @@ async function addComputer() {
   $("pairing-code").textContent = invitation.code;
   $("pairing-cli").replaceChildren(...tNodes("page.machines.pairing.cli",
     { command: el("code", { translate: "no", text: `pulse-peer join ${invitation.code}` }) }));
+  const addresses = invitation.addresses || [];
+  $("pairing-address").hidden = addresses.length === 0;
+  $("pairing-address").replaceChildren(...tNodes("page.machines.pairing.address",
+    { address: el("code", { translate: "no", text: addresses.join("  ·  ") }) }));
   clearInterval(countdown);
   const tick = () => {
     const left = Math.max(0, Math.round((Number(invitation.expires) - Date.now()) / 1000));
@@ -119,8 +128,18 @@ async function addComputer() {
       ? t("page.machines.pairing.countdown", { minutes: Math.floor(left / 60), seconds: String(left % 60).padStart(2, "0") })
       : t("page.machines.pairing.expired");
     if (left === 0) { clearInterval(countdown); $("pairing-code").classList.add("expired"); }
-    // The new computer is admitted inside the agent (no event for it): ask while the code is shown.
-    if (left % 2 === 0) refresh("machines");
+    // The new computer is admitted inside the agent (no event for it): ask while the code is shown,
+    // and whether the code still works (three wrong codes, or a join, end it before its time).
+    if (left % 2 === 0) {
+      refresh("machines");
+      const shown = countdown;
+      status().then((current) => {
+        if (shown !== countdown || Number(current.machine.invitationExpires) === Number(invitation.expires)) return;
+        clearInterval(countdown);
+        $("pairing-code").classList.add("expired");
+        $("pairing-countdown").textContent = t("page.machines.pairing.ended");
+      }, () => {});
+    }
   };
   $("pairing-code").classList.remove("expired");
   tick();

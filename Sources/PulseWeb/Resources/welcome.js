@@ -66,7 +66,7 @@ export function wireWelcome() {
   });
   $("join-form").addEventListener("submit", (e) => {
     e.preventDefault();
-    const params = { code: $("join-code").value.trim() };
+    const params = { code: $("join-code").value.trim(), member: $("join-me").value.trim() };
     if ($("join-computer").value.trim()) params.name = $("join-computer").value.trim();
     if ($("join-peer").value.trim()) params.peer = $("join-peer").value.trim();
     submit("welcome.join", params, t("page.welcome.joining"));

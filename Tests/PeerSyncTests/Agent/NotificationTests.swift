@@ -39,6 +39,8 @@ private func added(
             ),
             ("item checked", change(.shoppingItem, ["state": .text("restock")]), [.shoppingChecked], nil),
             ("item restocked", change(.shoppingItem, ["state": .text("active"), "listed": .integer(9)]), [.shoppingRestocked], nil),
+            // An undo (of a clear, of a removal) brings the same item back in its place: no news (issue 52, item 6).
+            ("item back by an undo", change(.shoppingItem, ["state": .text("active")]), [.changed], nil),
             ("item cleared", change(.shoppingItem, ["state": .text("deleted")]), [.shoppingRemoved], nil),
             ("item renamed", change(.shoppingItem, ["name": .text("Oat milk")]), [.shoppingRenamed], "Oat milk"),
             ("task added", change(.task, ["title": .text("Dishes"), "created": .integer(1), "done": .bool(false)]), [.taskAdded], "Dishes"),
@@ -62,6 +64,12 @@ private func added(
                 .first?.assignee == anna)
         #expect(EventRules.events(of: change(.task, ["assignee": .text(anna), "done": .bool(true)])).map(\.assignee) == [anna, nil])
         #expect(EventRules.events(of: change(.backlogItem, ["title": .text("x")])).first?.topic == .backlog)
+        // A chore done or a reward redeemed is the kid's doing (named by the kid, on whoever's
+        // computer); an adult's adjustment (no catalogue item) is the adult's (issue 52, item 5).
+        let redeemed = change(.ledgerEntry, ["kind": .text("spend"), "title": .text("Ice cream"), "kid": .text("k"), "selection": .text("reward_001")])
+        #expect(EventRules.events(of: redeemed).first?.kid == "k")
+        let adjusted = change(.ledgerEntry, ["kind": .text("earn"), "title": .text("Adjustment: birthday"), "kid": .text("k"), "selection": .null])
+        #expect(EventRules.events(of: adjusted).first?.kid == nil)
     }
 
     @Test func aLongRunOfOneKindIsSummarized() {
@@ -192,6 +200,9 @@ private func added(
         for (name, event, me, group) in cases {
             #expect(NotificationPolicy.group(for: event, me: me, settings: settings) == group, "\(name)")
         }
+        // What happened before this computer joined is history it catches up on, not news (issue 52, item 6).
+        #expect(NotificationPolicy.group(for: added("Milk"), me: anna, settings: settings, joined: 0) == .shopping)
+        #expect(NotificationPolicy.group(for: added("Milk"), me: anna, settings: settings, joined: 1) == nil)
         settings.shopping = false
         settings.tasks = true
         #expect(NotificationPolicy.group(for: added("Milk"), me: anna, settings: settings) == nil)
