@@ -110,6 +110,9 @@ public struct AgentStatus: Sendable, Codable, Equatable {
     public var machine: Machine
     public var peers: [Peer]
 
+    /// `machine.discovery` when the agent runs with `--no-mdns` (said in words by the CLI).
+    public static let discoveryOff = "off (--no-mdns)"
+
     /// What a header says of the peers: one state, and what it is judged from (each peer's
     /// connection, whether it is in sync, whether it has a problem). The page's header
     /// judges the same way from `status`.

@@ -49,7 +49,8 @@ public final class HomeLock: Sendable {
         guard fd >= 0 else { throw Failure.cannotOpen(path: path, reason: String(cString: strerror(errno))) }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let reason = errno
-            let pid = AgentLockFile.read(fd).pid
+            // The file names the holder once it has written it; the kernel's lock table at once.
+            let pid = AgentLockFile.read(fd).pid ?? LockHolder.flockHolder(of: path)
             close(fd)
             if reason == EWOULDBLOCK { throw Failure.held(path: path, pid: pid) }
             throw Failure.cannotOpen(path: path, reason: String(cString: strerror(reason)))

@@ -204,7 +204,7 @@ public struct PeerAgent: Service {
             if options.mdns {
                 group.addTask { await runDiscovery(context, port: port, directory: directory) }
             } else {
-                await context.engine.setDiscovery("off (--no-mdns)")
+                await context.engine.setDiscovery(AgentStatus.discoveryOff)
             }
         }
     }

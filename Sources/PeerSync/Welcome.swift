@@ -93,7 +93,13 @@ public struct WelcomeAgent: Sendable {
                     for handle in served { group.addTask { try await handle.serve() } }
                     group.addTask {
                         try await ControlServer.serve(control, logger: logger, feed: EventFeed()) { request in
-                            Self.handle(request, web: web, logins: logins, home: home)
+                            // `init` or `join` in a terminal made the household meanwhile (they
+                            // tell a running agent, as every write does): taken up at once.
+                            if home.hasHousehold {
+                                finished.continuation.yield()
+                                if request.op == "changed" { return ControlResponse(ok: true) }
+                            }
+                            return Self.handle(request, web: web, logins: logins, home: home)
                         }
                     }
                     group.addTask {

@@ -31,6 +31,9 @@ public struct HouseholdEvent: Sendable, Codable, Equatable {
         /// judged from the same status every view shows, so a header and a list of computers
         /// reloading on it never disagree.
         case peerSync = "peer.sync"
+        /// The parents' PIN was set or changed, a reset of it was asked, or it was cleared:
+        /// `title` is `changed`, `reset_asked` or `cleared` (docs/SECURITY.md: every adult is told).
+        case kidPIN = "kid.pin"
 
     }
 
@@ -39,7 +42,7 @@ public struct HouseholdEvent: Sendable, Codable, Equatable {
         switch type {
         case .shoppingAdded, .shoppingChecked, .shoppingRestocked, .shoppingRenamed, .shoppingRemoved: return .shopping
         case .taskAdded, .taskAssigned, .taskDone, .taskReopened, .taskRemoved: return .tasks
-        case .kidEarned, .kidRedeemed, .kidDeclined: return .kids
+        case .kidEarned, .kidRedeemed, .kidDeclined, .kidPIN: return .kids
         case .conflict, .peerConnected, .peerLost, .peerSync: return .sync
         case .changed:
             switch entity.flatMap(EntityKind.init(rawValue:)) {
@@ -144,8 +147,11 @@ public enum EventRules {
             case "spend"?: out.append(.kidRedeemed)
             default: out.append(.changed)
             }
-        case .replica, .discoveryKey, .kidsPIN:
-            break // bookkeeping of sync and a secret's hash: nothing a person or a view shows
+        case .kidsPIN:
+            // Never the hash itself: only that the PIN changed (every adult is told).
+            if fields["hash"] != nil || fields["reset"] != nil { out.append(.kidPIN) }
+        case .replica, .discoveryKey:
+            break // bookkeeping of sync: nothing a person or a view shows
         default:
             out.append(.changed)
         }
@@ -160,6 +166,7 @@ public enum EventRules {
             switch kind {
             case .shoppingAdded, .shoppingRenamed: fields["name"]?.textValue
             case .taskAdded, .kidEarned, .kidRedeemed: fields["title"]?.textValue
+            case .kidPIN: Household.pinChangeKind(hash: fields["hash"], reset: fields["reset"])
             default: nil
             }
         let assignee = kind == .taskAdded || kind == .taskAssigned ? fields["assignee"]?.textValue : nil
@@ -290,6 +297,7 @@ extension HouseholdEvent.Kind {
         case .peerLost: 15
         case .changed: 16
         case .peerSync: 17
+        case .kidPIN: 18
         }
     }
 

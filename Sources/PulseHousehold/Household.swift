@@ -307,8 +307,9 @@ public enum MemberStyle {
     public static let palette = ["#4F7CAC", "#D78C28", "#7FAD98", "#B5658C", "#7F9BAD", "#C0504D", "#8A6FB0", "#5E8C31"]
 
     public static func initials(of name: String) -> String {
-        let words = name.split(whereSeparator: { $0 == " " || $0 == "-" })
-        let letters = words.count >= 2 ? [words[0].first, words[1].first] : [words.first?.first]
+        // The first letter or digit of the first two words that have one ("<b>Bold</b>" → "B").
+        let words = name.split(whereSeparator: { $0 == " " || $0 == "-" }).compactMap { $0.first { $0.isLetter || $0.isNumber } }
+        let letters = Array(words.prefix(2))
         let result = String(letters.compactMap { $0 }).uppercased()
         return result.isEmpty ? "?" : String(result.prefix(3))
     }

@@ -83,7 +83,7 @@ public enum HouseholdAPI {
         "recurring.list", "recurring.add", "recurring.remove",
         "kids.list", "kids.catalogue.list", "kids.history.list", "kids.basket.list", "kids.done", "kids.redeem",
         "kids.basket.remove", "kids.add", "kids.rename", "kids.remove", "kids.select", "kids.deselect", "kids.own",
-        "kids.adjust", "kids.pin.get", "kids.pin.check", "kids.pin.set", "kids.pin.change", "kids.pin.reset", "kids.pin.confirmReset",
+        "kids.adjust", "kids.pin.get", "kids.pin.check", "kids.pin.set", "kids.pin.change", "kids.pin.reset", "kids.pin.confirmReset", "kids.pin.acknowledge",
     ]
 
     public static func call(_ method: String, _ params: [String: JSONValue], on household: Household) throws -> JSONValue {
@@ -311,6 +311,9 @@ public enum HouseholdAPI {
             return .string(try h.requestKidsPINReset())
         case "kids.pin.confirmReset":
             try h.confirmKidsPINReset(code: string("code"))
+            return .bool(true)
+        case "kids.pin.acknowledge":
+            try h.acknowledgeKidsPINChange(pin: string("pin"))
             return .bool(true)
         default:
             throw HouseholdError.refuse(.unknownMethod, ["method": .string(method), "methods": JSONValue(methods)])

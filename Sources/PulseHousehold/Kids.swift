@@ -39,6 +39,9 @@ public struct LedgerLine: Sendable, Codable, Equatable {
     public let balanceAfter: Int
     /// Who made it (the member of the machine that wrote it), nil when unknown or removed.
     public var by: String? = nil
+    /// The computer it was made on (its replica's label): an adult's entry after the PIN was
+    /// reset says where it came from, whoever the computer belongs to.
+    public var machine: String? = nil
 }
 
 /// The kids' ledger (Mindful Home): kids, the catalogue selection, peanuts earned and
@@ -331,6 +334,7 @@ extension Household {
         let resolution = Ledger.resolve(stored.map(\.entry))
         var balance = 0
         let names = try memberNames()
+        let labels = try replicaLabels()
         let kidField = EntityKind.ledgerEntry.schema.number(of: "kid")
         return try resolution.order.compactMap { id -> LedgerLine? in
             guard let s = byID[id] else { return nil }
@@ -343,7 +347,10 @@ extension Household {
             line.titleKey = Catalogue.titleKey(id: s.entry.item, title: s.title)
             line.time = HybridTimestamp(rawValue: s.entry.created).milliseconds
             // The writer of its first field (set once, when it was made).
-            if let kidField { line.by = try store.versions(.ledgerEntry, id)[kidField]?.member.flatMap { names[$0] } }
+            if let kidField, let version = try store.versions(.ledgerEntry, id)[kidField] {
+                line.by = version.member.flatMap { names[$0] }
+                line.machine = labels[version.stamp.origin]
+            }
             if s.entry.item == nil {
                 line.reason = s.title.hasPrefix(Self.adjustmentPrefix) ? String(s.title.dropFirst(Self.adjustmentPrefix.count)) : s.title
             }

@@ -76,13 +76,69 @@ extension Household {
         guard hasSyncedOnce else {
             throw HouseholdError.refuse(.notSyncedYet)
         }
+        let first = try householdPIN().exists == false
         try writePIN(hash: try Self.hashPIN(fresh), reset: nil)
+        // The household's first PIN is no news where it was made; a PIN set after a reset is
+        // news everywhere (the one who set it proved nothing: every adult must see it).
+        if first { try acknowledgeLastPINChange() }
     }
 
     public func changeKidsPIN(current: String, new: String) throws {
         let fresh = try Self.checkedPIN(new)
         try requireAdult(current)
         try writePIN(hash: try Self.hashPIN(fresh), reset: nil)
+        try acknowledgeLastPINChange() // made here by someone who proved the PIN: no news here
+    }
+
+    // MARK: Every adult is told (issue 52, item 4)
+
+    /// The last change of the PIN, as the household's data tells it (never the hash): what
+    /// (`changed`, `reset_asked`, `cleared`), when, on which computer, by whose computer's member.
+    public struct PINChange: Sendable, Codable, Equatable {
+        public let kind: String
+        public let time: Int64
+        public let machine: String?
+        public let by: String?
+    }
+
+    static let pinSeenKey = "kids_pin_seen"
+
+    /// What a PIN row's fields say happened: a reset asked, a PIN set or changed, or cleared.
+    static func pinChangeKind(hash: FieldValue?, reset: FieldValue?) -> String {
+        if reset?.textValue != nil { return "reset_asked" }
+        return hash?.textValue != nil ? "changed" : "cleared"
+    }
+
+    /// The last change of the PIN and its stamp, or nil when the household never had one.
+    func lastPINChange() throws -> (change: PINChange, stamp: Int64)? {
+        let versions = try store.versions(.kidsPIN, Self.pinRowID)
+        let latest = [versions[field: "hash"], versions[field: "reset"]].compactMap { $0 }.max { $0.stamp < $1.stamp }
+        guard let latest else { return nil }
+        let names = try memberNames()
+        let change = PINChange(
+            kind: Self.pinChangeKind(hash: versions[field: "hash"]?.value, reset: versions[field: "reset"]?.value),
+            time: Int64(latest.stamp.hlc.milliseconds), machine: try replicaLabels()[latest.stamp.origin],
+            by: latest.member.flatMap { names[$0] })
+        return (change, latest.stamp.hlc.rawValue)
+    }
+
+    /// The last change of the PIN while no adult at this computer has said it was theirs.
+    public func unacknowledgedPINChange() throws -> PINChange? {
+        guard let (change, stamp) = try lastPINChange() else { return nil }
+        let seen = try store.meta(Self.pinSeenKey)?.integerValue ?? Int64.min
+        return stamp > seen ? change : nil
+    }
+
+    /// An adult at this computer says the last change was a parent's (with the PIN as it is
+    /// now: a cleared PIN is answered by setting a new one, itself a change to acknowledge).
+    public func acknowledgeKidsPINChange(pin: String) throws {
+        try requireAdult(pin)
+        try acknowledgeLastPINChange()
+    }
+
+    private func acknowledgeLastPINChange() throws {
+        guard let (_, stamp) = try lastPINChange() else { return }
+        try store.setMeta(Self.pinSeenKey, .integer(stamp))
     }
 
     /// Starts the reset of a forgotten PIN on this machine: returns a 6-digit code, good for
@@ -126,10 +182,17 @@ extension Household {
     public struct PINState: Sendable, Codable, Equatable {
         public let set: Bool
         public let canSet: Bool
+        /// The last change of the PIN no adult here has acknowledged (shown until one does).
+        public var change: PINChange? = nil
+        /// A reset asked on this computer, to confirm on another one.
+        public var resetAskedHere = false
     }
 
     public func kidsPINState() -> PINState {
-        PINState(set: hasKidsPIN, canSet: !hasKidsPIN && hasSyncedOnce)
+        var state = PINState(set: hasKidsPIN, canSet: !hasKidsPIN && hasSyncedOnce)
+        state.change = try? unacknowledgedPINChange()
+        state.resetAskedHere = (try? householdPIN().reset?.hasPrefix(identity.machineID + "$")) == true
+        return state
     }
 
     /// Checks an adult's PIN as every adult action does (rate-limited the same way): what

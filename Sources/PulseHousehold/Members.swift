@@ -68,9 +68,10 @@ extension Household {
             throw HouseholdError.refuse(.duplicate, ["kind": "member", "name": .string(name)])
         }
         let id = RowIDRules.newRowID()
-        let fields = try styleFields(
-            initials: initials ?? MemberStyle.initials(of: name),
-            color: color ?? MemberStyle.color(at: existing.count))
+        // Initials given are checked; derived ones are whatever the name offers ("?" for a name
+        // with no letter or digit, such as an emoji): the same rule as the welcome's members.
+        var fields = try styleFields(initials: initials, color: color ?? MemberStyle.color(at: existing.count))
+        if initials == nil { fields["initials"] = .text(MemberStyle.initials(of: name)) }
         try store.write(member: memberID) { tx in
             try tx.create(.member, id, RowFields(fields.merging(["name": .text(name), "removed": .bool(false)]) { $1 }))
         }

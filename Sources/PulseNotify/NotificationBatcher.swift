@@ -12,13 +12,17 @@ public enum NotificationGroup: String, Sendable, Codable, CaseIterable {
     case done
     /// A kid's redemption, or one the ledger declined.
     case kids
+    /// The parents' PIN changed, was cleared, or its reset was asked: every computer but the
+    /// one it was done on is told, whatever its settings (a child who can reach two computers
+    /// can reset it: the parents must hear of it).
+    case pin
 
     /// The page's tab that shows what the group tells (where a click on it leads).
     public var tab: String {
         switch self {
         case .shopping: "shopping"
         case .tasks, .assigned, .done: "tasks"
-        case .kids: "kids"
+        case .kids, .pin: "kids"
         }
     }
 }
@@ -34,6 +38,7 @@ public enum NotificationPolicy {
         // A decline is the ledger rule's verdict once machines merged (nobody authored it):
         // every machine's person hears of it.
         if event.type == .kidDeclined { return settings.kids ? .kids : nil }
+        if event.type == .kidPIN { return event.local ? nil : .pin }
         guard !event.local, let author = event.author, author != me else { return nil }
         switch event.type {
         case .shoppingAdded, .shoppingRestocked:
@@ -141,6 +146,12 @@ public struct NotificationBatcher: Sendable {
                 let id = nextID
                 nextID += 1
                 out.append(Self.notification(id: id, replaces: nil, group: group, events: burst.events, words: words))
+                // A change of the PIN is a warning: each is shown after the debounce, never
+                // held for a window's follow-up.
+                if group == .pin {
+                    bursts[group] = nil
+                    continue
+                }
                 burst.shownID = id
                 burst.unshown = 0
                 burst.wake = burst.started + windowMilliseconds
@@ -198,10 +209,18 @@ public struct NotificationBatcher: Sendable {
             } else {
                 key = declined > 0 ? "notify.kids.many_declined" : "notify.kids.many"
             }
+        case .pin:
+            // The latest says where the PIN stands now; what to do if it was not a parent.
+            key = "notify.pin"
+            params["what"] = .string(events.last?.title ?? "changed")
+            params["machine"] = .string(events.last?.machine ?? words.text("notify.someone"))
         }
         if params["author"] == .null { params["author"] = .string(words.text("notify.someone")) }
         let summary = words.text(key, params)
-        let body = count == 1 ? by : (named.isEmpty ? by : by.isEmpty ? named : words.text("notify.body", ["names": .string(named), "by": .string(by)]))
+        let body =
+            group == .pin
+            ? words.text("notify.pin.body")
+            : count == 1 ? by : (named.isEmpty ? by : by.isEmpty ? named : words.text("notify.body", ["names": .string(named), "by": .string(by)]))
         return PendingNotification(
             id: id, replaces: replaces, group: group, summary: summary, body: body, count: count, events: events,
             openLabel: words.text("notify.open"))

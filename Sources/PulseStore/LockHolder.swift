@@ -32,6 +32,25 @@ package enum LockHolder {
         return nil
     }
 
+    /// The process holding an exclusive `flock` on the file at `path` (the agent's home lock),
+    /// from `/proc/locks`: the kernel's own record, there from the moment the lock is taken —
+    /// before the holder has written its PID into the file (a loser of a start race read an
+    /// empty file and could not name it).
+    package static func flockHolder(of path: String) -> pid_t? {
+        var info = stat()
+        guard stat(path, &info) == 0, let locks = FileManager.default.contents(atPath: "/proc/locks") else { return nil }
+        let inode = String(info.st_ino)
+        for line in String(decoding: locks, as: UTF8.self).split(separator: "\n") {
+            // "2: FLOCK  ADVISORY  WRITE 29560 fe:00:16228507 0 EOF"
+            let fields = line.split(separator: " ")
+            guard fields.count >= 6, fields[1] == "FLOCK", fields[3] == "WRITE",
+                fields[5].split(separator: ":").last.map(String.init) == inode, let pid = pid_t(fields[4]), pid != getpid()
+            else { continue }
+            return pid
+        }
+        return nil
+    }
+
     /// The command line of `pid`, shortened, from /proc.
     package static func commandLine(of pid: pid_t) -> String? {
         guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"), !data.isEmpty else { return nil }

@@ -95,6 +95,7 @@ struct PhoneSite: Sendable {
         "task.list", "task.add", "task.edit", "task.done", "task.reopen", "task.delete", "task.undelete",
         "backlog.list", "recurring.list",
         "kids.list", "kids.catalogue.list", "kids.history.list", "kids.basket.list", "kids.done", "kids.redeem", "kids.basket.remove",
+        "kids.pin.get", // whether the PIN changed lately: every adult is told, on the phone too (never the PIN itself)
     ]
     var methods: Set<String> { Self.methods }
 }

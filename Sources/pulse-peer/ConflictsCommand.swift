@@ -27,7 +27,8 @@ struct Conflicts: ParsableCommand {
     func run() throws {
         let household = try options.openHousehold()
         let records: [HouseholdConflict]
-        do { records = try household.conflicts(limit: limit) } catch { throw CLIError(error) }
+        // The sentences in the reader's words (--lang), as the page has them; --json keeps data in English.
+        do { records = try household.conflicts(limit: limit, words: json ? .english : Words.current) } catch { throw CLIError(error) }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

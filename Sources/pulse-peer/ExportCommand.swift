@@ -106,8 +106,10 @@ struct BackupCommand: ParsableCommand {
                 .filter { $0.hasSuffix(".sqlite") }.sorted(by: >)
             if names.isEmpty { print(say("cli.backup.none", ["directory": .string(directory)])) }
             for name in names {
-                let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? Int) ?? 0
-                print("\(directory)/\(name)  " + say("cli.backup.size", ["kib": JSONValue(size / 1024)]))
+                // stat(2): the attribute dictionary's size is no `Int` here, which read as 0 KiB.
+                var file = stat()
+                let size = stat(directory + "/" + name, &file) == 0 ? Int(file.st_size) : 0
+                print("\(directory)/\(name)  " + say("cli.backup.size", ["kib": JSONValue((size + 1023) / 1024)]))
             }
             return
         }

@@ -30,5 +30,6 @@ struct Init: ParsableCommand {
         }
         print(say("cli.init.created", ["id": .string(household.householdID), "path": .string(household.home.path)]))
         print(say("cli.init.this_machine", ["id": .string(household.identity.shortID)]))
+        AgentControl.notifyChanged(home: options.resolved) // an agent already welcoming here takes it up
     }
 }

@@ -98,6 +98,7 @@ struct Join: AsyncParsableCommand {
                 print(say("cli.join.no_member"))
             }
             print(peer.map { say("cli.join.start_peer", ["peer": .string($0)]) } ?? say("cli.join.start"))
+            AgentControl.notifyChanged(home: options.resolved) // an agent already welcoming here takes it up
         } catch {
             throw CLIError(error)
         }

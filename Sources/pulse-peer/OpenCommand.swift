@@ -10,7 +10,8 @@ struct Open: AsyncParsableCommand {
         abstract: "Open House Pulse in the browser: the page the agent serves on this computer.",
         discussion: """
             Asks the running agent for a sign-in link (it works once, for two minutes) and opens it with
-            xdg-open; the browser then stays signed in (until the agent restarts). Without a desktop, or with
+            xdg-open; the browser then stays signed in (across agent restarts; a session unused for 30 days ends, and
+            Sign out ends it). Without a desktop, or with
             --print, the link is printed instead: open it in a browser on this computer.
             With --start (House Pulse in the applications menu), the agent is started first when it is not running.
             Example: pulse-peer open --print

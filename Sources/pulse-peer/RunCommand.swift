@@ -135,9 +135,11 @@ struct Run: AsyncParsableCommand {
         let welcome =
             options.resolved.hasHousehold
             ? nil
-            : WelcomeAgent(options: agentOptions, logger: logger) { web in
+            : WelcomeAgent(options: agentOptions, logger: logger) { [home = options.resolved] web in
                 let line = #"{"event":"welcome","web":"# + (web.map { "\"\($0)\"" } ?? "null") + "}"
                 Self.printLine(Array(line.utf8))
+                // No page to welcome anyone (--web off): said, with what works.
+                if web == nil { Output.toStderr(say("cli.run.welcome_no_page", ["path": .string(home.path)]) + "\n") }
             }
         let agent = FirstRunThenAgent(
             welcome: welcome, options: agentOptions, web: webAddress, webRequired: web != nil, logger: logger, onReady: ready)
@@ -234,7 +236,9 @@ struct Status: ParsableCommand {
         print(say(m.member == nil ? "cli.status.this_machine" : "cli.status.this_machine_member", machine))
         let changes = JSONValue.integer(Int64(clamping: m.changes))
         print("  " + say("cli.status.listening", ["address": .string(m.listenAddress), "port": JSONValue(m.port), "changes": changes]))
-        print("  " + say("cli.status.discovery", ["discovery": .string(m.discovery)]))
+        // The agent's own state for --no-mdns, in the reader's words (other states are Avahi's).
+        let discovery = m.discovery == AgentStatus.discoveryOff ? say("cli.status.discovery_off") : m.discovery
+        print("  " + say("cli.status.discovery", ["discovery": .string(discovery)]))
         let n = m.notifications
         let counts: [String: JSONValue] = ["shown": JSONValue(n.shown), "pending": JSONValue(n.pendingEvents), "clients": JSONValue(m.subscribers)]
         print("  " + say("cli.status.notifications", counts))

@@ -34,6 +34,8 @@ import Testing
             })
         let listed = try a.run(["backup", "--list"]).stdout
         #expect(listed.contains("daily-") && listed.contains("weekly-"), "\(listed)")
+        // Each file's size as it is (it read "0 KiB" for every one: issue 52, item 11).
+        #expect(!listed.contains(" 0 KiB") && listed.contains("KiB"), "\(listed)")
         let file = scratch.home("family.sqlite")
         let made = try a.run(["backup", file])
         #expect(made.stdout.contains("pulse-peer restore \(file)"), "\(made.stdout)")

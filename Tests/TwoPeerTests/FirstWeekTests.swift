@@ -226,6 +226,117 @@ extension FirstWeekTests {
     }
 }
 
+extension FirstWeekTests {
+    // MARK: 19. The holder named every time
+
+    /// Item 19: the loser of a start race read the lock file before the winner had written
+    /// its PID, and said "another process". The kernel's lock table names it from the start:
+    /// here a holder that never writes the file at all.
+    @Test func aRefusedAgentNamesTheHomesHolderEvenBeforeItWroteItsPID() throws {
+        let a = Home(path: scratch.home("a"))
+        try a.run(["init"])
+        let lock = a.path + "/agent.lock"
+        let holder = try SpawnedProcess([
+            "python3", "-c",
+            "import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)\n"
+                + "fcntl.flock(fd, fcntl.LOCK_EX)\ntime.sleep(120)",
+            lock,
+        ])
+        defer { holder.terminate() }
+        #expect(
+            eventually(timeout: 10) {
+                (try? String(contentsOfFile: "/proc/locks", encoding: .utf8))?.split(separator: "\n")
+                    .contains { $0.contains("FLOCK") && $0.split(separator: " ").contains(Substring(String(holder.pid))) } == true
+            })
+        let refused = try a.run(["run", "--port", "0", "--no-mdns", "--web", "off"], orFail: false)
+        #expect(refused.status != 0 && refused.stderr.contains("process \(holder.pid)"), "\(refused.stderr)")
+    }
+}
+
+extension FirstWeekTests {
+    // MARK: 17. The welcome takes up a household made meanwhile
+
+    /// Item 17: `run` on an empty home (here with the page off: said on stderr), then `init`
+    /// in a terminal: the agent takes the household up at once (it answered "no household"
+    /// until SIGTERM).
+    @Test func aWelcomingAgentTakesUpAHouseholdMadeInATerminalAtOnce() throws {
+        let a = Home(path: scratch.home("a"))
+        let made = DispatchSemaphore(value: 0)
+        let home = a
+        DispatchQueue.global().async {
+            // Once the welcome answers on its socket, the household is made in a terminal.
+            _ = eventually(timeout: 30) { FileManager.default.fileExists(atPath: home.path + "/control.sock") }
+            _ = try? home.run(["init"])
+            made.signal()
+        }
+        let agent = try AgentProcess(home: a.path, ["--web", "off"], timeout: 30)
+        defer { agent.stop() }
+        #expect(made.wait(timeout: .now() + 30) == .success)
+        #expect(agent.log.contains("--web off") && agent.log.contains("pulse-peer init"), "\(agent.log)")
+        try a.run(["shop", "add", "Milk"])
+        #expect(try a.status()["machine"] != nil)
+    }
+}
+
+extension FirstWeekTests {
+    // MARK: 4. A PIN changed behind the parents' backs is told to every adult
+
+    /// Item 4, as a child with two computers did it: a reset asked on one, confirmed on the
+    /// other, a PIN of their own, then +50. Every other computer is notified, every computer
+    /// shows it until an adult confirms it with the PIN, and the history names the computer.
+    @Test func aPINResetAndChangedByAChildIsToldToEveryAdultUntilOneConfirmsIt() throws {
+        let a = Home(path: scratch.home("a")), b = Home(path: scratch.home("b"))
+        try a.run(["init", "--household", "Nowaks", "--member", "Anna", "--member", "Tom"])
+        let pairing = try AgentProcess(home: a.path)
+        try b.pair(with: a, at: pairing, member: "Tom")
+        _ = pairing.stop()
+        let agentA = try hooked(a)
+        defer { agentA.stop() }
+        let agentB = try hooked(b, ["--peer", agentA.address])
+        defer { agentB.stop() }
+        try b.waitUntil("synced")
+        // The parents' first PIN, set on A: no news on A; Tom's B is told.
+        try a.run(["kids", "pin", "set", "--pin-stdin"], stdin: "1234\n")
+        try a.run(["kids", "add", "Kuba", "--pin-stdin"], stdin: "1234\n")
+        #expect(eventually(timeout: 20) { notifications(b).contains { $0["group"] as? String == "pin" } }, "\(notifications(b))")
+        #expect(try (a.api("kids.pin.get") as? [String: Any])?["change"] == nil, "the first PIN, made here: no news here")
+        // Tom confirms it was a parent, with the PIN.
+        #expect(throws: (any Error).self) { try b.api("kids.pin.acknowledge", ["pin": "0000"]) }
+        try b.waitUntil("synced")
+        try b.api("kids.pin.acknowledge", ["pin": "1234"])
+        #expect(try (b.api("kids.pin.get") as? [String: Any])?["change"] == nil)
+
+        // The child: a reset asked on B, confirmed on A, a PIN of their own, then +50.
+        let asked = try b.run(["kids", "pin", "reset"]).stdout
+        let code = try #require(asked.split(separator: "\n").first?.split(separator: " ").last.map(String.init))
+        try a.waitUntil("synced")
+        try a.run(["kids", "pin", "reset", "--confirm", code])
+        try a.run(["kids", "pin", "set", "--pin-stdin"], stdin: "9999\n")
+        try a.run(["kids", "adjust", "Kuba", "--add", "50", "--reason", "Because", "--pin-stdin"], stdin: "9999\n")
+        try b.waitUntil("synced")
+        let here = try #require(
+            (try JSONSerialization.jsonObject(with: Data(a.run(["devices", "--json"]).stdout.utf8)) as? [[String: Any]])?
+                .first { $0["thisMachine"] as? Bool == true }?["name"] as? String)
+        for home in [a, b] {
+            let change = try #require((try home.api("kids.pin.get") as? [String: Any])?["change"] as? [String: Any], "\(home.path)")
+            #expect(change["kind"] as? String == "changed" && change["machine"] as? String == here, "\(change)")
+        }
+        // Notified on B: the reset asked there is B's own doing; A's reset and new PIN are news.
+        #expect(
+            eventually(timeout: 20) { notifications(b).filter { $0["group"] as? String == "pin" }.count >= 2 }, "\(notifications(b))")
+        #expect(
+            eventually(timeout: 20) { notifications(a).contains { ($0["summary"] as? String ?? "").contains("reset") } },
+            "A hears of the reset asked on B: \(notifications(a))")
+        // The +50 names the computer it came from.
+        let history = try #require(try b.api("kids.history.list", ["kid": "Kuba"]) as? [[String: Any]])
+        #expect(history.contains { $0["peanuts"] as? Int == 50 && $0["machine"] as? String == here }, "\(history)")
+        // Shown until an adult confirms it with the PIN as it is now.
+        try b.api("kids.pin.acknowledge", ["pin": "9999"])
+        #expect(try (b.api("kids.pin.get") as? [String: Any])?["change"] == nil)
+        #expect(try (a.api("kids.pin.get") as? [String: Any])?["change"] != nil, "each computer's adult confirms it there")
+    }
+}
+
 /// SplitMix64: a small, seedable, reproducible generator.
 struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64

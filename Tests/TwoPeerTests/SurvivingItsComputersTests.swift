@@ -219,8 +219,8 @@ import Testing
         // The restored machine said what happened, in words, in its status and its log.
         let status = try JSONSerialization.jsonObject(with: Data(try b.run(["status", "--json"]).stdout.utf8)) as? [String: Any]
         let warnings = (status?["machine"] as? [String: Any])?["warnings"] as? [String] ?? []
-        #expect(warnings.contains { $0.contains("went back in time") }, "\(warnings)")
-        #expect(try b.run(["status"]).stdout.contains("went back in time"))
+        #expect(warnings.contains { $0.contains("put back to an older state") }, "\(warnings)")
+        #expect(try b.run(["status"]).stdout.contains("put back to an older state"))
         #expect(agentB.log.contains("went back in time"), "\(agentB.log)")
         #expect(!agentB.log.contains("never made"), "\(agentB.log)")
         #expect(!agentA.log.contains("rejected"), "\(agentA.log)")
@@ -269,7 +269,7 @@ import Testing
         #expect(Set(try a.shoppingNames()) == ["Milk", "Bread", "Eggs", "Jam"])
         #expect(Set(try b.shoppingNames()) == ["Milk", "Bread", "Eggs", "Jam"])
         #expect(try a.export() == b.export())
-        #expect(try a.run(["status"]).stdout.contains("went back in time"))
+        #expect(try a.run(["status"]).stdout.contains("put back to an older state"))
         stopBoth()
     }
 }

@@ -29,6 +29,23 @@ register({
   },
 });
 
+// Every adult is told when the parents' PIN changed (on phones too), until one says it was
+// theirs with the PIN (parents.js answers on a computer). The agent says what and where.
+register({
+  id: "pin",
+  topics: ["kid.pin"],
+  async load() { store.set("pin", await call("kids.pin.get")); },
+  render: renderPINNotice,
+});
+
+function renderPINNotice() {
+  const change = store.view("pin")?.change;
+  $("pin-notice").hidden = !change;
+  if (!change) return;
+  $("pin-notice-text").textContent = t("page.pin.notice", {
+    what: change.kind, machine: change.machine || "?", by: change.by || "", date: formatTime(change.time) });
+}
+
 function render() {
   const { kids = [], catalogue = [], ledger = [], basket = [] } = store.view("kids") || {};
   $("kids-empty").hidden = kids.length > 0;
@@ -70,7 +87,8 @@ function render() {
       const said = t(line.outcome === "counted" ? "page.kids.history.counted" : "page.kids.history.declined", params);
       cards.push(el("div", { class: "kid-card fun" }, titleOf(line), el("span", { class: "peanuts",
         // An adjustment says which adult made it (a kid's own lines are the kid's).
-        text: line.by && line.reason != null ? `${said} · ${t("page.kids.history.by", { name: line.by })}` : said })));
+        text: line.by && line.reason != null
+          ? `${said} · ${t("page.kids.history.by_on", { name: line.by, machine: line.machine || "?" })}` : said })));
     }
     empty = t("page.kids.history.empty");
   }

@@ -117,10 +117,52 @@ async function openParents() {
     unlock(chosen);
     return;
   }
+  $("pin-forgot-pad").hidden = false; // only while asking for the PIN to open parents' mode
   const digits = await askPIN(t("page.pin.enter"), async (entered) => {
     try { await call("kids.pin.check", { pin: entered }); return null; } catch (error) { return describe(error); }
   });
+  $("pin-forgot-pad").hidden = true;
   if (digits !== null) unlock(digits);
+}
+
+// ---- The PIN changed: a parent says it was theirs; a forgotten one is reset from two computers ----
+
+async function acknowledgeChange() {
+  const digits = await askPIN(t("page.pin.notice.confirm"), async (entered) => {
+    try { await call("kids.pin.acknowledge", { pin: entered }); return null; } catch (error) { return describe(error); }
+  });
+  if (digits !== null) refresh("pin");
+}
+
+function forgotPIN() {
+  const dialog = $("pin-reset");
+  if ($("pin-pad").open) $("pin-cancel").click();
+  $("pin-reset-code").hidden = true;
+  $("pin-reset-error").textContent = "";
+  $("pin-reset-input").value = "";
+  dialog.showModal();
+}
+
+async function askResetCode() {
+  $("pin-reset-error").textContent = "";
+  try {
+    const code = await call("kids.pin.reset");
+    $("pin-reset-code").textContent = `${code.slice(0, 3)} ${code.slice(3)}`;
+    $("pin-reset-code").hidden = false;
+  } catch (error) { $("pin-reset-error").textContent = describe(error); }
+}
+
+async function confirmReset(e) {
+  e.preventDefault();
+  $("pin-reset-error").textContent = "";
+  const code = $("pin-reset-input").value.replace(/\D/g, "");
+  try {
+    await call("kids.pin.confirmReset", { code });
+  } catch (error) { $("pin-reset-error").textContent = describe(error); return; }
+  $("pin-reset").close();
+  toast(t("page.pin.reset.done"), { seconds: 8 });
+  refresh("pin");
+  openParents(); // no PIN now: choose the new one
 }
 
 /** An adult action with the PIN; a PIN the agent no longer takes locks parents' mode. */
@@ -290,4 +332,9 @@ function wire() {
     refresh("kids");
   });
   $("pin-change").addEventListener("click", changePIN);
+  $("pin-notice-ok").addEventListener("click", acknowledgeChange);
+  for (const id of ["pin-forgot", "pin-forgot-pad"]) $(id).addEventListener("click", forgotPIN);
+  $("pin-reset-ask").addEventListener("click", askResetCode);
+  $("pin-reset-form").addEventListener("submit", confirmReset);
+  $("pin-reset-close").addEventListener("click", () => $("pin-reset").close());
 }

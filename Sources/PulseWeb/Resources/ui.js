@@ -152,7 +152,13 @@ export function describe(error) {
   if (!(error instanceof APIError)) return String(error?.message || error);
   if (pageErrors[error.code]) return t(pageErrors[error.code]);
   const key = `refusal.${error.code}`;
-  return catalogue.has(key) ? catalogue.text(key, error.params) : error.message;
+  return sentence(catalogue.has(key) ? catalogue.text(key, error.params) : error.message);
+}
+
+/** A refusal shown on its own starts as a sentence does (the catalogue's refusals are written
+ * to follow "Error: " on the command line). */
+function sentence(text) {
+  return text ? text.charAt(0).toLocaleUpperCase(language()) + text.slice(1) : text;
 }
 
 export function fail(error) {

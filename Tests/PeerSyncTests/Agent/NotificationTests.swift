@@ -210,6 +210,28 @@ private func added(
         #expect(NotificationPolicy.group(for: added("Dishes", .taskDone), me: anna, settings: settings) == .done)
     }
 
+    /// A change of the parents' PIN is told on every other computer, whoever's it is and
+    /// whatever is switched off, each after the debounce alone (issue 52, item 4).
+    @Test func aPINChangeIsToldEverywhereButWhereItWasMadeEachAtOnce() {
+        var settings = NotificationSettings()
+        settings.kids = false
+        var pin = added("", by: anna, .kidPIN)
+        pin.title = "changed"
+        pin.machine = "study-pc"
+        #expect(NotificationPolicy.group(for: pin, me: anna, settings: settings) == .pin, "even the reader's own member's computer")
+        pin.local = true
+        #expect(NotificationPolicy.group(for: pin, me: anna, settings: settings) == nil, "not where it was made")
+        pin.local = false
+        var batcher = NotificationBatcher()
+        _ = batcher.receive([pin], group: .pin, now: 0)
+        let first = batcher.tick(now: 2_000)
+        #expect(first.count == 1 && first[0].summary == "The parents’ PIN was changed on study-pc", "\(first)")
+        pin.title = "cleared"
+        _ = batcher.receive([pin], group: .pin, now: 5_000)
+        let second = batcher.tick(now: 7_000)
+        #expect(second.count == 1 && second[0].replaces == nil && second[0].summary == "The parents’ PIN was reset on study-pc", "\(second)")
+    }
+
     /// The batching rule, step by step on an injected clock (milliseconds).
     @Test func aBurstIsShownAfterTheDebounceAndFoldedIntoOneFollowUpPerWindow() {
         enum Step { case receive(Int64, [String]), tick(Int64) }
