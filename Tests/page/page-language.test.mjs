@@ -56,8 +56,8 @@ test("the page's own errors are messages; a refusal is the agent's by its code",
   inEnglish();
   assert.equal(describe(new APIError("unreachable")), "House Pulse on this computer did not answer.");
   assert.equal(describe(new APIError("not_signed_in")), "Not signed in.");
-  assert.equal(describe(new APIError("wrong_pin")), "wrong PIN");
-  assert.equal(describe(new APIError("from_the_future", {}, "the agent's words")), "the agent's words");
+  assert.equal(describe(new APIError("wrong_pin")), "Wrong PIN", "a refusal shown alone starts as a sentence");
+  assert.equal(describe(new APIError("from_the_future", {}, "the agent's words")), "The agent's words");
   useCatalogue(new Catalogue({ "page.error.unreachable": "House Pulse na tym komputerze nie odpowiedział." }, "pl"));
   assert.equal(describe(new APIError("unreachable")), "House Pulse na tym komputerze nie odpowiedział.");
 });

@@ -88,7 +88,8 @@ function render() {
       cards.push(el("div", { class: "kid-card fun" }, titleOf(line), el("span", { class: "peanuts",
         // An adjustment says which adult made it (a kid's own lines are the kid's).
         text: line.by && line.reason != null
-          ? `${said} · ${t("page.kids.history.by_on", { name: line.by, machine: line.machine || "?" })}` : said })));
+          ? `${said} · ${line.machine ? t("page.kids.history.by_on", { name: line.by, machine: line.machine }) : t("page.kids.history.by", { name: line.by })}`
+          : said })));
     }
     empty = t("page.kids.history.empty");
   }
