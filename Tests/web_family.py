@@ -254,9 +254,9 @@ def celebrations(a):
     if not any(line[:1] in "−-" and line[1:2].isdigit() for line in history) or any(" ·  · " in line for line in history):
         raise Failed(f"the history: {history}")
     adjustments = [line for line in history if "+40" in line]
-    if len(adjustments) != 1 or not adjustments[0].endswith("by Anna") or any(l.endswith("by Anna") for l in history if "+40" not in l):
+    if len(adjustments) != 1 or not adjustments[0].endswith("by Anna, on Study desktop") or any("by Anna" in l for l in history if "+40" not in l):
         raise Failed(f"the history does not say which adult made the adjustment: {history}")
-    print(f"ok Celebrations off: no sheet, no confetti, just {said!r}; the history shows the spend as − with dates, and which adult made the adjustment")
+    print(f"ok Celebrations off: no sheet, no confetti, just {said!r}; the history shows the spend as − with dates, and which adult made the adjustment, on which computer")
     tab(a, "more")
     press(a, a.find_element(By.ID, "setting-celebrations"))
     wait("Celebrations on again", lambda: cli_json(HOME_A, "settings")["celebrations"] is True)
@@ -427,6 +427,7 @@ def computers(a, peer_a):
         print(f"ok a machine renamed on A's page is “Kitchen laptop” on B too (replicated); A's page says it is {state!r}")
         if SHOTS:
             shoot(a, "computers", element="computers")
+        pin_reset_from_two_pages(a)
 
         # A conflict, made by both computers renaming one item while apart, shown in words.
         agent_b.stop()
@@ -438,15 +439,96 @@ def computers(a, peer_a):
             raise Failed(f"the conflict says {said!r}")
         print(f"ok a conflict (both renamed Milk while apart) shown in words: {said!r}")
 
-        click_row_button(a, "#machine-list", "Kitchen laptop", "button.remove", "Remove the laptop")
+        # The laptop wiped and joined again from its welcome page, under the same name: A's page
+        # says which entry is the old one, and offers to remove it.
+        agent_b.stop()
+        old_id = next(m["id"] for m in cli_json(HOME_A, "devices") if m["name"] == "Kitchen laptop")
+        subprocess.run(["rm", "-rf", HOME_B], check=True)
+        agent_b = Agent(HOME_B, "--web", "127.0.0.1:0")
+        agent_b.event("welcome")
+        tab(a, "more")
+        press(a, a.find_element(By.ID, "add-computer"))
+        code = wait("a new pairing code", lambda: shown(a, "pairing") and text(a, "pairing-code"))[0]
+        address = text(a, "pairing-address")
+        if peer_a.split(":")[-1] not in address:
+            raise Failed(f"“Add a computer” does not show this computer's address: {address!r}")
+        b = browser(1366, 900)
+        sign_in(b, HOME_B)
+        wait("B's welcome again", lambda: shown(b, "welcome"))
+        b.find_element(By.ID, "join-code").send_keys(code)
+        b.find_element(By.ID, "join-me").send_keys("Tom")
+        b.find_element(By.ID, "join-computer").send_keys("Kitchen laptop")
+        press(b, b.find_element(By.CSS_SELECTOR, "#join-form summary"))
+        b.find_element(By.ID, "join-peer").send_keys(peer_a)
+        press(b, b.find_element(By.CSS_SELECTOR, "#join-form button[type=submit]"))
+        agent_b.event("ready", timeout=60)
+        b.quit()
+        b = None
+        older = wait("the old entry said on A's page", lambda: (li := a.find_elements(By.CSS_SELECTOR, f'#machine-list li[data-id="{old_id}"]'))
+                     and "joined again" in li[0].text and li[0].text, timeout=20)[0]
+        press(a, a.find_element(By.CSS_SELECTOR, f'#machine-list li[data-id="{old_id}"] button.remove'))
         said = confirm(a, ["permanent"])
-        wait("the laptop removed", lambda: any(m["name"] == "Kitchen laptop" and m.get("removed") for m in cli_json(HOME_A, "devices")))
+        wait("the old entry removed", lambda: any(m["id"] == old_id and m.get("removed") for m in cli_json(HOME_A, "devices")))
+        wait("the new one in sync", lambda: any(m["name"] == "Kitchen laptop" and not m.get("removed") and m["state"] == "connected"
+                                                 for m in cli_json(HOME_A, "devices")), timeout=20)
         state = wait("shown as removed", lambda: [l.text for l in a.find_elements(By.CSS_SELECTOR, "#machine-list li") if "Kitchen laptop" in l.text and "removed" in l.text])[0]
-        print(f"ok removing a machine asks first, saying it is permanent; then it is listed as removed ({state[0]!r})")
+        print(f"ok the laptop joined again: A's page shows its address beside the code, says which entry is the old one "
+              f"({older.splitlines()[1]!r}) and removes it when asked, saying it is permanent ({state[0]!r}); the new one is in sync")
     finally:
         if b:
             b.quit()
         agent_b.stop()
+
+
+def pin_reset_from_two_pages(a):
+    """A forgotten PIN reset from two computers' pages (issue 52, item 4): a code asked on B,
+    typed on A, a new PIN chosen there; every computer's Kids tab says so until an adult
+    confirms it with the PIN."""
+    b = browser(1366, 900)
+    try:
+        sign_in(b, HOME_B)
+        tab(b, "kids")
+        press(b, b.find_element(By.ID, "parents-open"))
+        wait("B's keypad asking for the PIN", lambda: pad_open(b) and text(b, "pin-title") == "Parents’ PIN")
+        press(b, b.find_element(By.ID, "pin-forgot-pad"))
+        wait("the reset's steps", lambda: b.find_element(By.ID, "pin-reset").is_displayed() and "two computers" in text(b, "pin-reset"))
+        press(b, b.find_element(By.ID, "pin-reset-ask"))
+        code = wait("a reset code on B", lambda: shown(b, "pin-reset-code") and text(b, "pin-reset-code").replace(" ", ""))[0]
+        press(b, b.find_element(By.ID, "pin-reset-close"))
+        # On A: the same code can only be confirmed here.
+        tab(a, "kids")
+        if shown(a, "parents-lock"):
+            press(a, a.find_element(By.ID, "parents-lock"))
+        wait("A told that a reset was asked on B", lambda: shown(a, "pin-notice") and "Kitchen laptop" in text(a, "pin-notice-text"), timeout=20)
+        press(a, a.find_element(By.ID, "parents-open"))
+        wait("A's keypad", lambda: pad_open(a))
+        press(a, a.find_element(By.ID, "pin-forgot-pad"))
+        wait("A's reset dialog", lambda: a.find_element(By.ID, "pin-reset").is_displayed())
+        a.find_element(By.ID, "pin-reset-input").send_keys(code)
+        press(a, a.find_element(By.CSS_SELECTOR, "#pin-reset-form button[type=submit]"))
+        wait("A asks for a new PIN", lambda: pad_open(a) and text(a, "pin-title") == "Choose a PIN for parents", timeout=15)
+        keypad(a, PIN)
+        wait("asked again", lambda: text(a, "pin-title") == "The same PIN again")
+        keypad(a, PIN)
+        wait("parents' mode open with the new PIN", lambda: shown(a, "parents-panel") and not pad_open(a))
+        # Every adult told: both computers show it, naming the computer.
+        for driver, who in [(a, "A"), (b, "B")]:
+            said = wait(f"{who}'s Kids tab telling of the new PIN", lambda: shown(driver, "pin-notice")
+                        and "changed on Study desktop" in text(driver, "pin-notice-text") and text(driver, "pin-notice-text"), timeout=20)[0]
+        # Tom says it was a parent, with the PIN: gone on B, still shown on A until Anna says so there.
+        press(b, b.find_element(By.ID, "pin-notice-ok"))
+        wait("B's keypad to confirm", lambda: pad_open(b))
+        keypad(b, PIN)
+        wait("the notice gone on B", lambda: not shown(b, "pin-notice") and not pad_open(b), timeout=15)
+        if not shown(a, "pin-notice"):
+            raise Failed("A's notice went away when B's adult confirmed")
+        press(a, a.find_element(By.ID, "pin-notice-ok"))
+        keypad(a, PIN)
+        wait("the notice gone on A", lambda: not shown(a, "pin-notice") and not pad_open(a), timeout=15)
+        print(f"ok a forgotten PIN reset from two pages (code asked on B, typed on A, a new PIN chosen); every computer's "
+              f"Kids tab said so ({said!r}) until an adult there confirmed it with the PIN")
+    finally:
+        b.quit()
 
 
 def shoot(driver, name, element=None, keep=None):

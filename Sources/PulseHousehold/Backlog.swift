@@ -174,6 +174,17 @@ extension Household {
         return item
     }
 
+    /// Undoes ``removeBacklogItem(_:)`` (the page's Undo): the item, by its id, comes back where
+    /// it was. Refused, changing nothing, when it is not removed.
+    public func restoreBacklogItem(_ id: String) throws -> BacklogItem {
+        let row = try store.row(.backlogItem, id)
+        guard !row.isEmpty, row["deleted"]?.boolValue == true else {
+            throw HouseholdError.refuse(.notFound, ["kind": "backlog_item", "list": "backlog", "handle": .string(id)])
+        }
+        try store.write(member: memberID) { try $0.put(.backlogItem, id, ["deleted": .bool(false)]) }
+        return try resolveBacklogItem(id)
+    }
+
     /// What a family does with a backlog: the item becomes a task (focus rule applies),
     /// in one transaction.
     public func promoteBacklogItem(_ handle: String, assignee: String? = nil, due: String? = nil, force: Bool = false) throws -> HouseholdTask {

@@ -420,11 +420,14 @@ extension Household {
     // ``filledIn(_:local:)`` reads titles and names for only those. The agent runs the
     // first off the store's actor (PeerSync's EventPipeline).
 
-    /// Each replica's label (the host name of the machine it runs on), by replica.
+    /// The machine's name in the household when known (a rename shows at once: "Kitchen
+    /// laptop", not the host name it joined under), else the replica's label.
     public func replicaLabels() throws -> [ReplicaID: String] {
+        var names: [String: String] = [:]
+        for row in try store.rows(.machine) where !row.text("name").isEmpty { names[row.id] = row.text("name") }
         var labels: [ReplicaID: String] = [:]
         for row in try store.rows(.replica) {
-            if let replica = ReplicaID(hex: row.id) { labels[replica] = row.text("label") }
+            if let replica = ReplicaID(hex: row.id) { labels[replica] = names[row.text("machine")] ?? row.text("label") }
         }
         return labels
     }

@@ -77,7 +77,7 @@ public enum HouseholdAPI {
         "shop.delete", "shop.undelete", "shop.clear", "shop.undo", "task.list", "task.add", "task.edit", "task.done", "task.reopen", "task.delete",
         "task.undelete",
         "backlog.list", "backlog.category.add", "backlog.category.rename", "backlog.category.move",
-        "backlog.category.remove", "backlog.add", "backlog.rename", "backlog.move", "backlog.remove", "backlog.promote",
+        "backlog.category.remove", "backlog.add", "backlog.rename", "backlog.move", "backlog.remove", "backlog.restore", "backlog.promote",
         "conflicts.list", "machine.list", "machine.rename", "machine.remove", "phone.list", "phone.add", "phone.get", "phone.remove",
         "ca.get", "ca.publish", "ca.request", "ca.grant", "phone.roaming", "phone.service.set", "phone.service.list",
         "recurring.list", "recurring.add", "recurring.remove",
@@ -234,6 +234,7 @@ public enum HouseholdAPI {
             }
             return try .from(h.moveBacklogItem(string("item"), to: optional("category"), position: position))
         case "backlog.remove": return try .from(h.removeBacklogItem(string("item")))
+        case "backlog.restore": return try .from(h.restoreBacklogItem(string("item")))
         case "conflicts.list":
             // `language`: the words of `summary` and `shown` (the log keeps data; English by default).
             let words = try optional("language").flatMap { try? MessageCatalogue.load($0, home: h.home) } ?? .english

@@ -112,6 +112,15 @@ async function promote(item) {
 }
 
 async function removeItem(item) {
-  try { await call("backlog.remove", { item: item.id }); } catch (error) { fail(error); }
+  try {
+    await call("backlog.remove", { item: item.id });
+    // As on the shopping list: gone at once, with a moment to take it back.
+    toast(t("page.backlog.removed", { title: item.title }), { action: t("page.shopping.undo"), onAction: () => restoreItem(item) });
+  } catch (error) { fail(error); }
+  refresh("backlog");
+}
+
+async function restoreItem(item) {
+  try { await call("backlog.restore", { item: item.id }); } catch (error) { fail(error); }
   refresh("backlog");
 }

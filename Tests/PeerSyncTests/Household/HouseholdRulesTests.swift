@@ -268,5 +268,16 @@ import Testing
         #expect(a.store.localCommits == before, "a plain listing commits nothing")
         _ = try HouseholdAPI.call("shop.add", ["names": .array([.string("Milk")])], on: a)
         #expect(a.store.localCommits == before + 1)
+        // One rule for a member's initials wherever the member is made (issue 52, item 15).
+        #expect(try a.addMember("😀").initials == "?")
+        #expect(try a.addMember("<b>Bold</b>").initials == "B")
+        #expect(try a.addMember("Anna Maria").initials == "AM")
+        // A backlog item removed by mistake comes back where it was (the page's Undo, item 10).
+        _ = try a.addCategory("Garden")
+        let fence = try a.addBacklogItem("Paint the fence", to: "Garden")
+        _ = try a.removeBacklogItem(fence.id)
+        #expect(try a.backlog().flatMap(\.items).isEmpty)
+        #expect(try a.restoreBacklogItem(fence.id).title == "Paint the fence")
+        #expect(throws: (any Error).self) { _ = try a.restoreBacklogItem(fence.id) }
     }
 }
