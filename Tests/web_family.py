@@ -466,6 +466,8 @@ def computers(a, peer_a):
         b = None
         older = wait("the old entry said on A's page", lambda: (li := a.find_elements(By.CSS_SELECTOR, f'#machine-list li[data-id="{old_id}"]'))
                      and "joined again" in li[0].text and li[0].text, timeout=20)[0]
+        if SHOTS:
+            shoot(a, "computers-joined-again", element="computers")
         press(a, a.find_element(By.CSS_SELECTOR, f'#machine-list li[data-id="{old_id}"] button.remove'))
         said = confirm(a, ["permanent"])
         wait("the old entry removed", lambda: any(m["id"] == old_id and m.get("removed") for m in cli_json(HOME_A, "devices")))
@@ -515,6 +517,8 @@ def pin_reset_from_two_pages(a):
         for driver, who in [(a, "A"), (b, "B")]:
             said = wait(f"{who}'s Kids tab telling of the new PIN", lambda: shown(driver, "pin-notice")
                         and "changed on Study desktop" in text(driver, "pin-notice-text") and text(driver, "pin-notice-text"), timeout=20)[0]
+        if SHOTS:
+            shoot(a, "pin-notice", element="pin-notice")
         # Tom says it was a parent, with the PIN: gone on B, still shown on A until Anna says so there.
         press(b, b.find_element(By.ID, "pin-notice-ok"))
         wait("B's keypad to confirm", lambda: pad_open(b))
