@@ -168,11 +168,13 @@ public enum HouseholdAPI {
             let addition =
                 params["ids"] == nil
                 ? try h.addOrRestockShoppingItems(strings("names")) : try h.addShoppingItems(strings("names"), ids: strings("ids"))
-            let restocked = Set(addition.restocked)
+            // `already`: the name was on the list (any case): that item, nothing added.
+            let restocked = Set(addition.restocked), already = Set(addition.already)
             return .array(
                 try addition.items.map { item in
                     guard case var .object(fields) = try JSONValue.from(item) else { return try .from(item) }
                     fields["restocked"] = .bool(restocked.contains(item.id))
+                    fields["already"] = .bool(already.contains(item.id))
                     return .object(fields)
                 })
         case "shop.check": return try .from(h.checkShoppingItem(string("item"), once: flag("once")))

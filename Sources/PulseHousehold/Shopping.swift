@@ -24,6 +24,9 @@ public struct ShoppingItem: Sendable, Codable, Equatable {
 public struct ShoppingAddition: Sendable, Codable, Equatable {
     public let items: [ShoppingItem]
     public let restocked: [String]
+    /// The items that were on the list already (a name added again, in any case): answered
+    /// as they are, nothing added (``ShoppingRules/plan(_:pool:active:)``).
+    public var already: [String] = []
 }
 
 /// The shopping list's rules, shared by the CLI and the agent's local API.
@@ -55,21 +58,30 @@ extension Household {
         // lock, so a name another process restocks or adds meanwhile is seen, and without
         // two read transactions of their own before it (each takes and drops a WAL lock).
         let (addition, _) = try store.write(member: memberID, keepingChanges: false) { tx in
-            let plan = ShoppingRules.plan(cleaned, pool: try shoppingItems(.restock))
+            let plan = ShoppingRules.plan(cleaned, pool: try shoppingItems(.restock), active: try shoppingItems(.active))
             let base = try store.orderingKey()
-            let items = plan.enumerated().map { index, step in
-                ShoppingItem(
+            var items: [ShoppingItem] = []
+            var already: [String] = []
+            for (index, step) in plan.enumerated() {
+                if let listed = step.onList {
+                    if !already.contains(listed.id) { already.append(listed.id) }
+                    if !items.contains(where: { $0.id == listed.id }) { items.append(listed) }
+                    continue
+                }
+                if step.repeatOf != nil { continue } // the same name twice in one addition: once
+                let item = ShoppingItem(
                     id: step.restock?.id ?? RowIDRules.newRowID(), name: step.restock?.name ?? step.name, state: .active,
                     listed: base + Int64(index))
-            }
-            for (item, step) in zip(items, plan) {
                 if step.restock != nil {
                     try tx.put(.shoppingItem, item.id, ["state": .text("active"), "listed": .integer(item.listed)])
                 } else {
                     try tx.create(.shoppingItem, item.id, ["name": .text(item.name), "state": .text("active"), "listed": .integer(item.listed)])
                 }
+                items.append(item)
             }
-            return ShoppingAddition(items: items, restocked: plan.compactMap { $0.restock?.id })
+            var addition = ShoppingAddition(items: items, restocked: plan.compactMap { $0.restock?.id })
+            addition.already = already
+            return addition
         }
         return addition
     }
@@ -154,12 +166,22 @@ extension Household {
                 }
             }
             let fresh = cleaned.indices.filter { known[$0] == nil }
-            let plan = ShoppingRules.plan(fresh.map { cleaned[$0] }, pool: try shoppingItems(.restock))
+            let plan = ShoppingRules.plan(fresh.map { cleaned[$0] }, pool: try shoppingItems(.restock), active: try shoppingItems(.active))
             let base = try store.orderingKey()
             var items = known
             var restocked: [String] = []
+            var already: [String] = []
             for (step, index) in zip(plan, fresh) {
                 let listed = base + Int64(index)
+                // On the list already (or earlier in this addition): nothing added; the id is
+                // kept by a deleted row of that name at that item's place, so that this addition
+                // arriving again is answered as that item (as for a restock, above).
+                if let twin = step.onList ?? step.repeatOf.flatMap({ items[fresh[$0]] }) {
+                    try tx.create(.shoppingItem, ids[index], ["name": .text(step.name), "state": .text("deleted"), "listed": .integer(twin.listed)])
+                    items[index] = twin
+                    if !already.contains(twin.id) { already.append(twin.id) }
+                    continue
+                }
                 if let back = step.restock {
                     try tx.put(.shoppingItem, back.id, ["state": .text("active"), "listed": .integer(listed)])
                     try tx.create(.shoppingItem, ids[index], ["name": .text(step.name), "state": .text("deleted"), "listed": .integer(listed)])
@@ -170,7 +192,9 @@ extension Household {
                     items[index] = ShoppingItem(id: ids[index], name: step.name, state: .active, listed: listed)
                 }
             }
-            return ShoppingAddition(items: cleaned.indices.compactMap { items[$0] }, restocked: restocked)
+            var addition = ShoppingAddition(items: cleaned.indices.compactMap { items[$0] }, restocked: restocked)
+            addition.already = already
+            return addition
         }
         return addition
     }
@@ -251,15 +275,27 @@ public enum ShoppingRules {
         public let name: String
         /// The pool item this name brings back, or nil for a new item.
         public let restock: ShoppingItem?
+        /// The item of that name on the list already: nothing is added.
+        public var onList: ShoppingItem? = nil
+        /// The earlier step of this addition with the same name (its index): nothing is added.
+        public var repeatOf: Int? = nil
     }
 
-    /// What adding `names` does: each name found in the restock pool (any case) brings that
-    /// item back (the most recently bought one when several match); each pool item comes
-    /// back once, so a name given twice adds a second item the second time.
-    public static func plan(_ names: [String], pool: [ShoppingItem]) -> [Step] {
+    /// What adding `names` does (issue 52, item 9: a list never holds one thing twice by a
+    /// typing slip): a name already on the list (any case) adds nothing and answers that item;
+    /// a name given twice in one addition counts once; a name found in the restock pool brings
+    /// that item back (the most recently bought one when several match); any other name is a
+    /// new item. (Two computers adding the same name while apart still make two: each merge
+    /// keeps both, and the list shows both.)
+    public static func plan(_ names: [String], pool: [ShoppingItem], active: [ShoppingItem] = []) -> [Step] {
         var taken = Set<String>()
-        return names.map { name in
-            let match = pool.first { $0.name.lowercased() == name.lowercased() && !taken.contains($0.id) }
+        var first: [String: Int] = [:]
+        return names.enumerated().map { index, name in
+            let key = name.lowercased()
+            if let listed = active.first(where: { $0.name.lowercased() == key }) { return Step(name: name, restock: nil, onList: listed) }
+            if let earlier = first[key] { return Step(name: name, restock: nil, repeatOf: earlier) }
+            first[key] = index
+            let match = pool.first { $0.name.lowercased() == key && !taken.contains($0.id) }
             if let match { taken.insert(match.id) }
             return Step(name: name, restock: match)
         }

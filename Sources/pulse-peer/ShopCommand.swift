@@ -22,7 +22,8 @@ struct Shop: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add items. Without names, reads one item per line from standard input until an empty line or EOF.",
             discussion: """
-                A name that is in the restock pool (any case) brings that item back instead of adding a second one.
+                A name that is in the restock pool (any case) brings that item back instead of adding a second one;
+                a name already on the list (any case) adds nothing.
                 Example: pulse-peer shop add Milk "Rye bread"
                 """)
         @OptionGroup var options: HomeOptions
@@ -37,13 +38,15 @@ struct Shop: ParsableCommand {
             let result = try options.write { try $0.addOrRestockShoppingItems(names) }
             if json { return try Output.json(result) }
             let back = result.items.filter { result.restocked.contains($0.id) }
-            let new = result.items.filter { !result.restocked.contains($0.id) }
+            let onList = result.items.filter { result.already.contains($0.id) }
+            let new = result.items.filter { !result.restocked.contains($0.id) && !result.already.contains($0.id) }
             if new.count == 1 {
                 print(say("cli.shop.added_one", ["name": .string(new[0].name)]))
             } else if !new.isEmpty {
                 print(say("cli.shop.added_many", ["count": JSONValue(new.count)]))
             }
             if !back.isEmpty { print(say("cli.shop.back_from_restock", ["names": JSONValue(back.map(\.name))])) }
+            if !onList.isEmpty { print(say("cli.shop.already", ["names": JSONValue(onList.map(\.name))])) }
         }
     }
 

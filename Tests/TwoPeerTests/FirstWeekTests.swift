@@ -337,6 +337,21 @@ extension FirstWeekTests {
     }
 }
 
+extension FirstWeekTests {
+    // MARK: 9. One thing once on the list
+
+    /// Item 9: `shop add Milk` while Milk is on the list made a second Milk ("milk", "MILK"
+    /// too). Decided: a name on the list (any case) adds nothing, and says so.
+    @Test func aNameAlreadyOnTheListIsSaidAndNotAddedTwice() throws {
+        let a = Home(path: scratch.home("a"))
+        try a.run(["init"])
+        try a.run(["shop", "add", "Milk"])
+        let again = try a.run(["shop", "add", "milk", "MILK", "Bread"]).stdout
+        #expect(again.contains("Already on the list, not added twice: Milk") && again.contains("Added Bread"), "\(again)")
+        #expect(try a.shoppingNames() == ["Milk", "Bread"])
+    }
+}
+
 /// SplitMix64: a small, seedable, reproducible generator.
 struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64

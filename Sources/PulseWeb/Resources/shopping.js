@@ -192,6 +192,9 @@ async function addItems(names) {
     // The agent says which came back from the restock pool (the rule lives there).
     const back = added.filter((item) => item.restocked);
     if (back.length) toast(t("page.shopping.restocked", { names: back.map((i) => i.name) }));
+    // A name on the list already adds nothing (the agent's rule): said, not silently doubled.
+    const twice = [...new Map(added.filter((item) => item.already).map((i) => [i.id, i.name])).values()];
+    if (twice.length) toast(t("page.shopping.already", { names: twice }));
   } catch (error) { fail(error); }
   refresh("shopping");
 }

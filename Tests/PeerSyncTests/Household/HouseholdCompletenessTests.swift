@@ -209,6 +209,23 @@ import Testing
         #expect(try a.shoppingItems().first { $0.name == "Milk" }?.id == milk.id)
     }
 
+    /// A name on the list already adds nothing, and a name given twice counts once (issue 52,
+    /// item 9); the page's ids keep an addition arriving twice answered the same.
+    @Test func aNameOnTheListAlreadyIsNotAddedTwice() throws {
+        try a.addShoppingItems(["Milk"])
+        let again = try a.addOrRestockShoppingItems(["milk", "MILK", "Eggs", "eggs"])
+        #expect(try a.shoppingItems().map(\.name) == ["Milk", "Eggs"])
+        #expect(again.already.count == 1 && again.items.map(\.name) == ["Milk", "Eggs"])
+        let ids = [RowIDRules.newRowID(), RowIDRules.newRowID(), RowIDRules.newRowID()]
+        let first = try a.addShoppingItems([" MILK", "Jam", "jam"], ids: ids)
+        #expect(first.items.map(\.name) == ["Milk", "Jam", "Jam"] && first.items[1].id == first.items[2].id)
+        #expect(try a.shoppingItems().map(\.name) == ["Milk", "Eggs", "Jam"])
+        // The same addition arriving again (a phone's replayed queue): the same answers, nothing added.
+        let replay = try a.addShoppingItems([" MILK", "Jam", "jam"], ids: ids)
+        #expect(replay.items.map(\.id) == first.items.map(\.id))
+        #expect(try a.shoppingItems().map(\.name) == ["Milk", "Eggs", "Jam"])
+    }
+
     @Test(arguments: [
         (["Milk"], ["Milk"], [true]),
         (["milk", "MILK"], ["Milk"], [true, false]), // a pool item comes back once
