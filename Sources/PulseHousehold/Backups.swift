@@ -91,21 +91,34 @@ extension Household {
             }
             throw HouseholdError.refuse(.restoreOtherHousehold, ["path": .string(home.path)])
         }
+        var cameBack = false
         let household = try build(home, physicalClock: physicalClock, from: backup) { store, identity in
             try store.beginAsRestoredReplica(dropping: machineOwnKeys)
             try store.setMeta(syncedOnceKey, .integer(1))
             let memberID = try store.meta("member_id")?.textValue
+            // This computer's own key kept (its database lost, `identity.pem` not), and the
+            // backup lists it as a member: it is back as itself — its name kept, trusted by the
+            // others at once — not a new machine (issue 52, item 18).
+            let known = try store.row(.machine, identity.machineID)
+            let removed = try store.row(.machineRemoval, identity.machineID)
+            cameBack = !known.isEmpty && removed.isEmpty
             try store.write(member: memberID) { tx in
-                try recordReplica(&tx, store: store, identity: identity, label: label)
-                try tx.put(
-                    .machine, identity.machineID,
-                    [
-                        "name": .text(machineName(label)), "member": memberID.map(FieldValue.text) ?? .null,
-                        "added_by": .text(identity.machineID), "added": .integer(try store.orderingKey()),
-                    ])
+                try recordReplica(&tx, store: store, identity: identity, label: label ?? (cameBack ? known["name"]?.textValue : nil))
+                if cameBack {
+                    if let label { try tx.put(.machine, identity.machineID, ["name": .text(machineName(label))]) }
+                } else {
+                    try tx.put(
+                        .machine, identity.machineID,
+                        [
+                            "name": .text(machineName(label)), "member": memberID.map(FieldValue.text) ?? .null,
+                            "added_by": .text(identity.machineID), "added": .integer(try store.orderingKey()),
+                        ])
+                }
             }
         }
-        return (household, BackupSummary(householdID: info.householdID, householdName: info.householdName, bytes: info.bytes))
+        var summary = BackupSummary(householdID: info.householdID, householdName: info.householdName, bytes: info.bytes)
+        summary.cameBack = cameBack
+        return (household, summary)
     }
 }
 
@@ -114,6 +127,9 @@ public struct BackupSummary: Sendable, Equatable {
     public let householdID: String
     public let householdName: String?
     public let bytes: Int
+    /// After a restore: this computer was already a member of the household (its key kept),
+    /// and came back as itself rather than as a new machine.
+    public var cameBack = false
 }
 
 extension Household {

@@ -162,9 +162,16 @@ struct Restore: ParsableCommand {
                 "household": .string(summary.householdName ?? ""), "file": .string(file), "home": .string(options.resolved.path),
             ]
             print(say(summary.householdName == nil ? "cli.restore.done_unnamed" : "cli.restore.done", params))
-            print(say("cli.restore.next"))
-            let lost = try household.machines().filter { !$0.isThisMachine && !$0.isRemoved }
-            if !lost.isEmpty { print(say("cli.restore.lost", ["names": JSONValue(lost.map(\.name))])) }
+            // Advice that works: a computer back as itself needs no pairing and loses no one;
+            // a new machine is joined by empty homes only.
+            if summary.cameBack {
+                let name = try household.machines().first(where: \.isThisMachine)?.name ?? ""
+                print(say("cli.restore.came_back", ["name": .string(name)]))
+            } else {
+                print(say("cli.restore.next"))
+                let lost = try household.machines().filter { !$0.isThisMachine && !$0.isRemoved }
+                if !lost.isEmpty { print(say("cli.restore.lost", ["names": JSONValue(lost.map(\.name))])) }
+            }
         } catch {
             throw CLIError(error)
         }

@@ -352,6 +352,40 @@ extension FirstWeekTests {
     }
 }
 
+extension FirstWeekTests {
+    // MARK: 18. Advice that works after a restore
+
+    /// Item 18: a computer whose database was lost (its key kept) restored from a backup is
+    /// back as itself — told so, nothing to pair, nobody "lost", its name kept — and syncs.
+    @Test func aComputerRestoredIntoItsOwnHomeIsBackAsItselfAndToldSo() throws {
+        let a = Home(path: scratch.home("a")), b = Home(path: scratch.home("b"))
+        try a.run(["init"])
+        let agentA = try AgentProcess(home: a.path)
+        defer { agentA.stop() }
+        let code = try a.run(["invite"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try b.run(["join", code, "--peer", agentA.address, "--name", "Study PC", "--member", "Tom"])
+        var agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
+        try b.waitUntil("synced")
+        try a.run(["shop", "add", "Milk"])
+        try b.waitUntil("synced")
+        let file = scratch.home("b-backup.sqlite")
+        try b.run(["backup", file])
+        agentB.stop()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: b.path + "/household.sqlite" + suffix) }
+        let restored = try b.run(["restore", file]).stdout
+        #expect(restored.contains("back in the household as itself (Study PC)") && !restored.contains("lost computers"), "\(restored)")
+        agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
+        defer { agentB.stop() }
+        try b.waitUntil("synced")
+        try a.run(["shop", "add", "Eggs"])
+        try b.waitUntil("synced")
+        #expect(eventually(timeout: 10) { (try? b.shoppingNames()) == ["Milk", "Eggs"] })
+        let names = (try JSONSerialization.jsonObject(with: Data(a.run(["devices", "--json"]).stdout.utf8)) as? [[String: Any]] ?? [])
+            .compactMap { $0["name"] as? String }
+        #expect(names.filter { $0 == "Study PC" }.count == 1 && names.count == 2, "\(names)")
+    }
+}
+
 /// SplitMix64: a small, seedable, reproducible generator.
 struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64
