@@ -111,7 +111,9 @@ struct KidsCommand: ParsableCommand {
             if json { return try Output.json(shown.map(\.element)) }
             var heading = ""
             for (index, item) in shown {
-                let title = say("cli.kids.catalogue.heading", ["kind": .string(item.kind.rawValue), "category": .string(item.category)])
+                // Rewards' categories have names of their own ("Treats", not "Security").
+                let category = item.kind == .reward ? "reward." + item.category : item.category
+                let title = say("cli.kids.catalogue.heading", ["kind": .string(item.kind.rawValue), "category": .string(category)])
                 if title != heading {
                     print("\(heading.isEmpty ? "" : "\n")\(title)")
                     heading = title

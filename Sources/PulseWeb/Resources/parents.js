@@ -242,8 +242,8 @@ function renderCatalogue() {
   const items = catalogue.filter((item) => item.kind === catalogueKind);
   $("catalogue-sections").replaceChildren(...categories.map((category) => {
     const rows = items.filter((item) => item.category === category);
-    return el("section", { class: "cat-section", "aria-label": t(`catalogue.category.${category}`) },
-      el("h4", { text: t(`catalogue.category.${category}`) }),
+    return el("section", { class: "cat-section", "aria-label": categoryName(category, catalogueKind) },
+      el("h4", { text: categoryName(category, catalogueKind) }),
       ...rows.map((item) => el("div", { class: `cat-row ${category}${item.selected ? " selected" : ""}`, "data-id": item.id },
         el("span", { class: "grow", text: titleOf(item) }),
         el("span", { class: "peanuts", text: t("page.kids.peanuts", { peanuts: item.peanuts }) }),
@@ -269,8 +269,13 @@ async function choose(item) {
 function renderOwnCategories() {
   const select = $("own-category");
   const chosen = select.value || categories[0];
-  select.replaceChildren(...categories.map((c) => el("option", { value: c, text: t(`catalogue.category.${c}`) })));
+  select.replaceChildren(...categories.map((c) => el("option", { value: c, text: categoryName(c, $("own-kind").value) })));
   select.value = chosen;
+}
+
+/** A category's name for items of `kind`: rewards' have their own ("Treats", not "Security"). */
+function categoryName(category, kind) {
+  return t(kind === "reward" ? `catalogue.category.reward.${category}` : `catalogue.category.${category}`);
 }
 
 let peanuts = 1;
@@ -309,6 +314,7 @@ function wire() {
     try { const kid = await adult("kids.add", { name }); $("kid-add-name").value = ""; local.kid = local.kid || kid.id; } catch (error) { fail(error); }
     refresh("kids");
   });
+  $("own-kind").addEventListener("change", renderOwnCategories);
   $("own-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     const title = $("own-title").value.trim(); if (!title) return;

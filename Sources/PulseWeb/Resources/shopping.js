@@ -195,8 +195,20 @@ async function addItems(names) {
     // A name on the list already adds nothing (the agent's rule): said, not silently doubled.
     const twice = [...new Map(added.filter((item) => item.already).map((i) => [i.id, i.name])).values()];
     if (twice.length) toast(t("page.shopping.already", { names: twice }));
-  } catch (error) { fail(error); }
+  } catch (error) {
+    fail(error);
+    giveBack(names);
+  }
   refresh("shopping");
+}
+
+/** What was typed and not taken (the agent did not answer) goes back into the field, so that
+ * nothing typed is lost: sent again with Enter once the agent is back. */
+function giveBack(names) {
+  if (!rapidActive) startRapid();
+  const input = $("shop-rapid").querySelector("input.rapid");
+  if (!input) return;
+  input.value = [...names, input.value.trim()].filter(Boolean).join(", ");
 }
 
 async function clearAll() {
