@@ -105,6 +105,11 @@ final class EventFeed: Sendable {
         }
     }
 
+    /// Whether anyone listens to `topic` now (work done only for listeners can be skipped).
+    func listens(to topic: HouseholdEvent.Topic) -> Bool {
+        state.withLock { $0.subscribers.values.contains { $0.topics.contains(topic) } }
+    }
+
     func unsubscribe(_ id: Int) {
         let subscriber = state.withLock { $0.subscribers.removeValue(forKey: id) }
         subscriber?.continuation.finish()

@@ -311,9 +311,13 @@ public struct PeerAgent: Service {
         var last: AgentStatus.SyncSummary?
         while !Task.isCancelled {
             let seen = await context.engine.generation
-            if let vector = try? await context.store.versionVector() {
+            // Nobody listening (no page, no `watch`): nothing read, nothing kept.
+            if !context.feed.listens(to: .sync) {
+                last = nil
+            } else if let vector = try? await context.store.versionVector() {
                 let summary = AgentStatus.SyncSummary(await context.engine.peerStatus(localVector: vector, labels: [:]))
-                if let previous = last, previous != summary {
+                // First judged for a listener: told too (it may have loaded the status just before).
+                if last != summary {
                     context.feed.publish([HouseholdEvent(type: .peerSync, title: summary.state.rawValue, time: WallClock.now())])
                 }
                 last = summary
