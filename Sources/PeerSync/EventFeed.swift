@@ -35,6 +35,8 @@ final class EventFeed: Sendable {
     /// only), so a token from an earlier run is recognised as one that cannot be resumed.
     let run: String
     private let state = Mutex(State())
+    /// Resumed whenever a subscriber comes (work done only for listeners waits on it).
+    let subscribed = Waiters()
 
     init() {
         run = String((0..<4).map { _ in String(UInt8.random(in: 0...255), radix: 16) }.map { $0.count == 1 ? "0" + $0 : $0 }.joined())
@@ -80,6 +82,7 @@ final class EventFeed: Sendable {
         topics: Set<HouseholdEvent.Topic>, resume: String?, counted: Bool = true, close: @escaping @Sendable () -> Void
     ) -> Subscription {
         let (stream, continuation) = AsyncStream<HouseholdEvent>.makeStream(bufferingPolicy: .bufferingOldest(Self.subscriberBuffer))
+        defer { subscribed.resumeAll() }
         return state.withLock { state in
             var gap = false
             if let resume {

@@ -310,11 +310,16 @@ public struct PeerAgent: Service {
     private func announceSyncState(_ context: Context) async {
         var last: AgentStatus.SyncSummary?
         while !Task.isCancelled {
-            let seen = await context.engine.generation
-            // Nobody listening (no page, no `watch`): nothing read, nothing kept.
+            // Nobody listening (no page, no `watch`): nothing read, nothing kept, no wake-up
+            // per change — asleep until a subscriber comes.
             if !context.feed.listens(to: .sync) {
                 last = nil
-            } else if let vector = try? await context.store.versionVector() {
+                let ticket = context.feed.subscribed.register()
+                if !context.feed.listens(to: .sync) { await context.feed.subscribed.wait(ticket) }
+                continue
+            }
+            let seen = await context.engine.generation
+            if let vector = try? await context.store.versionVector() {
                 let summary = AgentStatus.SyncSummary(await context.engine.peerStatus(localVector: vector, labels: [:]))
                 // First judged for a listener: told too (it may have loaded the status just before).
                 if last != summary {
