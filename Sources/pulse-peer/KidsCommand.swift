@@ -277,7 +277,39 @@ struct KidsCommand: ParsableCommand {
     struct PIN: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "pin", abstract: "The adults' 4-digit PIN, one for the household: set it once, change it with the current one.",
-            subcommands: [Set.self, Change.self, Reset.self])
+            subcommands: [Status.self, Set.self, Change.self, Reset.self, Ok.self], defaultSubcommand: Status.self)
+
+        struct Status: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Whether a PIN is set, and its last change no adult here has confirmed (every adult is told).")
+            @OptionGroup var options: HomeOptions
+            func run() throws {
+                let state = try options.read { $0.kidsPINState() }
+                print(say(state.set ? "cli.kids.pin.status_set" : "cli.kids.pin.status_unset"))
+                if let change = state.change {
+                    print(
+                        say(
+                            "cli.kids.pin.status_change",
+                            [
+                                "what": .string(change.kind), "machine": .string(change.machine ?? "?"),
+                                "date": .string(Output.dateTime(milliseconds: change.time)),
+                            ]))
+                }
+            }
+        }
+
+        struct Ok: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Confirm, with the PIN as it is now, that its last change was a parent's (it is no longer shown here).")
+            @OptionGroup var options: HomeOptions
+            @Flag(help: "Read the PIN from standard input (one line) instead of a prompt.") var pinStdin = false
+            func run() throws {
+                _ = try options.openHousehold()
+                let pin = try PINOptions.readSecret(say("cli.kids.pin.prompt_current") + " ", fromStdin: pinStdin)
+                try options.write { try $0.acknowledgeKidsPINChange(pin: pin) }
+                print(say("cli.kids.pin.confirmed"))
+            }
+        }
 
         struct Set: ParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Set the PIN (first time only).")

@@ -334,6 +334,13 @@ extension FirstWeekTests {
         try b.api("kids.pin.acknowledge", ["pin": "9999"])
         #expect(try (b.api("kids.pin.get") as? [String: Any])?["change"] == nil)
         #expect(try (a.api("kids.pin.get") as? [String: Any])?["change"] != nil, "each computer's adult confirms it there")
+        // The same from a terminal: said, then confirmed with the PIN.
+        let said = try a.run(["kids", "pin"]).stdout
+        #expect(said.contains("The PIN was changed on \(here)") && said.contains("kids pin ok"), "\(said)")
+        #expect(try a.run(["kids", "pin", "ok", "--pin-stdin"], stdin: "1234\n", orFail: false).status != 0, "the old PIN confirms nothing")
+        try a.run(["kids", "pin", "ok", "--pin-stdin"], stdin: "9999\n")
+        #expect(try (a.api("kids.pin.get") as? [String: Any])?["change"] == nil)
+        #expect(!(try a.run(["kids", "pin"]).stdout.contains("was changed")))
     }
 }
 
