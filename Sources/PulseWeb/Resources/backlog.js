@@ -14,18 +14,30 @@ register({
   wire() { $("goto-categories").addEventListener("click", () => { switchTab("more"); $("category-name").focus(); }); },
 });
 
+// What was typed into a category's field and not taken (the agent did not answer): shown
+// there again when the list is drawn, so that nothing typed is lost.
+const drafts = new Map();
+
 function render() {
   const categories = store.view("backlog") || [];
   $("backlog-empty").hidden = categories.length > 0;
   $("backlog-list").replaceChildren(...categories.map((category) => {
     const input = el("input", { placeholder: t("page.backlog.add.placeholder"), maxlength: "200",
       "aria-label": t("page.backlog.add.label", { category: category.title }) });
+    input.value = drafts.get(category.id) || "";
     const form = el("form", { class: "form-row", autocomplete: "off" }, input, el("button", { type: "submit", text: t("page.action.add") }));
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
       const title = input.value.trim(); if (!title) return;
       input.value = "";
-      try { await call("backlog.add", { title, category: category.id }); } catch (error) { fail(error); }
+      try {
+        await call("backlog.add", { title, category: category.id });
+        drafts.delete(category.id);
+      } catch (error) {
+        fail(error);
+        drafts.set(category.id, title);
+        input.value = title;
+      }
       refresh("backlog");
     });
     return el("section", { class: "card category", "data-id": category.id, "aria-label": category.title },

@@ -2,7 +2,7 @@
 // basket and the history. Whether an item was done today is the agent's answer
 // (`kids.catalogue.list` with the kid: `doneToday`), not worked out here.
 import { call } from "./api.js";
-import { $, el, toast, fail, t, titleOf, formatDay, formatTime, language } from "./ui.js";
+import { $, el, toast, fail, t, titleOf, formatDay, formatTime, formatMoment, language } from "./ui.js";
 import { register, store, refresh, local } from "./page.js";
 import { celebrationsOn, greatJob, confetti } from "./celebrate.js";
 
@@ -43,7 +43,7 @@ function renderPINNotice() {
   $("pin-notice").hidden = !change;
   if (!change) return;
   $("pin-notice-text").textContent = t("page.pin.notice", {
-    what: change.kind, machine: change.machine || "?", by: change.by || "", date: formatTime(change.time) });
+    what: change.kind, machine: change.machine || "?", by: change.by || "", date: formatMoment(change.time) });
 }
 
 function render() {

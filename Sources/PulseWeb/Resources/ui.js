@@ -84,12 +84,17 @@ export function translateDocument(root = document) {
   }
 }
 
-/** A day (`YYYY-MM-DD`) in the reader's language; anything else as it is. */
 /** A moment (Unix ms) as a date in the reader's language, in this computer's time zone. */
 export function formatTime(milliseconds) {
   return new Intl.DateTimeFormat(language(), { dateStyle: "medium" }).format(new Date(Number(milliseconds)));
 }
 
+/** A moment (Unix ms) as a date and a time of day, in the reader's language. */
+export function formatMoment(milliseconds) {
+  return new Intl.DateTimeFormat(language(), { dateStyle: "medium", timeStyle: "short" }).format(new Date(Number(milliseconds)));
+}
+
+/** A day (`YYYY-MM-DD`) in the reader's language; anything else as it is. */
 export function formatDay(day) {
   const parts = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day || "");
   if (!parts) return day || "";
