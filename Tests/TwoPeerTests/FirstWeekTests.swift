@@ -173,6 +173,18 @@ extension FirstWeekTests {
             wrapper: ["/usr/bin/env", "-u", "DBUS_SESSION_BUS_ADDRESS", "-u", "XDG_RUNTIME_DIR"])
     }
 
+    /// Anna's A and Tom's B (joined for Tom), each agent with a notification hook, in step.
+    func annasAndTomsComputers(_ a: Home, _ b: Home) throws -> (AgentProcess, AgentProcess) {
+        try a.run(["init", "--household", "Nowaks", "--member", "Anna", "--member", "Tom"])
+        let pairing = try AgentProcess(home: a.path)
+        try b.pair(with: a, at: pairing, member: "Tom")
+        _ = pairing.stop()
+        let agentA = try hooked(a)
+        let agentB = try hooked(b, ["--peer", agentA.address])
+        try b.waitUntil("synced")
+        return (agentA, agentB)
+    }
+
     func notifications(_ home: Home) -> [[String: Any]] {
         guard let text = try? String(contentsOfFile: home.path + "-notifications.jsonl", encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
@@ -182,15 +194,11 @@ extension FirstWeekTests {
     /// a computer that joins later is not told of what happened before it joined.
     @Test func notificationsNameTheKidAndTellOnlyWhatIsNewToTheReader() throws {
         let a = Home(path: scratch.home("a")), b = Home(path: scratch.home("b")), c = Home(path: scratch.home("c"))
-        try a.run(["init", "--household", "Nowaks", "--member", "Anna", "--member", "Tom"])
-        let pairing = try AgentProcess(home: a.path)
-        try b.pair(with: a, at: pairing, member: "Tom")
-        _ = pairing.stop()
-        let agentA = try hooked(a)
-        defer { agentA.stop() }
-        let agentB = try hooked(b, ["--peer", agentA.address])
-        defer { agentB.stop() }
-        try b.waitUntil("synced")
+        let (agentA, agentB) = try annasAndTomsComputers(a, b)
+        defer {
+            agentB.stop()
+            agentA.stop()
+        }
 
         // Tom's own items (no news to him); Anna clears the list and undoes it: the same items
         // back, still no news (they were told as "new items added"); then Anna adds Pears.
@@ -238,8 +246,8 @@ extension FirstWeekTests {
         let lock = a.path + "/agent.lock"
         let holder = try SpawnedProcess([
             "python3", "-c",
-            "import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)\n"
-                + "fcntl.flock(fd, fcntl.LOCK_EX)\ntime.sleep(120)",
+            "import fcntl, os, signal, sys\nfd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)\n"
+                + "fcntl.flock(fd, fcntl.LOCK_EX)\nsignal.pause()", // held until terminated
             lock,
         ])
         defer { holder.terminate() }
@@ -286,15 +294,11 @@ extension FirstWeekTests {
     /// shows it until an adult confirms it with the PIN, and the history names the computer.
     @Test func aPINResetAndChangedByAChildIsToldToEveryAdultUntilOneConfirmsIt() throws {
         let a = Home(path: scratch.home("a")), b = Home(path: scratch.home("b"))
-        try a.run(["init", "--household", "Nowaks", "--member", "Anna", "--member", "Tom"])
-        let pairing = try AgentProcess(home: a.path)
-        try b.pair(with: a, at: pairing, member: "Tom")
-        _ = pairing.stop()
-        let agentA = try hooked(a)
-        defer { agentA.stop() }
-        let agentB = try hooked(b, ["--peer", agentA.address])
-        defer { agentB.stop() }
-        try b.waitUntil("synced")
+        let (agentA, agentB) = try annasAndTomsComputers(a, b)
+        defer {
+            agentB.stop()
+            agentA.stop()
+        }
         // The parents' first PIN, set on A: no news on A; Tom's B is told.
         try a.run(["kids", "pin", "set", "--pin-stdin"], stdin: "1234\n")
         try a.run(["kids", "add", "Kuba", "--pin-stdin"], stdin: "1234\n")
