@@ -111,7 +111,10 @@ actor StoreService {
     /// A peer's catch-up ended here (its CAUGHT_UP): this database holds the household's data.
     func noteCaughtUp() throws {
         defer { reportLocalWrites() }
-        try household.claimWantedMember()
+        // Who uses this computer, said when joining, once the members are here. A refusal
+        // (a name taken meanwhile…) never ends the session: the next catch-up tries again,
+        // and `whoami --set` remains.
+        _ = try? household.claimWantedMember()
         if syncedOnce == true { return }
         try household.noteSyncedOnce()
         syncedOnce = true
