@@ -7,15 +7,7 @@ import Testing
     let scratch: Scratch
     init() throws { scratch = try Scratch() }
 
-    /// A (Anna) and B (Tom), each with its agent, in step.
-    func pair() throws -> (Home, Home, AgentProcess, AgentProcess) {
-        let homes = try scratch.household("a", "b")
-        let agentA = try AgentProcess(home: homes[0].path)
-        let agentB = try AgentProcess(home: homes[1].path, ["--peer", agentA.address])
-        try homes[1].waitUntil("synced")
-        try homes[1].run(["whoami", "--set", "Tom"])
-        return (homes[0], homes[1], agentA, agentB)
-    }
+    func pair() throws -> (Home, Home, AgentProcess, AgentProcess) { try scratch.twoAgents(bFor: "Tom") }
 
     // MARK: 1. A change that is never sent
 

@@ -6,13 +6,7 @@ import Testing
     let scratch: Scratch
     init() throws { scratch = try Scratch() }
 
-    func pair() throws -> (Home, Home, AgentProcess, AgentProcess) {
-        let homes = try scratch.household("a", "b")
-        let agentA = try AgentProcess(home: homes[0].path)
-        let agentB = try AgentProcess(home: homes[1].path, ["--peer", agentA.address])
-        try homes[1].waitUntil("synced")
-        return (homes[0], homes[1], agentA, agentB)
-    }
+    func pair() throws -> (Home, Home, AgentProcess, AgentProcess) { try scratch.twoAgents() }
 
     func synced(_ homes: Home...) throws { for home in homes { try home.waitUntil("synced") } }
 

@@ -184,6 +184,19 @@ extension Scratch {
     }
 }
 
+extension Scratch {
+    /// A household of homes "a" and "b", each with its running agent (B's knows A's
+    /// address), in step; `bFor`: the member B's computer is then set to (`whoami --set`).
+    func twoAgents(bFor member: String? = nil) throws -> (Home, Home, AgentProcess, AgentProcess) {
+        let homes = try household("a", "b")
+        let agentA = try AgentProcess(home: homes[0].path)
+        let agentB = try AgentProcess(home: homes[1].path, ["--peer", agentA.address])
+        try homes[1].waitUntil("synced")
+        if let member { try homes[1].run(["whoami", "--set", member]) }
+        return (homes[0], homes[1], agentA, agentB)
+    }
+}
+
 extension Home {
     /// `invite` on `inviter` (whose agent is `agent`), then `join CODE --peer` here.
     func pair(with inviter: Home, at agent: AgentProcess, member: String? = nil) throws {
