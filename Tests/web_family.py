@@ -16,6 +16,7 @@ import subprocess
 import sys
 
 from selenium.webdriver.common.by import By
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.keys import Keys
 
 import web_support
@@ -86,6 +87,18 @@ def click_row_button(driver, list_selector, name, button, what):
                 press(driver, li.find_element(By.CSS_SELECTOR, button))
                 return True
         return False
+    wait(what, attempt)
+
+
+def press_fresh(driver, selector, what):
+    """Presses the element at `selector`, found again if a live update redrew it between
+    finding and pressing (the Computers card redraws as the computers' states change)."""
+    def attempt():
+        try:
+            press(driver, driver.find_element(By.CSS_SELECTOR, selector))
+            return True
+        except StaleElementReferenceException:
+            return False
     wait(what, attempt)
 
 
@@ -380,6 +393,18 @@ def this_computer(a):
     print("ok More → This computer: the person using it (Tom, then Anna again) and its notifications (every task, 2 minutes) are kept")
 
 
+def join_from_welcome(b, what, code, member, computer, peer):
+    """B's welcome page joins with `code`: who uses it, its name, and the other computer's
+    address (mDNS is off here: under "If the other computer is not found")."""
+    wait(what, lambda: shown(b, "welcome"))
+    b.find_element(By.ID, "join-code").send_keys(code)
+    b.find_element(By.ID, "join-me").send_keys(member)
+    b.find_element(By.ID, "join-computer").send_keys(computer)
+    press(b, b.find_element(By.CSS_SELECTOR, "#join-form summary"))
+    b.find_element(By.ID, "join-peer").send_keys(peer)
+    press(b, b.find_element(By.CSS_SELECTOR, "#join-form button[type=submit]"))
+
+
 def computers(a, peer_a):
     tab(a, "more")
     press(a, a.find_element(By.ID, "add-computer"))
@@ -394,13 +419,7 @@ def computers(a, peer_a):
     try:
         agent_b.event("welcome")
         sign_in(b, HOME_B)
-        wait("B's welcome", lambda: shown(b, "welcome"))
-        b.find_element(By.ID, "join-code").send_keys(code)
-        b.find_element(By.ID, "join-me").send_keys("Tom")
-        b.find_element(By.ID, "join-computer").send_keys("debian")
-        press(b, b.find_element(By.CSS_SELECTOR, "#join-form summary"))
-        b.find_element(By.ID, "join-peer").send_keys(peer_a)
-        press(b, b.find_element(By.CSS_SELECTOR, "#join-form button[type=submit]"))
+        join_from_welcome(b, "B's welcome", code, member="Tom", computer="debian", peer=peer_a)
         agent_b.event("ready", timeout=60)
         try:
             wait("B's page on the household, with A's list", lambda: b.execute_script("return document.body.dataset.ready === 'true'")
@@ -454,13 +473,7 @@ def computers(a, peer_a):
             raise Failed(f"“Add a computer” does not show this computer's address: {address!r}")
         b = browser(1366, 900)
         sign_in(b, HOME_B)
-        wait("B's welcome again", lambda: shown(b, "welcome"))
-        b.find_element(By.ID, "join-code").send_keys(code)
-        b.find_element(By.ID, "join-me").send_keys("Tom")
-        b.find_element(By.ID, "join-computer").send_keys("Kitchen laptop")
-        press(b, b.find_element(By.CSS_SELECTOR, "#join-form summary"))
-        b.find_element(By.ID, "join-peer").send_keys(peer_a)
-        press(b, b.find_element(By.CSS_SELECTOR, "#join-form button[type=submit]"))
+        join_from_welcome(b, "B's welcome again", code, member="Tom", computer="Kitchen laptop", peer=peer_a)
         agent_b.event("ready", timeout=60)
         b.quit()
         b = None
@@ -468,7 +481,7 @@ def computers(a, peer_a):
                      and "joined again" in li[0].text and li[0].text, timeout=20)[0]
         if SHOTS:
             shoot(a, "computers-joined-again", element="computers")
-        press(a, a.find_element(By.CSS_SELECTOR, f'#machine-list li[data-id="{old_id}"] button.remove'))
+        press_fresh(a, f'#machine-list li[data-id="{old_id}"] button.remove', "the old entry's Remove")
         said = confirm(a, ["permanent"])
         wait("the old entry removed", lambda: any(m["id"] == old_id and m.get("removed") for m in cli_json(HOME_A, "devices")))
         wait("the new one in sync", lambda: any(m["name"] == "Kitchen laptop" and not m.get("removed") and m["state"] == "connected"
