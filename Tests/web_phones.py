@@ -442,6 +442,20 @@ def main():
     phone.cdp("Browser.grantPermissions", {"origin": mine, "permissions": ["notifications"]})
     wait("the service worker registered", lambda: driver.execute_script(
         "return navigator.serviceWorker.getRegistration().then(r => !!(r && r.active))"), timeout=20)
+    # The grant reaches the page's renderer on its own time: the page reads the permission
+    # when a notice comes, and a notice read as "not allowed yet" is shown in the page only.
+    wait("the page sees the permission", lambda: driver.execute_script("return Notification.permission === 'granted'"), timeout=10)
+    # What the page asked of the service worker, kept to say why if no notification shows.
+    driver.execute_script("""
+      window.pulseShown = [];
+      const show = ServiceWorkerRegistration.prototype.showNotification;
+      ServiceWorkerRegistration.prototype.showNotification = function (title, options) {
+        const entry = { title, state: 'called', at: Math.round(performance.now()) };
+        window.pulseShown.push(entry);
+        return show.call(this, title, options).then(
+          (value) => { entry.state = 'resolved'; return value; },
+          (error) => { entry.state = 'rejected: ' + error; throw error; });
+      };""")
     web_support.cli(BIN, HOME_B, "whoami", "--set", "Tom")
     web_support.cli(BIN, HOME_B, "shop", "add", "Grapes")
     wait("Grapes told on the phone's page", lambda: "Grapes" in driver.find_element(By.ID, "toast-text").text, timeout=15)
@@ -452,7 +466,7 @@ def main():
     except Failed:
         # Seen once in a loaded CI run (the page's toast shown, the system's none): what the page said.
         print([e for e in phone.log() if e["source"] != "network"],
-              driver.execute_script("return [Notification.permission, !!navigator.serviceWorker.controller]"))
+              driver.execute_script("return [Notification.permission, !!navigator.serviceWorker.controller, window.pulseShown, Math.round(performance.now())]"))
         raise
     if len(told) != 1 or "Grapes" not in told[0] or "Tom" not in told[0]:
         raise Failed(f"the phone's notifications: {told} (Bread and Eggs were its own member's)")

@@ -66,6 +66,9 @@ public enum FieldType: Sendable, Hashable {
     case reference(EntityKind)
     /// A hybrid timestamp, used as an ordering key.
     case timestamp
+    /// A language a person reads: 2–8 lower-case letters a–z (a BCP 47 primary language
+    /// subtag, as the message catalogues are named).
+    case language
 }
 
 public struct FieldSpec: Sendable, Hashable {
@@ -186,6 +189,43 @@ public enum ChangeValidationError: Error, Equatable, CustomStringConvertible {
 extension EntityKind {
     public var schema: EntitySchema { Self.schemaTable[ordinal] }
 
+    /// The entity's code: its number on the wire (PROTOCOL.md §4) and in the store's change
+    /// index. A code is never reused or changed; a new entity takes the next number. It is
+    /// not ``ordinal``, which follows `allCases`.
+    public var code: UInt8 {
+        switch self {
+        case .household: 1
+        case .settings: 2
+        case .member: 3
+        case .replica: 4
+        case .shoppingItem: 5
+        case .task: 6
+        case .backlogCategory: 7
+        case .backlogItem: 8
+        case .recurringTemplate: 9
+        case .kid: 10
+        case .catalogueSelection: 11
+        case .ledgerEntry: 12
+        case .machine: 13
+        case .machineRemoval: 14
+        case .discoveryKey: 15
+        case .kidsPIN: 16
+        case .phone: 17
+        case .caRoot: 18
+        case .caGrant: 19
+        case .phoneService: 20
+        }
+    }
+
+    /// The entity of a code; nil for a code no entity of this release has.
+    public init?(code: UInt8) {
+        guard let entity = Self.byCode[Int(code)] else { return nil }
+        self = entity
+    }
+
+    /// Entities by code (an index on every change decoded or read from the index).
+    private static let byCode: [EntityKind?] = (0...Int(UInt8.max)).map { code in allCases.first { Int($0.code) == code } }
+
     /// The case's position in `allCases`.
     package var ordinal: Int {
         switch self {
@@ -238,7 +278,7 @@ extension EntityKind {
                     FieldSpec("color", .text(max: 7)),
                     FieldSpec("removed", .bool),
                     // The language the member reads (protocol 6); null: automatic.
-                    FieldSpec("language", .text(max: 8), optional: true),
+                    FieldSpec("language", .language, optional: true),
                 ], tombstone: (field: "removed", value: .integer(1)), singletonRowID: nil),
             EntitySchema(
                 kind: .replica,
@@ -425,6 +465,10 @@ extension EntitySchema {
             guard let s = value.textValue, RowIDRules.isValid(s) else { throw bad("expected a row id") }
         case .timestamp:
             guard let v = value.integerValue, v >= 0 else { throw bad("expected a timestamp") }
+        case .language:
+            guard let s = value.textValue, (2...8).contains(s.utf8.count), s.utf8.allSatisfy({ (0x61...0x7A).contains($0) }) else {
+                throw bad("expected a language: 2–8 lower-case letters a–z")
+            }
         }
     }
 

@@ -173,7 +173,7 @@ extension RawWireWriter {
         fixed64(change.origin.rawValue)
         varint(change.seq)
         varint(UInt64(bitPattern: change.hlc.rawValue))
-        byte(WireCodec.codeByOrdinal[change.entity.ordinal])
+        byte(change.entity.code)
         id(change.row)
         if let writer = change.writer {
             byte(1)
@@ -211,7 +211,7 @@ extension RawWireReader {
         let seq = try varint()
         let hlc = try timestamp()
         let code = try byte()
-        guard let entity = WireCodec.entityByCode[Int(code)] else {
+        guard let entity = EntityKind(code: code) else {
             throw WireError("unknown entity code \(code)", code: .rejectedBatch)
         }
         let row = try id()

@@ -17,18 +17,6 @@ public struct WireError: Error, Equatable, CustomStringConvertible {
 /// Integers: unsigned LEB128 varints, zigzag for signed values, fixed big-endian where
 /// the layout says so. Strings: varint byte count, then UTF-8.
 public enum WireCodec {
-    /// Entity codes on the wire (stable; new entities get new codes).
-    package static let entityCodes: [EntityKind: UInt8] = [
-        .household: 1, .settings: 2, .member: 3, .replica: 4, .shoppingItem: 5, .task: 6,
-        .backlogCategory: 7, .backlogItem: 8, .recurringTemplate: 9, .kid: 10,
-        .catalogueSelection: 11, .ledgerEntry: 12, .machine: 13, .machineRemoval: 14, .discoveryKey: 15,
-        .kidsPIN: 16, .phone: 17, .caRoot: 18, .caGrant: 19, .phoneService: 20,
-    ]
-    /// The same table as arrays, for the changes of a batch: by ``EntityKind/ordinal``, and
-    /// by code (nil for a code no entity has).
-    static let codeByOrdinal: [UInt8] = EntityKind.allCases.map { entityCodes[$0]! }
-    static let entityByCode: [EntityKind?] = (0...UInt8.max).map { code in entityCodes.first { $0.value == code }?.key }
-
     public static func encode(_ message: PeerMessage, into buffer: inout ByteBuffer) {
         buffer.writeInteger(message.typeCode)
         switch message {

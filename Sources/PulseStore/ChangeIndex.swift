@@ -7,38 +7,14 @@ import PulseModel
 /// merged appends one, and the shorter entry cost half as much to insert (a catch-up
 /// profile put the append at 12 % of the apply).
 enum ChangeIndex {
-    /// The entity's code in `change_index`. Stored on disk: a code is never reused or
-    /// changed (new entities take new numbers), and it is not `ordinal`, which follows
-    /// `allCases`.
-    static func code(_ entity: EntityKind) -> Int64 {
-        switch entity {
-        case .household: 1
-        case .settings: 2
-        case .member: 3
-        case .replica: 4
-        case .shoppingItem: 5
-        case .task: 6
-        case .backlogCategory: 7
-        case .backlogItem: 8
-        case .recurringTemplate: 9
-        case .kid: 10
-        case .catalogueSelection: 11
-        case .ledgerEntry: 12
-        case .machine: 13
-        case .machineRemoval: 14
-        case .discoveryKey: 15
-        case .kidsPIN: 16
-        case .phone: 17
-        case .caRoot: 18
-        case .caGrant: 19
-        case .phoneService: 20
-        }
-    }
-
-    private static let byCode: [Int64: EntityKind] = Dictionary(uniqueKeysWithValues: EntityKind.allCases.map { (code($0), $0) })
+    /// The entity's code in `change_index`: ``EntityKind/code``, the wire's (stored on disk:
+    /// a code is never reused or changed).
+    static func code(_ entity: EntityKind) -> Int64 { Int64(entity.code) }
 
     /// The entity of a stored code; nil for a code no entity has.
-    static func entity(code: Int64) -> EntityKind? { byCode[code] }
+    static func entity(code: Int64) -> EntityKind? {
+        (1...Int64(UInt8.max)).contains(code) ? EntityKind(code: UInt8(code)) : nil
+    }
 
     /// Appends the 16 bytes the index stores for a UUID row id (most significant first);
     /// false, appending nothing, for any other id, which the index stores as its text.

@@ -82,7 +82,7 @@ import Testing
                     coverage: [])), into: &payload)
         // The entity code is the byte after origin(8) seq(1) hlc(1) in the one change.
         let entityIndex = payload.readerIndex + 1 + 1 + 1 + 8 + 1 + 1
-        #expect(payload.getInteger(at: entityIndex, as: UInt8.self) == WireCodec.entityCodes[.task])
+        #expect(payload.getInteger(at: entityIndex, as: UInt8.self) == EntityKind.task.code)
         payload.setInteger(UInt8(200), at: entityIndex)
         #expect { try WireCodec.decode(&payload) } throws: { ($0 as? WireError)?.code == .rejectedBatch }
     }

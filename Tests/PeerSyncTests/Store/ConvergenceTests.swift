@@ -177,6 +177,7 @@ private struct World {
         case .date: return .text(IsoDate(year: 2026, month: Int.random(in: 1...12, using: &random), day: Int.random(in: 1...28, using: &random))!.description)
         case .reference: return .text("r\(Int.random(in: 1...max(1, nextRow), using: &random))")
         case .timestamp: return .integer(Int64.random(in: 0...1_000_000, using: &random))
+        case .language: return .text(["en", "pl", "de", "nl", "fy"].randomElement(using: &random)!)
         }
     }
 
