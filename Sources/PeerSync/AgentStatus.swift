@@ -49,6 +49,22 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         public static func problem(_ detail: String) -> Notice { Notice("status.problem", ["detail": .string(detail)]) }
         /// In the words of `catalogue`.
         public func text(_ catalogue: MessageCatalogue = .english) -> String { catalogue.text(key, params) }
+
+        /// Two agents that share no protocol version (this one speaks `ours`, the peer named
+        /// `name` `theirs`): which computer to update. The one whose versions are all below the
+        /// other's is the older; `release`: this computer's (`0.10.0`), the least the peer needs.
+        public static func protocolMismatch(
+            peer name: String, ours: ClosedRange<UInt16>, theirs: ClosedRange<UInt16>, release: String?
+        ) -> Notice {
+            func words(_ range: ClosedRange<UInt16>) -> String {
+                range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound)–\(range.upperBound)"
+            }
+            var params: [String: JSONValue] = ["name": .string(name), "ours": .string(words(ours)), "theirs": .string(words(theirs))]
+            guard theirs.upperBound < ours.lowerBound else { return Notice("status.update_self", params) }
+            guard let release else { return Notice("status.update_peer_any", params) }
+            params["release"] = .string(release)
+            return Notice("status.update_peer", params)
+        }
     }
 
     public struct Notifications: Sendable, Codable, Equatable {
@@ -105,6 +121,9 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         /// A batch refused either way (by this machine or by the peer), in words with what to
         /// do; the peer is not in sync while it stands.
         public var problem: String?
+        /// ``problem`` as a message key and parameters, when it has one (two agents that share
+        /// no protocol version: which computer to update), for each reader to render in their words.
+        public var notice: Notice?
     }
 
     public var machine: Machine

@@ -56,7 +56,11 @@ extension PeerAgent {
                 ((try? await context.store.discoveryKeys()) ?? [], (try? await context.store.trustedMachines()) ?? [])
             }
             func consider(_ service: DiscoveredService, keys: [SymmetricKey], machines: [String]) async {
-                guard let version = service.txt["v"].flatMap({ UInt16($0) }), PeerMessage.Hello.supportedVersions.contains(version),
+                // A household machine of another protocol version is dialed all the same: its
+                // HELLO or ERROR 2, over TLS with its own key, says which versions it speaks, and
+                // both statuses then say which computer to update (an advertisement's `v` is
+                // not signed: a spoofer could change it, so it decides nothing).
+                guard service.txt["v"].flatMap({ UInt16($0) }) != nil,
                     let machine = HouseholdTag.machine(publishing: service.txt, keys: keys, machines: machines)
                 else {
                     unrecognized[service.name] = service

@@ -95,7 +95,9 @@ public struct PeerAgent: Service {
         let identity = await store.identity()
         let tls = try PeerTLS(identity: identity)
         let secret = try await store.membershipKey()
-        let engine = SyncEngine(localMachine: identity.machineID)
+        // "pulse-peer 0.10.0 (commit …)": the release, named to a peer too old to sync with.
+        let release = options.software.flatMap { $0.split(separator: " ").dropFirst().first.map(String.init) }
+        let engine = SyncEngine(localMachine: identity.machineID, release: release)
         let desktop = options.desktopNotifications ? options.notificationBus.map { DesktopNotifier(address: $0) } : nil
         let notifier = Notifier(
             store: store, desktop: desktop, hook: options.notifyHook.map { HookNotifier(command: $0) },

@@ -50,6 +50,8 @@ struct PeerSession {
         struct State {
             var lastInbound = ContinuousClock.now
             var established = false
+            /// The protocol version the peer's HELLO named (said back if it is refused).
+            var peerVersion: UInt16?
             /// The peer's wall clock minus ours at HELLO, in milliseconds (protocol 2).
             var clockOffset: Int64?
             /// Held changes were logged once for this session.
@@ -164,6 +166,11 @@ struct PeerSession {
                         + "again at every connection; see `pulse-peer status` on it for what to do",
                     byPeer: true)
                 logger.warning("the peer rejected our changes", metadata: ["peer": "\(machineHex.prefix(12))", "reason": "\(reason)"])
+            }
+            if case let .hello(hello) = message { shared.state.withLock { $0.peerVersion = hello.version } }
+            if case let .error(.unsupportedVersion, reason) = message, let theirs = PeerMessage.Hello.spokenVersions(in: reason) {
+                await host.protocolMismatch(machine: machineHex, remote: connection.remoteAddress, origin: origin, theirs: theirs, byPeer: true)
+                logger.warning("the peer speaks other protocol versions", metadata: ["peer": "\(machineHex.prefix(12))", "reason": "\(reason)"])
             }
             if case let .error(.notAMember, reason) = message {
                 if shared.state.withLock({ $0.pairing != nil }) {
@@ -287,6 +294,10 @@ struct PeerSession {
                 ack.yield() // the peer answers every BATCH with one ACK, in order
             case let .close(reason, notify):
                 if let notify { try? await outbound.write(notify) }
+                if case .error(.unsupportedVersion, _)? = notify, let version = shared.state.withLock({ $0.peerVersion }) {
+                    await host.protocolMismatch(
+                        machine: machineHex, remote: connection.remoteAddress, origin: origin, theirs: version...version, byPeer: false)
+                }
                 if case let .error(code, text)? = notify, code == .notAMember {
                     await host.refused(machine: machineHex, remote: connection.remoteAddress, reason: text, byPeer: false)
                     logger.notice("refused a machine", metadata: ["machine": "\(machineHex.prefix(12))", "reason": "\(text)"])
@@ -317,7 +328,7 @@ struct PeerSession {
         logger.warning("\(found.sentence)", metadata: ["former replica": "\(found.former)", "replica": "\(found.current)"])
         await host.replicaRestarted(localSeq: found.counter)
         try? await outbound.write(.error(.shuttingDown, "this machine continues under a new replica id"))
-        await host.closeAll("this machine continues under a new replica id")
+        await host.closeAll("this machine continues under a new replica id", except: id) // this one said it above
         throw End.closed("this machine went back in time; it continues under a new replica id")
     }
 

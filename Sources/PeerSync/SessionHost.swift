@@ -55,10 +55,13 @@ protocol SessionHost: Sendable {
     func weCaughtUp(_ id: Int) async
     func rejected(machine: String, remote: String, problem: String, byPeer: Bool) async
     func refused(machine: String, remote: String, reason: String, byPeer: Bool) async
+    /// The peer speaks none of this agent's protocol versions (`theirs`): refused by it
+    /// (`byPeer`), or by this machine.
+    func protocolMismatch(machine: String, remote: String, origin: PeerOrigin, theirs: ClosedRange<UInt16>, byPeer: Bool) async
     func countApplied(_ count: Int) async
     /// Every other session looks for something to send.
     func storeChanged(except: Int?) async
-    func closeAll(_ reason: String) async
+    func closeAll(_ reason: String, except: Int?) async
     func setStoreProblem(_ problem: String?) async
 
     // MARK: Events
@@ -142,9 +145,20 @@ extension PeerAgent.Context: SessionHost {
     func refused(machine: String, remote: String, reason: String, byPeer: Bool) async {
         await engine.refused(machine: machine, remote: remote, reason: reason, byPeer: byPeer)
     }
+    func protocolMismatch(machine: String, remote: String, origin: PeerOrigin, theirs: ClosedRange<UInt16>, byPeer: Bool) async {
+        // A stranger's versions are nobody's business here: only a machine of the household
+        // gets a line in the status saying which computer to update.
+        guard (try? await store.standing(of: machine)) == .member else {
+            await engine.refused(
+                machine: machine, remote: remote, reason: "speaks protocol versions \(theirs.lowerBound)–\(theirs.upperBound)", byPeer: byPeer)
+            return
+        }
+        let name = (try? await store.machineName(machine)) ?? String(machine.prefix(12))
+        await engine.protocolMismatch(machine: machine, remote: remote, origin: origin, name: name, theirs: theirs, byPeer: byPeer)
+    }
     func countApplied(_ count: Int) async { await engine.applied(count) }
     func storeChanged(except: Int?) async { await engine.storeChanged(except: except) }
-    func closeAll(_ reason: String) async { await engine.closeAll(reason) }
+    func closeAll(_ reason: String, except: Int?) async { await engine.closeAll(reason, except: except) }
     func setStoreProblem(_ problem: String?) async { await engine.setStoreProblem(problem) }
 
     func applied(_ outcome: ApplyOutcome) async {

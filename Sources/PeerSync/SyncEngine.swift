@@ -47,6 +47,8 @@ actor SyncEngine {
         var clockOffset: Int64?
         /// A batch refused either way, in words, until a whole catch-up both ways succeeds.
         var problem: String?
+        /// The same as a message, when it has one (no protocol version in common).
+        var notice: AgentStatus.Notice?
     }
 
     let localMachine: String
@@ -60,7 +62,13 @@ actor SyncEngine {
     private(set) var generation: UInt64 = 0
     private let generationWaiters = Waiters()
 
-    init(localMachine: String) { self.localMachine = localMachine }
+    /// The release this agent runs (`0.10.0`), named to a peer too old to sync with it.
+    let release: String?
+
+    init(localMachine: String, release: String? = nil) {
+        self.localMachine = localMachine
+        self.release = release
+    }
 
     /// Changes from peers applied since the agent started, and `wait` requests pending.
     private(set) var appliedChanges: UInt64 = 0
@@ -230,6 +238,7 @@ actor SyncEngine {
         record.weCaughtUp = false
         record.lastError = nil
         record.lastSeen = WallClock.now()
+        if record.notice != nil { (record.problem, record.notice) = (nil, nil) } // versions in common now
         peers[key] = record
         sessions[id] = SessionEntry(machine: machine, role: role, close: close, signal: signal)
         bump()
@@ -280,14 +289,14 @@ actor SyncEngine {
         update(id) {
             $0.vector = ($0.vector ?? VersionVector()).merging(vector)
             $0.peerCaughtUp = true
-            if $0.weCaughtUp { $0.problem = nil }
+            if $0.weCaughtUp { ($0.problem, $0.notice) = (nil, nil) }
         }
     }
 
     func weCaughtUp(_ id: Int) {
         update(id) {
             $0.weCaughtUp = true
-            if $0.peerCaughtUp { $0.problem = nil }
+            if $0.peerCaughtUp { ($0.problem, $0.notice) = (nil, nil) }
         }
     }
 
@@ -297,8 +306,37 @@ actor SyncEngine {
         refused(machine: machine, remote: remote, reason: problem, byPeer: byPeer)
         if var record = peers["machine:\(machine)"] {
             record.problem = problem
+            record.notice = nil
             peers["machine:\(machine)"] = record
         }
+        bump()
+    }
+
+    /// A machine of the household speaks no protocol version this agent speaks (`theirs`: its
+    /// versions, from its HELLO, its ERROR 2 or its advertisement): no session can start, and
+    /// both statuses say which computer to update until one does.
+    func protocolMismatch(machine: String, remote: String, origin: PeerOrigin, name: String, theirs: ClosedRange<UInt16>, byPeer: Bool) {
+        let notice = AgentStatus.Notice.protocolMismatch(
+            peer: name, ours: PeerMessage.Hello.supportedVersions, theirs: theirs, release: release)
+        let text = notice.text()
+        refused(machine: machine, remote: remote, reason: text, byPeer: byPeer)
+        let key = "machine:\(machine)"
+        var record = peers[key] ?? PeerRecord()
+        if case let .configured(address) = origin {
+            addressToMachine[address] = machine
+            if let old = peers.removeValue(forKey: "static:\(address)") {
+                record.foundBy.formUnion(old.foundBy)
+                for a in old.addresses where !record.addresses.contains(a) { record.addresses.append(a) }
+            }
+        }
+        record.machine = machine
+        record.foundBy.insert(origin.label)
+        if origin != .inbound && !record.addresses.contains(remote) { record.addresses.append(remote) }
+        if record.session == nil { record.state = .disconnected }
+        record.lastError = text
+        record.problem = text
+        record.notice = notice
+        peers[key] = record
         bump()
     }
 
@@ -311,9 +349,9 @@ actor SyncEngine {
         bump()
     }
 
-    /// Closes every session, telling each peer why (ERROR 8).
-    func closeAll(_ reason: String = "shutting down") {
-        for entry in sessions.values { entry.close(.error(.shuttingDown, reason)) }
+    /// Closes every session but `except` (which said it itself), telling each peer why (ERROR 8).
+    func closeAll(_ reason: String = "shutting down", except: Int? = nil) {
+        for (id, entry) in sessions where id != except { entry.close(.error(.shuttingDown, reason)) }
     }
 
     // MARK: Status
@@ -329,7 +367,8 @@ actor SyncEngine {
                 name: record.replica.flatMap { labels[$0] }, machineID: record.machine, replicaID: record.replica?.description,
                 addresses: record.addresses, foundBy: record.foundBy.sorted(), state: record.state, lastSeen: record.lastSeen,
                 peerLacks: lacks, weLack: weLack, inSync: inSync, lastError: record.lastError,
-                sessionBytes: record.bytes?.snapshot, clockOffsetMilliseconds: record.clockOffset, problem: record.problem)
+                sessionBytes: record.bytes?.snapshot, clockOffsetMilliseconds: record.clockOffset, problem: record.problem,
+                notice: record.notice)
         }
         .sorted { ($0.machineID ?? $0.addresses.first ?? "") < ($1.machineID ?? $1.addresses.first ?? "") }
     }

@@ -62,3 +62,24 @@ public struct PeerFrameEncoder: MessageToByteEncoder {
         out.setInteger(UInt32(length), at: start)
     }
 }
+
+/// PROTOCOL.md §5.8, "nothing follows an ERROR", kept for every path that writes: once an
+/// ERROR went out on a connection, any later message (a second ERROR from another part of
+/// the agent closing the same session, a BATCH already on its way) is dropped, its write
+/// failed, and never reaches the peer. Sits before ``PeerFrameEncoder``.
+public final class FarewellGate: ChannelOutboundHandler, RemovableChannelHandler {
+    public typealias OutboundIn = PeerMessage
+    public typealias OutboundOut = PeerMessage
+    private var farewellSent = false
+
+    public init() {}
+
+    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard !farewellSent else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        if case .error = unwrapOutboundIn(data) { farewellSent = true }
+        context.write(data, promise: promise)
+    }
+}

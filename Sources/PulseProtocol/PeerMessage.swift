@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import PulseModel
 /// The messages two agents exchange (docs/PROTOCOL.md). Plain values: the protocol
 /// layer knows the model and nothing of the store, the network or Avahi.
@@ -71,10 +74,33 @@ public enum PeerMessage: Sendable, Hashable {
         /// (same HELLO) adds the backlog item's `position` field; version 5 (same HELLO) adds
         /// the household's kids' PIN (entity 16); 6 members' languages; 7 phones (entity 17); 8 the household CA's
         /// roots and grants and where agents serve phones (entities 18–20).
-        public static let currentVersion: UInt16 = 8
+        public static let currentVersion: UInt16 = supportedVersions.upperBound
         /// The versions this agent accepts (it answers in the client's). A version 4 peer
         /// would refuse a batch holding an entity it does not know: it must upgrade.
-        public static let supportedVersions: ClosedRange<UInt16> = 8...8
+        ///
+        /// 8 only — unless the environment's `PULSE_PEER_TEST_PROTOCOL` names another number:
+        /// the tests of two releases in one household start an agent that speaks another
+        /// version that way (an agent speaking a version it does not implement only ever
+        /// meets refusals: it is no way in).
+        public static let supportedVersions: ClosedRange<UInt16> = {
+            if let text = getenv("PULSE_PEER_TEST_PROTOCOL").map({ String(cString: $0) }), let version = UInt16(text), version > 0 {
+                return version...version
+            }
+            return 8...8
+        }()
+        /// What an ERROR 2 says of the versions its sender speaks ("… (this agent speaks 7–8)",
+        /// as ``SessionStateMachine`` writes it; "8" alone too); nil when it does not say.
+        public static func spokenVersions(in reason: String) -> ClosedRange<UInt16>? {
+            guard let start = reason.firstRange(of: "speaks ")?.upperBound else { return nil }
+            let digits = reason[start...].prefix { ($0.isASCII && $0.isNumber) || $0 == "–" || $0 == "-" }
+            let bounds = digits.split(whereSeparator: { $0 == "–" || $0 == "-" }).compactMap { UInt16($0) }
+            switch bounds.count {
+            case 1: return bounds[0]...bounds[0]
+            case 2 where bounds[0] <= bounds[1]: return bounds[0]...bounds[1]
+            default: return nil
+            }
+        }
+
         public var version: UInt16
         public var replica: ReplicaID
         /// HMAC-SHA256 membership proof (``MembershipProof``), 32 bytes.

@@ -95,6 +95,7 @@ public enum PeerTransport {
         let limit = FrameLimit()
         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(PeerFrameDecoder(limit: limit)))
         try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(PeerFrameEncoder()))
+        try channel.pipeline.syncOperations.addHandler(FarewellGate())
         let async = try NIOAsyncChannel<PeerMessage, PeerMessage>(wrappingChannelSynchronously: channel)
         return PeerChannel(channel: async, peerMachine: machine.futureResult, bytes: counts, frameLimit: limit, admission: admission)
     }

@@ -273,7 +273,9 @@ struct Status: ParsableCommand {
             print("  " + say("cli.status.peer", params))
             let error = peer.lastError.map { "; " + say("cli.status.last_error", ["error": .string($0)]) } ?? ""
             print("      \(seen); \(sync)\(error)")
-            if let problem = peer.problem { print("      " + say("cli.status.not_in_sync", ["problem": .string(problem)])) }
+            if let problem = peer.notice?.text(Words.current) ?? peer.problem {
+                print("      " + say("cli.status.not_in_sync", ["problem": .string(problem)]))
+            }
         }
     }
 }

@@ -81,7 +81,7 @@ function render() {
   const m = store.view("status")?.machine;
   const notices = m ? m.notices || m.warnings.map((detail) => ({ key: "status.problem", params: { detail } })) : [];
   const problems = (store.view("status")?.peers || []).filter((p) => p.problem)
-    .map((p) => ({ key: "page.machines.problem", params: { name: p.name || "?", detail: p.problem } }));
+    .map((p) => p.notice || { key: "page.machines.problem", params: { name: p.name || "?", detail: p.problem } });
   $("machine-notices").replaceChildren(...[...notices, ...problems].map((n) => el("li", {}, el("span", { class: "grow muted", text: t(n.key, n.params) }))));
 }
 

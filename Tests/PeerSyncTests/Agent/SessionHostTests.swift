@@ -77,9 +77,10 @@ import Testing
         func refused(machine: String, remote: String, reason: String, byPeer: Bool) async {
             calls.withLock { $0.refused.append(reason) }
         }
+        func protocolMismatch(machine: String, remote: String, origin: PeerOrigin, theirs: ClosedRange<UInt16>, byPeer: Bool) async {}
         func countApplied(_ count: Int) async {}
         func storeChanged(except: Int?) async {}
-        func closeAll(_ reason: String) async {}
+        func closeAll(_ reason: String, except: Int?) async {}
         func setStoreProblem(_ problem: String?) async {}
         func applied(_ outcome: ApplyOutcome) async {}
         func peerEvent(_ kind: HouseholdEvent.Kind, machine: String) async {}

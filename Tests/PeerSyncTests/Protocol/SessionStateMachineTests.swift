@@ -2,6 +2,7 @@ import Crypto
 import Testing
 @testable import PulseModel
 @testable import PulseProtocol
+import PeerSync
 
 @Suite struct SessionStateMachineTests {
     let secret = SymmetricKey(size: .bits256)
@@ -76,6 +77,40 @@ import Testing
         reflected.replica = ReplicaID(rawValue: 3)
         #expect(refusedAsStranger(c2.receive(.hello(reflected))))
         #expect(!c2.isEstablished)
+    }
+
+    /// An ERROR 2 names the versions its sender speaks, and the refused side reads them back
+    /// (so that its status says which computer to update); a reason that names none gives none.
+    @Test func anError2NamesTheVersionsItsSenderSpeaks() {
+        var (client, server) = pair()
+        guard case var .hello(hello) = sent(client.start())[0] else { Issue.record("no hello"); return }
+        hello.version = 7
+        guard case let .error(.unsupportedVersion, reason)? = sent(server.receive(.hello(hello))).first else {
+            Issue.record("version 7 was not refused with ERROR 2")
+            return
+        }
+        #expect(PeerMessage.Hello.spokenVersions(in: reason) == PeerMessage.Hello.supportedVersions)
+        for (text, expected) in [
+            ("unsupported protocol version 9 (this agent speaks 7–8)", 7...8 as ClosedRange<UInt16>?),
+            ("unsupported protocol version 9 (this agent speaks 8)", 8...8), ("speaks 8-10", 8...10),
+            ("speaks 9–7", nil), ("not a member of this household", nil), ("speaks", nil), ("speaks x", nil),
+        ] {
+            #expect(PeerMessage.Hello.spokenVersions(in: text) == expected, "\(text)")
+        }
+    }
+
+    /// Which computer to update: the one whose versions are all below the other's.
+    @Test func theOlderComputerIsTheOneToUpdate() {
+        typealias Notice = AgentStatus.Notice
+        let older = Notice.protocolMismatch(peer: "Study PC", ours: 8...9, theirs: 7...7, release: "0.10.0")
+        #expect(older.key == "status.update_peer" && older.params["release"] == "0.10.0" && older.params["theirs"] == "7")
+        #expect(older.params["ours"] == "8–9")
+        #expect(Notice.protocolMismatch(peer: "Study PC", ours: 8...8, theirs: 7...7, release: nil).key == "status.update_peer_any")
+        #expect(Notice.protocolMismatch(peer: "Study PC", ours: 8...8, theirs: 9...10, release: "0.10.0").key == "status.update_self")
+        #expect(
+            older.text()
+                == "Study PC runs an older pulse-peer (protocol 7; this computer speaks 8–9): the two sync again once Study PC is updated to pulse-peer 0.10.0 or later."
+        )
     }
 
     @Test func protocolViolationsCloseTheSession() {

@@ -219,6 +219,25 @@ import Testing
         #expect(try channel.readInbound(as: PeerMessage.self) == .batch(Self.sampleBatch))
         #expect(try channel.finish().isClean)
     }
+
+    /// §5.8: a session closed from two places at once (its own check, and the engine closing
+    /// every session) sent ERROR 8 twice; whatever is written after an ERROR stays here.
+    @Test func nothingFollowsAnErrorOnTheWire() throws {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(PeerFrameEncoder()))
+        try channel.pipeline.syncOperations.addHandler(FarewellGate())
+        try channel.writeOutbound(PeerMessage.ping(1))
+        try channel.writeOutbound(PeerMessage.error(.shuttingDown, "this machine continues under a new replica id"))
+        #expect(throws: (any Error).self) { try channel.writeOutbound(PeerMessage.error(.shuttingDown, "again")) }
+        #expect(throws: (any Error).self) { try channel.writeOutbound(PeerMessage.batch(Self.sampleBatch)) }
+        var sent: [PeerMessage] = []
+        let decoder = EmbeddedChannel(handler: ByteToMessageHandler(PeerFrameDecoder()))
+        while let bytes = try channel.readOutbound(as: ByteBuffer.self) { try decoder.writeInbound(bytes) }
+        while let message = try decoder.readInbound(as: PeerMessage.self) { sent.append(message) }
+        #expect(sent == [.ping(1), .error(.shuttingDown, "this machine continues under a new replica id")])
+        _ = try? channel.finish()
+        _ = try? decoder.finish()
+    }
 }
 
 /// The delta cursor cuts batches by bytes too: a BATCH of the largest changes the schema
