@@ -124,6 +124,8 @@ public enum MergeError: Error, Equatable, CustomStringConvertible {
 ///   household layer never edits a deleted row, so such an edit was concurrent.
 /// - A field that is set once (`immutable` in the schema) may arrive again only with the
 ///   same value.
+/// - A field kept once set (`keptOnceSet`: a removal) takes a value over a null and keeps it
+///   against a null, whatever the stamps; between two values, the rule above.
 public enum RowMerge {
     public struct Merged: Sendable, Equatable {
         /// At least one field took the change's value.
@@ -172,6 +174,15 @@ public enum RowMerge {
                 continue
             }
             if existing.stamp == incoming { continue } // already have it
+            if schema.fields[number].keptOnceSet, (existing.value == .null) != (write.value == .null) {
+                // Set beats unset, whatever the stamps (a removal stays; a join of two states,
+                // so the order of arrival does not matter); nobody's edit is lost, so no conflict.
+                if existing.value == .null {
+                    row[number] = version
+                    merged.changed = true
+                }
+                continue
+            }
             if incoming > existing.stamp {
                 row[number] = version
                 merged.changed = true

@@ -80,13 +80,22 @@ public struct FieldSpec: Sendable, Hashable {
     /// May be missing from a complete row, and then reads as null: a field added by a later
     /// protocol version, which rows created before it never received (implies `nullable`).
     public let optional: Bool
+    /// Null until set, then never null again (a removal: `phone.removed`): the merge takes a
+    /// value over a null whatever their stamps, and keeps a value against a later null, so
+    /// every replica ends with the value in any order of arrival; a local write of null over
+    /// it is refused.
+    public let keptOnceSet: Bool
 
-    public init(_ name: String, _ type: FieldType, nullable: Bool = false, immutable: Bool = false, optional: Bool = false) {
+    public init(
+        _ name: String, _ type: FieldType, nullable: Bool = false, immutable: Bool = false, optional: Bool = false,
+        keptOnceSet: Bool = false
+    ) {
         self.name = name
         self.type = type
-        self.nullable = nullable || optional
+        self.nullable = nullable || optional || keptOnceSet
         self.immutable = immutable
         self.optional = optional
+        self.keptOnceSet = keptOnceSet
     }
 }
 
@@ -393,7 +402,7 @@ extension EntityKind {
                     FieldSpec("credential", .text(max: 64), immutable: true),
                     FieldSpec("added_by", .text(max: 64), immutable: true),
                     FieldSpec("added", .timestamp, immutable: true),
-                    FieldSpec("removed", .timestamp, nullable: true),
+                    FieldSpec("removed", .timestamp, keptOnceSet: true),
                 ], tombstone: nil, singletonRowID: nil),
             EntitySchema(
                 kind: .caRoot,

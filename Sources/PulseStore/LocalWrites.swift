@@ -171,6 +171,9 @@ extension ReplicaStore {
                 if existing != nil, schema.fields[number].immutable, row[number]?.value != value {
                     throw StoreError.immutableField(entity, rowID: rowID, field: name)
                 }
+                if schema.fields[number].keptOnceSet, value == .null, let held = row[number]?.value, held != .null {
+                    throw StoreError.immutableField(entity, rowID: rowID, field: name) // a removal is for good
+                }
                 writes.append(FieldWrite(field: schema.fieldNames[number], value: value, base: existing))
             }
             let change = Change(

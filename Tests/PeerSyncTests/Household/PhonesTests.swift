@@ -38,6 +38,11 @@ import Testing
         #expect(code { _ = try a.removePhone(added.id) } == "already_removed")
         // A rename made before the removal arrived does not bring the phone back.
         #expect(try a.phone(credential: Self.credential) == nil)
+        // Nor does a write of null: refused here (and ignored by every replica, MergeTests).
+        #expect(throws: (any Error).self) {
+            try a.store.write(member: nil) { tx in _ = try tx.put(.phone, added.id, ["removed": .null]) }
+        }
+        #expect(try a.phone(credential: Self.credential) == nil)
     }
 
     @Test func badPhonesAreRefusedAndChangeNothing() throws {

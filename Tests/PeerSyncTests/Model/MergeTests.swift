@@ -227,3 +227,47 @@ import Testing
         #expect(result.changed == [true, false])
     }
 }
+
+/// A field kept once set (`phone.removed`): a removal written anywhere stays, whatever a
+/// machine of the household writes after it and in whatever order the changes arrive.
+@Suite struct KeptOnceSetTests {
+    static let a = ReplicaID(rawValue: 0xA), b = ReplicaID(rawValue: 0xB)
+
+    static func change(_ origin: ReplicaID, _ ms: Int64, seq: UInt64, _ fields: [String: FieldValue]) -> Change {
+        Change(
+            origin: origin, seq: seq, hlc: HybridTimestamp(milliseconds: ms), member: nil, entity: .phone, rowID: "p1",
+            fields: fields.sorted { $0.key < $1.key }.map { FieldWrite(field: $0.key, value: $0.value, base: nil) })
+    }
+
+    static let changes = [
+        change(
+            a, 100, seq: 1,
+            [
+                "name": .text("Anna's phone"), "member": .null, "credential": .text(String(repeating: "c", count: 64)),
+                "added_by": .text(String(repeating: "a", count: 64)), "added": .integer(1), "removed": .null,
+            ]),
+        change(a, 200, seq: 2, ["removed": .integer(200)]), // removed on A
+        change(b, 250, seq: 1, ["removed": .integer(250)]), // removed on B too, a moment later
+        change(b, 300, seq: 2, ["removed": .null]), // a machine writing it back to null, later still
+    ]
+
+    static func permutations<T>(_ items: [T]) -> [[T]] {
+        guard items.count > 1 else { return [items] }
+        return items.indices.flatMap { index in
+            var rest = items
+            let first = rest.remove(at: index)
+            return permutations(rest).map { [first] + $0 }
+        }
+    }
+
+    @Test func aRemovalStaysInEveryOrderOfArrival() throws {
+        for order in Self.permutations(Self.changes) {
+            var row = VersionedRow(EntityKind.phone.schema)
+            for change in order { _ = try RowMerge.merge(change, into: &row) }
+            #expect(row.values["removed"] == .integer(250), "\(order.map { "\($0.origin.rawValue)#\($0.seq)" })")
+            #expect(row.values["name"] == .text("Anna's phone"))
+            // Arriving again changes nothing.
+            for change in order { #expect(try RowMerge.merge(change, into: &row).changed == false) }
+        }
+    }
+}

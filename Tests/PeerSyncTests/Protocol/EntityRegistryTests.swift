@@ -82,6 +82,7 @@ struct EntityRegistryTests {
                 let what = "\(entity.rawValue).\(field.name) in §4: \(piece)"
                 #expect(piece.hasPrefix("`\(field.name)` \(Self.documented(field.type))"), "\(what)")
                 #expect(piece.contains("set once") == field.immutable, "\(what)")
+                #expect(piece.contains("kept once set") == field.keptOnceSet, "\(what)")
                 #expect(piece.contains("or null") == field.nullable, "\(what)")
                 #expect(piece.contains("may be absent") == field.optional, "\(what)")
                 if case let .text(_, allowEmpty) = field.type { #expect(piece.contains("may be empty") == allowEmpty, "\(what)") }

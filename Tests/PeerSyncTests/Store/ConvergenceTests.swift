@@ -158,7 +158,12 @@ private struct World {
         let mutable = schema.fields.filter { !$0.immutable }
         for _ in 0..<Int.random(in: 1...3, using: &random) {
             let spec = mutable.randomElement(using: &random)!
-            fields[spec.name] = value(for: spec)
+            var value = value(for: spec)
+            // A field kept once set is only ever set by an edit (never written back to null:
+            // refused locally, and its own rule: KeptOnceSetTests), so last-writer-wins still
+            // predicts it.
+            while spec.keptOnceSet && value == .null { value = self.value(for: spec) }
+            fields[spec.name] = value
         }
         return (entity, row, fields)
     }
