@@ -54,8 +54,14 @@ public struct SessionStateMachine: Sendable {
     private let peerStanding: PeerStanding
     private let wallClock: @Sendable () -> Int64
     private var state: State = .awaitingHello
-    /// The version of this session's HELLOs: the client's, which the server answers in.
-    private var version = PeerMessage.Hello.currentVersion
+    /// The protocol versions this side speaks.
+    private let versions: ClosedRange<UInt16>
+    /// The version of this side's HELLO: the highest it speaks (a client's); once the peer's
+    /// HELLO is in, the session's version — the highest both speak (PROTOCOL.md §7).
+    private var version: UInt16
+
+    /// The session's protocol version, agreed once the peer's HELLO is in.
+    public var sessionVersion: UInt16 { version }
 
     /// `localMachine`/`peerMachine`: the SHA-256 of each side's certificate public key,
     /// as TLS established them.
@@ -64,9 +70,11 @@ public struct SessionStateMachine: Sendable {
     /// proof, before any household data is sent).
     public init(
         role: MembershipProof.Role, secret: SymmetricKey, localMachine: [UInt8], peerMachine: [UInt8], localReplica: ReplicaID,
-        peerStanding: PeerStanding = .member,
+        peerStanding: PeerStanding = .member, versions: ClosedRange<UInt16> = PeerMessage.Hello.supportedVersions,
         wallClock: @escaping @Sendable () -> Int64 = WallClock.system
     ) {
+        self.versions = versions
+        version = versions.upperBound
         self.wallClock = wallClock
         self.peerStanding = peerStanding
         self.role = role
@@ -102,15 +110,20 @@ public struct SessionStateMachine: Sendable {
             state = .closed
             return [.close(reason: "peer closed the session: \(reason) (code \(code.rawValue))", notify: nil)]
         case let (.awaitingHello, .hello(hello)):
-            let supported = PeerMessage.Hello.supportedVersions
-            // The server answers in the client's version; the client expects its own back.
-            guard supported.contains(hello.version), role == .server || hello.version == version else {
+            // Versions negotiated (§7): a client's HELLO names the highest version it speaks;
+            // the server answers in the highest both speak, or refuses a client whose highest
+            // is below its own lowest; the client refuses an answer it does not speak.
+            let agreed: UInt16? =
+                role == .server
+                ? (hello.version >= versions.lowerBound ? min(hello.version, versions.upperBound) : nil)
+                : (versions.contains(hello.version) && hello.version <= version ? hello.version : nil)
+            guard let agreed else {
                 return fail(
                     .unsupportedVersion,
                     "unsupported protocol version \(hello.version) "
-                        + "(this agent speaks \(supported.lowerBound)–\(supported.upperBound))")
+                        + "(this agent speaks \(versions.lowerBound)–\(versions.upperBound))")
             }
-            if role == .server { version = hello.version }
+            version = agreed
             let peerRole: MembershipProof.Role = role == .client ? .server : .client
             guard
                 MembershipProof.verify(

@@ -113,13 +113,49 @@ import PeerSync
         )
     }
 
+    /// Versions are negotiated, not matched (§7): the highest both speak, whichever side is
+    /// newer; a side whose versions are all below the other's lowest is refused with ERROR 2.
+    @Test(
+        arguments: [
+            (8...8, 8...8, "8"), (8...9, 8...8, "8"), (8...8, 8...9, "8"), (9...11, 8...10, "10"), (8...10, 9...11, "10"),
+            (7...7, 8...9, "refused by the server"), (10...10, 8...9, "refused by the client"),
+        ] as [(ClosedRange<UInt16>, ClosedRange<UInt16>, String)])
+    func twoAgentsSpeakTheHighestVersionBothSpeak(client versions: ClosedRange<UInt16>, server serverVersions: ClosedRange<UInt16>, expected: String) {
+        var client = SessionStateMachine(
+            role: .client, secret: secret, localMachine: clientMachine, peerMachine: serverMachine,
+            localReplica: ReplicaID(rawValue: 1), versions: versions)
+        var server = SessionStateMachine(
+            role: .server, secret: secret, localMachine: serverMachine, peerMachine: clientMachine,
+            localReplica: ReplicaID(rawValue: 2), versions: serverVersions)
+        let answer = server.receive(sent(client.start())[0])
+        if expected == "refused by the server" {
+            guard case let .error(.unsupportedVersion, reason)? = sent(answer).first else {
+                Issue.record("the server did not refuse: \(answer)")
+                return
+            }
+            #expect(PeerMessage.Hello.spokenVersions(in: reason) == serverVersions)
+            return
+        }
+        let result = client.receive(sent(answer)[0])
+        if expected == "refused by the client" {
+            guard case let .error(.unsupportedVersion, reason)? = sent(result).first else {
+                Issue.record("the client did not refuse: \(result)")
+                return
+            }
+            #expect(PeerMessage.Hello.spokenVersions(in: reason) == versions)
+            return
+        }
+        #expect(client.isEstablished && server.isEstablished)
+        #expect("\(client.sessionVersion)" == expected && "\(server.sessionVersion)" == expected)
+    }
+
     @Test func protocolViolationsCloseTheSession() {
         var (_, server) = pair()
         #expect(closes(server.receive(.vector(VersionVector()))))
         var (client, server2) = pair()
         guard case let .hello(hello) = sent(client.start())[0] else { Issue.record("no hello"); return }
         var old = hello
-        old.version = 99
+        old.version = PeerMessage.Hello.supportedVersions.lowerBound - 1 // older than every version spoken here
         let refused = server2.receive(.hello(old))
         #expect(sent(refused).first.map { if case .error(.unsupportedVersion, _) = $0 { true } else { false } } == true)
 
