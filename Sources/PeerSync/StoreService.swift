@@ -45,6 +45,9 @@ actor StoreService {
 
     init(home: HouseholdHome, maxClockAheadMilliseconds: Int64, agentToken: String) throws {
         let household = try Household.open(home, maxClockAheadMilliseconds: maxClockAheadMilliseconds)
+        // What a former release kept of a later one's that this release knows becomes live
+        // (PulseStore/KeptChanges.swift): merged now, before any session or page reads.
+        try household.store.adoptKnownKeptChanges()
         (localWrites, localWritesContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         reportedCommits = household.store.localCommits // a migration at opening: sent by every session's first vector
         self.agentToken = agentToken

@@ -139,6 +139,44 @@ public struct Change: Sendable, Hashable {
     public var stamp: Stamp { Stamp(hlc: hlc, origin: origin) }
 }
 
+/// A change to an entity this release does not know — a later release's (PROTOCOL.md §7,
+/// "An open schema"): kept with its stamps, counted in the version vector and relayed to the
+/// other peers as it came, never shown; a later release that knows the entity makes it live.
+/// Only the generic bounds apply to it (``KeptRules``).
+public struct KeptChange: Sendable, Hashable {
+    public let origin: ReplicaID
+    public let seq: UInt64
+    public let hlc: HybridTimestamp
+    package let writer: TextID?
+    /// The entity's code on the wire (``EntityKind/init(code:)`` knows none here).
+    public let code: UInt8
+    package let row: TextID
+    public let fields: [FieldWrite]
+
+    package init(
+        origin: ReplicaID, seq: UInt64, hlc: HybridTimestamp, writer: TextID?, code: UInt8, row: TextID, fields: [FieldWrite]
+    ) {
+        self.origin = origin
+        self.seq = seq
+        self.hlc = hlc
+        self.writer = writer
+        self.code = code
+        self.row = row
+        self.fields = fields
+    }
+
+    public init(
+        origin: ReplicaID, seq: UInt64, hlc: HybridTimestamp, member: String?, code: UInt8, rowID: String, fields: [FieldWrite]
+    ) {
+        self.init(
+            origin: origin, seq: seq, hlc: hlc, writer: member.map(TextID.init), code: code, row: TextID(rowID), fields: fields)
+    }
+
+    public var member: String? { writer?.text }
+    public var rowID: String { row.text }
+    public var stamp: Stamp { Stamp(hlc: hlc, origin: origin) }
+}
+
 /// A claim that travels with a batch: the sender has given the receiver everything of
 /// replica `origin` numbered in `(after, upTo]` (or what supersedes it). A receiver
 /// that already holds `origin` up to `after` (or more) may advance its vector to `upTo`;
@@ -159,11 +197,17 @@ public struct Coverage: Sendable, Hashable {
 public struct DeltaBatch: Sendable, Hashable {
     public var changes: [Change]
     public var coverage: [Coverage]
+    /// Changes to entities this release does not know (kept and relayed: ``KeptChange``). On
+    /// the wire they are changes like the others, after them.
+    public var kept: [KeptChange]
 
-    public init(changes: [Change] = [], coverage: [Coverage] = []) {
+    public init(changes: [Change] = [], coverage: [Coverage] = [], kept: [KeptChange] = []) {
         self.changes = changes
         self.coverage = coverage
+        self.kept = kept
     }
 
-    public var isEmpty: Bool { changes.isEmpty && coverage.isEmpty }
+    public var isEmpty: Bool { changes.isEmpty && coverage.isEmpty && kept.isEmpty }
+    /// How many changes the batch holds, known and kept.
+    public var changeCount: Int { changes.count + kept.count }
 }

@@ -170,21 +170,35 @@ extension RawWireWriter {
     /// flag and id, field count, then each field's name, value tag and value, base flag
     /// and base stamp.
     mutating func change(_ change: Change) {
-        fixed64(change.origin.rawValue)
-        varint(change.seq)
-        varint(UInt64(bitPattern: change.hlc.rawValue))
-        byte(change.entity.code)
-        id(change.row)
-        if let writer = change.writer {
+        header(change.origin, change.seq, change.hlc, change.entity.code, change.row, change.writer)
+        fields(change.fields)
+    }
+
+    /// A kept change (an entity this release does not know): the same layout, its own code.
+    mutating func change(_ change: KeptChange) {
+        header(change.origin, change.seq, change.hlc, change.code, change.row, change.writer)
+        fields(change.fields)
+    }
+
+    private mutating func header(_ origin: ReplicaID, _ seq: UInt64, _ hlc: HybridTimestamp, _ code: UInt8, _ row: TextID, _ writer: TextID?) {
+        fixed64(origin.rawValue)
+        varint(seq)
+        varint(UInt64(bitPattern: hlc.rawValue))
+        byte(code)
+        id(row)
+        if let writer {
             byte(1)
             id(writer)
         } else {
             byte(0)
         }
-        varint(UInt64(change.fields.count))
-        for index in change.fields.indices {
-            string(change.fields[index].field)
-            switch change.fields[index].value {
+    }
+
+    private mutating func fields(_ fields: [FieldWrite]) {
+        varint(UInt64(fields.count))
+        for index in fields.indices {
+            string(fields[index].field)
+            switch fields[index].value {
             case .null: byte(0)
             case let .integer(v):
                 byte(1)
@@ -193,7 +207,7 @@ extension RawWireWriter {
                 byte(2)
                 string(text)
             }
-            if let base = change.fields[index].base {
+            if let base = fields[index].base {
                 byte(1)
                 varint(UInt64(bitPattern: base.hlc.rawValue))
                 fixed64(base.origin.rawValue)
@@ -205,15 +219,16 @@ extension RawWireWriter {
 }
 
 extension RawWireReader {
-    mutating func change() throws(WireError) -> Change {
+    /// One change: a ``Change`` of an entity this release knows, else (a later release's
+    /// entity) a ``KeptChange``.
+    mutating func change() throws(WireError) -> Either {
         let origin = try fixed64()
         guard origin != 0 else { throw WireError("replica id 0 in a change") }
         let seq = try varint()
         let hlc = try timestamp()
         let code = try byte()
-        guard let entity = EntityKind(code: code) else {
-            throw WireError("unknown entity code \(code)", code: .rejectedBatch)
-        }
+        guard code != 0 else { throw WireError("entity code 0", code: .rejectedBatch) }
+        let entity = EntityKind(code: code)
         let row = try id()
         let writer: TextID?
         switch try byte() {
@@ -221,12 +236,35 @@ extension RawWireReader {
         case 1: writer = try id()
         default: throw WireError("invalid member flag")
         }
+        let fields = try fields(of: entity?.schema)
+        guard let entity else {
+            return .kept(
+                KeptChange(origin: ReplicaID(rawValue: origin), seq: seq, hlc: hlc, writer: writer, code: code, row: row, fields: fields))
+        }
+        return .known(
+            Change(
+                origin: ReplicaID(rawValue: origin), seq: seq, hlc: hlc, writer: writer,
+                entity: entity, row: row, fields: fields))
+    }
+
+    enum Either {
+        case known(Change)
+        case kept(KeptChange)
+    }
+
+    /// A change's fields; the names of a known entity's fields are the schema's own strings.
+    private mutating func fields(of schema: EntitySchema?) throws(WireError) -> [FieldWrite] {
         let fieldCount = try count(max: Limits.maxFieldsPerChange, what: "fields in a change")
         var fields: [FieldWrite] = []
         fields.reserveCapacity(fieldCount)
-        let schema = entity.schema
         for _ in 0..<fieldCount {
-            let name = try fieldName(of: schema)
+            let name: String
+            if let schema {
+                name = try fieldName(of: schema)
+            } else {
+                guard let text = String(validUTF8: try stringBytes()) else { throw Self.notUTF8 }
+                name = text
+            }
             let value: FieldValue
             switch try byte() {
             case 0: value = .null
@@ -246,9 +284,7 @@ extension RawWireReader {
             }
             fields.append(FieldWrite(field: name, value: value, base: base))
         }
-        return Change(
-            origin: ReplicaID(rawValue: origin), seq: seq, hlc: hlc, writer: writer,
-            entity: entity, row: row, fields: fields)
+        return fields
     }
 
     private mutating func timestamp() throws(WireError) -> HybridTimestamp {

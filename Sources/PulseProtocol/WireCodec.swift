@@ -34,8 +34,9 @@ public enum WireCodec {
                 buffer.writeVarint(claim.after)
                 buffer.writeVarint(claim.upTo)
             }
-            buffer.writeVarint(UInt64(batch.changes.count))
+            buffer.writeVarint(UInt64(batch.changeCount))
             for index in batch.changes.indices { buffer.writeChange(batch.changes[index]) }
+            for index in batch.kept.indices { buffer.writeChange(batch.kept[index]) }
         case let .ping(token), let .pong(token):
             buffer.writeInteger(token)
         case let .error(code, reason):
@@ -98,9 +99,10 @@ public enum WireCodec {
             }
             let changeCount = try buffer.readCount(max: WireLimits.maxChangesPerBatch, what: "changes")
             var changes: [Change] = []
+            var kept: [KeptChange] = []
             changes.reserveCapacity(changeCount)
-            try buffer.readChanges(changeCount, into: &changes)
-            message = .batch(DeltaBatch(changes: changes, coverage: coverage))
+            try buffer.readChanges(changeCount, into: &changes, kept: &kept)
+            message = .batch(DeltaBatch(changes: changes, coverage: coverage, kept: kept))
         case 4: message = .caughtUp(try buffer.readVector())
         case 5: message = .ack(try buffer.readVector())
         case 6: message = .ping(try buffer.readFixed())
@@ -214,11 +216,31 @@ extension ByteBuffer {
     }
 
     /// `count` changes, read in place in one pass (RawWire.swift).
-    package mutating func readChanges(_ count: Int, into changes: inout [Change]) throws(WireError) {
+    package mutating func writeChange(_ change: KeptChange) {
+        var bound = 8 + 10 + 10 + 1 + 10 + change.row.utf8Count + 1 + 10 + (change.writer?.utf8Count ?? 0) + 10
+        for field in change.fields {
+            bound += 10 + field.field.utf8.count + 1 + 10 + 1 + 10 + 8
+            if case let .text(text) = field.value { bound += text.utf8.count }
+        }
+        writeWithUnsafeMutableBytes(minimumWritableBytes: bound) { memory in
+            var writer = RawWireWriter(memory)
+            writer.change(change)
+            return writer.offset
+        }
+    }
+
+    /// `count` changes, read in place in one pass (RawWire.swift): those of entities this
+    /// release knows into `changes`, the others into `kept`.
+    package mutating func readChanges(_ count: Int, into changes: inout [Change], kept: inout [KeptChange]) throws(WireError) {
         let read: Result<Int, WireError> = withUnsafeReadableBytes { bytes in
             var reader = RawWireReader(bytes)
             do throws(WireError) {
-                for _ in 0..<count { changes.append(try reader.change()) }
+                for _ in 0..<count {
+                    switch try reader.change() {
+                    case let .known(change): changes.append(change)
+                    case let .kept(change): kept.append(change)
+                    }
+                }
                 return .success(reader.offset)
             } catch {
                 return .failure(error)

@@ -80,6 +80,9 @@ public final class DeltaCursor {
     /// the mark in its own commit needs no mark before its changes are sent.
     public let publishedSeq: UInt64
     public let ownReplica: ReplicaID?
+    /// Whether the snapshot keeps changes of a later release (KeptChanges.swift): then each
+    /// range of numbers is read from `kept_change` too.
+    private let anyKept: Bool
 
     package convenience init(path: String, peerVector: VersionVector, batchLimit: Int, byteLimit: Int) throws {
         let connection = try Connection(path: path, mode: .readOnly)
@@ -113,6 +116,7 @@ public final class DeltaCursor {
             .filter { $0.value > peerVector[$0.key] }
             .sorted { $0.key < $1.key }
             .map { (origin: $0.key, after: peerVector[$0.key], upTo: $0.value) }
+        anyKept = try connection.scalarInt("SELECT EXISTS (SELECT 1 FROM kept_change)") == 1
         let vector = snapshotVector
         beyond = try connection.query("SELECT origin, up_to FROM held_coverage ORDER BY origin") { statement in
             var ranges: [(origin: ReplicaID, after: UInt64, upTo: UInt64)] = []
@@ -138,29 +142,31 @@ public final class DeltaCursor {
         guard !finished else { return nil }
         var batch = DeltaBatch()
         var bytes = 0
-        while let range = pending.first, batch.changes.count < batchLimit {
-            let (changes, exhausted) = try read(
+        while let range = pending.first, batch.changeCount < batchLimit {
+            let (changes, kept, last, exhausted) = try read(
                 origin: range.origin, after: range.after, upTo: range.upTo,
-                limit: batchLimit - batch.changes.count, bytes: &bytes, firstInBatch: batch.changes.isEmpty)
+                limit: batchLimit - batch.changeCount, bytes: &bytes, firstInBatch: batch.changeCount == 0)
             batch.changes += changes
+            batch.kept += kept
             if !exhausted {
                 // The batch is full before this replica's changes end.
-                if let last = changes.last {
-                    batch.coverage.append(Coverage(origin: range.origin, after: range.after, upTo: last.seq))
-                    pending[0].after = last.seq
+                if let last {
+                    batch.coverage.append(Coverage(origin: range.origin, after: range.after, upTo: last))
+                    pending[0].after = last
                 }
                 break
             }
             batch.coverage.append(Coverage(origin: range.origin, after: range.after, upTo: range.upTo))
             pending.removeFirst()
         }
-        while pending.isEmpty, let range = beyond.first, batch.changes.count < batchLimit {
-            let (changes, exhausted) = try read(
+        while pending.isEmpty, let range = beyond.first, batch.changeCount < batchLimit {
+            let (changes, kept, last, exhausted) = try read(
                 origin: range.origin, after: range.after, upTo: range.upTo,
-                limit: batchLimit - batch.changes.count, bytes: &bytes, firstInBatch: batch.changes.isEmpty)
+                limit: batchLimit - batch.changeCount, bytes: &bytes, firstInBatch: batch.changeCount == 0)
             batch.changes += changes
+            batch.kept += kept
             if !exhausted {
-                if let last = changes.last { beyond[0].after = last.seq }
+                if let last { beyond[0].after = last }
                 break
             }
             beyond.removeFirst()
@@ -195,8 +201,78 @@ public final class DeltaCursor {
     private func read(
         origin: ReplicaID, after: UInt64, upTo: UInt64, limit: Int,
         bytes: inout Int, firstInBatch: Bool
+    ) throws -> (changes: [Change], kept: [KeptChange], last: UInt64?, exhausted: Bool) {
+        guard anyKept else {
+            let (changes, exhausted) = try readIndexed(
+                origin: origin, after: after, upTo: upTo, limit: limit, bytes: &bytes, firstInBatch: firstInBatch)
+            return (changes, [], changes.last?.seq, exhausted)
+        }
+        // Both streams in number order, each read as far as the limit lets a batch take: the
+        // indexed changes (their fields of this release) and the kept ones (of a later
+        // release); one number in both is one change, sent whole.
+        var indexedBytes = 0
+        let (indexed, indexedAll) = try readIndexed(
+            origin: origin, after: after, upTo: upTo, limit: limit, bytes: &indexedBytes, firstInBatch: true, byteLimit: Int.max)
+        let kept = try ReplicaStore.keptChanges(connection, origin: origin, after: after, upTo: upTo, limit: limit + 1)
+        let keptAll = kept.count <= limit
+        var changes: [Change] = [], keptOut: [KeptChange] = []
+        var last: UInt64?
+        var i = 0, k = 0
+        func fits(_ size: Int) -> Bool {
+            if bytes + size > byteLimit && !(firstInBatch && last == nil) { return false }
+            bytes += size
+            return true
+        }
+        while (i < indexed.count || k < kept.count) && changes.count + keptOut.count < limit {
+            let seq = min(i < indexed.count ? indexed[i].seq : .max, k < kept.count ? kept[k].seq : .max)
+            if i < indexed.count && indexed[i].seq == seq {
+                var change = indexed[i]
+                i += 1
+                if k < kept.count && kept[k].seq == seq {
+                    // The same change's fields of a later release, beside those of this one.
+                    let names = Set(change.fields.map(\.field))
+                    let fields = (change.fields + kept[k].fields.filter { !names.contains($0.field) }).sorted { $0.field < $1.field }
+                    change = Change(
+                        origin: change.origin, seq: change.seq, hlc: change.hlc, writer: change.writer, entity: change.entity,
+                        row: change.row, fields: fields)
+                    k += 1
+                }
+                guard fits(Self.wireSizeBound(change)) else { return (changes, keptOut, last, false) }
+                changes.append(change)
+            } else {
+                let change = kept[k]
+                k += 1
+                if let entity = EntityKind(code: change.code) {
+                    // Fields of a later release alone (those of this one were overwritten since).
+                    let known = Change(
+                        origin: change.origin, seq: change.seq, hlc: change.hlc, writer: change.writer, entity: entity,
+                        row: change.row, fields: change.fields)
+                    guard fits(Self.wireSizeBound(known)) else { return (changes, keptOut, last, false) }
+                    changes.append(known)
+                } else {
+                    guard fits(Self.wireSizeBound(change)) else { return (changes, keptOut, last, false) }
+                    keptOut.append(change)
+                }
+            }
+            last = seq
+        }
+        let exhausted = i == indexed.count && k == kept.count && indexedAll && keptAll
+        return (changes, keptOut, last, exhausted)
+    }
+
+    /// An upper bound of the bytes a kept change takes in a BATCH (as ``wireSizeBound(_:)``).
+    public static func wireSizeBound(_ change: KeptChange) -> Int {
+        wireSizeBound(
+            Change(origin: change.origin, seq: change.seq, hlc: change.hlc, writer: change.writer, entity: .household, row: change.row, fields: change.fields))
+    }
+
+    /// ``read(origin:after:upTo:limit:bytes:firstInBatch:)`` of the changes in `change_index`.
+    private func readIndexed(
+        origin: ReplicaID, after: UInt64, upTo: UInt64, limit: Int,
+        bytes: inout Int, firstInBatch: Bool, byteLimit: Int? = nil
     ) throws -> ([Change], Bool) {
-        try connection.query(
+        let byteLimit = byteLimit ?? self.byteLimit
+        return try connection.query(
             """
             SELECT seq, entity, row_id FROM change_index
             WHERE origin = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq LIMIT ?4

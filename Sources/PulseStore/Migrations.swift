@@ -26,7 +26,8 @@ import PulseModel
 /// `change_index` entries (``ChangeIndex``); 12 records `published_seq` (Rewind.swift); 13 adds
 /// the household's kids' PIN (`kids_pin`, protocol 5) and `synced_once`; 14 the language a
 /// member reads (protocol 6); 15 the household's phones (protocol 7); 16 the household CA's roots
-/// and grants, and where agents serve phones (protocol 8).
+/// and grants, and where agents serve phones (protocol 8); 17 the changes kept for a later
+/// release (`kept_change`: KeptChanges.swift).
 package enum Migrations {
     /// One step: SQL, then (for data that SQL cannot reshape) Swift code, in the same
     /// transaction.
@@ -55,6 +56,7 @@ package enum Migrations {
         Step(name: "member languages", sql: migration14),
         Step(name: "phones", sql: migration15),
         Step(name: "household CA", sql: migration16),
+        Step(name: "kept changes", sql: migration17),
     ]
 
     package static var latest: Int { all.count }
@@ -436,6 +438,24 @@ package enum Migrations {
             updated INTEGER NOT NULL CHECK (updated >= 0),
             versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
         ) WITHOUT ROWID;
+        """
+
+    /// Migration 17 (the open schema): what this release keeps without knowing it — a change
+    /// to an entity it does not know, or the fields of a change that it does not know — whole,
+    /// with its stamps, by `(origin, seq)`; `entity` is the wire's code, `fields` the change's
+    /// fields of no known meaning (KeptChanges.swift).
+    static let migration17 = """
+        CREATE TABLE kept_change (
+            origin INTEGER NOT NULL CHECK (origin <> 0),
+            seq INTEGER NOT NULL CHECK (seq > 0),
+            hlc INTEGER NOT NULL CHECK (hlc >= 0),
+            entity INTEGER NOT NULL CHECK (entity BETWEEN 1 AND 255),
+            row_id TEXT NOT NULL CHECK (length(row_id) BETWEEN 1 AND 128),
+            writer TEXT CHECK (writer IS NULL OR length(writer) BETWEEN 1 AND 128),
+            fields BLOB NOT NULL CHECK (typeof(fields) = 'blob' AND length(fields) > 1),
+            PRIMARY KEY (origin, seq)
+        ) WITHOUT ROWID;
+        CREATE INDEX kept_change_row ON kept_change (entity, row_id);
         """
 
     /// Migration 7 (protocol version 4): a backlog item's place in its category, so items

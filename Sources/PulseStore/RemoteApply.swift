@@ -13,6 +13,9 @@ public struct ApplyOutcome: Sendable {
     public var conflicts = 0
     /// Changes stamped too far ahead of this clock, kept to be merged later (``HeldChange``).
     public var held: [Change] = []
+    /// Changes (or parts of changes) of a later release's entities and fields, kept and
+    /// relayed, never shown (KeptChanges.swift): how many were new here.
+    public var kept = 0
     /// The version vector after the batch.
     public var versionVector = VersionVector()
 }
@@ -29,13 +32,23 @@ extension ReplicaStore {
         let now = physicalClock()
         let checker = HybridClock(maxDriftMilliseconds: maxDriftMilliseconds)
         var holdBack: [Change] = [], heldBack: Set<Int> = []
+        // Changes holding fields of a later release (an open schema: KeptChanges.swift), by
+        // position: the part this release knows (nil: none) and the part it keeps.
+        var split: [Int: (known: Change?, kept: KeptChange)] = [:]
+        for change in batch.kept {
+            do throws(ChangeValidationError) { try change.validate() } catch {
+                throw StoreError.invalidChange(error, origin: change.origin, seq: change.seq)
+            }
+        }
         // Through a buffer pointer, here and below: a change is read where it is (iterating,
         // or the array's subscript, copied each: a retain and a release of each string).
         try batch.changes.withUnsafeBufferPointer { changes in
             for position in changes.indices {
-                do throws(ChangeValidationError) { try changes[position].entity.schema.validate(changes[position]) } catch {
+                let unknownFields: Bool
+                do throws(ChangeValidationError) { unknownFields = try changes[position].entity.schema.validateOpen(changes[position]) } catch {
                     throw StoreError.invalidChange(error, origin: changes[position].origin, seq: changes[position].seq)
                 }
+                if unknownFields { split[position] = Self.split(changes[position]) }
                 if (try? checker.check(remote: changes[position].hlc, physicalMilliseconds: now)) == nil {
                     holdBack.append(changes[position])
                     heldBack.insert(position)
@@ -65,6 +78,9 @@ extension ReplicaStore {
                     // time-ordered: a catch-up brings mostly such rows) is new without being looked
                     // for: each table's largest id is read once, when the batch first meets the table.
                     var lastIDs = LastRowIDs()
+                    for change in batch.kept where change.origin == replicaID && change.seq > vv[replicaID] {
+                        throw StoreError.foreignOwnChange(seq: change.seq)
+                    }
                     for change in holdBack {
                         if change.origin == replicaID && change.seq > vv[replicaID] {
                             throw StoreError.foreignOwnChange(seq: change.seq)
@@ -81,6 +97,15 @@ extension ReplicaStore {
                                 throw StoreError.foreignOwnChange(seq: changes[offset].seq)
                             }
                             try clock.observe(remote: changes[offset].hlc, physicalMilliseconds: now)
+                            var knownPart: Change?
+                            if let parts = split[offset] {
+                                // Merged below: the fields this release knows, if any.
+                                guard let known = parts.known else {
+                                    notApplied.insert(offset)
+                                    continue
+                                }
+                                knownPart = known
+                            }
                             let key = RowKey(entity: changes[offset].entity, id: changes[offset].row)
                             // One hash and one probe: the row's position, or the next one claimed
                             // (a lookup, then an insert, cost two of each).
@@ -96,7 +121,7 @@ extension ReplicaStore {
                                             : try versions(entity, key.id, anyPartial: anyPartial)))
                             }
                             // Merged in place: the array holds the only copy.
-                            if try merge(changes[offset], into: &rows[index].current, &outcome) {
+                            if try merge(knownPart ?? changes[offset], into: &rows[index].current, &outcome) {
                                 rows[index].changed = true
                             } else {
                                 outcome.ignored += 1
@@ -105,7 +130,9 @@ extension ReplicaStore {
                         }
                     }
                     let changes = batch.changes
-                    outcome.applied = notApplied.isEmpty ? changes : changes.indices.filter { !notApplied.contains($0) }.map { changes[$0] }
+                    outcome.applied =
+                        notApplied.isEmpty && split.isEmpty
+                        ? changes : changes.indices.filter { !notApplied.contains($0) }.map { split[$0]?.known ?? changes[$0] }
                     // Sorted on a fixed-width prefix of each key (the table, then the row id's first
                     // bytes), not on the keys: comparing their strings in the sort cost a seventh of
                     // the apply in retains and releases. Any order is correct (each row is written
@@ -121,6 +148,10 @@ extension ReplicaStore {
                             rows[index].key.entity, rows[index].key.id, before: rows[index].original, after: rows[index].current,
                             fresh: rows[index].original.isEmpty)
                     }
+                    // What this release does not know: kept, whole, to relay and to make live later.
+                    var kept = batch.kept
+                    for (position, parts) in split where !heldBack.contains(position) { kept.append(parts.kept) }
+                    outcome.kept = try keep(kept)
                     var advanced = false
                     for claim in batch.coverage {
                         if claim.origin == replicaID {
@@ -141,7 +172,7 @@ extension ReplicaStore {
                     }
                     // A batch that changed nothing (a duplicate relayed by another peer) writes
                     // nothing, so its commit costs no fsync.
-                    if !outcome.applied.isEmpty || advanced { try saveClock(clock.last) }
+                    if !outcome.applied.isEmpty || advanced || outcome.kept > 0 { try saveClock(clock.last) }
                     outcome.versionVector = vv
                     return outcome
                 }
@@ -149,6 +180,24 @@ extension ReplicaStore {
                 throw StoreError.sqlite(error)
             }
         }
+    }
+
+    /// A change of a known entity holding fields of a later release: the fields this release
+    /// knows (nil when none), and the others, kept under the change's own number and stamps.
+    static func split(_ change: Change) -> (known: Change?, kept: KeptChange) {
+        let schema = change.entity.schema
+        let known = change.fields.filter { schema.number(of: $0.field) != nil }
+        let unknown = change.fields.filter { schema.number(of: $0.field) == nil }
+        return (
+            known.isEmpty
+                ? nil
+                : Change(
+                    origin: change.origin, seq: change.seq, hlc: change.hlc, writer: change.writer, entity: change.entity,
+                    row: change.row, fields: known),
+            KeptChange(
+                origin: change.origin, seq: change.seq, hlc: change.hlc, writer: change.writer, code: change.entity.code,
+                row: change.row, fields: unknown)
+        )
     }
 
     /// `slot`'s position, or `next` stored in it when it holds none yet (-1).

@@ -81,6 +81,15 @@ extension ReplicaStore {
                         if seen.insert(key).inserted { rows.append(key) }
                     }
                 }
+                // And those it keeps for a later release (KeptChanges.swift), in the same order.
+                let keptSeqs: [UInt64] = try connection.query(
+                    "SELECT seq FROM kept_change WHERE origin = ?1 ORDER BY seq", [.integer(former.storage)]
+                ) { statement in
+                    var seqs: [UInt64] = []
+                    while try statement.step() { seqs.append(UInt64(statement.int(0))) }
+                    return seqs
+                }
+                if !keptSeqs.isEmpty { seqs = Array(Set(seqs).union(keptSeqs)).sorted() }
                 var renumbered: [UInt64: UInt64] = [:]
                 for (index, seq) in seqs.enumerated() { renumbered[seq] = UInt64(index + 1) }
                 for key in rows {
@@ -93,6 +102,11 @@ extension ReplicaStore {
                             seq: seq, base: version.base, writer: version.writer)
                     }
                     try saveRow(key.entity, key.id, before: before, after: after)
+                }
+                for seq in keptSeqs {
+                    try connection.statement("UPDATE kept_change SET origin = ?3, seq = ?4 WHERE origin = ?1 AND seq = ?2").run([
+                        .integer(former.storage), .integer(Int64(seq)), .integer(newID.storage), .integer(Int64(renumbered[seq]!)),
+                    ])
                 }
                 try connection.statement("DELETE FROM version_vector WHERE origin = ?1").run([.integer(former.storage)])
                 try connection.statement("DELETE FROM held_coverage WHERE origin = ?1").run([.integer(former.storage)])

@@ -38,7 +38,7 @@ package enum RowVersions {
     package static func storedExactly(_ type: FieldType, _ value: FieldValue) -> Bool {
         switch (value, type) {
         case (.null, _): true
-        case (.text, .text), (.text, .choice), (.text, .date), (.text, .reference): true
+        case (.text, .text), (.text, .choice), (.text, .date), (.text, .reference), (.text, .language): true
         case (.integer, .bool), (.integer, .integer), (.integer, .timestamp): true
         default: false
         }

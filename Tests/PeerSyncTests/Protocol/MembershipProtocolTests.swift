@@ -68,7 +68,9 @@ import Testing
         #expect { try WireCodec.decode(&payload) } throws: { ($0 as? WireError)?.code == .malformed }
     }
 
-    @Test func anUnknownEntityRejectsTheBatchWithCode5() throws {
+    /// An entity of a later release (code 200 here) decodes as a kept change (the open schema:
+    /// OpenSchemaTests), and code 0, which no release gives, refuses the batch with code 5.
+    @Test func anUnknownEntityIsKeptAndCode0RejectsTheBatchWithCode5() throws {
         var payload = ByteBuffer()
         WireCodec.encode(
             .batch(
@@ -83,7 +85,12 @@ import Testing
         // The entity code is the byte after origin(8) seq(1) hlc(1) in the one change.
         let entityIndex = payload.readerIndex + 1 + 1 + 1 + 8 + 1 + 1
         #expect(payload.getInteger(at: entityIndex, as: UInt8.self) == EntityKind.task.code)
-        payload.setInteger(UInt8(200), at: entityIndex)
+        var later = payload
+        later.setInteger(UInt8(200), at: entityIndex)
+        guard case let .batch(batch) = try WireCodec.decode(&later) else { Issue.record("not a batch"); return }
+        #expect(batch.changes.isEmpty && batch.kept.count == 1)
+        #expect(batch.kept.first?.code == 200 && batch.kept.first?.rowID == "t" && batch.kept.first?.fields == [FieldWrite(field: "title", value: .text("x"))])
+        payload.setInteger(UInt8(0), at: entityIndex)
         #expect { try WireCodec.decode(&payload) } throws: { ($0 as? WireError)?.code == .rejectedBatch }
     }
 
