@@ -119,7 +119,15 @@ public final class Household {
                 throw IdentityError.unsafePermissions(path, mode: Int(info.st_mode & 0o777))
             }
         }
-        let store = try ReplicaStore(path: home.databasePath, physicalClock: physicalClock, maxDriftMilliseconds: maxClockAheadMilliseconds)
+        let store: ReplicaStore
+        do {
+            store = try ReplicaStore(path: home.databasePath, physicalClock: physicalClock, maxDriftMilliseconds: maxClockAheadMilliseconds)
+        } catch let error as StoreError {
+            // A home a newer release wrote (a downgrade, an older package over a newer backup):
+            // refused before anything is written, in words that say what to do.
+            if case .newerSchema = error { throw HouseholdError.refused(Refusal(error)) }
+            throw error
+        }
         let household = try Household(home: home, store: store, identity: identity)
         store.publishesWrites = household.agentPublishes()
         return household

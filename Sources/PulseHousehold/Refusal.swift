@@ -1,4 +1,5 @@
 import FoundationEssentials
+import PulseStore
 
 /// A refusal a person can meet: a stable code and its parameters (docs/API.md, "Refusal
 /// codes"). Code decides by ``code``, never by a sentence; sentences are rendered from the
@@ -63,6 +64,8 @@ public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         case phonesWaitingForCA = "phones_waiting_for_ca", invalidCertificate = "invalid_certificate"
         case caRequestChanged = "ca_request_changed", caMachineRemoved = "ca_machine_removed", noCARequest = "no_ca_request"
         case phoneURL = "phone_url"
+        // A home written by a newer release (a `.deb` downgrade, a backup put back under an older one).
+        case newerHome = "newer_home"
     }
 
     public let code: Code
@@ -79,6 +82,8 @@ public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         switch error {
         case let refusal as Refusal: self = refusal
         case let error as HouseholdError: self = error.refusal
+        case let StoreError.newerSchema(found, supported):
+            self.init(.newerHome, ["found": .integer(Int64(found)), "supported": .integer(Int64(supported))])
         default: self.init(.failed, ["detail": .string("\(error)")])
         }
     }

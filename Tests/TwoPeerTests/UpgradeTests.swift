@@ -59,4 +59,28 @@ import Testing
         #expect(agentB.stop() == 0)
         #expect(agentA.stop() == 0)
     }
+
+    /// A downgrade (an older package over a newer home, an older release restoring a newer
+    /// backup): refused at once, in the reader's words, and the home left exactly as it was.
+    @Test func aHomeANewerReleaseWroteIsRefusedInWordsAndLeftAsItWas() throws {
+        let a = Home(path: scratch.home("a"))
+        try a.run(["init"])
+        try a.run(["shop", "add", "Milk"])
+        let database = a.path + "/household.sqlite"
+        do {
+            let connection = try Connection(path: database)
+            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA user_version = \(Migrations.latest + 1)")
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: database))
+        let list = try a.run(["shop", "list"], orFail: false)
+        #expect(list.status != 0)
+        #expect(
+            list.stderr.contains("last written by a newer pulse-peer (data format \(Migrations.latest + 1); this one reads up to \(Migrations.latest))"),
+            "\(list.stderr)")
+        let polish = try a.run(["shop", "add", "Bread", "--lang", "pl"], orFail: false)
+        #expect(polish.status != 0 && polish.stderr.contains("zapisał ostatnio nowszy pulse-peer"), "\(polish.stderr)")
+        let agent = try PulsePeer.run(["run", "--home", a.path, "--no-mdns", "--port", "0", "--web", "off"])
+        #expect(agent.status != 0 && agent.stderr.contains("newer pulse-peer"), "\(agent.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: database)) == before, "the home was changed")
+    }
 }
