@@ -48,6 +48,11 @@ if [ "$fast" -eq 0 ] && [ $# -eq 0 ]; then
   # (2 threads on 2 cores) with the multi-process tests, whose synchronous waits on agents and
   # browsers hold a thread for a minute at a time (a unit test's 30 s deadline once ran out so).
   run_swift_tests --filter PeerSyncTests
+  # The "next" test release (scripts/build-next.sh) for the tests of two releases in one
+  # household (TwoReleasesTests): its own build directory, built after the ordinary one.
+  if next=$(bash scripts/build-next.sh 2>> "$log"); then export PULSE_NEXT_BINARY="$next"; else
+    echo "the next test release did not build (scripts/build-next.sh): see above" >&2; tail -30 "$log" >&2; status=1
+  fi
   run_swift_tests --skip-build --filter TwoPeerTests
 else
   run_swift_tests "$@"

@@ -278,7 +278,8 @@ struct PeerSession {
                 shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(covered) }
                 try await outbound.write(.ack(outcome.versionVector))
                 await host.peerVector(id, covered)
-                if !outcome.applied.isEmpty {
+                // Kept changes (a later release's: PulseStore/KeptChanges.swift) travel on too.
+                if !outcome.applied.isEmpty || outcome.kept > 0 {
                     await host.countApplied(outcome.applied.count)
                     await host.storeChanged(except: id)
                     logger.debug("applied batch", metadata: ["changes": "\(outcome.applied.count)", "conflicts": "\(outcome.conflicts)"])

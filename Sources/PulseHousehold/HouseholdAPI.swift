@@ -70,21 +70,30 @@ public enum JSONValue: Sendable, Equatable, Codable {
 /// The household's operations for app clients (docs/API.md): each method calls the same
 /// `Household` rule the CLI calls, with the same checks and error messages.
 public enum HouseholdAPI {
-    public static let methods = [
-        "household.get", "household.rename", "member.list", "member.get", "member.add", "member.edit", "member.remove", "whoami.set",
-        "notifications.get", "notifications.set", "settings.get", "settings.set", "language.get", "language.set", "shop.list", "shop.add", "shop.check",
-        "shop.restock", "shop.rename",
-        "shop.delete", "shop.undelete", "shop.clear", "shop.undo", "task.list", "task.add", "task.edit", "task.done", "task.reopen", "task.delete",
-        "task.undelete",
-        "backlog.list", "backlog.category.add", "backlog.category.rename", "backlog.category.move",
-        "backlog.category.remove", "backlog.add", "backlog.rename", "backlog.move", "backlog.remove", "backlog.restore", "backlog.promote",
-        "conflicts.list", "machine.list", "machine.rename", "machine.remove", "phone.list", "phone.add", "phone.get", "phone.remove",
-        "ca.get", "ca.publish", "ca.request", "ca.grant", "phone.roaming", "phone.service.set", "phone.service.list",
-        "recurring.list", "recurring.add", "recurring.remove",
-        "kids.list", "kids.catalogue.list", "kids.history.list", "kids.basket.list", "kids.done", "kids.redeem",
-        "kids.basket.remove", "kids.add", "kids.rename", "kids.remove", "kids.select", "kids.deselect", "kids.own",
-        "kids.adjust", "kids.pin.get", "kids.pin.check", "kids.pin.set", "kids.pin.change", "kids.pin.reset", "kids.pin.confirmReset", "kids.pin.acknowledge",
-    ]
+    public static let methods =
+        [
+            "household.get", "household.rename", "member.list", "member.get", "member.add", "member.edit", "member.remove", "whoami.set",
+            "notifications.get", "notifications.set", "settings.get", "settings.set", "language.get", "language.set", "shop.list", "shop.add", "shop.check",
+            "shop.restock", "shop.rename",
+            "shop.delete", "shop.undelete", "shop.clear", "shop.undo", "task.list", "task.add", "task.edit", "task.done", "task.reopen", "task.delete",
+            "task.undelete",
+            "backlog.list", "backlog.category.add", "backlog.category.rename", "backlog.category.move",
+            "backlog.category.remove", "backlog.add", "backlog.rename", "backlog.move", "backlog.remove", "backlog.restore", "backlog.promote",
+            "conflicts.list", "machine.list", "machine.rename", "machine.remove", "phone.list", "phone.add", "phone.get", "phone.remove",
+            "ca.get", "ca.publish", "ca.request", "ca.grant", "phone.roaming", "phone.service.set", "phone.service.list",
+            "recurring.list", "recurring.add", "recurring.remove",
+            "kids.list", "kids.catalogue.list", "kids.history.list", "kids.basket.list", "kids.done", "kids.redeem",
+            "kids.basket.remove", "kids.add", "kids.rename", "kids.remove", "kids.select", "kids.deselect", "kids.own",
+            "kids.adjust", "kids.pin.get", "kids.pin.check", "kids.pin.set", "kids.pin.change", "kids.pin.reset", "kids.pin.confirmReset",
+            "kids.pin.acknowledge",
+        ] + nextReleaseMethods
+
+    #if PULSE_NEXT_RELEASE
+    /// The "next" test release's methods (TwoReleasesTests): a note, a shopping item's quantity.
+    static let nextReleaseMethods = ["next.note.add", "next.shop.quantity"]
+    #else
+    static let nextReleaseMethods: [String] = []
+    #endif
 
     public static func call(_ method: String, _ params: [String: JSONValue], on household: Household) throws -> JSONValue {
         func string(_ key: String) throws -> String {
@@ -318,6 +327,13 @@ public enum HouseholdAPI {
         case "kids.pin.acknowledge":
             try h.acknowledgeKidsPINChange(pin: string("pin"))
             return .bool(true)
+        #if PULSE_NEXT_RELEASE
+        case "next.note.add":
+            return .string(try h.addNote(string("title")))
+        case "next.shop.quantity":
+            try h.setQuantity(item: string("name"), string("quantity"))
+            return .bool(true)
+        #endif
         default:
             throw HouseholdError.refuse(.unknownMethod, ["method": .string(method), "methods": JSONValue(methods)])
         }

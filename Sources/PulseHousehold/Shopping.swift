@@ -307,3 +307,25 @@ public enum ShoppingRules {
         return cleared.filter { onList.contains($0.name.lowercased()) }.map(\.name)
     }
 }
+
+#if PULSE_NEXT_RELEASE
+extension Household {
+    /// The "next" test release's note (TwoReleasesTests): its row id.
+    public func addNote(_ title: String) throws -> String {
+        let id = RowIDRules.newRowID()
+        let title = try Validation.name(title, what: "title", max: 200)
+        try store.write(member: memberID) { tx in
+            _ = try tx.put(.note, id, ["title": .text(title), "done": .bool(false), "deleted": .bool(false)])
+        }
+        return id
+    }
+
+    /// The "next" test release's quantity of the active item named `name`.
+    public func setQuantity(item name: String, _ quantity: String) throws {
+        guard let item = try shoppingItems(.active).first(where: { $0.name.lowercased() == name.lowercased() }) else {
+            throw HouseholdError.refuse(.notFound, ["name": .string(name)])
+        }
+        try store.write(member: memberID) { tx in _ = try tx.put(.shoppingItem, item.id, ["quantity": .text(quantity)]) }
+    }
+}
+#endif

@@ -41,6 +41,12 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
     /// `https://` addresses while phones are on there, null when off. A phone uses another
     /// agent of the household when its own does not answer.
     case phoneService = "phone_service"
+    #if PULSE_NEXT_RELEASE
+    /// A note: an entity of the "next" release that the tests of two releases in one household
+    /// build (`scripts/build-next.sh`: `-DPULSE_NEXT_RELEASE`, with `shopping_item.quantity`);
+    /// never in a release (Tests/TwoPeerTests/TwoReleasesTests.swift).
+    case note
+    #endif
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
@@ -226,6 +232,9 @@ extension EntityKind {
         case .caRoot: 18
         case .caGrant: 19
         case .phoneService: 20
+        #if PULSE_NEXT_RELEASE
+        case .note: 21
+        #endif
         }
     }
 
@@ -261,6 +270,9 @@ extension EntityKind {
         case .caRoot: 17
         case .caGrant: 18
         case .phoneService: 19
+        #if PULSE_NEXT_RELEASE
+        case .note: 20
+        #endif
         }
     }
 
@@ -270,8 +282,21 @@ extension EntityKind {
     private static let deleted = (field: "deleted", value: FieldValue.integer(1))
     private static let title = FieldSpec("title", .text(max: 200))
 
+    /// A shopping item's fields (the "next" test release adds one: `PULSE_NEXT_RELEASE`).
+    private static var shoppingItemFields: [FieldSpec] {
+        var fields = [
+            FieldSpec("name", .text(max: 200)),
+            FieldSpec("state", .choice(["active", "restock", "deleted"])),
+            FieldSpec("listed", .timestamp),
+        ]
+        #if PULSE_NEXT_RELEASE
+        fields.append(FieldSpec("quantity", .text(max: 40), optional: true))
+        #endif
+        return fields
+    }
+
     private static let schemas: [EntityKind: EntitySchema] = {
-        let list: [EntitySchema] = [
+        var list: [EntitySchema] = [
             EntitySchema(
                 kind: .household, fields: [FieldSpec("name", .text(max: 100))],
                 tombstone: nil, singletonRowID: "profile"),
@@ -299,12 +324,8 @@ extension EntityKind {
                     FieldSpec("label", .text(max: 100, allowEmpty: true)),
                 ], tombstone: nil, singletonRowID: nil),
             EntitySchema(
-                kind: .shoppingItem,
-                fields: [
-                    FieldSpec("name", .text(max: 200)),
-                    FieldSpec("state", .choice(["active", "restock", "deleted"])),
-                    FieldSpec("listed", .timestamp),
-                ], tombstone: (field: "state", value: .text("deleted")), singletonRowID: nil),
+                kind: .shoppingItem, fields: shoppingItemFields, tombstone: (field: "state", value: .text("deleted")),
+                singletonRowID: nil),
             EntitySchema(
                 kind: .task,
                 fields: [
@@ -428,6 +449,12 @@ extension EntityKind {
                     FieldSpec("updated", .timestamp),
                 ], tombstone: nil, singletonRowID: nil),
         ]
+        #if PULSE_NEXT_RELEASE
+        list.append(
+            EntitySchema(
+                kind: .note, fields: [title, FieldSpec("done", .bool), FieldSpec("deleted", .bool)], tombstone: deleted,
+                singletonRowID: nil))
+        #endif
         return Dictionary(uniqueKeysWithValues: list.map { ($0.kind, $0) })
     }()
 }

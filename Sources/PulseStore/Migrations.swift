@@ -39,7 +39,30 @@ package enum Migrations {
     }
 
     /// Every migration, named, in the order they run; never reordered or removed.
-    package static let all: [Step] = [
+    package static let all: [Step] = base + nextRelease
+
+    #if PULSE_NEXT_RELEASE
+    /// The "next" test release's migration (`PULSE_NEXT_RELEASE`: TwoReleasesTests): notes, and a
+    /// shopping item's quantity. Never in a release.
+    static let nextRelease = [
+        Step(
+            name: "next release: notes and quantities",
+            sql: """
+                CREATE TABLE note (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+                    done INTEGER NOT NULL CHECK (done IN (0, 1)),
+                    deleted INTEGER NOT NULL CHECK (deleted IN (0, 1)),
+                    versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+                ) WITHOUT ROWID;
+                ALTER TABLE shopping_item ADD COLUMN quantity TEXT CHECK (quantity IS NULL OR length(quantity) BETWEEN 1 AND 40);
+                """)
+    ]
+    #else
+    static let nextRelease: [Step] = []
+    #endif
+
+    static let base: [Step] = [
         Step(name: "field versions", sql: migration1),
         Step(name: "one record per row", sql: migration2, code: foldFieldVersions),
         Step(name: "records in typed rows", sql: migration3, code: moveVersionsIntoRows),
@@ -128,11 +151,15 @@ package enum Migrations {
     static let entitiesOfMigration1 = EntityKind.allCases.filter { !entitiesAfterMigration1.contains($0) }
     /// The entities made by later migrations (6: machines; 13: the kids' PIN; 15: phones;
     /// 16: the household CA).
-    static let entitiesAfterMigration1: [EntityKind] = [
-        .machine, .machineRemoval, .discoveryKey, .kidsPIN, .phone, .caRoot, .caGrant, .phoneService,
-    ]
+    static let entitiesAfterMigration1: [EntityKind] = {
+        var entities: [EntityKind] = [.machine, .machineRemoval, .discoveryKey, .kidsPIN, .phone, .caRoot, .caGrant, .phoneService]
+        #if PULSE_NEXT_RELEASE
+        entities.append(.note)
+        #endif
+        return entities
+    }()
     /// The entities whose tables exist at migration 8.
-    static let entitiesOfMigration8 = EntityKind.allCases.filter { ![.kidsPIN, .phone, .caRoot, .caGrant, .phoneService].contains($0) }
+    static let entitiesOfMigration8 = EntityKind.allCases.filter { !entitiesAfterMigration1.dropFirst(3).contains($0) }
 
     /// Migration 3, in SQL: every typed table gains `versions`. The default (two zero bytes)
     /// only lets existing rows take the column; `moveVersionsIntoRows` fills every one of

@@ -22,13 +22,14 @@ final class AgentProcess: @unchecked Sendable {
     /// `web`: the `--web` value (nil: the agent's default), unless `args` has its own.
     init(
         home: String, _ args: [String] = [], on host: TestHost? = nil, listen: String = "127.0.0.1",
-        wrapper: [String] = [], web: String? = "127.0.0.1:0", environment: [String: String] = [:], timeout: TimeInterval = 30
+        wrapper: [String] = [], web: String? = "127.0.0.1:0", environment: [String: String] = [:], timeout: TimeInterval = 30,
+        binary: String? = nil
     ) throws {
         self.home = home
         let run =
             ["run", "--home", home, "--port", "0", "--listen", listen] + (host == nil ? ["--no-mdns"] : [])
             + (args.contains("--web") ? [] : web.map { ["--web", $0] } ?? []) + args
-        let command = wrapper + [PulsePeer.executable.path] + run
+        let command = wrapper + [binary ?? PulsePeer.executable.path] + run
         if let host {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = host.wrap(command)
@@ -132,11 +133,13 @@ struct Home {
     var wrapper: [String] = []
     /// Variables every command runs with (e.g. `LANG`).
     var environment: [String: String] = [:]
+    /// Another build's `pulse-peer` every command runs (the "next" test release), or nil.
+    var binary: String?
 
     /// `orFail: false`: return a failed command's result instead of throwing.
     @discardableResult
     func run(_ args: [String], stdin: String? = nil, orFail: Bool = true) throws -> PulsePeer.Result {
-        let result = try PulsePeer.run(args + ["--home", path], stdin: stdin, environment: environment, wrapper: wrapper)
+        let result = try PulsePeer.run(args + ["--home", path], stdin: stdin, environment: environment, wrapper: wrapper, binary: binary)
         if orFail && result.status != 0 {
             throw AgentProcess.Failure(description: "pulse-peer \(args.joined(separator: " ")) failed: \(result.stderr)")
         }
@@ -162,7 +165,7 @@ struct Home {
     @discardableResult
     func waitUntil(_ condition: String, peers: Int = 1, timeout: Int = 60, orFail: Bool = true) throws -> [String: Any] {
         let args = ["status", "--json", "--wait", condition, "--peers", String(peers), "--timeout", String(timeout)]
-        let result = orFail ? try run(args) : try PulsePeer.run(args + ["--home", path], wrapper: wrapper)
+        let result = orFail ? try run(args) : try PulsePeer.run(args + ["--home", path], wrapper: wrapper, binary: binary)
         if !orFail && result.status != 0 {
             return try JSONSerialization.jsonObject(with: Data(run(["status", "--json"]).stdout.utf8)) as? [String: Any] ?? [:]
         }

@@ -16,9 +16,10 @@ struct PulsePeer {
     /// Runs `pulse-peer args` to completion (killed after `timeout` seconds).
     @discardableResult
     /// `wrapper`: a command to run it under (`faketime -f +15m`).
+    /// `binary`: another build's `pulse-peer` (the "next" test release: TwoReleasesTests).
     static func run(
         _ args: [String], stdin: String? = nil, environment: [String: String] = [:], wrapper: [String] = [],
-        timeout: TimeInterval = 60
+        timeout: TimeInterval = 60, binary: String? = nil
     ) throws -> Result {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "PULSE_HOME")
@@ -26,7 +27,7 @@ struct PulsePeer {
         for key in ["PULSE_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES"] { env.removeValue(forKey: key) }
         env["LANG"] = "C.UTF-8"
         for (key, value) in environment { env[key] = value }
-        return try runProcess(wrapper + [executable.path] + args, stdin: stdin, environment: env, timeout: timeout)
+        return try runProcess(wrapper + [binary ?? executable.path] + args, stdin: stdin, environment: env, timeout: timeout)
     }
 
     /// Runs `command` (found on PATH when it has no slash) to completion: both pipes read
