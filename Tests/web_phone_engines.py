@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.request
 
 from selenium import webdriver
@@ -140,10 +141,20 @@ def tap(driver, verb, name):
                                                        if name in text(e)).find_element(By.CSS_SELECTOR, ".check"))
         wait(f"{name} off the list", lambda: not any(name in text(e) for e in driver.find_elements(By.CSS_SELECTOR, "#shop-list li")))
     else:
-        toggle = driver.find_element(By.ID, "restock-toggle")
-        if toggle.is_displayed() and driver.execute_script("return document.getElementById('restock-sheet').hidden"):
-            phones.press(driver, toggle)
-        wait("the restock pool open", lambda: driver.execute_script("return !document.getElementById('restock-sheet').hidden"))
+        # The toggle shows once the pool is drawn (after an offline start, a moment later on a
+        # loaded machine): pressed when it shows and the sheet is closed, again only if a
+        # second went by with the sheet still closed (a press is never undone by the next).
+        pressed = [None]
+
+        def pool_open():
+            if driver.execute_script("return !document.getElementById('restock-sheet').hidden"):
+                return True
+            toggle = driver.find_element(By.ID, "restock-toggle")
+            if toggle.is_displayed() and (pressed[0] is None or time.monotonic() - pressed[0] > 1.0):
+                phones.press(driver, toggle)
+                pressed[0] = time.monotonic()
+            return False
+        wait("the restock pool open", pool_open, timeout=15)
         press(driver, f"restocking {name}", lambda: next(e for e in driver.find_elements(By.CSS_SELECTOR, "#restock-list li")
                                                          if name in text(e)).find_element(By.CSS_SELECTOR, ".restock"))
         wait(f"{name} on the list", lambda: any(name in text(e) for e in driver.find_elements(By.CSS_SELECTOR, "#shop-list li")))
