@@ -219,13 +219,7 @@ actor SyncEngine {
             sessions[existing] = nil
             replacedOld = true
         }
-        if case let .configured(address) = origin {
-            addressToMachine[address] = machine
-            if let old = peers.removeValue(forKey: "static:\(address)") {
-                record.foundBy.formUnion(old.foundBy)
-                for a in old.addresses where !record.addresses.contains(a) { record.addresses.append(a) }
-            }
-        }
+        takeStaticRecord(of: origin, for: machine, into: &record)
         record.machine = machine
         record.replica = replica
         record.foundBy.insert(origin.label)
@@ -243,6 +237,17 @@ actor SyncEngine {
         sessions[id] = SessionEntry(machine: machine, role: role, close: close, signal: signal)
         bump()
         return .accepted(replacedOld: replacedOld)
+    }
+
+    /// A configured address now known to lead to `machine`: its `static:` record (how it was
+    /// found, its addresses) becomes part of the machine's.
+    private func takeStaticRecord(of origin: PeerOrigin, for machine: String, into record: inout PeerRecord) {
+        guard case let .configured(address) = origin else { return }
+        addressToMachine[address] = machine
+        if let old = peers.removeValue(forKey: "static:\(address)") {
+            record.foundBy.formUnion(old.foundBy)
+            for a in old.addresses where !record.addresses.contains(a) { record.addresses.append(a) }
+        }
     }
 
     func unregister(_ id: Int, error: String?) {
@@ -322,13 +327,7 @@ actor SyncEngine {
         refused(machine: machine, remote: remote, reason: text, byPeer: byPeer)
         let key = "machine:\(machine)"
         var record = peers[key] ?? PeerRecord()
-        if case let .configured(address) = origin {
-            addressToMachine[address] = machine
-            if let old = peers.removeValue(forKey: "static:\(address)") {
-                record.foundBy.formUnion(old.foundBy)
-                for a in old.addresses where !record.addresses.contains(a) { record.addresses.append(a) }
-            }
-        }
+        takeStaticRecord(of: origin, for: machine, into: &record)
         record.machine = machine
         record.foundBy.insert(origin.label)
         if origin != .inbound && !record.addresses.contains(remote) { record.addresses.append(remote) }
