@@ -41,27 +41,6 @@ package enum Migrations {
     /// Every migration, named, in the order they run; never reordered or removed.
     package static let all: [Step] = base + nextRelease
 
-    #if PULSE_NEXT_RELEASE
-    /// The "next" test release's migration (`PULSE_NEXT_RELEASE`: TwoReleasesTests): notes, and a
-    /// shopping item's quantity. Never in a release.
-    static let nextRelease = [
-        Step(
-            name: "next release: notes and quantities",
-            sql: """
-                CREATE TABLE note (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
-                    done INTEGER NOT NULL CHECK (done IN (0, 1)),
-                    deleted INTEGER NOT NULL CHECK (deleted IN (0, 1)),
-                    versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
-                ) WITHOUT ROWID;
-                ALTER TABLE shopping_item ADD COLUMN quantity TEXT CHECK (quantity IS NULL OR length(quantity) BETWEEN 1 AND 40);
-                """)
-    ]
-    #else
-    static let nextRelease: [Step] = []
-    #endif
-
     static let base: [Step] = [
         Step(name: "field versions", sql: migration1),
         Step(name: "one record per row", sql: migration2, code: foldFieldVersions),
@@ -465,24 +444,6 @@ package enum Migrations {
             updated INTEGER NOT NULL CHECK (updated >= 0),
             versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
         ) WITHOUT ROWID;
-        """
-
-    /// Migration 17 (the open schema): what this release keeps without knowing it — a change
-    /// to an entity it does not know, or the fields of a change that it does not know — whole,
-    /// with its stamps, by `(origin, seq)`; `entity` is the wire's code, `fields` the change's
-    /// fields of no known meaning (KeptChanges.swift).
-    static let migration17 = """
-        CREATE TABLE kept_change (
-            origin INTEGER NOT NULL CHECK (origin <> 0),
-            seq INTEGER NOT NULL CHECK (seq > 0),
-            hlc INTEGER NOT NULL CHECK (hlc >= 0),
-            entity INTEGER NOT NULL CHECK (entity BETWEEN 1 AND 255),
-            row_id TEXT NOT NULL CHECK (length(row_id) BETWEEN 1 AND 128),
-            writer TEXT CHECK (writer IS NULL OR length(writer) BETWEEN 1 AND 128),
-            fields BLOB NOT NULL CHECK (typeof(fields) = 'blob' AND length(fields) > 1),
-            PRIMARY KEY (origin, seq)
-        ) WITHOUT ROWID;
-        CREATE INDEX kept_change_row ON kept_change (entity, row_id);
         """
 
     /// Migration 7 (protocol version 4): a backlog item's place in its category, so items
