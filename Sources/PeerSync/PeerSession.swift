@@ -65,6 +65,12 @@ struct PeerSession {
             var pairing: PendingPairing?
             /// The replica id this session said HELLO with.
             var localReplica: ReplicaID?
+            /// The VECTOR this side sent, and the peer's (protocol 9: stamps and seals).
+            var sentHeads: HistoryHeads?
+            var peerHeads: HistoryHeads?
+            /// Origins whose histories the two sides found different, by origin
+            /// (PeerSession+Histories.swift).
+            var forks: [ReplicaID: ForkExchange] = [:]
         }
         struct PendingPairing {
             let expectedConfirmation: [UInt8]
@@ -251,9 +257,15 @@ struct PeerSession {
                 logger.info("session established", metadata: ["peer": "\(machineHex.prefix(12))", "role": "\(role)"])
                 await host.peerEvent(.peerConnected, machine: (await host.machineName(machineHex)) ?? String(machineHex.prefix(12)))
                 shared.state.withLock { $0.peerMachine = machineHex }
-                try await outbound.write(.vector(host.versionVector()))
-            case let .startCatchUp(vector):
+                let heads = try await host.historyHeads()
+                shared.state.withLock { $0.sentHeads = heads }
+                try await outbound.write(.vector(heads))
+            case let .startCatchUp(heads):
+                let vector = heads.vector
                 try await checkNotBehindItself(vector, outbound, shared: shared, machineHex: machineHex)
+                shared.state.withLock { $0.peerHeads = heads }
+                // Histories that forked are found and healed before anything is sent.
+                guard try await checkHistories(heads, outbound, shared: shared, machineHex: machineHex) else { break }
                 shared.state.withLock { $0.peerKnown = $0.peerKnown.merging(vector) }
                 await host.peerVector(id, vector)
                 peerVector.yield(vector)
@@ -284,6 +296,8 @@ struct PeerSession {
                     await host.storeChanged(except: id)
                     logger.debug("applied batch", metadata: ["changes": "\(outcome.applied.count)", "conflicts": "\(outcome.conflicts)"])
                 }
+            case let .historyStamps(stamps):
+                try await receiveHistory(stamps, outbound, shared: shared, machineHex: machineHex)
             case let .peerCaughtUp(vector):
                 do { try await host.noteCaughtUp() } catch {
                     logger.warning("cannot record the first sync", metadata: ["error": "\(error)"])

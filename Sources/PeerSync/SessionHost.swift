@@ -22,7 +22,15 @@ protocol SessionHost: Sendable {
 
     func replicaID() async -> ReplicaID
     func standing(of machine: String) async throws -> SessionStateMachine.PeerStanding
-    func versionVector() async throws -> VersionVector
+    /// The VECTOR this side sends (protocol 9: the stamp at each entry, the seals).
+    func historyHeads() async throws -> HistoryHeads
+    /// Compares the peer's VECTOR with this database's histories: heals what a seal of the
+    /// peer's says at once, and names the origins whose histories forked (PeerSession+Histories.swift).
+    func checkHistories(_ theirs: HistoryHeads, peer: String) async throws -> HistoryCheck
+    /// This database's stamps of `origin`'s numbers `1…upTo`.
+    func historyStamps(of origin: ReplicaID, upTo: UInt64) async throws -> [UInt64]
+    /// Heals a fork of `origin` found at `forkAt` with a peer: this side's branch moves to its own id.
+    func healFork(of origin: ReplicaID, forkAt: UInt64, peer: String) async throws -> HistoryCheck
     /// A machine's name in the household's list, if it has one.
     func machineName(_ machine: String) async -> String?
     /// Whether the peer's vector shows this database went back in time (it then continues
@@ -108,7 +116,16 @@ extension PeerAgent.Context: SessionHost {
 
     func replicaID() async -> ReplicaID { await store.replicaID }
     func standing(of machine: String) async throws -> SessionStateMachine.PeerStanding { try await store.standing(of: machine) }
-    func versionVector() async throws -> VersionVector { try await store.versionVector() }
+    func historyHeads() async throws -> HistoryHeads { try await store.historyHeads() }
+    func checkHistories(_ theirs: HistoryHeads, peer: String) async throws -> HistoryCheck {
+        try await store.checkHistories(theirs, peer: peer)
+    }
+    func historyStamps(of origin: ReplicaID, upTo: UInt64) async throws -> [UInt64] {
+        try await store.historyStamps(of: origin, upTo: upTo)
+    }
+    func healFork(of origin: ReplicaID, forkAt: UInt64, peer: String) async throws -> HistoryCheck {
+        try await store.healFork(of: origin, forkAt: forkAt, peer: peer)
+    }
     func machineName(_ machine: String) async -> String? { try? await store.machineName(machine) }
     func checkNotBehindItself(replica: ReplicaID, peerVector: VersionVector, peer: String) async throws -> WentBackInTime? {
         try await store.checkNotBehindItself(replica: replica, peerVector: peerVector, peer: peer)

@@ -109,6 +109,70 @@ actor StoreService {
         return record
     }
 
+    // MARK: Histories that forked (PulseStore/Histories.swift, PeerSession+Histories.swift)
+
+    func historyHeads() throws -> HistoryHeads { try household.store.historyHeads() }
+
+    func historyStamps(of origin: ReplicaID, upTo: UInt64) throws -> [UInt64] {
+        try household.store.historyStamps(of: origin, upTo: upTo)
+    }
+
+    /// The peer's VECTOR beside this database's histories (``HistoryRules``): forks to compare
+    /// are named; when there are none, the peer's seals are carried out here at once.
+    func checkHistories(_ theirs: HistoryHeads, peer: String) throws -> HistoryCheck {
+        let store = household.store
+        let mine = try store.historyHeads()
+        var check = HistoryCheck()
+        var seals: [(ReplicaID, HistoryRules.Verdict)] = []
+        for (origin, head) in theirs.entries.sorted(by: { $0.key < $1.key }) {
+            let own = mine[origin]
+            let atTheirs = head.seq > 0 && head.seq <= own.seq && head.hlc != 0 ? try store.stamp(of: origin, head.seq) : 0
+            switch HistoryRules.verdict(mine: own, theirs: head, mineAtTheirs: atTheirs) {
+            case .same: break
+            case let .forked(upTo): check.forked.append((origin, upTo))
+            case let verdict: seals.append((origin, verdict))
+            }
+        }
+        guard check.forked.isEmpty else { return check }
+        for (origin, verdict) in seals {
+            switch verdict {
+            case let .sealBeyond(seal):
+                check = check.merging(try heal(origin, forkAt: seal + 1, peer: peer, because: "its history ends at #\(seal) on \(peer)"))
+            case let .adoptSeal(seal):
+                let fresh = try household.adoptSeal(of: origin, at: seal)
+                if let fresh { check.continuesAs = try continued(as: fresh) }
+            default: break
+            }
+        }
+        return check
+    }
+
+    /// Heals a fork of `origin` found at `forkAt` with a peer (the stamps compared).
+    func healFork(of origin: ReplicaID, forkAt: UInt64, peer: String) throws -> HistoryCheck {
+        try heal(origin, forkAt: forkAt, peer: peer, because: "\(peer) holds another history from #\(forkAt)")
+    }
+
+    private func heal(_ origin: ReplicaID, forkAt: UInt64, peer: String, because: String) throws -> HistoryCheck {
+        let store = household.store
+        if let seal = try store.seals()[origin], seal < forkAt { return HistoryCheck() } // healed meanwhile (another session)
+        let branch = HistoryRules.branch(of: origin, forkAt: forkAt, hlc: try store.stamp(of: origin, forkAt))
+        let healed = try household.healFork(of: origin, from: forkAt, into: branch)
+        var check = HistoryCheck()
+        check.healed.append(
+            "replica \(origin) forked (\(because)): its \(healed.moved) changes here from #\(forkAt) travel on as replica \(branch)")
+        if let fresh = healed.continuesAs { check.continuesAs = try continued(as: fresh) }
+        return check
+    }
+
+    /// This database's own replica was sealed: the agent goes on under `fresh`.
+    private func continued(as fresh: ReplicaID) throws -> (replica: ReplicaID, counter: UInt64) {
+        reportedCommits = household.store.localCommits
+        replicaID = fresh
+        published.withLock { $0 = 0 }
+        try household.stopPublishingWrites()
+        return (fresh, try household.store.versionVector()[fresh])
+    }
+
     private var syncedOnce: Bool?
 
     /// A peer's catch-up ended here (its CAUGHT_UP): this database holds the household's data.

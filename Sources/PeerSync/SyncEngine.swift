@@ -230,6 +230,9 @@ actor SyncEngine {
         record.bytes = bytes
         record.peerCaughtUp = false
         record.weCaughtUp = false
+        // What the peer holds is what this session's VECTOR says: a vector can go down between
+        // sessions (a history that forked was healed: PROTOCOL §5).
+        record.vector = nil
         record.lastError = nil
         record.lastSeen = WallClock.now()
         if record.notice != nil { (record.problem, record.notice) = (nil, nil) } // versions in common now

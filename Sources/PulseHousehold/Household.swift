@@ -372,9 +372,25 @@ extension Household {
     /// This database went back in time (PulseStore/Rewind.swift): it continues as a new
     /// replica of the same machine, with the label its former replica had.
     public func continueAsNewReplica() throws -> ReplicaStore.NewReplica {
+        try store.continueAsNewReplica(replicaRow: try nextReplicaRow())
+    }
+
+    /// Moves this database's branch of a forked history to its own id and seals the origin
+    /// (PulseStore/Histories.swift); a sealed own replica continues under a new id.
+    public func healFork(of origin: ReplicaID, from forkAt: UInt64, into branch: ReplicaID) throws -> ReplicaStore.HealedFork {
+        try store.healFork(of: origin, from: forkAt, into: branch, replicaRow: try nextReplicaRow())
+    }
+
+    /// Records where a forked history ends; the new replica id when it was this database's own.
+    public func adoptSeal(of origin: ReplicaID, at seq: UInt64) throws -> ReplicaID? {
+        try store.adoptSeal(of: origin, at: seq, replicaRow: try nextReplicaRow())
+    }
+
+    /// The `replica` row of this database's next replica id: this machine, its label.
+    private func nextReplicaRow() throws -> RowFields {
         let label =
             try store.value(.replica, store.replicaID.description, "label")
             ?? .text(String(ProcessInfo.processInfo.hostName.prefix(100)))
-        return try store.continueAsNewReplica(replicaRow: ["machine": .text(identity.machineID), "label": label])
+        return ["machine": .text(identity.machineID), "label": label]
     }
 }

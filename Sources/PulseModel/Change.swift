@@ -200,14 +200,18 @@ public struct DeltaBatch: Sendable, Hashable {
     /// Changes to entities this release does not know (kept and relayed: ``KeptChange``). On
     /// the wire they are changes like the others, after them.
     public var kept: [KeptChange]
+    /// Numbers the coverage accounts for whose changes were overwritten: their stamps alone
+    /// (protocol 9: ``ChangeStub``).
+    public var stubs: [ChangeStub]
 
-    public init(changes: [Change] = [], coverage: [Coverage] = [], kept: [KeptChange] = []) {
+    public init(changes: [Change] = [], coverage: [Coverage] = [], kept: [KeptChange] = [], stubs: [ChangeStub] = []) {
         self.changes = changes
         self.coverage = coverage
         self.kept = kept
+        self.stubs = stubs
     }
 
-    public var isEmpty: Bool { changes.isEmpty && coverage.isEmpty && kept.isEmpty }
+    public var isEmpty: Bool { changes.isEmpty && coverage.isEmpty && kept.isEmpty && stubs.isEmpty }
     /// How many changes the batch holds, known and kept.
     public var changeCount: Int { changes.count + kept.count }
 }

@@ -7,8 +7,9 @@ import PulseModel
 public enum PeerMessage: Sendable, Hashable {
     /// First message of each side. The server answers only after checking the client's proof.
     case hello(Hello)
-    /// "This is what I have": sent once by each side right after the handshake.
-    case vector(VersionVector)
+    /// "This is what I have": sent once by each side right after the handshake; from
+    /// protocol 9 each entry with the stamp at its number and the origin's seal.
+    case vector(HistoryHeads)
     /// Changes and the coverage they bring, applied atomically by the receiver.
     case batch(DeltaBatch)
     /// The sender has sent everything the receiver lacked at handshake time.
@@ -17,6 +18,9 @@ public enum PeerMessage: Sendable, Hashable {
     case ack(VersionVector)
     case ping(UInt64)
     case pong(UInt64)
+    /// Protocol 9: one side's stamps of an origin's numbers, when the two hold different
+    /// histories under it (docs/PROTOCOL.md §5, "Histories that forked").
+    case history(HistoryStamps)
     /// The sender is closing the session, and why.
     case error(ProtocolErrorCode, String)
     /// Pairing (docs/PROTOCOL.md §9), instead of HELLO: the joining machine's SPAKE2 message.
@@ -73,12 +77,14 @@ public enum PeerMessage: Sendable, Hashable {
         /// (same HELLO) adds per-machine trust: the machine entities and pairing; version 4
         /// (same HELLO) adds the backlog item's `position` field; version 5 (same HELLO) adds
         /// the household's kids' PIN (entity 16); 6 members' languages; 7 phones (entity 17); 8 the household CA's
-        /// roots and grants and where agents serve phones (entities 18–20).
+        /// roots and grants and where agents serve phones (entities 18–20); 9 (the last flag day)
+        /// negotiates versions, keeps what it does not know (an open schema), and tells histories
+        /// that forked apart (VECTOR entries with stamps and seals, BATCH stubs, HISTORY).
         public static let currentVersion: UInt16 = supportedVersions.upperBound
         /// The versions this agent accepts (it answers in the client's). A version 4 peer
         /// would refuse a batch holding an entity it does not know: it must upgrade.
         ///
-        /// 8 only — unless the environment's `PULSE_PEER_TEST_PROTOCOL` names another number:
+        /// 9 only — unless the environment's `PULSE_PEER_TEST_PROTOCOL` names another number:
         /// the tests of two releases in one household start an agent that speaks another
         /// version that way (an agent speaking a version it does not implement only ever
         /// meets refusals: it is no way in).
@@ -86,7 +92,7 @@ public enum PeerMessage: Sendable, Hashable {
             if let text = getenv("PULSE_PEER_TEST_PROTOCOL").map({ String(cString: $0) }), let version = UInt16(text), version > 0 {
                 return version...version
             }
-            return 8...8
+            return 9...9
         }()
         /// What an ERROR 2 says of the versions its sender speaks ("… (this agent speaks 7–8)",
         /// as ``SessionStateMachine`` writes it; "8" alone too); nil when it does not say.
@@ -126,6 +132,7 @@ public enum PeerMessage: Sendable, Hashable {
         case .ping: 6
         case .pong: 7
         case .error: 8
+        case .history: 9
         case .pairStart: 10
         case .pairReply: 11
         case .pairConfirm: 12
@@ -154,6 +161,9 @@ public enum WireLimits {
     public static let maxChangesPerBatch = 10_000
     public static let maxCoveragePerBatch = 4096
     public static let maxVectorEntries = 4096
+    /// Protocol 9: stubs per BATCH, stamps per HISTORY.
+    public static let maxStubsPerBatch = 10_000
+    public static let maxStampsPerHistory = 65_536
     public static let proofBytes = 32
     /// Before a HELLO (or a pairing message) has been accepted, a frame may be no larger
     /// than this: a stranger cannot make us buffer more (docs/SECURITY.md).

@@ -17,8 +17,11 @@ public struct SessionStateMachine: Sendable {
         /// The peer's wall clock when it sent HELLO (version 2), Unix milliseconds; comes
         /// right before `established`.
         case peerClock(Int64)
-        /// The peer told what it has: stream it what it lacks.
-        case startCatchUp(VersionVector)
+        /// The peer told what it has (with the stamps at its entries and its seals): check the
+        /// histories, then stream it what it lacks.
+        case startCatchUp(HistoryHeads)
+        /// The peer's stamps of an origin whose history forked (HISTORY).
+        case historyStamps(HistoryStamps)
         case apply(DeltaBatch)
         case peerCaughtUp(VersionVector)
         case peerAcknowledged(VersionVector)
@@ -168,6 +171,8 @@ public struct SessionStateMachine: Sendable {
             return fail(.unexpectedMessage, "expected VECTOR after HELLO")
         case let (.established, .batch(batch)):
             return [.apply(batch)]
+        case let (.established, .history(stamps)):
+            return [.historyStamps(stamps)]
         case let (.established, .caughtUp(vector)):
             return [.peerCaughtUp(vector)]
         case let (.established, .ack(vector)):

@@ -25,7 +25,9 @@ public enum WireCodec {
             buffer.writeInteger(hello.replica.rawValue)
             buffer.writeBytes(hello.proof)
             if hello.version >= 2 { buffer.writeInteger(UInt64(bitPattern: hello.clock ?? 0)) }
-        case let .vector(vector), let .caughtUp(vector), let .ack(vector):
+        case let .vector(heads):
+            buffer.writeHeads(heads)
+        case let .caughtUp(vector), let .ack(vector):
             buffer.writeVector(vector)
         case let .batch(batch):
             buffer.writeVarint(UInt64(batch.coverage.count))
@@ -37,6 +39,18 @@ public enum WireCodec {
             buffer.writeVarint(UInt64(batch.changeCount))
             for index in batch.changes.indices { buffer.writeChange(batch.changes[index]) }
             for index in batch.kept.indices { buffer.writeChange(batch.kept[index]) }
+            buffer.writeVarint(UInt64(batch.stubs.count))
+            for stub in batch.stubs {
+                buffer.writeInteger(stub.origin.rawValue)
+                buffer.writeVarint(stub.seq)
+                buffer.writeInteger(stub.hlc)
+            }
+        case let .history(stamps):
+            buffer.writeInteger(stamps.origin.rawValue)
+            buffer.writeVarint(stamps.from)
+            buffer.writeVarint(stamps.upTo)
+            buffer.writeVarint(UInt64(stamps.hlcs.count))
+            for hlc in stamps.hlcs { buffer.writeInteger(hlc) }
         case let .ping(token), let .pong(token):
             buffer.writeInteger(token)
         case let .error(code, reason):
@@ -86,7 +100,7 @@ public enum WireCodec {
             }
             message = .hello(.init(version: version, replica: ReplicaID(rawValue: replica), proof: proof, clock: clock))
             if replica == 0 { throw WireError("a HELLO's replica id is 0") }
-        case 2: message = .vector(try buffer.readVector())
+        case 2: message = .vector(try buffer.readHeads())
         case 3:
             let coverageCount = try buffer.readCount(max: WireLimits.maxCoveragePerBatch, what: "coverage claims")
             var coverage: [Coverage] = []
@@ -102,7 +116,17 @@ public enum WireCodec {
             var kept: [KeptChange] = []
             changes.reserveCapacity(changeCount)
             try buffer.readChanges(changeCount, into: &changes, kept: &kept)
-            message = .batch(DeltaBatch(changes: changes, coverage: coverage, kept: kept))
+            let stubCount = try buffer.readCount(max: WireLimits.maxStubsPerBatch, what: "stubs")
+            var stubs: [ChangeStub] = []
+            stubs.reserveCapacity(stubCount)
+            for _ in 0..<stubCount {
+                let origin: UInt64 = try buffer.readFixed()
+                let seq = try buffer.readVarint()
+                let hlc: UInt64 = try buffer.readFixed()
+                guard origin != 0, seq > 0, hlc > 0, hlc <= UInt64(Int64.max) else { throw WireError("invalid stub") }
+                stubs.append(ChangeStub(origin: ReplicaID(rawValue: origin), seq: seq, hlc: hlc))
+            }
+            message = .batch(DeltaBatch(changes: changes, coverage: coverage, kept: kept, stubs: stubs))
         case 4: message = .caughtUp(try buffer.readVector())
         case 5: message = .ack(try buffer.readVector())
         case 6: message = .ping(try buffer.readFixed())
@@ -110,6 +134,21 @@ public enum WireCodec {
         case 8:
             let raw: UInt16 = try buffer.readFixed()
             message = .error(ProtocolErrorCode(rawValue: raw) ?? .unknown, try buffer.readWireString())
+        case 9:
+            let origin: UInt64 = try buffer.readFixed()
+            let from = try buffer.readVarint(), upTo = try buffer.readVarint()
+            let count = try buffer.readCount(max: WireLimits.maxStampsPerHistory, what: "history stamps")
+            guard origin != 0, from > 0, count > 0, from <= upTo, UInt64(count) <= upTo - from + 1 else {
+                throw WireError("invalid history stamps")
+            }
+            var hlcs: [UInt64] = []
+            hlcs.reserveCapacity(count)
+            for _ in 0..<count {
+                let hlc: UInt64 = try buffer.readFixed()
+                guard hlc <= UInt64(Int64.max) else { throw WireError("invalid history stamp") }
+                hlcs.append(hlc)
+            }
+            message = .history(HistoryStamps(origin: ReplicaID(rawValue: origin), from: from, upTo: upTo, hlcs: hlcs))
         case 10:
             let version: UInt16 = try buffer.readFixed()
             let spake = try buffer.readExactly(WireLimits.spakeMessageBytes, what: "pairing message")
@@ -190,6 +229,37 @@ extension ByteBuffer {
             writeInteger(replica.rawValue)
             writeVarint(seq)
         }
+    }
+
+    /// A VECTOR's entries from protocol 9: origin, number, the stamp at it (0: unknown), and
+    /// the seal (0: none; else the seal plus one).
+    package mutating func writeHeads(_ heads: HistoryHeads) {
+        writeVarint(UInt64(heads.entries.count))
+        for (replica, head) in heads.entries.sorted(by: { $0.key < $1.key }) {
+            writeInteger(replica.rawValue)
+            writeVarint(head.seq)
+            writeInteger(head.hlc)
+            writeVarint(head.seal.map { $0 + 1 } ?? 0)
+        }
+    }
+
+    package mutating func readHeads() throws(WireError) -> HistoryHeads {
+        let count = try readCount(max: WireLimits.maxVectorEntries, what: "version vector entries")
+        var entries: [ReplicaID: HistoryHead] = [:]
+        for _ in 0..<count {
+            let replica: UInt64 = try readFixed()
+            let seq = try readVarint()
+            let hlc: UInt64 = try readFixed()
+            let seal = try readVarint()
+            guard replica != 0 else { throw WireError("replica id 0 in a version vector") }
+            guard hlc <= UInt64(Int64.max), seal == 0 || seal - 1 >= seq else {
+                throw WireError("invalid history head of \(ReplicaID(rawValue: replica))")
+            }
+            guard entries.updateValue(HistoryHead(seq: seq, hlc: hlc, seal: seal == 0 ? nil : seal - 1), forKey: ReplicaID(rawValue: replica)) == nil else {
+                throw WireError("a replica appears twice in a version vector")
+            }
+        }
+        return HistoryHeads(entries)
     }
 
     package mutating func readVector() throws(WireError) -> VersionVector {

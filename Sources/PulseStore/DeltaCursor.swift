@@ -83,6 +83,9 @@ public final class DeltaCursor {
     /// Whether the snapshot keeps changes of a later release (KeptChanges.swift): then each
     /// range of numbers is read from `kept_change` too.
     private let anyKept: Bool
+    /// Whether the snapshot holds stamps of overwritten numbers (Histories.swift): then each
+    /// range sends them as stubs beside its changes.
+    private let anyStubs: Bool
 
     package convenience init(path: String, peerVector: VersionVector, batchLimit: Int, byteLimit: Int) throws {
         let connection = try Connection(path: path, mode: .readOnly)
@@ -117,6 +120,7 @@ public final class DeltaCursor {
             .sorted { $0.key < $1.key }
             .map { (origin: $0.key, after: peerVector[$0.key], upTo: $0.value) }
         anyKept = try connection.scalarInt("SELECT EXISTS (SELECT 1 FROM kept_change)") == 1
+        anyStubs = try connection.scalarInt("SELECT EXISTS (SELECT 1 FROM change_stub)") == 1
         let vector = snapshotVector
         beyond = try connection.query("SELECT origin, up_to FROM held_coverage ORDER BY origin") { statement in
             var ranges: [(origin: ReplicaID, after: UInt64, upTo: UInt64)] = []
@@ -142,12 +146,13 @@ public final class DeltaCursor {
         guard !finished else { return nil }
         var batch = DeltaBatch()
         var bytes = 0
-        while let range = pending.first, batch.changeCount < batchLimit {
-            let (changes, kept, last, exhausted) = try read(
+        while let range = pending.first, Self.count(batch) < batchLimit {
+            let (changes, kept, stubs, last, exhausted) = try read(
                 origin: range.origin, after: range.after, upTo: range.upTo,
-                limit: batchLimit - batch.changeCount, bytes: &bytes, firstInBatch: batch.changeCount == 0)
+                limit: batchLimit - Self.count(batch), bytes: &bytes, firstInBatch: Self.count(batch) == 0)
             batch.changes += changes
             batch.kept += kept
+            batch.stubs += stubs
             if !exhausted {
                 // The batch is full before this replica's changes end.
                 if let last {
@@ -159,10 +164,10 @@ public final class DeltaCursor {
             batch.coverage.append(Coverage(origin: range.origin, after: range.after, upTo: range.upTo))
             pending.removeFirst()
         }
-        while pending.isEmpty, let range = beyond.first, batch.changeCount < batchLimit {
-            let (changes, kept, last, exhausted) = try read(
+        while pending.isEmpty, let range = beyond.first, Self.count(batch) < batchLimit {
+            let (changes, kept, _, last, exhausted) = try read(
                 origin: range.origin, after: range.after, upTo: range.upTo,
-                limit: batchLimit - batch.changeCount, bytes: &bytes, firstInBatch: batch.changeCount == 0)
+                limit: batchLimit - Self.count(batch), bytes: &bytes, firstInBatch: Self.count(batch) == 0)
             batch.changes += changes
             batch.kept += kept
             if !exhausted {
@@ -177,6 +182,12 @@ public final class DeltaCursor {
         }
         return batch.isEmpty ? nil : batch
     }
+
+    /// The changes and stubs of a batch, which its limit counts.
+    private static func count(_ batch: DeltaBatch) -> Int { batch.changeCount + batch.stubs.count }
+
+    /// The bytes a stub takes in a BATCH, at most.
+    static let stubWireSize = 8 + 10 + 8
 
     /// An upper bound of the bytes `change` takes in a BATCH (docs/PROTOCOL.md: fixed
     /// 8-byte ids, varints of at most 10 bytes, strings as a varint length and UTF-8).
@@ -201,11 +212,11 @@ public final class DeltaCursor {
     private func read(
         origin: ReplicaID, after: UInt64, upTo: UInt64, limit: Int,
         bytes: inout Int, firstInBatch: Bool
-    ) throws -> (changes: [Change], kept: [KeptChange], last: UInt64?, exhausted: Bool) {
-        guard anyKept else {
+    ) throws -> (changes: [Change], kept: [KeptChange], stubs: [ChangeStub], last: UInt64?, exhausted: Bool) {
+        guard anyKept || anyStubs else {
             let (changes, exhausted) = try readIndexed(
                 origin: origin, after: after, upTo: upTo, limit: limit, bytes: &bytes, firstInBatch: firstInBatch)
-            return (changes, [], changes.last?.seq, exhausted)
+            return (changes, [], [], changes.last?.seq, exhausted)
         }
         // Both streams in number order, each read as far as the limit lets a batch take: the
         // indexed changes (their fields of this release) and the kept ones (of a later
@@ -213,9 +224,21 @@ public final class DeltaCursor {
         var indexedBytes = 0
         let (indexed, indexedAll) = try readIndexed(
             origin: origin, after: after, upTo: upTo, limit: limit, bytes: &indexedBytes, firstInBatch: true, byteLimit: Int.max)
-        let kept = try ReplicaStore.keptChanges(connection, origin: origin, after: after, upTo: upTo, limit: limit + 1)
+        let kept = anyKept ? try ReplicaStore.keptChanges(connection, origin: origin, after: after, upTo: upTo, limit: limit + 1) : []
         let keptAll = kept.count <= limit
-        var changes: [Change] = [], keptOut: [KeptChange] = []
+        let stubs: [ChangeStub] =
+            anyStubs
+            ? try connection.query(
+                "SELECT seq, hlc FROM change_stub WHERE origin = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq LIMIT ?4",
+                [.integer(origin.storage), .integer(Int64(after)), .integer(Int64(upTo)), .integer(Int64(limit) + 1)]
+            ) { statement in
+                var stubs: [ChangeStub] = []
+                while try statement.step() { stubs.append(ChangeStub(origin: origin, seq: UInt64(statement.int(0)), hlc: UInt64(statement.int(1)))) }
+                return stubs
+            } : []
+        let stubsAll = stubs.count <= limit
+        var changes: [Change] = [], keptOut: [KeptChange] = [], stubsOut: [ChangeStub] = []
+        var s = 0
         var last: UInt64?
         var i = 0, k = 0
         func fits(_ size: Int) -> Bool {
@@ -223,8 +246,19 @@ public final class DeltaCursor {
             bytes += size
             return true
         }
-        while (i < indexed.count || k < kept.count) && changes.count + keptOut.count < limit {
-            let seq = min(i < indexed.count ? indexed[i].seq : .max, k < kept.count ? kept[k].seq : .max)
+        while (i < indexed.count || k < kept.count || s < stubs.count) && changes.count + keptOut.count + stubsOut.count < limit {
+            let seq = min(
+                i < indexed.count ? indexed[i].seq : .max, k < kept.count ? kept[k].seq : .max, s < stubs.count ? stubs[s].seq : .max)
+            if s < stubs.count && stubs[s].seq == seq {
+                s += 1
+                if !(i < indexed.count && indexed[i].seq == seq) && !(k < kept.count && kept[k].seq == seq) {
+                    // Only the stamp of an overwritten number (a change held too wins over it).
+                    guard fits(Self.stubWireSize) else { return (changes, keptOut, stubsOut, last, false) }
+                    stubsOut.append(stubs[s - 1])
+                    last = seq
+                    continue
+                }
+            }
             if i < indexed.count && indexed[i].seq == seq {
                 var change = indexed[i]
                 i += 1
@@ -237,7 +271,7 @@ public final class DeltaCursor {
                         row: change.row, fields: fields)
                     k += 1
                 }
-                guard fits(Self.wireSizeBound(change)) else { return (changes, keptOut, last, false) }
+                guard fits(Self.wireSizeBound(change)) else { return (changes, keptOut, stubsOut, last, false) }
                 changes.append(change)
             } else {
                 let change = kept[k]
@@ -247,17 +281,17 @@ public final class DeltaCursor {
                     let known = Change(
                         origin: change.origin, seq: change.seq, hlc: change.hlc, writer: change.writer, entity: entity,
                         row: change.row, fields: change.fields)
-                    guard fits(Self.wireSizeBound(known)) else { return (changes, keptOut, last, false) }
+                    guard fits(Self.wireSizeBound(known)) else { return (changes, keptOut, stubsOut, last, false) }
                     changes.append(known)
                 } else {
-                    guard fits(Self.wireSizeBound(change)) else { return (changes, keptOut, last, false) }
+                    guard fits(Self.wireSizeBound(change)) else { return (changes, keptOut, stubsOut, last, false) }
                     keptOut.append(change)
                 }
             }
             last = seq
         }
-        let exhausted = i == indexed.count && k == kept.count && indexedAll && keptAll
-        return (changes, keptOut, last, exhausted)
+        let exhausted = i == indexed.count && k == kept.count && s == stubs.count && indexedAll && keptAll && stubsAll
+        return (changes, keptOut, stubsOut, last, exhausted)
     }
 
     /// An upper bound of the bytes a kept change takes in a BATCH (as ``wireSizeBound(_:)``).

@@ -103,6 +103,7 @@ extension ReplicaStore {
         var forgotten: [(origin: Int64, seq: Int64)] = []
         for entry in entries where entry.names.allSatisfy({ latest[$0]! > entry.stamp }) {
             try connection.statement("DELETE FROM kept_change WHERE origin = ?1 AND seq = ?2").run([.integer(entry.origin), .integer(entry.seq)])
+            try recordStub(origin: entry.stamp.origin, seq: UInt64(entry.seq), hlc: entry.stamp.hlc)
             forgotten.append((entry.origin, entry.seq))
         }
         return forgotten
@@ -169,6 +170,7 @@ extension ReplicaStore {
                     if fields.isEmpty {
                         try connection.statement("DELETE FROM kept_change WHERE origin = ?1 AND seq = ?2")
                             .run([.integer(kept.origin.storage), .integer(Int64(kept.seq))])
+                        try recordStub(origin: kept.origin, seq: kept.seq, hlc: kept.hlc)
                     } else {
                         let statement = try connection.statement("UPDATE kept_change SET fields = ?3 WHERE origin = ?1 AND seq = ?2")
                         try statement.bind(kept.origin.storage, at: 1)

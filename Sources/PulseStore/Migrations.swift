@@ -27,7 +27,8 @@ import PulseModel
 /// the household's kids' PIN (`kids_pin`, protocol 5) and `synced_once`; 14 the language a
 /// member reads (protocol 6); 15 the household's phones (protocol 7); 16 the household CA's roots
 /// and grants, and where agents serve phones (protocol 8); 17 the changes kept for a later
-/// release (`kept_change`: KeptChanges.swift).
+/// release (`kept_change`: KeptChanges.swift); 18 the stamps of overwritten changes and the
+/// seals of forked histories (Histories.swift, protocol 9).
 package enum Migrations {
     /// One step: SQL, then (for data that SQL cannot reshape) Swift code, in the same
     /// transaction.
@@ -59,6 +60,7 @@ package enum Migrations {
         Step(name: "phones", sql: migration15),
         Step(name: "household CA", sql: migration16),
         Step(name: "kept changes", sql: migration17),
+        Step(name: "stamps of overwritten changes, seals", sql: migration18),
     ]
 
     package static var latest: Int { all.count }

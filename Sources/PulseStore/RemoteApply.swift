@@ -59,6 +59,7 @@ extension ReplicaStore {
         return try inWords {
             do {
                 return try connection.transaction {
+                    try refuseBeyondSeals(batch)
                     var outcome = ApplyOutcome()
                     var clock = HybridClock(last: try lastTimestamp(), maxDriftMilliseconds: maxDriftMilliseconds)
                     var vv = try versionVector()
@@ -152,6 +153,17 @@ extension ReplicaStore {
                     var kept = batch.kept
                     for (position, parts) in split where !heldBack.contains(position) { kept.append(parts.kept) }
                     outcome.kept = try keep(kept)
+                    // The stamps of numbers that arrived overwritten (Histories.swift): stubs, and
+                    // changes that took no field here.
+                    if !batch.stubs.isEmpty || outcome.ignored > 0 {
+                        try connection.flushHeld()
+                        for stub in batch.stubs {
+                            try recordStub(origin: stub.origin, seq: stub.seq, hlc: HybridTimestamp(rawValue: Int64(stub.hlc)))
+                        }
+                        for offset in notApplied where !heldBack.contains(offset) {
+                            try recordStub(origin: changes[offset].origin, seq: changes[offset].seq, hlc: changes[offset].hlc)
+                        }
+                    }
                     var advanced = false
                     for claim in batch.coverage {
                         if claim.origin == replicaID {

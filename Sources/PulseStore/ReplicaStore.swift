@@ -29,6 +29,9 @@ public final class ReplicaStore {
     /// before and after its work to know that there is something to send
     /// (one invariant, where guessing from a method's name missed writes).
     public internal(set) var localCommits: UInt64 = 0
+    /// Whether a change that loses its last field leaves its stamp in `change_stub`
+    /// (Histories.swift): off while changes are renumbered.
+    var recordsStubs = true
 
     public static let fileName = "household.sqlite"
     /// The page cache of the writing connection, in KiB.

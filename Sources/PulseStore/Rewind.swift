@@ -92,6 +92,8 @@ extension ReplicaStore {
                 if !keptSeqs.isEmpty { seqs = Array(Set(seqs).union(keptSeqs)).sorted() }
                 var renumbered: [UInt64: UInt64] = [:]
                 for (index, seq) in seqs.enumerated() { renumbered[seq] = UInt64(index + 1) }
+                recordsStubs = false
+                defer { recordsStubs = true }
                 for key in rows {
                     let before = try versions(key.entity, key.id.text)
                     var after = before
@@ -109,6 +111,8 @@ extension ReplicaStore {
                     ])
                 }
                 try connection.statement("DELETE FROM version_vector WHERE origin = ?1").run([.integer(former.storage)])
+                // What it knew of the former history's overwritten numbers goes too: the peers' stubs come back.
+                try connection.statement("DELETE FROM change_stub WHERE origin = ?1").run([.integer(former.storage)])
                 try connection.statement("DELETE FROM held_coverage WHERE origin = ?1").run([.integer(former.storage)])
                 for (key, value) in [("replica_id", newID.storage), ("published_seq", 0)] {
                     try connection.statement(

@@ -196,6 +196,7 @@ extension ReplicaStore {
                     let ref = version.changeRef
                     guard !before.contains(ref, before: number, in: old), !after.contains(ref, in: new) else { return }
                     try hot(.deleteIndex).run([.integer(ref.origin.storage), .integer(Int64(ref.seq))])
+                    try recordStub(origin: ref.origin, seq: ref.seq, hlc: version.stamp.hlc)
                 }
                 after.forEach { number, version in
                     let ref = version.changeRef

@@ -7,6 +7,9 @@ public enum StoreError: Error, CustomStringConvertible {
     case clock(ClockError, origin: ReplicaID, seq: UInt64)
     case immutableField(EntityKind, rowID: String, field: String)
     case foreignOwnChange(seq: UInt64)
+    /// A change (or coverage, or stub) of an origin numbered after the seal of its history
+    /// (Histories.swift): sent by a peer that has not learnt of the fork yet.
+    case beyondSeal(origin: ReplicaID, seq: UInt64, seal: UInt64)
     case constraint(EntityKind, rowID: String, SQLiteError)
     case notReplicaDatabase(path: String)
     case corruptRow(EntityKind, rowID: String, reason: String)
@@ -42,6 +45,8 @@ public enum StoreError: Error, CustomStringConvertible {
             "\(entity.rawValue) \(rowID): \(field) is set once and cannot change"
         case let .foreignOwnChange(seq):
             "a peer sent change #\(seq) in this replica's own name, which this replica never made"
+        case let .beyondSeal(origin, seq, seal):
+            "change \(origin)#\(seq) is after the end of that replica's history (#\(seal): it forked and was healed); reconnect to learn of it"
         case let .constraint(entity, rowID, error):
             "\(entity.rawValue) \(rowID) breaks a rule of the database: \(error.message)"
         case let .notReplicaDatabase(path):

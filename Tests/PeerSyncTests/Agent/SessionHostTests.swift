@@ -43,7 +43,10 @@ import Testing
 
         func replicaID() async -> ReplicaID { ReplicaID(rawValue: 22) }
         func standing(of machine: String) async throws -> SessionStateMachine.PeerStanding { standing }
-        func versionVector() async throws -> VersionVector { VersionVector() }
+        func historyHeads() async throws -> HistoryHeads { HistoryHeads() }
+        func checkHistories(_ theirs: HistoryHeads, peer: String) async throws -> HistoryCheck { HistoryCheck() }
+        func historyStamps(of origin: ReplicaID, upTo: UInt64) async throws -> [UInt64] { [] }
+        func healFork(of origin: ReplicaID, forkAt: UInt64, peer: String) async throws -> HistoryCheck { HistoryCheck() }
         func machineName(_ machine: String) async -> String? { "Tom's laptop" }
         func checkNotBehindItself(replica: ReplicaID, peerVector: VersionVector, peer: String) async throws -> WentBackInTime? { nil }
         func apply(_ batch: DeltaBatch) async throws -> ApplyOutcome {
@@ -153,7 +156,7 @@ import Testing
             let reply = try await receive()
             #expect(peer.receive(reply).contains(.established(peer: ReplicaID(rawValue: 22))))
             guard case .vector = try await receive() else { Issue.record("no VECTOR after the handshake"); return }
-            try await send(.vector(VersionVector()))
+            try await send(.vector(HistoryHeads()))
             let told = try await receive()
             guard case .caughtUp = told else { Issue.record("no CAUGHT_UP: nothing to send, but \(told)"); return }
             let batch = DeltaBatch(coverage: [Coverage(origin: peerReplica, after: 0, upTo: 3)])

@@ -46,7 +46,7 @@ import Testing
             #expect(closed?.0 == .notAMember)
             #expect(closed?.1.contains(refusal) == true)
             #expect(!actions.contains { if case .established = $0 { true } else { false } })
-            #expect(machine.receive(.vector(VersionVector())).isEmpty, "nothing after the refusal")
+            #expect(machine.receive(.vector(HistoryHeads())).isEmpty, "nothing after the refusal")
         } else {
             #expect(actions.contains { if case .established = $0 { true } else { false } })
         }

@@ -46,10 +46,10 @@ import PeerSync
         #expect(client.receive(reply).last == .established(peer: ReplicaID(rawValue: 2)))
         #expect(client.isEstablished && server.isEstablished)
         // Then VECTOR, batches, acks, keepalive.
-        #expect(server.receive(.vector(VersionVector())) == [.startCatchUp(VersionVector())])
+        #expect(server.receive(.vector(HistoryHeads())) == [.startCatchUp(HistoryHeads())])
         #expect(server.receive(.batch(DeltaBatch())) == [.apply(DeltaBatch())])
         #expect(server.receive(.ping(7)) == [.send(.pong(7))])
-        #expect(server.receive(.vector(VersionVector())).contains { if case .close = $0 { true } else { false } })
+        #expect(server.receive(.vector(HistoryHeads())).contains { if case .close = $0 { true } else { false } })
     }
 
     @Test func aMachineOfAnotherHouseholdIsRefusedAndLearnsNothing() {
@@ -151,7 +151,7 @@ import PeerSync
 
     @Test func protocolViolationsCloseTheSession() {
         var (_, server) = pair()
-        #expect(closes(server.receive(.vector(VersionVector()))))
+        #expect(closes(server.receive(.vector(HistoryHeads()))))
         var (client, server2) = pair()
         guard case let .hello(hello) = sent(client.start())[0] else { Issue.record("no hello"); return }
         var old = hello
@@ -194,22 +194,22 @@ import PeerSync
             localReplica: ReplicaID(rawValue: 2), wallClock: { 2_000_000 })
         var c = client
         guard case var .hello(hello) = sent(c.start())[0] else { Issue.record("no hello"); return }
-        #expect(hello.version == 8 && hello.clock == 1_000_000)
+        #expect(hello.version == 9 && hello.clock == 1_000_000)
         let actions = server.receive(.hello(hello))
         #expect(actions.contains(.peerClock(1_000_000)))
         guard case let .hello(answer)? = sent(actions).first else { Issue.record("no answer"); return }
-        #expect(answer.version == 8 && answer.clock == 2_000_000)
+        #expect(answer.version == 9 && answer.clock == 2_000_000)
         // Versions 1 and 2 know no per-machine trust, 3 no backlog positions, 4 no household
-        // PIN, 5 no member languages, 6 no phones, 7 no household CA: refused, naming the
-        // version spoken.
-        for version: UInt16 in [1, 2, 3, 4, 5, 6, 7] {
+        // PIN, 5 no member languages, 6 no phones, 7 no household CA, 8 no open schema and no
+        // fork-safe histories: refused, naming the version spoken.
+        for version: UInt16 in [1, 2, 3, 4, 5, 6, 7, 8] {
             var old = SessionStateMachine(
                 role: .server, secret: secret, localMachine: serverMachine, peerMachine: clientMachine,
                 localReplica: ReplicaID(rawValue: 2))
             hello = PeerMessage.Hello(version: version, replica: hello.replica, proof: hello.proof)
             let refused = old.receive(.hello(hello))
             guard case let .error(code, reason)? = sent(refused).first else { Issue.record("no error"); return }
-            #expect(code == .unsupportedVersion && reason.contains("8"))
+            #expect(code == .unsupportedVersion && reason.contains("9"))
         }
     }
 }

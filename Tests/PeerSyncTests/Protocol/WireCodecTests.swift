@@ -25,9 +25,18 @@ import Testing
 
     static let messages: [PeerMessage] = [
         .hello(.init(replica: ReplicaID(rawValue: 42), proof: Array(0..<32))),
-        .vector(VersionVector([ReplicaID(rawValue: 1): 5, ReplicaID(rawValue: UInt64.max): 1 << 62])),
-        .vector(VersionVector()),
+        .vector(
+            HistoryHeads([
+                ReplicaID(rawValue: 1): HistoryHead(seq: 5, hlc: 1 << 50),
+                ReplicaID(rawValue: UInt64.max): HistoryHead(seq: 1 << 62, hlc: UInt64(Int64.max), seal: 1 << 62),
+                ReplicaID(rawValue: 3): HistoryHead(seq: 0, seal: 0),
+            ])),
+        .vector(HistoryHeads()),
         .batch(sampleBatch),
+        .batch(
+            DeltaBatch(
+                coverage: [Coverage(origin: ReplicaID(rawValue: 2), after: 0, upTo: 3)], stubs: [ChangeStub(origin: ReplicaID(rawValue: 2), seq: 2, hlc: 99)])),
+        .history(HistoryStamps(origin: ReplicaID(rawValue: 5), from: 1, upTo: 4, hlcs: [1, 0, 7])),
         .batch(DeltaBatch()),
         .caughtUp(VersionVector([ReplicaID(rawValue: 7): 7])),
         .ack(VersionVector([ReplicaID(rawValue: 7): 8])),
@@ -139,6 +148,7 @@ import Testing
         expected += fixed(2) + varint(1) + varint(0) + [12] + string("e") + [0] + varint(2)
         expected += string("peanuts") + [1] + varint(UInt64.max) /* zigzag of Int64.min */ + [0]
         expected += string("created") + [1] + varint(UInt64.max - 1) /* zigzag of Int64.max */ + [0]
+        expected += varint(0) // no stubs (protocol 9)
         var payload = ByteBuffer()
         WireCodec.encode(.batch(Self.sampleBatch), into: &payload)
         #expect(Array(payload.readableBytesView) == expected)

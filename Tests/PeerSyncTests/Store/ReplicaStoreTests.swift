@@ -199,6 +199,8 @@ import Testing
         let names = EntityKind.allCases.map { "WHEN \(ChangeIndex.code($0)) THEN '\($0.rawValue)'" }.joined(separator: " ")
         let hex = "lower(hex(row_id))"
         return """
+            DROP TABLE history_seal;
+            DROP TABLE change_stub;
             DROP TABLE kept_change;
             DROP TABLE phone_service;
             DROP TABLE ca_grant;
