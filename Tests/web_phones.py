@@ -450,7 +450,7 @@ def main():
       window.pulseShown = [];
       const show = ServiceWorkerRegistration.prototype.showNotification;
       ServiceWorkerRegistration.prototype.showNotification = function (title, options) {
-        const entry = { title, state: 'called', at: Math.round(performance.now()) };
+        const entry = { title, body: (options && options.body) || '', state: 'called', at: Math.round(performance.now()) };
         window.pulseShown.push(entry);
         return show.call(this, title, options).then(
           (value) => { entry.state = 'resolved'; return value; },
@@ -459,15 +459,24 @@ def main():
     web_support.cli(BIN, HOME_B, "whoami", "--set", "Tom")
     web_support.cli(BIN, HOME_B, "shop", "add", "Grapes")
     wait("Grapes told on the phone's page", lambda: "Grapes" in driver.find_element(By.ID, "toast-text").text, timeout=15)
+    # What the page asked of the system (the service worker's showNotification), once the browser
+    # accepted it: the page's part. Headless Chromium's own list of shown notifications
+    # (getNotifications) stayed empty in 2 loaded runs of many although showNotification had
+    # resolved, so it is read when it has them and the accepted requests are the check otherwise.
     try:
-        told = wait("the phone's notification", lambda: driver.execute_script(
-            "return navigator.serviceWorker.ready.then(r => r.getNotifications()).then(ns => ns.map(n => n.title + ' | ' + n.body))"),
-            timeout=20)[0]
+        wait("the phone's notification accepted", lambda: any(
+            e["state"] == "resolved" for e in driver.execute_script("return window.pulseShown")), timeout=20)
     except Failed:
-        # Seen once in a loaded CI run (the page's toast shown, the system's none): what the page said.
         print([e for e in phone.log() if e["source"] != "network"],
               driver.execute_script("return [Notification.permission, !!navigator.serviceWorker.controller, window.pulseShown, Math.round(performance.now())]"))
         raise
+    try:
+        told = wait("the phone's notification listed", lambda: driver.execute_script(
+            "return navigator.serviceWorker.ready.then(r => r.getNotifications()).then(ns => ns.map(n => n.title + ' | ' + n.body))"),
+            timeout=5)[0]
+    except Failed:
+        told = [e["title"] + " | " + e["body"] for e in driver.execute_script("return window.pulseShown") if e["state"] == "resolved"]
+        print(f"  (the browser lists no notification; the page's accepted requests: {told})")
     if len(told) != 1 or "Grapes" not in told[0] or "Tom" not in told[0]:
         raise Failed(f"the phone's notifications: {told} (Bread and Eggs were its own member's)")
     ok(f"notifications: Tom's addition on the other computer is told on the phone ({told[0]!r}), its own member's never")

@@ -35,6 +35,8 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         public var web: String?
         /// The software the agent runs (`pulse-peer --version`'s words: "pulse-peer 0.9.0 (commit …)").
         public var software: String?
+        /// The protocol versions this agent speaks ("9", or "9–10").
+        public var protocols: String?
     }
 
     /// A warning as data: the message `key` of the catalogues and its parameters.
@@ -118,6 +120,10 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         public var sessionBytes: ByteCounts.Snapshot?
         /// The peer's wall clock minus this machine's at the last handshake, in milliseconds.
         public var clockOffsetMilliseconds: Int64?
+        /// The release the peer runs ("0.10.0", from its HELLO: protocol 9) and the protocol
+        /// version of the last session.
+        public var release: String?
+        public var protocolVersion: Int?
         /// A batch refused either way (by this machine or by the peer), in words with what to
         /// do; the peer is not in sync while it stands.
         public var problem: String?

@@ -111,7 +111,7 @@ public struct PeerAgent: Service {
         let events = try await EventPipeline(store: store, feed: feed, notifier: notifier, logger: logger)
         let context = Context(
             store: store, engine: engine, tls: tls, secret: secret,
-            options: options.session, logger: logger,
+            options: options.session.naming(release), logger: logger,
             onApplied: options.onApplied, trace: options.trace, invitations: InvitationBook(),
             events: events, feed: feed, notifier: notifier)
 
@@ -514,6 +514,8 @@ public struct PeerAgent: Service {
         status.machine.subscribers = context.feed.subscriberCount
         status.machine.web = context.frontEnds.url
         status.machine.software = options.software
+        let spoken = PeerMessage.Hello.supportedVersions
+        status.machine.protocols = spoken.count == 1 ? "\(spoken.lowerBound)" : "\(spoken.lowerBound)–\(spoken.upperBound)"
         // Warnings as data (each reader renders them in their words), and in English.
         var notices = status.machine.warnings.map(AgentStatus.Notice.problem)
         if let problem = context.frontEnds.problem { notices.append(.problem(problem)) }

@@ -75,15 +75,18 @@ extension PeerSession {
         shared.state.withLock { $0.forks[stamps.origin]!.healed = true }
         let peer = (await host.machineName(machineHex)) ?? String(machineHex.prefix(12))
         if let forkAt = HistoryRules.forkPoint(mine: mine, theirs: exchange.theirs) {
+            // Healed here, or already by another session (then nothing restarts: below).
             try await restartIfHealed(try await host.healFork(of: stamps.origin, forkAt: forkAt, peer: peer), outbound)
+        } else {
+            // Both agree wherever both know (two checks collided): said, not hidden.
+            logger.error(
+                "the peer's history of a replica differs from this machine's at its entry, but no fork point was found",
+                metadata: ["replica": "\(stamps.origin)"])
         }
-        // Both agree wherever both know (a stamp collided at the entries): the session starts
-        // again with nothing healed, and the same comparison would repeat — said, not hidden.
-        let open = shared.state.withLock { $0.forks.values.contains { !$0.healed } }
-        guard !open else { return }
-        logger.error("the peer's history of a replica differs from this machine's, but no fork point was found", metadata: ["replica": "\(stamps.origin)"])
-        try? await outbound.write(.error(.shuttingDown, "histories compared"))
-        throw End.closed("histories compared; no fork point found")
+        // Every origin compared: the session starts again (what it held back was never sent).
+        guard !shared.state.withLock({ $0.forks.values.contains { !$0.healed } }) else { return }
+        try? await outbound.write(.error(.shuttingDown, "histories compared; starting again"))
+        throw End.closed("histories compared; starting again")
     }
 
     private func sendStamps(of origin: ReplicaID, upTo: UInt64, _ outbound: Outbox, shared: Shared) async throws {

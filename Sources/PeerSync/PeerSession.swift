@@ -21,8 +21,16 @@ public struct SessionOptions: Sendable {
     /// changes made meanwhile gather into the next batch, so a peer under a burst of
     /// writes applies a few large batches (one fsync each) instead of one per write.
     public var batchesInFlight = 2
+    /// The release this agent names in its HELLO (protocol 9), from `--version`'s words.
+    public var release: String?
 
     public init() {}
+
+    func naming(_ release: String?) -> SessionOptions {
+        var options = self
+        options.release = release
+        return options
+    }
 
     var idleTimeout: Duration { keepalive * 3 }
 }
@@ -54,6 +62,8 @@ struct PeerSession {
             var peerVersion: UInt16?
             /// The peer's wall clock minus ours at HELLO, in milliseconds (protocol 2).
             var clockOffset: Int64?
+            /// The release the peer's HELLO named (protocol 9).
+            var peerRelease: String?
             /// Held changes were logged once for this session.
             var reportedHeld = false
             /// What the peer is known to have: its VECTOR, its ACKs, the coverage of
@@ -150,7 +160,7 @@ struct PeerSession {
         var machine = SessionStateMachine(
             role: role, secret: host.secret, localMachine: host.localMachine,
             peerMachine: peerMachine, localReplica: localReplica,
-            peerStanding: try await host.standing(of: machineHex))
+            peerStanding: try await host.standing(of: machineHex), release: options.release)
         try await perform(machine.start(), outbound, shared: shared, machineHex: machineHex, signal: signal, peerVector: peerVector, ack: ack)
         var messages = inbound.makeAsyncIterator()
         while true {
@@ -219,6 +229,8 @@ struct PeerSession {
             switch action {
             case let .send(message):
                 try await outbound.write(message)
+            case let .peerRelease(release):
+                shared.state.withLock { $0.peerRelease = release }
             case let .peerClock(clock):
                 let offset = clock - ReplicaStore.systemClock()
                 shared.state.withLock { $0.clockOffset = offset }
@@ -254,6 +266,9 @@ struct PeerSession {
                     return state.clockOffset
                 }
                 if let offset { await host.peerClock(id, offset: offset) }
+                // The session's version: the highest both speak (the peer's HELLO named its own or the agreed one).
+                let (release, named) = shared.state.withLock { ($0.peerRelease, $0.peerVersion ?? 0) }
+                await host.peerSoftware(id, release: release, version: min(named, PeerMessage.Hello.supportedVersions.upperBound))
                 logger.info("session established", metadata: ["peer": "\(machineHex.prefix(12))", "role": "\(role)"])
                 await host.peerEvent(.peerConnected, machine: (await host.machineName(machineHex)) ?? String(machineHex.prefix(12)))
                 shared.state.withLock { $0.peerMachine = machineHex }

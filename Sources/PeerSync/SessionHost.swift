@@ -58,6 +58,8 @@ protocol SessionHost: Sendable {
     func unregister(_ id: Int, error: String?) async
     func touch(_ id: Int) async
     func peerClock(_ id: Int, offset: Int64) async
+    /// The release the peer named (protocol 9) and the protocol version of the session.
+    func peerSoftware(_ id: Int, release: String?, version: UInt16) async
     func peerVector(_ id: Int, _ vector: VersionVector) async
     func peerCaughtUp(_ id: Int, _ vector: VersionVector) async
     func weCaughtUp(_ id: Int) async
@@ -153,6 +155,7 @@ extension PeerAgent.Context: SessionHost {
     func unregister(_ id: Int, error: String?) async { await engine.unregister(id, error: error) }
     func touch(_ id: Int) async { await engine.touch(id) }
     func peerClock(_ id: Int, offset: Int64) async { await engine.peerClock(id, offset: offset) }
+    func peerSoftware(_ id: Int, release: String?, version: UInt16) async { await engine.peerSoftware(id, release: release, version: version) }
     func peerVector(_ id: Int, _ vector: VersionVector) async { await engine.peerVector(id, vector) }
     func peerCaughtUp(_ id: Int, _ vector: VersionVector) async { await engine.peerCaughtUp(id, vector) }
     func weCaughtUp(_ id: Int) async { await engine.weCaughtUp(id) }

@@ -126,7 +126,7 @@ actor StoreService {
         var seals: [(ReplicaID, HistoryRules.Verdict)] = []
         for (origin, head) in theirs.entries.sorted(by: { $0.key < $1.key }) {
             let own = mine[origin]
-            let atTheirs = head.seq > 0 && head.seq <= own.seq && head.hlc != 0 ? try store.stamp(of: origin, head.seq) : 0
+            let atTheirs = head.seq > 0 && head.seq <= own.seq && head.check != 0 ? try store.stamp(of: origin, head.seq) : 0
             switch HistoryRules.verdict(mine: own, theirs: head, mineAtTheirs: atTheirs) {
             case .same: break
             case let .forked(upTo): check.forked.append((origin, upTo))

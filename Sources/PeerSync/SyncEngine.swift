@@ -45,6 +45,9 @@ actor SyncEngine {
         var bytes: ByteCounts?
         /// The peer's wall clock minus ours at the last HELLO, in milliseconds.
         var clockOffset: Int64?
+        /// The release its last HELLO named, and the protocol version of that session.
+        var release: String?
+        var protocolVersion: UInt16?
         /// A batch refused either way, in words, until a whole catch-up both ways succeeds.
         var problem: String?
         /// The same as a message, when it has one (no protocol version in common).
@@ -289,6 +292,10 @@ actor SyncEngine {
 
     func touch(_ id: Int) { update(id) { _ in } }
 
+    func peerSoftware(_ id: Int, release: String?, version: UInt16) {
+        update(id) { ($0.release, $0.protocolVersion) = (release, version) }
+    }
+
     func peerVector(_ id: Int, _ vector: VersionVector) {
         update(id) { $0.vector = ($0.vector ?? VersionVector()).merging(vector) }
     }
@@ -369,7 +376,8 @@ actor SyncEngine {
                 name: record.replica.flatMap { labels[$0] }, machineID: record.machine, replicaID: record.replica?.description,
                 addresses: record.addresses, foundBy: record.foundBy.sorted(), state: record.state, lastSeen: record.lastSeen,
                 peerLacks: lacks, weLack: weLack, inSync: inSync, lastError: record.lastError,
-                sessionBytes: record.bytes?.snapshot, clockOffsetMilliseconds: record.clockOffset, problem: record.problem,
+                sessionBytes: record.bytes?.snapshot, clockOffsetMilliseconds: record.clockOffset, release: record.release,
+                protocolVersion: record.protocolVersion.map(Int.init), problem: record.problem,
                 notice: record.notice)
         }
         .sorted { ($0.machineID ?? $0.addresses.first ?? "") < ($1.machineID ?? $1.addresses.first ?? "") }

@@ -1,18 +1,35 @@
 /// What a replica's history looks like at its end, as a VECTOR entry says it from protocol 9
-/// (docs/PROTOCOL.md §5, "Histories that forked"): the number, the `hlc` of the change of
-/// that number (0: not known here — overwritten before this machine kept stamps), and
-/// where the history of that replica ends for good when a fork was healed (`seal`).
+/// (docs/PROTOCOL.md §5, "Histories that forked"): the number, a check of the `hlc` of the
+/// change of that number (0: not known here — overwritten before this machine kept stamps),
+/// and where the history of that replica ends for good when a fork was healed (`seal`).
 public struct HistoryHead: Sendable, Hashable {
     public var seq: UInt64
-    public var hlc: UInt64
+    /// ``check(_:)`` of the stamp at `seq`: 4 bytes on the wire instead of 8, so that an in-sync
+    /// reconnection stays within its 256 bytes; two different stamps share a check once in 2³².
+    public var check: UInt32
     /// The last number of this origin's history, everywhere: its changes after it were
     /// re-keyed (``ChangeStub``, ``HistoryHeads``); nil while it has never forked.
     public var seal: UInt64?
 
-    public init(seq: UInt64, hlc: UInt64 = 0, seal: UInt64? = nil) {
+    public init(seq: UInt64, stamp: UInt64 = 0, seal: UInt64? = nil) {
+        self.init(seq: seq, check: Self.check(stamp), seal: seal)
+    }
+
+    public init(seq: UInt64, check: UInt32, seal: UInt64? = nil) {
         self.seq = seq
-        self.hlc = hlc
+        self.check = check
         self.seal = seal
+    }
+
+    /// The check of a stamp: 0 for 0 (unknown); else the high 32 bits of SplitMix64's finalizer
+    /// of it (a bijective mix: stamps that differ in any bit give unrelated checks), never 0.
+    public static func check(_ stamp: UInt64) -> UInt32 {
+        guard stamp != 0 else { return 0 }
+        var z = stamp
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        return max(1, UInt32(truncatingIfNeeded: z >> 32))
     }
 }
 

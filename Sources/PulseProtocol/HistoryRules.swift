@@ -22,7 +22,7 @@ public enum HistoryRules {
     /// The verdict on one origin. `mineAtTheirs`: this side's stamp at the peer's number
     /// (0 when unknown, or when this side's entry is below it: the peer judges then).
     public static func verdict(mine: HistoryHead, theirs: HistoryHead, mineAtTheirs: UInt64) -> Verdict {
-        if theirs.seq > 0, theirs.seq <= mine.seq, theirs.hlc != 0, mineAtTheirs != 0, theirs.hlc != mineAtTheirs {
+        if theirs.seq > 0, theirs.seq <= mine.seq, theirs.check != 0, mineAtTheirs != 0, theirs.check != HistoryHead.check(mineAtTheirs) {
             return .forked(upTo: theirs.seq)
         }
         if let seal = theirs.seal, mine.seal.map({ seal < $0 }) ?? true {

@@ -113,12 +113,23 @@ public enum PeerMessage: Sendable, Hashable {
         public var proof: [UInt8]
         /// Version 2: the sender's wall clock when it sent HELLO, Unix milliseconds.
         public var clock: Int64?
+        /// Version 9: the release the sender runs ("0.10.0"), shown in the peer's status; at
+        /// most ``maxReleaseBytes`` of `0–9 a–z A–Z . + ~ -`.
+        public var release: String?
+        public static let maxReleaseBytes = 64
 
-        public init(version: UInt16 = Hello.currentVersion, replica: ReplicaID, proof: [UInt8], clock: Int64? = nil) {
+        public init(version: UInt16 = Hello.currentVersion, replica: ReplicaID, proof: [UInt8], clock: Int64? = nil, release: String? = nil) {
             self.version = version
             self.replica = replica
             self.proof = proof
             self.clock = version >= 2 ? clock ?? 0 : nil
+            self.release = version >= 9 ? release.flatMap(Self.validRelease) : nil
+        }
+
+        /// The release name as HELLO carries it, or nil when it is not one.
+        public static func validRelease(_ text: String) -> String? {
+            let allowed = text.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || ".+~-".utf8.contains($0) }
+            return !text.isEmpty && text.utf8.count <= maxReleaseBytes && allowed ? text : nil
         }
     }
 

@@ -17,6 +17,8 @@ public struct SessionStateMachine: Sendable {
         /// The peer's wall clock when it sent HELLO (version 2), Unix milliseconds; comes
         /// right before `established`.
         case peerClock(Int64)
+        /// The release the peer runs (version 9), when its HELLO named one; before `established`.
+        case peerRelease(String)
         /// The peer told what it has (with the stamps at its entries and its seals): check the
         /// histories, then stream it what it lacks.
         case startCatchUp(HistoryHeads)
@@ -56,6 +58,8 @@ public struct SessionStateMachine: Sendable {
     private let localReplica: ReplicaID
     private let peerStanding: PeerStanding
     private let wallClock: @Sendable () -> Int64
+    /// The release this side names in its HELLO.
+    private let release: String?
     private var state: State = .awaitingHello
     /// The protocol versions this side speaks.
     private let versions: ClosedRange<UInt16>
@@ -74,9 +78,10 @@ public struct SessionStateMachine: Sendable {
     public init(
         role: MembershipProof.Role, secret: SymmetricKey, localMachine: [UInt8], peerMachine: [UInt8], localReplica: ReplicaID,
         peerStanding: PeerStanding = .member, versions: ClosedRange<UInt16> = PeerMessage.Hello.supportedVersions,
-        wallClock: @escaping @Sendable () -> Int64 = WallClock.system
+        release: String? = nil, wallClock: @escaping @Sendable () -> Int64 = WallClock.system
     ) {
         self.versions = versions
+        self.release = release
         version = versions.upperBound
         self.wallClock = wallClock
         self.peerStanding = peerStanding
@@ -97,7 +102,7 @@ public struct SessionStateMachine: Sendable {
             .init(
                 version: version, replica: localReplica,
                 proof: MembershipProof.compute(secret: secret, role: role, clientMachine: clientMachine, serverMachine: serverMachine),
-                clock: wallClock()))
+                clock: wallClock(), release: release))
     }
 
     /// What to do when the connection is up: the client speaks first.
@@ -147,7 +152,7 @@ public struct SessionStateMachine: Sendable {
             guard hello.replica != localReplica else { return fail(.selfConnection, "connected to itself") }
             state = .established(peerVectorSeen: false)
             return (role == .server ? [.send(ownHello())] : []) + (hello.clock.map { [.peerClock($0)] } ?? [])
-                + [.established(peer: hello.replica)]
+                + (hello.release.map { [.peerRelease($0)] } ?? []) + [.established(peer: hello.replica)]
         case let (.awaitingHello, .pairStart(start)) where role == .server:
             guard start.version == PeerMessage.PairStart.currentVersion else {
                 return fail(.unsupportedVersion, "unsupported pairing version \(start.version) (this agent speaks 1)")

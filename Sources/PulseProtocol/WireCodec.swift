@@ -25,6 +25,7 @@ public enum WireCodec {
             buffer.writeInteger(hello.replica.rawValue)
             buffer.writeBytes(hello.proof)
             if hello.version >= 2 { buffer.writeInteger(UInt64(bitPattern: hello.clock ?? 0)) }
+            if hello.version >= 9, let release = hello.release { buffer.writeWireString(release) }
         case let .vector(heads):
             buffer.writeHeads(heads)
         case let .caughtUp(vector), let .ack(vector):
@@ -90,15 +91,21 @@ public enum WireCodec {
             let replica: UInt64 = try buffer.readFixed()
             guard let proof = buffer.readBytes(length: WireLimits.proofBytes) else { throw WireError("truncated hello") }
             var clock: Int64?
-            // Versions 2–5 share one layout (docs/PROTOCOL.md §7).
+            var release: String?
+            // Versions 2–9 share one layout (docs/PROTOCOL.md §7); 9 adds trailing data: the
+            // release, then whatever a later release adds (ignored).
             if (2...PeerMessage.Hello.currentVersion).contains(version) {
                 clock = Int64(bitPattern: try buffer.readFixed() as UInt64)
+                if version >= 9, buffer.readableBytes > 0 {
+                    release = (try? buffer.readWireString()).flatMap(PeerMessage.Hello.validRelease)
+                    buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+                }
             } else if version > PeerMessage.Hello.currentVersion {
                 // A later version's layout is unknown: keep what is common, so the state
                 // machine can answer ERROR 2 (unsupported version) instead of "malformed".
                 buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
             }
-            message = .hello(.init(version: version, replica: ReplicaID(rawValue: replica), proof: proof, clock: clock))
+            message = .hello(.init(version: version, replica: ReplicaID(rawValue: replica), proof: proof, clock: clock, release: release))
             if replica == 0 { throw WireError("a HELLO's replica id is 0") }
         case 2: message = .vector(try buffer.readHeads())
         case 3:
@@ -231,14 +238,14 @@ extension ByteBuffer {
         }
     }
 
-    /// A VECTOR's entries from protocol 9: origin, number, the stamp at it (0: unknown), and
-    /// the seal (0: none; else the seal plus one).
+    /// A VECTOR's entries from protocol 9: origin, number, the check of the stamp at it (0:
+    /// unknown), and the seal (0: none; else the seal plus one).
     package mutating func writeHeads(_ heads: HistoryHeads) {
         writeVarint(UInt64(heads.entries.count))
         for (replica, head) in heads.entries.sorted(by: { $0.key < $1.key }) {
             writeInteger(replica.rawValue)
             writeVarint(head.seq)
-            writeInteger(head.hlc)
+            writeInteger(head.check)
             writeVarint(head.seal.map { $0 + 1 } ?? 0)
         }
     }
@@ -249,13 +256,13 @@ extension ByteBuffer {
         for _ in 0..<count {
             let replica: UInt64 = try readFixed()
             let seq = try readVarint()
-            let hlc: UInt64 = try readFixed()
+            let check: UInt32 = try readFixed()
             let seal = try readVarint()
             guard replica != 0 else { throw WireError("replica id 0 in a version vector") }
-            guard hlc <= UInt64(Int64.max), seal == 0 || seal - 1 >= seq else {
+            guard seal == 0 || seal - 1 >= seq else {
                 throw WireError("invalid history head of \(ReplicaID(rawValue: replica))")
             }
-            guard entries.updateValue(HistoryHead(seq: seq, hlc: hlc, seal: seal == 0 ? nil : seal - 1), forKey: ReplicaID(rawValue: replica)) == nil else {
+            guard entries.updateValue(HistoryHead(seq: seq, check: check, seal: seal == 0 ? nil : seal - 1), forKey: ReplicaID(rawValue: replica)) == nil else {
                 throw WireError("a replica appears twice in a version vector")
             }
         }

@@ -66,7 +66,7 @@ extension ReplicaStore {
         let seals = try self.seals()
         var entries: [ReplicaID: HistoryHead] = [:]
         for (origin, seq) in vector.entries {
-            entries[origin] = HistoryHead(seq: seq, hlc: try stamp(of: origin, seq), seal: seals[origin])
+            entries[origin] = HistoryHead(seq: seq, stamp: try stamp(of: origin, seq), seal: seals[origin])
         }
         for (origin, seal) in seals where entries[origin] == nil { entries[origin] = HistoryHead(seq: 0, seal: seal) }
         return HistoryHeads(entries)

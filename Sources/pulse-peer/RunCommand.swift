@@ -239,6 +239,9 @@ struct Status: ParsableCommand {
         // The agent's own state for --no-mdns, in the reader's words (other states are Avahi's).
         let discovery = m.discovery == AgentStatus.discoveryOff ? say("cli.status.discovery_off") : m.discovery
         print("  " + say("cli.status.discovery", ["discovery": .string(discovery)]))
+        if let software = m.software, let protocols = m.protocols {
+            print("  " + say("cli.status.software", ["software": .string(software), "protocol": .string(protocols)]))
+        }
         let n = m.notifications
         let counts: [String: JSONValue] = ["shown": JSONValue(n.shown), "pending": JSONValue(n.pendingEvents), "clients": JSONValue(m.subscribers)]
         print("  " + say("cli.status.notifications", counts))
@@ -272,7 +275,11 @@ struct Status: ParsableCommand {
             ]
             print("  " + say("cli.status.peer", params))
             let error = peer.lastError.map { "; " + say("cli.status.last_error", ["error": .string($0)]) } ?? ""
-            print("      \(seen); \(sync)\(error)")
+            let software =
+                peer.protocolVersion.map { version in
+                    "; " + say("cli.status.peer_software", ["release": .string(peer.release ?? "?"), "protocol": .string("\(version)")])
+                } ?? ""
+            print("      \(seen); \(sync)\(software)\(error)")
             if let problem = peer.notice?.text(Words.current) ?? peer.problem {
                 print("      " + say("cli.status.not_in_sync", ["problem": .string(problem)]))
             }

@@ -34,6 +34,17 @@ register({
 
 function peerOf(machine) { return (store.view("status")?.peers || []).find((p) => p.machineID === machine.id) || null; }
 
+/** The release a machine runs and its protocol: this one's from the status, a peer's from its HELLO. */
+function softwareOf(machine) {
+  if (machine.isThisMachine) {
+    const m = store.view("status")?.machine;
+    const release = m?.software?.split(" ")[1];
+    return release && m.protocols ? { release, protocol: m.protocols } : null;
+  }
+  const peer = peerOf(machine);
+  return peer?.protocolVersion ? { release: peer.release || "?", protocol: String(peer.protocolVersion) } : null;
+}
+
 /** What a machine is doing, in words: [text, class]. */
 function stateOf(machine) {
   if (machine.isThisMachine) return ["", ""]; // its name says "(this computer)"
@@ -59,12 +70,14 @@ function render() {
     const [state, kind] = stateOf(machine);
     const name = el("span", { class: "name", text: machine.isThisMachine ? t("page.machines.this_name", { name: machine.name }) : machine.name });
     const who = machine.member ? el("span", { class: "when", text: t("page.machines.member", { member: machine.member }) }) : null;
+    const runs = softwareOf(machine);
+    const software = runs ? el("span", { class: "when", text: t("page.machines.software", runs) }) : null;
     // An older entry of a computer that joined again (the agent found the later namesake),
     // while it is not connected: said, and its removal offered in words.
     const older = machine.namesakeJoined && peerOf(machine)?.state !== "connected"
       ? el("span", { class: "older-entry", text: t("page.machines.older_entry", { name: machine.name, date: formatTime(machine.namesakeJoined) }) }) : null;
     const li = el("li", { "data-id": machine.id, class: machine.removed ? "removed" : older ? "older" : "" },
-      el("div", { class: "grow" }, name, who, older),
+      el("div", { class: "grow" }, name, who, software, older),
       el("span", { class: `state ${kind}`, text: state }));
     if (!machine.removed) {
       li.append(el("button", { type: "button", class: "row-button rename", text: t("page.machines.rename"),

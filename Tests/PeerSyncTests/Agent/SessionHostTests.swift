@@ -73,6 +73,7 @@ import Testing
         func unregister(_ id: Int, error: String?) async { calls.withLock { $0.unregistered.append(id) } }
         func touch(_ id: Int) async {}
         func peerClock(_ id: Int, offset: Int64) async {}
+        func peerSoftware(_ id: Int, release: String?, version: UInt16) async {}
         func peerVector(_ id: Int, _ vector: VersionVector) async {}
         func peerCaughtUp(_ id: Int, _ vector: VersionVector) async {}
         func weCaughtUp(_ id: Int) async {}

@@ -25,10 +25,11 @@ import Testing
 
     static let messages: [PeerMessage] = [
         .hello(.init(replica: ReplicaID(rawValue: 42), proof: Array(0..<32))),
+        .hello(.init(replica: ReplicaID(rawValue: 42), proof: Array(0..<32), clock: 5, release: "0.10.0~rc1")),
         .vector(
             HistoryHeads([
-                ReplicaID(rawValue: 1): HistoryHead(seq: 5, hlc: 1 << 50),
-                ReplicaID(rawValue: UInt64.max): HistoryHead(seq: 1 << 62, hlc: UInt64(Int64.max), seal: 1 << 62),
+                ReplicaID(rawValue: 1): HistoryHead(seq: 5, stamp: 1 << 50),
+                ReplicaID(rawValue: UInt64.max): HistoryHead(seq: 1 << 62, stamp: UInt64(Int64.max), seal: 1 << 62),
                 ReplicaID(rawValue: 3): HistoryHead(seq: 0, seal: 0),
             ])),
         .vector(HistoryHeads()),
@@ -184,6 +185,21 @@ import Testing
         #expect(decodingFails([0x7F, 0xFF, 0xFF, 0xFF, 1])) // a 2 GiB frame is refused on its length alone
         #expect(decodingFails([0x00, 0x40, 0x00, 0x01])) // 4 MiB + 1
         #expect(decodingFails([0, 0, 0, 0]))
+    }
+
+    /// HELLO of version 9 carries the release, then whatever a later release adds (ignored: a
+    /// trailing addition needs no new version, PROTOCOL §7); a release that is not one is dropped.
+    @Test func aHelloOfVersion9NamesItsReleaseAndLaterTrailingDataIsIgnored() throws {
+        var payload = ByteBuffer()
+        WireCodec.encode(.hello(.init(replica: ReplicaID(rawValue: 42), proof: Array(0..<32), clock: 5, release: "0.10.0")), into: &payload)
+        payload.writeBytes([1, 2, 3, 4])
+        guard case let .hello(hello) = try WireCodec.decode(&payload) else { Issue.record("not a HELLO"); return }
+        #expect(hello.release == "0.10.0" && hello.clock == 5)
+        #expect(PeerMessage.Hello(replica: ReplicaID(rawValue: 1), proof: [], release: "0.10 ; rm -rf").release == nil)
+        #expect(PeerMessage.Hello(version: 8, replica: ReplicaID(rawValue: 1), proof: [], release: "0.10.0").release == nil)
+        var eight = ByteBuffer()
+        WireCodec.encode(.hello(.init(version: 8, replica: ReplicaID(rawValue: 42), proof: Array(0..<32), clock: 5)), into: &eight)
+        #expect(eight.readableBytes == 1 + 2 + 8 + 32 + 8, "version 8's HELLO unchanged")
     }
 
     @Test func garbageIsRefused() throws {

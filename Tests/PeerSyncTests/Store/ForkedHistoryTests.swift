@@ -204,7 +204,7 @@ import Testing
         #expect(batches.flatMap(\.stubs) == [ChangeStub(origin: a.replicaID, seq: 2, hlc: stamp)])
         try a.sync(to: b)
         #expect(try b.historyStamps(of: a.replicaID, upTo: 3) == a.historyStamps(of: a.replicaID, upTo: 3))
-        #expect(try b.historyHeads()[a.replicaID] == HistoryHead(seq: 3, hlc: try a.stamp(of: a.replicaID, 3)))
+        #expect(try b.historyHeads()[a.replicaID] == HistoryHead(seq: 3, stamp: try a.stamp(of: a.replicaID, 3)))
     }
 
     @Test func aBatchBeyondASealIsRefusedWhole() throws {
@@ -227,17 +227,17 @@ import Testing
 
     @Test(arguments: [
         // mine, theirs, my stamp at theirs → verdict
-        (HistoryHead(seq: 5, hlc: 50), HistoryHead(seq: 5, hlc: 50), UInt64(50), HistoryRules.Verdict.same),
-        (HistoryHead(seq: 5, hlc: 50), HistoryHead(seq: 3, hlc: 30), 30, .same),
-        (HistoryHead(seq: 5, hlc: 50), HistoryHead(seq: 3, hlc: 31), 30, .forked(upTo: 3)),
-        (HistoryHead(seq: 3, hlc: 31), HistoryHead(seq: 5, hlc: 50), 0, .same), // the peer judges
-        (HistoryHead(seq: 5, hlc: 50), HistoryHead(seq: 3, hlc: 0), 30, .same), // unknown: no verdict
-        (HistoryHead(seq: 5, hlc: 50), HistoryHead(seq: 3, hlc: 30, seal: 3), 30, .sealBeyond(seal: 3)),
-        (HistoryHead(seq: 2, hlc: 20), HistoryHead(seq: 3, hlc: 30, seal: 3), 0, .adoptSeal(seal: 3)),
-        (HistoryHead(seq: 3, hlc: 30, seal: 3), HistoryHead(seq: 3, hlc: 30, seal: 3), 30, .same),
-        (HistoryHead(seq: 3, hlc: 30, seal: 3), HistoryHead(seq: 2, hlc: 20, seal: 2), 20, .sealBeyond(seal: 2)),
-        (HistoryHead(seq: 2, hlc: 20, seal: 2), HistoryHead(seq: 3, hlc: 30, seal: 3), 0, .same),
-        (HistoryHead(seq: 5, hlc: 50), HistoryHead(seq: 3, hlc: 31, seal: 3), 30, .forked(upTo: 3)), // a fork below the seal first
+        (HistoryHead(seq: 5, stamp: 50), HistoryHead(seq: 5, stamp: 50), UInt64(50), HistoryRules.Verdict.same),
+        (HistoryHead(seq: 5, stamp: 50), HistoryHead(seq: 3, stamp: 30), 30, .same),
+        (HistoryHead(seq: 5, stamp: 50), HistoryHead(seq: 3, stamp: 31), 30, .forked(upTo: 3)),
+        (HistoryHead(seq: 3, stamp: 31), HistoryHead(seq: 5, stamp: 50), 0, .same), // the peer judges
+        (HistoryHead(seq: 5, stamp: 50), HistoryHead(seq: 3, stamp: 0), 30, .same), // unknown: no verdict
+        (HistoryHead(seq: 5, stamp: 50), HistoryHead(seq: 3, stamp: 30, seal: 3), 30, .sealBeyond(seal: 3)),
+        (HistoryHead(seq: 2, stamp: 20), HistoryHead(seq: 3, stamp: 30, seal: 3), 0, .adoptSeal(seal: 3)),
+        (HistoryHead(seq: 3, stamp: 30, seal: 3), HistoryHead(seq: 3, stamp: 30, seal: 3), 30, .same),
+        (HistoryHead(seq: 3, stamp: 30, seal: 3), HistoryHead(seq: 2, stamp: 20, seal: 2), 20, .sealBeyond(seal: 2)),
+        (HistoryHead(seq: 2, stamp: 20, seal: 2), HistoryHead(seq: 3, stamp: 30, seal: 3), 0, .same),
+        (HistoryHead(seq: 5, stamp: 50), HistoryHead(seq: 3, stamp: 31, seal: 3), 30, .forked(upTo: 3)), // a fork below the seal first
     ])
     func theVerdictOnOneOrigin(mine: HistoryHead, theirs: HistoryHead, at: UInt64, verdict: HistoryRules.Verdict) {
         #expect(HistoryRules.verdict(mine: mine, theirs: theirs, mineAtTheirs: at) == verdict)
@@ -258,6 +258,13 @@ import Testing
     func theForkPointIsAfterTheLastStampKnownAlike(mine: [UInt64], theirs: [UInt64], point: UInt64?) {
         #expect(HistoryRules.forkPoint(mine: mine, theirs: theirs) == point)
         #expect(HistoryRules.forkPoint(mine: theirs, theirs: mine) == point)
+    }
+
+    @Test func aStampsCheckIsZeroOnlyForAnUnknownStampAndSpreadsNeighbours() {
+        #expect(HistoryHead.check(0) == 0)
+        let checks = (UInt64(1)...1000).map { HistoryHead.check((1_800_000_000_000 << 16) + $0) }
+        #expect(!checks.contains(0))
+        #expect(Set(checks).count == checks.count, "consecutive stamps never share a check here")
     }
 
     @Test func aBranchIdDependsOnOriginPointAndStampAndIsNeverZero() {
