@@ -1,7 +1,7 @@
 // Small helpers of the view: the page's words, elements, toasts, the confirmation dialog,
 // appearance. Text from the household and from the catalogue is always set with
 // textContent, never parsed as HTML.
-import { APIError } from "./api.js";
+import { APIError, usingAgent } from "./api.js";
 import { Catalogue } from "./messages.js";
 
 export const $ = (id) => document.getElementById(id);
@@ -156,6 +156,8 @@ const pageErrors = {
 export function describe(error) {
   if (!(error instanceof APIError)) return String(error?.message || error);
   if (pageErrors[error.code]) return t(pageErrors[error.code]);
+  // A phone using another agent of an older release, which lacks the method (issue 53).
+  if (error.code === "unknown_method" && usingAgent()) return t("page.roaming.older_agent", { name: usingAgent().name || "?" });
   const key = `refusal.${error.code}`;
   return sentence(catalogue.has(key) ? catalogue.text(key, error.params) : error.message);
 }
