@@ -185,11 +185,16 @@ public struct Coverage: Sendable, Hashable {
     public let origin: ReplicaID
     public let after: UInt64
     public let upTo: UInt64
+    /// Protocol 9: ``HistoryHead/check(_:)`` of the sender's stamp at `after` (0: `after` is 0
+    /// or the stamp is unknown): the receiver holds the same history up to `after` only if
+    /// its own stamp there has the same check (docs/PROTOCOL.md §5, "Histories that forked").
+    public let afterCheck: UInt32
 
-    public init(origin: ReplicaID, after: UInt64, upTo: UInt64) {
+    public init(origin: ReplicaID, after: UInt64, upTo: UInt64, afterCheck: UInt32 = 0) {
         self.origin = origin
         self.after = after
         self.upTo = upTo
+        self.afterCheck = afterCheck
     }
 }
 

@@ -36,6 +36,7 @@ public enum WireCodec {
                 buffer.writeInteger(claim.origin.rawValue)
                 buffer.writeVarint(claim.after)
                 buffer.writeVarint(claim.upTo)
+                buffer.writeInteger(claim.afterCheck)
             }
             buffer.writeVarint(UInt64(batch.changeCount))
             for index in batch.changes.indices { buffer.writeChange(batch.changes[index]) }
@@ -115,8 +116,9 @@ public enum WireCodec {
             for _ in 0..<coverageCount {
                 let origin: UInt64 = try buffer.readFixed()
                 let after = try buffer.readVarint(), upTo = try buffer.readVarint()
+                let check: UInt32 = try buffer.readFixed()
                 guard origin != 0, upTo > after else { throw WireError("invalid coverage claim") }
-                coverage.append(Coverage(origin: ReplicaID(rawValue: origin), after: after, upTo: upTo))
+                coverage.append(Coverage(origin: ReplicaID(rawValue: origin), after: after, upTo: upTo, afterCheck: check))
             }
             let changeCount = try buffer.readCount(max: WireLimits.maxChangesPerBatch, what: "changes")
             var changes: [Change] = []

@@ -156,12 +156,12 @@ public final class DeltaCursor {
             if !exhausted {
                 // The batch is full before this replica's changes end.
                 if let last {
-                    batch.coverage.append(Coverage(origin: range.origin, after: range.after, upTo: last))
+                    batch.coverage.append(Coverage(origin: range.origin, after: range.after, upTo: last, afterCheck: try afterCheck(range)))
                     pending[0].after = last
                 }
                 break
             }
-            batch.coverage.append(Coverage(origin: range.origin, after: range.after, upTo: range.upTo))
+            batch.coverage.append(Coverage(origin: range.origin, after: range.after, upTo: range.upTo, afterCheck: try afterCheck(range)))
             pending.removeFirst()
         }
         while pending.isEmpty, let range = beyond.first, Self.count(batch) < batchLimit {
@@ -181,6 +181,13 @@ public final class DeltaCursor {
             if connection.isInTransaction { try connection.execute("COMMIT") }
         }
         return batch.isEmpty ? nil : batch
+    }
+
+    /// The check of this snapshot's stamp at a range's start (Histories.swift): the receiver
+    /// compares it with its own, so a second history under one replica id is never joined to
+    /// the first (0: the range starts at 0, or the stamp is unknown).
+    private func afterCheck(_ range: (origin: ReplicaID, after: UInt64, upTo: UInt64)) throws -> UInt32 {
+        range.after == 0 ? 0 : HistoryHead.check(try ReplicaStore.stamp(connection, records, of: range.origin, range.after))
     }
 
     /// The changes and stubs of a batch, which its limit counts.

@@ -32,6 +32,11 @@ extension ReplicaStore {
     /// The stamp of change `seq` of `origin` as this database holds it; 0 when it does not
     /// know it (overwritten before migration 18, or a number it does not cover).
     public func stamp(of origin: ReplicaID, _ seq: UInt64) throws -> UInt64 {
+        try Self.stamp(connection, RecordStatements(connection), of: origin, seq)
+    }
+
+    /// ``stamp(of:_:)`` on a connection (a delta reader's too).
+    static func stamp(_ connection: Connection, _ records: RecordStatements, of origin: ReplicaID, _ seq: UInt64) throws -> UInt64 {
         guard seq > 0 else { return 0 }
         let located: (EntityKind, TextID)? = try connection.query(
             "SELECT entity, row_id FROM change_index WHERE origin = ?1 AND seq = ?2",
@@ -43,7 +48,7 @@ extension ReplicaStore {
         }
         if let (entity, id) = located {
             var found: UInt64 = 0
-            try versions(entity, id, anyPartial: true).forEach { _, version in
+            try records.versions(entity, id)?.forEach { _, version in
                 if version.stamp.origin == origin && version.seq == seq { found = UInt64(version.stamp.hlc.rawValue) }
             }
             if found > 0 { return found }
@@ -237,6 +242,28 @@ extension ReplicaStore {
         try writer.put(.replica, fresh.description, replicaRow)
         try saveCounterAndClock(writer.seq, writer.clock.last)
         return fresh
+    }
+
+    /// A batch's change (or stub) under a number this database already covers, with another
+    /// stamp than the one it holds there: a second history under one replica id, met by
+    /// receiving it (two sessions bringing the two branches at once: the VECTORs of neither
+    /// showed it). Refused whole (ERROR 5): the next session's VECTORs show the fork, and it
+    /// is healed there. Only numbers already covered are looked at (a relay's duplicates).
+    func refuseAnotherHistory(_ batch: DeltaBatch, covered vector: VersionVector, heldBack: Set<Int>) throws {
+        func check(_ origin: ReplicaID, _ seq: UInt64, _ hlc: UInt64) throws {
+            guard origin != replicaID, seq <= vector[origin] else { return }
+            let held = try stamp(of: origin, seq)
+            if held != 0 && held != hlc { throw StoreError.anotherHistory(origin: origin, seq: seq) }
+        }
+        for offset in batch.changes.indices where !heldBack.contains(offset) {
+            try check(batch.changes[offset].origin, batch.changes[offset].seq, UInt64(batch.changes[offset].hlc.rawValue))
+        }
+        for stub in batch.stubs { try check(stub.origin, stub.seq, stub.hlc) }
+        // A claim that continues another history than the one held up to its start.
+        for claim in batch.coverage where claim.afterCheck != 0 && claim.origin != replicaID && claim.after <= vector[claim.origin] {
+            let held = HistoryHead.check(try stamp(of: claim.origin, claim.after))
+            if held != 0 && held != claim.afterCheck { throw StoreError.anotherHistory(origin: claim.origin, seq: claim.after) }
+        }
     }
 
     /// The changes, kept changes, stubs and coverage of a batch beyond a seal (a peer that has

@@ -89,6 +89,7 @@ extension ReplicaStore {
                         try hold(change)
                     }
                     outcome.held = holdBack
+                    try refuseAnotherHistory(batch, covered: vv, heldBack: heldBack)
                     let holding = holdBack.isEmpty ? try heldOrigins() : try heldOrigins().union(holdBack.map(\.origin))
                     // The changes applied are the batch's own array, shared, unless some are not.
                     var notApplied = heldBack

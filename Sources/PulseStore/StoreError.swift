@@ -10,6 +10,8 @@ public enum StoreError: Error, CustomStringConvertible {
     /// A change (or coverage, or stub) of an origin numbered after the seal of its history
     /// (Histories.swift): sent by a peer that has not learnt of the fork yet.
     case beyondSeal(origin: ReplicaID, seq: UInt64, seal: UInt64)
+    /// A change under a number this database holds another change for (Histories.swift).
+    case anotherHistory(origin: ReplicaID, seq: UInt64)
     case constraint(EntityKind, rowID: String, SQLiteError)
     case notReplicaDatabase(path: String)
     case corruptRow(EntityKind, rowID: String, reason: String)
@@ -45,6 +47,8 @@ public enum StoreError: Error, CustomStringConvertible {
             "\(entity.rawValue) \(rowID): \(field) is set once and cannot change"
         case let .foreignOwnChange(seq):
             "a peer sent change #\(seq) in this replica's own name, which this replica never made"
+        case let .anotherHistory(origin, seq):
+            "change \(origin)#\(seq) is not the change this machine holds under that number: that replica's history forked; the next connection finds and heals it"
         case let .beyondSeal(origin, seq, seal):
             "change \(origin)#\(seq) is after the end of that replica's history (#\(seal): it forked and was healed); reconnect to learn of it"
         case let .constraint(entity, rowID, error):

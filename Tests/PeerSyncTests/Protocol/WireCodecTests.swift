@@ -141,7 +141,8 @@ import Testing
         func string(_ text: String) -> [UInt8] { varint(UInt64(text.utf8.count)) + Array(text.utf8) }
         func fixed(_ value: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) } }
         let first = Self.sampleBatch.changes[0]
-        var expected: [UInt8] = [3] + varint(2) + fixed(2) + varint(0) + varint(1) + fixed(9) + varint(10) + varint(1 << 40) + varint(2)
+        let noCheck: [UInt8] = [0, 0, 0, 0] // protocol 9: each claim's check of the stamp at its start
+        var expected: [UInt8] = [3] + varint(2) + fixed(2) + varint(0) + varint(1) + noCheck + fixed(9) + varint(10) + varint(1 << 40) + noCheck + varint(2)
         expected += fixed(0xFFFF_0000_0000_0001) + varint(300) + varint(UInt64(first.hlc.rawValue)) + [5] + string("row-1") + [1] + string("m-1")
         expected += varint(3) + string("name") + [2] + string("Crème fraîche ✓") + [0]
         expected += string("listed") + [1] + varint(9) /* zigzag of -5 */ + [1] + varint(7) + fixed(3)

@@ -190,6 +190,48 @@ import Testing
         #expect(expected.subtracting(mayLose).isSubset(of: held), "nothing lost that another machine held")
     }
 
+    /// Two sessions bring the two branches at once, so neither VECTOR showed the fork: the
+    /// second branch is refused as it arrives — a number already covered with another stamp,
+    /// or a claim continuing another history (told by an ACK's vector) — and healed at the next
+    /// meeting.
+    @Test func aSecondHistoryArrivingWhileTheFirstIsHeldIsRefusedAndHealedAtTheNextMeeting() throws {
+        let dir = try TemporaryDirectory()
+        let clock = ManualClock()
+        let a = try makeStore(dir, "a", clock: clock, id: 1)
+        let c = try makeStore(dir, "c", clock: clock, id: 3)
+        _ = try Self.add(a, "S1", clock: clock)
+        try Self.meet(a, c)
+        try StoreBackup.write(database: a.path, to: dir.path("copy.sqlite"))
+        for name in ["L1", "L2", "L3"] { _ = try Self.add(a, name, clock: clock) }
+        try Self.meet(a, c)
+        let restored = try ReplicaStore(path: dir.path("copy.sqlite"), physicalClock: clock.function)
+        for name in ["N1", "N2"] { _ = try Self.add(restored, name, clock: clock) }
+        // D, new, gets C's batches computed from its empty vector, after the restored machine's.
+        let d = try makeStore(dir, "d", clock: clock, id: 4)
+        let fromC = try c.allDeltas(for: d.versionVector())
+        try restored.markPublished(upTo: restored.versionVector()[restored.replicaID])
+        try restored.sync(to: d)
+        let before = try d.canonicalState()
+        #expect {
+            for batch in fromC { try d.apply(batch) }
+        } throws: { error in
+            if case StoreError.anotherHistory = error { true } else { false }
+        }
+        #expect(try d.canonicalState() == before)
+        // And a claim computed from D's vector as an ACK told it (no VECTOR compared).
+        let continuing = try c.allDeltas(for: d.versionVector())
+        #expect(continuing.flatMap(\.coverage).contains { $0.origin == a.replicaID && $0.afterCheck != 0 })
+        #expect {
+            for batch in continuing { try d.apply(batch) }
+        } throws: { error in
+            if case StoreError.anotherHistory = error { true } else { false }
+        }
+        #expect(try d.canonicalState() == before)
+        for (x, y) in [(d, c), (restored, d), (restored, c), (d, c)] { try Self.meet(x, y) }
+        let expected: Set<String> = ["S1", "L1", "L2", "L3", "N1", "N2"]
+        for store in [restored, c, d] { #expect(try Self.names(store) == expected) }
+    }
+
     @Test func aChangeOverwrittenBeforeItWasSentTravelsAsAStubOfItsStamp() throws {
         let dir = try TemporaryDirectory()
         let clock = ManualClock()
