@@ -378,14 +378,15 @@ def main():
 
     def second_serving():
         state_b = json.loads(web_support.cli(BIN, HOME_B, "phones", "--json"))
-        return state_b if state_b.get("fingerprint") and not state_b.get("problem") else None
+        return state_b if state_b.get("fingerprint") and state_b.get("port") and not state_b.get("problem") else None
     state_b, took = wait("the second computer serving phones under the household's CA", second_serving, timeout=20)
     if state_b["fingerprint"] != fingerprint or os.path.exists(os.path.join(HOME_B, "phones", "root-key.pem")):
         raise Failed(f"the second computer's CA is not the household's one root: {state_b['fingerprint']} vs {fingerprint}")
     driver.get(f"https://{AGENT_FOR_PHONE}:{state_b['port']}/")
     wait("the second computer's page over HTTPS", lambda: driver.execute_script("return document.readyState === 'complete'"))
     if driver.execute_script("return window.isSecureContext") is not True:
-        raise Failed("the second computer's page is not a secure context for the phone")
+        raise Failed(f"the second computer's page is not a secure context for the phone: {driver.current_url} "
+                     f"shows {driver.title!r} (phones --json said {state_b})")
     ok(f"one household CA: the second computer got its certificate from the first in {took:.1f} s (it keeps no root key) "
        "and the phone, which installed the CA once, opens its page with no warning (isSecureContext)")
     sh(BIN, "phones", "off", "--home", HOME_B)

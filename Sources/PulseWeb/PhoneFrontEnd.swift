@@ -430,7 +430,9 @@ final class PhoneService: Sendable {
 
     func describe() async -> ControlResponse {
         let (settings, listener, tls, problem) = state.withLock { ($0.settings, $0.listener, $0.tls, $0.problem) }
-        var result: [String: JSONValue] = ["on": .bool(settings.on), "port": .integer(Int64(settings.port))]
+        // The port served once bound (a port 0 asked for is saved a moment later, after the
+        // household was told the addresses: never "port 0" beside a fingerprint).
+        var result: [String: JSONValue] = ["on": .bool(settings.on), "port": .integer(Int64(listener?.port ?? settings.port))]
         result["problem"] = problem.map { .object(["code": .string($0.code), "params": .object($0.params), "message": .string($0.message)]) } ?? .null
         if let listener, let tls {
             let (names, addresses) = tls.covered
