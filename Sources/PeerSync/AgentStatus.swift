@@ -33,7 +33,7 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         public var subscribers = 0
         /// The web page's address (nil: none serves; `warnings` says why when it should).
         public var web: String?
-        /// The software the agent runs (`pulse-peer --version`'s words: "pulse-peer 0.9.0 (commit …)").
+        /// The software the agent runs (`pulse-peer --version`'s words: "pulse-peer 0.10.0 (commit …)").
         public var software: String?
         /// The protocol versions this agent speaks ("9", or "9–10").
         public var protocols: String?

@@ -2,7 +2,7 @@
 /// `scripts/package-deb.sh` writes the commit into its own copy of this file before it builds
 /// a package; a developer's build says it recorded none. The release is the package's version.
 enum BuildStamp {
-    static let version = "0.9.0"
+    static let version = "0.10.0"
     static let commit: String? = nil
 
     static var description: String {
