@@ -53,6 +53,12 @@ if [ "$fast" -eq 0 ] && [ $# -eq 0 ]; then
   if next=$(bash scripts/build-next.sh 2>> "$log"); then export PULSE_NEXT_BINARY="$next"; else
     echo "the next test release did not build (scripts/build-next.sh): see above" >&2; tail -30 "$log" >&2; status=1
   fi
+  # The previous release (the newest tag before HEAD: scripts/build-release.sh, docs/RELEASING.md)
+  # for the tests of old and new agents in one household (PreviousReleaseTests); "none" when
+  # HEAD is the first release.
+  if previous=$(bash scripts/build-release.sh previous 2>> "$log"); then export PULSE_PREVIOUS_BINARY="$previous"; else
+    echo "the previous release did not build (scripts/build-release.sh previous): see above" >&2; tail -30 "$log" >&2; status=1
+  fi
   run_swift_tests --skip-build --filter TwoPeerTests
 else
   run_swift_tests "$@"
