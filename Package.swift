@@ -185,6 +185,7 @@ let package = Package(
             name: "pulse-bench",
             dependencies: [
                 "PeerSync",
+                "PulseModel",
                 "PulseStore",
                 "CSQLite",
                 .product(name: "Logging", package: "swift-log"),

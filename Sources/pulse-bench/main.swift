@@ -2,7 +2,9 @@
 // same run. Run with `scripts/bench.sh` (release build). `--quick` uses smaller sizes.
 import Foundation
 import Logging
+import CSQLite
 import PeerSync
+import PulseModel
 import PulseStore
 import Synchronization
 
@@ -232,8 +234,37 @@ if selected("catch-up") {
         "raw insert in 1000-row transactions just before and after: \(Int(rawBeside)) rows/s (\(Int(rate / rawBeside * 100))%)", "—")
 }
 
-@MainActor func catchUp(_ size: Int, label: String) throws -> (rate: Double, peak: Double, bytes: [String: Int], idle: Double, seconds: Double) {
-    let (homeA, homeB) = try householdPair("cu\(size)", items: size)
+/// `count` changes of an entity this release does not know (code 200: a later release's), as an
+/// older agent receives them from a newer one: applied to `store` in batches of 1000, from a
+/// replica of their own. They are kept and relayed (PROTOCOL §7, "An open schema").
+func addKeptChanges(_ store: ReplicaStore, _ count: Int) throws {
+    let origin = ReplicaID(rawValue: UInt64.random(in: 1_000_000...UInt64.max))
+    let start = Int64(Date().timeIntervalSince1970 * 1000) - Int64(count)
+    var seq: UInt64 = 0
+    while seq < UInt64(count) {
+        let first = seq
+        var kept: [KeptChange] = []
+        while seq < UInt64(count), kept.count < 1000 {
+            seq += 1
+            kept.append(
+                KeptChange(
+                    origin: origin, seq: seq, hlc: HybridTimestamp(milliseconds: start + Int64(seq), counter: 0), member: nil, code: 200,
+                    rowID: "later-\(seq)",
+                    fields: [FieldWrite(field: "title", value: .text("Later \(seq)")), FieldWrite(field: "count", value: .integer(Int64(seq)))]))
+        }
+        let outcome = try store.apply(DeltaBatch(coverage: [Coverage(origin: origin, after: first, upTo: seq)], kept: kept))
+        precondition(outcome.kept == kept.count, "kept \(outcome.kept) of \(kept.count)")
+    }
+}
+
+/// `kept`: how many of the `size` changes are of an entity B's release does not know.
+@MainActor func catchUp(
+    _ size: Int, label: String, kept: Int = 0
+) throws -> (
+    rate: Double, peak: Double, bytes: [String: Int], idle: Double, seconds: Double
+) {
+    let (homeA, homeB) = try householdPair("cu\(size)-\(kept)", items: size - kept)
+    if kept > 0 { try addKeptChanges(Household.open(homeA).store, kept) }
     let agentA = try AgentRun(homeA)
     let start = now()
     var agentB = try AgentRun(homeB, peers: [agentA.port])
@@ -283,6 +314,12 @@ if selected("catch-up") {
         "raw batch insert \(Int(rawRate)) rows/s (\(Int(medium.rate / rawRate * 100))%)", "≥ 50% of raw")
     // What every catch-up pays whatever its size (B's start, TLS, the handshake): inside the rate above.
     report("Catch-up of 1k changes: B started → synced", String(format: "%.0f ms", small.seconds * 1000), "—", "—")
+    // A household one of whose computers runs a later release: 10 % of the changes are of an
+    // entity this release does not know, kept and relayed by it (issue 53).
+    let mixed = try catchUp(catchUpSize, label: "mixed", kept: catchUpSize / 10)
+    report(
+        "Catch-up: \(catchUpSize) changes, 10 % of an entity this release does not know (kept)", "\(Int(mixed.rate))/s",
+        "raw batch insert \(Int(rawRate)) rows/s (\(Int(mixed.rate / rawRate * 100))%); all known: \(Int(medium.rate))/s", "≥ 50% of raw")
     let large = try catchUp(largeSize, label: "large")
     report(
         "In-sync reconnect, 1k rows: sync messages / whole session incl. TLS", "\(small.bytes["frames"]!) B / \(small.bytes["wire"]!) B", "—", "≤ 256 B, flat")
@@ -293,6 +330,39 @@ if selected("catch-up") {
     report(
         "Agent RSS peak during a \(largeSize / 1000)k-change catch-up", String(format: "%.1f MB", large.peak),
         String(format: "%d changes/s", Int(large.rate)), "≤ 64 MB")
+}
+
+// MARK: Storage: what a kept change costs beside a known one
+/// Bytes of a home's database once checkpointed (pages in use: the free list left out).
+func databaseBytes(_ home: HouseholdHome) -> Int {
+    var db: OpaquePointer?
+    guard sqlite3_open(home.databasePath, &db) == SQLITE_OK else { return 0 }
+    defer { sqlite3_close_v2(db) }
+    sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", nil, nil, nil)
+    func value(_ pragma: String) -> Int {
+        var statement: OpaquePointer?
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_prepare_v2(db, "PRAGMA \(pragma)", -1, &statement, nil) == SQLITE_OK, sqlite3_step(statement) == SQLITE_ROW else { return 0 }
+        return Int(sqlite3_column_int64(statement, 0))
+    }
+    return (value("page_count") - value("freelist_count")) * value("page_size")
+}
+
+if selected("storage") {
+    let count = quick ? 5_000 : 20_000
+    let empty = home("storage-empty"), known = home("storage-known"), keptHome = home("storage-kept")
+    for place in [empty, known, keptHome] { _ = try Household.create(place, name: nil, members: []) }
+    do {
+        let household = try Household.open(known)
+        _ = try household.addShoppingItems((0..<count).map { "Item \($0)" })
+    }
+    try addKeptChanges(Household.open(keptHome).store, count)
+    let base = databaseBytes(empty)
+    let perKnown = Double(databaseBytes(known) - base) / Double(count)
+    let perKept = Double(databaseBytes(keptHome) - base) / Double(count)
+    report(
+        "Storage per change, kept (an entity this release does not know, 2 fields) / known (a shopping item)",
+        String(format: "%.0f B / %.0f B", perKept, perKnown), "\(count) of each, beside an empty household's \(base / 1024) KiB", "—")
 }
 
 // MARK: 4. Write overhead
