@@ -28,7 +28,8 @@ import PulseModel
 /// member reads (protocol 6); 15 the household's phones (protocol 7); 16 the household CA's roots
 /// and grants, and where agents serve phones (protocol 8); 17 the changes kept for a later
 /// release (`kept_change`: KeptChanges.swift); 18 the stamps of overwritten changes and the
-/// seals of forked histories (Histories.swift, protocol 9).
+/// seals of forked histories (Histories.swift, protocol 9); 19 kept changes' fields in bytes, not
+/// JSON (KeptChanges.swift).
 package enum Migrations {
     /// One step: SQL, then (for data that SQL cannot reshape) Swift code, in the same
     /// transaction.
@@ -61,6 +62,7 @@ package enum Migrations {
         Step(name: "household CA", sql: migration16),
         Step(name: "kept changes", sql: migration17),
         Step(name: "stamps of overwritten changes, seals", sql: migration18),
+        Step(name: "kept fields in bytes", sql: "", code: ReplicaStore.reencodeKeptFields),
     ]
 
     package static var latest: Int { all.count }

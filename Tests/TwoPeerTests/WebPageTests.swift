@@ -110,7 +110,10 @@ import Testing
     func phoneScript(_ name: String, _ homes: [Home], timeout: Double, checks: [String]) throws -> String {
         var command = ["python3", Self.script(name), PulsePeer.executable.path] + homes.map(\.path)
         if let directory = ProcessInfo.processInfo.environment["PULSE_SCREENSHOTS"] { command.append(directory + "/phones") }
-        let run = try Shell.run(command, timeout: timeout)
+        // The next test release (TwoReleasesTests.next), for a phone roaming across releases.
+        var environment = ProcessInfo.processInfo.environment
+        if let next = TwoReleasesTests.next { environment["PULSE_NEXT_BINARY"] = next }
+        let run = try PulsePeer.runProcess(command, environment: environment, timeout: timeout)
         let output = run.stdout + run.stderr
         #expect(run.status == 0, "\(output)")
         for check in checks { #expect(lines(run.stdout).contains { $0.contains(check) }, "missing: \(check)\n\(output)") }
@@ -139,7 +142,7 @@ import Testing
                 "from another CA on the same address is refused",
                 "bank.example.com", "isSecureContext is true", "one household CA: the second computer", "works once", "“Add this phone?”", "SameSite=Strict",
                 "updates live", "notifications: Tom's addition", "installable", "shows the last list, and queues", "still once",
-                "the phone used the second computer", "machine.remove → 404",
+                "the phone used the second computer", "across releases", "machine.remove → 404",
                 "from a stranger's namespace",
                 "over plain HTTP is refused",
                 "silent connections from one address", "removed from the other computer's page", "no longer accepts connections",

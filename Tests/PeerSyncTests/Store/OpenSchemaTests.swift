@@ -139,4 +139,54 @@ import Testing
             origin: b.replicaID, seq: 5, hlc: at(1), member: nil, code: 200, rowID: "n", fields: [FieldWrite(field: "t", value: .integer(1))])
         try refused(DeltaBatch(kept: [forged]), "never made")
     }
+
+    /// `kept_change.fields` as bytes (migration 19): every value type, a base, any text, read
+    /// back as written; bytes that are not such a record are refused, never read past.
+    @Test func keptFieldsAreStoredAsBytesAndReadBackAsWritten() throws {
+        let fields = [
+            FieldWrite(field: "title", value: .text("Crème fraîche ✓")), FieldWrite(field: "empty", value: .text("")),
+            FieldWrite(field: "n", value: .integer(Int64.min), base: Stamp(hlc: HybridTimestamp(rawValue: Int64.max), origin: ReplicaID(rawValue: .max))),
+            FieldWrite(field: "m", value: .integer(-1)), FieldWrite(field: "z", value: .integer(Int64.max)), FieldWrite(field: "gone", value: .null),
+        ]
+        let bytes = try ReplicaStore.encodeKept(fields)
+        #expect(bytes.first == ReplicaStore.keptFormat)
+        #expect(try bytes.withUnsafeBytes { try ReplicaStore.decodeKept($0) } == fields)
+        for cut in 1..<bytes.count {
+            #expect(throws: StoreError.self) { try bytes.prefix(cut).withUnsafeBytes { try ReplicaStore.decodeKept($0) } }
+        }
+        #expect(throws: StoreError.self) { try (bytes + [0]).withUnsafeBytes { try ReplicaStore.decodeKept($0) } }
+    }
+
+    /// A home of release 0.10.0 kept its fields as JSON: migration 19 writes them as bytes, and
+    /// what was kept is still relayed and made live as before.
+    @Test func keptFieldsRecordedAsJSONBy0_10_0AreRewrittenAsBytes() throws {
+        let b = try makeStore(dir, "b", clock: clock, id: 0xB)
+        try b.apply(laterBatch())
+        let kept = try b.keptChanges()
+        #expect(!kept.isEmpty)
+        // Back to what 0.10.0 wrote: JSON records, schema 18.
+        try b.connection.transaction {
+            for change in kept {
+                let json = try JSONEncoder().encode(
+                    ReplicaStore.KeptFields(
+                        fields: change.fields.map {
+                            HeldChange.Field(name: $0.field, value: $0.value, baseHLC: $0.base?.hlc.rawValue, baseOrigin: $0.base?.origin.rawValue)
+                        }))
+                let statement = try b.connection.statement("UPDATE kept_change SET fields = ?3 WHERE origin = ?1 AND seq = ?2")
+                try statement.bind(change.origin.storage, at: 1)
+                try statement.bind(Int64(change.seq), at: 2)
+                try statement.bind(blob: Array(json), at: 3)
+                while try statement.step() {}
+                statement.reset()
+            }
+        }
+        try b.connection.execute("PRAGMA user_version = 18")
+        #expect(try b.connection.scalarInt("SELECT count(*) FROM kept_change WHERE substr(fields, 1, 1) = X'7B'") == Int64(kept.count))
+        let path = b.path
+        let reopened = try ReplicaStore(path: path, physicalClock: clock.function)
+        #expect(try reopened.connection.scalarInt("PRAGMA user_version") == Int64(Migrations.latest))
+        #expect(try reopened.connection.scalarInt("SELECT count(*) FROM kept_change WHERE substr(fields, 1, 1) = X'01'") == Int64(kept.count))
+        #expect(try reopened.keptChanges() == kept)
+        #expect(try relayed(reopened).flatMap(\.kept) == relayed(b).flatMap(\.kept))
+    }
 }
