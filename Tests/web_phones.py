@@ -792,7 +792,9 @@ def main():
     errors = [e for e in first.get_log("browser") + second.get_log("browser") + phone.log() if e["level"] == "SEVERE"
               and "favicon" not in e["message"] and "401" not in e["message"]
               # What the network did (no agent reachable, the phone removed, phones turned off), not the page:
-              and not (e["source"] == "network" and "Failed to load resource: net::ERR_" in e["message"])]
+              and not (e["source"] == "network" and "Failed to load resource: net::ERR_" in e["message"])
+              # The older computer's refusal of the next release's method, asked for above:
+              and not (e["source"] == "network" and "/api/call/next.shop.quantity" in e["message"] and "404" in e["message"])]
     if errors:
         raise Failed(f"script errors: {errors}")
     ok("no script errors")
