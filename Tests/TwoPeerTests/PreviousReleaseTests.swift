@@ -1,12 +1,14 @@
 import Foundation
 import Testing
+@testable import PulseStore
 
 /// The previous release and this tree in one household (issue 53, docs/RELEASING.md): the
 /// agent of the newest tagged release before HEAD (`scripts/build-release.sh previous`, which
 /// `scripts/test.sh` runs: `PULSE_PREVIOUS_BINARY`) and this tree's, with real processes, each
 /// dialing the other and each creating the household in turn. What either writes, of every
 /// kind a family writes, reaches the other; the exports agree; each status names the other's
-/// release and says in sync.
+/// release and says in sync. Then a downgrade: the previous release's binary on this one's home
+/// reads it, or refuses it in words and leaves it as it was.
 @Suite(.serialized) struct PreviousReleaseTests {
     let scratch: Scratch
     init() throws { scratch = try Scratch() }
@@ -98,5 +100,20 @@ import Testing
         }
         #expect(secondAgent.stop() == 0)
         #expect(firstAgent.stop() == 0)
+
+        // A downgrade: the previous release's binary on this release's home either reads it
+        // (the same data format) or refuses it in words and changes nothing (a newer format).
+        var downgraded = new
+        downgraded.binary = previous
+        let database = URL(fileURLWithPath: new.path).appendingPathComponent("household.sqlite")
+        try Connection(path: database.path).execute("PRAGMA wal_checkpoint(TRUNCATE)") // all of it in the file
+        let before = try Data(contentsOf: database)
+        let listed = try downgraded.run(["shop", "list", "--json"], orFail: false)
+        if listed.status == 0 {
+            #expect(listed.stdout.contains("Milk first"), "\(listed.stdout)")
+        } else {
+            #expect(listed.stderr.contains("last written by a newer pulse-peer"), "\(listed.stderr)")
+            #expect(try Data(contentsOf: database) == before, "the refused home was changed")
+        }
     }
 }
