@@ -62,10 +62,13 @@ extension Household {
             let base = try store.orderingKey()
             var items: [ShoppingItem] = []
             var already: [String] = []
+            var answered = Set<String>() // the ids in `items` and `already` (both grow together)
             for (index, step) in plan.enumerated() {
                 if let listed = step.onList {
-                    if !already.contains(listed.id) { already.append(listed.id) }
-                    if !items.contains(where: { $0.id == listed.id }) { items.append(listed) }
+                    if answered.insert(listed.id).inserted {
+                        already.append(listed.id)
+                        items.append(listed)
+                    }
                     continue
                 }
                 if step.repeatOf != nil { continue } // the same name twice in one addition: once
@@ -287,17 +290,27 @@ public enum ShoppingRules {
     /// that item back (the most recently bought one when several match); any other name is a
     /// new item. (Two computers adding the same name while apart still make two: each merge
     /// keeps both, and the list shows both.)
+    ///
+    /// Each name is looked up by its folded key (the list and the pool read once into tables):
+    /// an addition of n names to a list of m items costs n + m, not n × m (a 100k-item addition
+    /// to a 100k-item list took minutes).
     public static func plan(_ names: [String], pool: [ShoppingItem], active: [ShoppingItem] = []) -> [Step] {
-        var taken = Set<String>()
+        var listed: [String: ShoppingItem] = [:]
+        for item in active { listed[item.name.lowercased()] = listed[item.name.lowercased()] ?? item }
+        // The pool's items of each name in the pool's order, and how many a step took already.
+        var pooled: [String: [ShoppingItem]] = [:]
+        for item in pool { pooled[item.name.lowercased(), default: []].append(item) }
+        var taken: [String: Int] = [:]
         var first: [String: Int] = [:]
         return names.enumerated().map { index, name in
             let key = name.lowercased()
-            if let listed = active.first(where: { $0.name.lowercased() == key }) { return Step(name: name, restock: nil, onList: listed) }
+            if let listed = listed[key] { return Step(name: name, restock: nil, onList: listed) }
             if let earlier = first[key] { return Step(name: name, restock: nil, repeatOf: earlier) }
             first[key] = index
-            let match = pool.first { $0.name.lowercased() == key && !taken.contains($0.id) }
-            if let match { taken.insert(match.id) }
-            return Step(name: name, restock: match)
+            let used = taken[key] ?? 0
+            guard let candidates = pooled[key], used < candidates.count else { return Step(name: name, restock: nil) }
+            taken[key] = used + 1
+            return Step(name: name, restock: candidates[used])
         }
     }
 

@@ -239,6 +239,32 @@ import Testing
         if restocks.first == true { #expect(plan[0].restock?.id == "id0") }
     }
 
+    /// The plan by tables answers as the rule reads, name by name (the list, the addition's
+    /// earlier names, then the pool in its order): random additions against that reading.
+    @Test func theRestockPlanByTablesAnswersAsTheRuleReads() {
+        func byTheRule(_ names: [String], pool: [ShoppingItem], active: [ShoppingItem]) -> [ShoppingRules.Step] {
+            var taken = Set<String>(), first: [String: Int] = [:]
+            return names.enumerated().map { index, name in
+                let key = name.lowercased()
+                if let listed = active.first(where: { $0.name.lowercased() == key }) { return .init(name: name, restock: nil, onList: listed) }
+                if let earlier = first[key] { return .init(name: name, restock: nil, repeatOf: earlier) }
+                first[key] = index
+                let match = pool.first { $0.name.lowercased() == key && !taken.contains($0.id) }
+                if let match { taken.insert(match.id) }
+                return .init(name: name, restock: match)
+            }
+        }
+        var random = SeededGenerator(seed: 54)
+        let words = ["Milk", "milk", "MILK", "Eggs", "eggs", "Jam", "Bread", "Żurek", "żurek", "Kaffee"]
+        for round in 0..<500 {
+            func some(_ most: Int) -> [String] { (0..<Int.random(in: 0...most, using: &random)).map { _ in words.randomElement(using: &random)! } }
+            let pool = some(6).enumerated().map { ShoppingItem(id: "p\(round)-\($0)", name: $1, state: .restock, listed: Int64($0)) }
+            let active = some(4).enumerated().map { ShoppingItem(id: "a\(round)-\($0)", name: $1, state: .active, listed: Int64($0)) }
+            let names = some(6)
+            #expect(ShoppingRules.plan(names, pool: pool, active: active) == byTheRule(names, pool: pool, active: active), "\(names) \(pool) \(active)")
+        }
+    }
+
     @Test func undoRefusesWhenAClearedItemWasAddedAgain() throws {
         try a.addShoppingItems(["Milk", "Eggs"])
         try a.clearShoppingList()
