@@ -186,6 +186,14 @@ def press(driver, element):
     element.click()
 
 
+def add_items(driver, *names):
+    """Shopping's "+", each name typed into the rapid-entry row with Enter, then an empty Enter."""
+    press(driver, driver.find_element(By.ID, "add-item"))
+    for name in [*names, ""]:
+        field = wait("the rapid-entry row", lambda: driver.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0]
+        field.send_keys(name + Keys.ENTER)
+
+
 def shot(driver, name):
     if SHOTS:
         os.makedirs(SHOTS, exist_ok=True)
@@ -520,12 +528,7 @@ def main():
         raise Failed(f"offline, the phone shows {shown!r}")
     if "stay on this phone" not in driver.find_element(By.ID, "offline").text:
         raise Failed(f"offline, the phone says {driver.find_element(By.ID, 'offline').text!r}")
-    press(driver, driver.find_element(By.ID, "add-item"))
-    field = wait("the rapid-entry row", lambda: driver.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0]
-    for name in ["Apples", "Butter", "Cheese"]:
-        field.send_keys(name, Keys.ENTER)
-        field = wait("the next row", lambda: driver.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0]
-    field.send_keys(Keys.ENTER)
+    add_items(driver, "Apples", "Butter", "Cheese")
     milk = next(e for e in driver.find_elements(By.CSS_SELECTOR, "#shop-list li") if "Milk" in e.text)
     press(driver, milk.find_element(By.CSS_SELECTOR, ".check"))
     wait("four changes queued and shown", lambda: driver.execute_script(
@@ -601,11 +604,7 @@ def main():
     said = driver.find_element(By.ID, "offline").text
     if not driver.find_element(By.ID, "offline").is_displayed() or "does not answer" not in said:
         raise Failed(f"roaming, the phone says {said!r}")
-    press(driver, driver.find_element(By.ID, "add-item"))
-    field = wait("the rapid-entry row", lambda: driver.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0]
-    field.send_keys("Figs", Keys.ENTER)
-    field = wait("the next row", lambda: driver.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0]
-    field.send_keys(Keys.ENTER)
+    add_items(driver, "Figs")
     wait("Figs on the second computer, sent (not queued)", lambda: "Figs" in listed(HOME_B)[0], timeout=10)
     if driver.execute_script("return (localStorage.getItem('house-pulse-queue-1') || '[]')") != "[]":
         raise Failed("roaming, the phone queued its change instead of sending it")
@@ -638,11 +637,7 @@ def main():
         # "{name} runs an older House Pulse…": the computer named as the household names it.
         if "runs an older House Pulse and cannot do this yet" not in said or said.startswith("?"):
             raise Failed(f"the refusal of a method the older computer lacks reads {said!r}")
-        press(driver, driver.find_element(By.ID, "add-item"))
-        field = wait("the rapid-entry row", lambda: driver.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0]
-        field.send_keys("Dates", Keys.ENTER)
-        field = wait("the next row", lambda: driver.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0]
-        field.send_keys(Keys.ENTER)
+        add_items(driver, "Dates")
         wait("Dates on the older computer after the refusal", lambda: "Dates" in listed(HOME_B)[0], timeout=10)
         before = listed(HOME_B)
         driver.execute_script("localStorage.setItem('house-pulse-queue-1', arguments[0])", queued)

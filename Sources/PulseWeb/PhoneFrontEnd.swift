@@ -98,8 +98,7 @@ struct PhoneSite: Sendable {
         "kids.pin.get", // whether the PIN changed lately: every adult is told, on the phone too (never the PIN itself)
     ])
     #if PULSE_NEXT_RELEASE
-    /// The "next" test release's phone methods (scripts/build-next.sh): a phone roaming to an
-    /// agent of this release calls one it lacks (Tests/web_phones.py, issue 53).
+    /// The next test release's phone methods, which this release lacks (Tests/web_phones.py).
     static let nextMethods: Set<String> = ["next.shop.quantity", "next.note.add"]
     #else
     static let nextMethods: Set<String> = []
