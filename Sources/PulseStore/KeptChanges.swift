@@ -24,9 +24,10 @@ extension ReplicaStore {
         var fields: [HeldChange.Field]
     }
 
-    /// `kept_change.fields` (migration 19 on): a format byte (1), the number of fields, then each
-    /// field as a BATCH carries it (PROTOCOL §4: name, value tag and value, base flag and base
-    /// as its clock and origin in 8 bytes each). Decoded at every catch-up that sends a kept
+    /// `kept_change.fields` (migration 19 on): a format byte (1), the number of fields (a varint),
+    /// then each field: its name (a varint length and UTF-8), a value tag (0 null, 1 integer as a
+    /// zigzag varint, 2 text as a varint length and UTF-8), a base flag (0/1) and the base's
+    /// clock and origin in 8 bytes each, big-endian. Decoded at every catch-up that sends a kept
     /// change, and for every merge of a row's kept changes: bytes, not JSON (a JSON record made
     /// a catch-up with 10 % kept changes half as fast as an all-known one).
     static let keptFormat: UInt8 = 1
@@ -65,19 +66,18 @@ extension ReplicaStore {
     static func decodeKept(_ bytes: UnsafeRawBufferPointer) throws -> [FieldWrite] {
         guard bytes.first == keptFormat else { return try decodeKeptJSON(bytes) }
         var at = 1
-        func byte() throws -> UInt8 {
-            guard at < bytes.count else { throw StoreError.corruptIndex("a kept change's fields end early") }
+        func next() -> UInt8? {
+            guard at < bytes.count else { return nil }
             defer { at += 1 }
             return bytes[at]
         }
+        func byte() throws -> UInt8 {
+            guard let byte = next() else { throw StoreError.corruptIndex("a kept change's fields end early") }
+            return byte
+        }
         func varint() throws -> UInt64 {
             do {
-                return try Varint.decode {
-                    at < bytes.count
-                        ? {
-                            defer { at += 1 }; return bytes[at]
-                        }() : nil
-                }
+                return try Varint.decode(next)
             } catch {
                 throw StoreError.corruptIndex("a kept change's fields hold a bad number (\(error))")
             }
