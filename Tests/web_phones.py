@@ -194,6 +194,16 @@ def add_items(driver, *names):
         field.send_keys(name + Keys.ENTER)
 
 
+def replay_queue(driver, queued, ready, what, timeout):
+    """Puts `queued` back as the phone's queue, reloads, and waits until the page, `ready`
+    ('true' on its own computer, 'roaming' on another), has sent it all."""
+    driver.execute_script("localStorage.setItem('house-pulse-queue-1', arguments[0])", queued)
+    driver.refresh()
+    wait(what, lambda: driver.execute_script(
+        "return document.body.dataset.ready === arguments[0] && (localStorage.getItem('house-pulse-queue-1') || '[]') === '[]'",
+        ready), timeout=timeout)
+
+
 def shot(driver, name):
     if SHOTS:
         os.makedirs(SHOTS, exist_ok=True)
@@ -560,10 +570,7 @@ def main():
     wait("… and on the second computer", lambda: listed(HOME_B) == expected, timeout=20)
     wait("the queue emptied", lambda: driver.execute_script(
         "return document.body.dataset.ready === 'true' && (localStorage.getItem('house-pulse-queue-1') || '[]') === '[]'"), timeout=10)
-    driver.execute_script("localStorage.setItem('house-pulse-queue-1', arguments[0])", queued)
-    driver.refresh()
-    wait("the replayed queue sent", lambda: driver.execute_script(
-        "return document.body.dataset.ready === 'true' && (localStorage.getItem('house-pulse-queue-1') || '[]') === '[]'"), timeout=15)
+    replay_queue(driver, queued, "true", "the replayed queue sent", timeout=15)
     if listed(HOME) != expected:
         raise Failed(f"the queue sent twice changed the list: {listed(HOME)}")
     ok("an agent reachable again: each queued change applied once (A and the second computer agree); the same queue replayed: still once")
@@ -640,10 +647,7 @@ def main():
         add_items(driver, "Dates")
         wait("Dates on the older computer after the refusal", lambda: "Dates" in listed(HOME_B)[0], timeout=10)
         before = listed(HOME_B)
-        driver.execute_script("localStorage.setItem('house-pulse-queue-1', arguments[0])", queued)
-        driver.refresh()
-        wait("the queue replayed to the older computer", lambda: driver.execute_script(
-            "return document.body.dataset.ready === 'roaming' && (localStorage.getItem('house-pulse-queue-1') || '[]') === '[]'"), timeout=20)
+        replay_queue(driver, queued, "roaming", "the queue replayed to the older computer", timeout=20)
         if listed(HOME_B) != before:
             raise Failed(f"the queue replayed to the older computer changed its list: {before} → {listed(HOME_B)}")
         ok("across releases (the own computer runs the next test release, the second this one): "
