@@ -10,7 +10,8 @@ Checks: the computer falls silent (its agent frozen: the banner, then roaming to
 dropped: the banner, additions kept across closing the app, each arriving once); a flood of
 strangers from fifteen addresses while the phone makes fifty signed-in requests; a restock
 item re-added offline and checked; the session cookie renewed with use; the status a phone
-reads; signing out on the phone (asked first, in the phone's words, its copy forgotten).
+reads; a phone paired by A's address when A's address changes (it goes on with A at its .local
+name); signing out on the phone (asked first, in the phone's words, its copy forgotten).
 
 Usage: web_phone_faults.py BIN HOME_A HOME_B [SHOTS]   (two computers of one household, no
 agent running; root: namespaces).
@@ -32,6 +33,8 @@ import web_support
 from web_support import Failed, check, failures, ok, wait
 
 FLOOD_ADDRESSES = 15
+# A's address on the phone's network after a new lease (the phone was paired by the old one).
+NEW_ADDRESS = f"10.231.{phones.OCTET}.77"
 
 
 class Household:
@@ -76,7 +79,9 @@ class Household:
         phones.sh("certutil", "-d", f"sql:{home}/.pki/nssdb", "-N", "--empty-password")
         phones.sh("certutil", "-d", f"sql:{home}/.pki/nssdb", "-A", "-t", "C,,", "-n", "House Pulse", "-i",
                   os.path.join(phones.SCRATCH, "root.der"))
-        self.phone = phones.PhoneBrowser(home, 9515 + phones.OCTET)
+        # A's .local name, as the phone's mDNS would resolve it once A's address changed.
+        self.name = phones.cli_json("phones")["hosts"][0]
+        self.phone = phones.PhoneBrowser(home, 9515 + phones.OCTET, resolve={self.name: NEW_ADDRESS})
         phones.cleanups.append(self.phone.quit)
         self.driver = self.phone.driver
         # A's page open on its Shopping tab (not More → Phones): it asks all the same.
@@ -143,9 +148,10 @@ class Household:
         pool = json.loads(web_support.cli(phones.BIN, home, "shop", "list", "--restock", "--json"))
         return sorted(i["name"] for i in items), sorted(i["name"] for i in pool)
 
-    def cut(self, verdict="drop"):
-        """The phone's packets to both computers' phone ports dropped (no answer at all)."""
-        rules = "".join(f"  ip daddr {phones.AGENT_FOR_PHONE} tcp dport {port} {verdict}\n" for port in (self.port, self.port_b))
+    def cut(self, verdict="drop", also=""):
+        """The phone's packets to both computers' phone ports dropped (no answer at all);
+        `also`: more rules of the same chain."""
+        rules = "".join(f"  ip daddr {phones.AGENT_FOR_PHONE} tcp dport {port} {verdict}\n" for port in (self.port, self.port_b)) + also
         phones.in_namespace("phone", "nft", "-f", "-", input=f"table inet cut {{\n chain out {{\n  type filter hook output priority 0;\n{rules} }}\n}}\n")
 
     def uncut(self):
@@ -205,6 +211,51 @@ def silent_computer(h):
             raise Failed(f"not exactly once: {names}")
     ok(f"every packet dropped: the phone said so after {noticed:.1f} s; an addition made at that moment and two after were kept "
        "across closing the app, and each reached both computers exactly once when they answered again")
+
+
+def address_changed(h):
+    """A phone paired by A's address when A's address changes (a new lease): the app at its now
+    dead address goes on with A at its .local name, additions arriving once; reopened there too."""
+    h.ready("true")
+    wait("the service worker in control", lambda: h.js("return navigator.serviceWorker.controller !== null || (location.reload(), false)"),
+         timeout=20)
+    h.ready("true")
+    veth, old = phones.NETS["phone"][1], phones.AGENT_FOR_PHONE
+    if not h.mine.startswith(f"https://{old}:"):
+        raise Failed(f"the phone is not paired by address: {h.mine}")
+    # The new lease: A has a new address, and nothing answers at the old one any more (dropped
+    # rather than removed: this script drives the phone's browser over that address). B, on
+    # this same machine under the same name, is off meanwhile: only A can answer.
+    phones.sh("ip", "addr", "add", f"{NEW_ADDRESS}/24", "dev", veth)
+    h.cut("drop", also=f"  ip daddr {NEW_ADDRESS} tcp dport {h.port_b} drop\n")
+    start = time.monotonic()
+    try:
+        wait("the phone using A at its name", lambda: h.js("return document.body.dataset.ready") == "roaming", timeout=20)
+        moved = time.monotonic() - start
+        said = h.banner() or ""
+        computers = json.loads(web_support.cli(phones.BIN_A, phones.HOME, "devices", "--json"))
+        name = next(m["name"] for m in computers if m.get("thisMachine"))
+        if "another address" not in said or name not in said:
+            raise Failed(f"the banner says {said!r}")
+        h.add("Papaya")
+        wait("Papaya on A", lambda: "Papaya" in h.listed(phones.HOME)[0], timeout=10)
+        # The app closed and opened again at its dead address: the worker's copy, then A by name.
+        h.driver.get("about:blank")
+        h.driver.get(h.mine + "/")
+        h.ready("roaming", 25)
+        h.add("Quince")
+        wait("Quince on A", lambda: "Quince" in h.listed(phones.HOME)[0], timeout=10)
+        names = h.listed(phones.HOME)[0]
+        if names.count("Papaya") != 1 or names.count("Quince") != 1:
+            raise Failed(f"not exactly once: {names}")
+        phones.shot(h.driver, "phone-computer-moved")
+        ok(f"A's address changed under a phone paired by it: the phone used A at {h.name} after {moved:.1f} s, saying {said!r}; "
+           "additions made then and after reopening the app at its dead address reached A once each")
+    finally:
+        h.uncut()
+        phones.sh("ip", "addr", "del", f"{NEW_ADDRESS}/24", "dev", veth, check=False)
+    wait("back on A at its address", lambda: h.js("return document.body.dataset.ready === 'true' && document.getElementById('offline').hidden"),
+         timeout=30)
 
 
 FLOOD = r"""
@@ -453,7 +504,7 @@ def main():
     h = Household()
     for name, function in [("silent computer", silent_computer), ("flood", flood), ("restock offline", restock_offline),
                            ("cookie renewed", cookie_renewed), ("status for a phone", status_for_phone), ("spoofer", spoofer),
-                           ("sign out", sign_out)]:
+                           ("address changed", address_changed), ("sign out", sign_out)]:
         check(name, lambda function=function: function(h))
     errors = [e for e in h.phone.log() if e["level"] == "SEVERE" and "favicon" not in e["message"] and "401" not in e["message"]
               and not (e["source"] == "network" and "net::ERR_" in e["message"])]
@@ -462,7 +513,7 @@ def main():
         print(f"FAILED: script errors: {errors}")
     else:
         ok("no script errors")
-    print(f"phone faults: {7 - len([f for f in failures if f != 'script errors'])} of 7 checks passed")
+    print(f"phone faults: {8 - len([f for f in failures if f != 'script errors'])} of 8 checks passed")
     if failures:
         sys.exit(1)
 

@@ -100,7 +100,9 @@ def in_namespace(net, *command, **kwargs):
 class PhoneBrowser:
     """Chromium in the phone's namespace, HOME (and so its NSS database) its own."""
 
-    def __init__(self, home, port):
+    def __init__(self, home, port, resolve=None):
+        """`resolve`: names the phone resolves as mDNS would ({name: address}, Chromium's host
+        resolver rules: this machine has no mDNS resolver in the phone's namespace)."""
         self.process = subprocess.Popen(
             ["ip", "netns", "exec", NETS["phone"][0], "env", f"HOME={home}", "/usr/bin/chromedriver", f"--port={port}",
              f"--allowed-ips={AGENT_FOR_PHONE}", "--allowed-origins=*"],
@@ -111,6 +113,8 @@ class PhoneBrowser:
         options.binary_location = "/usr/bin/chromium"
         for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=390,844"]:
             options.add_argument(arg)
+        if resolve:
+            options.add_argument("--host-resolver-rules=" + ", ".join(f"MAP {name} {address}" for name, address in resolve.items()))
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         self.driver = webdriver.Remote(command_executor=f"http://{address[0]}:{port}", options=options)
         self.driver.command_executor.add_command("cdp", "POST", "/session/$sessionId/goog/cdp/execute")

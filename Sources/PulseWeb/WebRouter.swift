@@ -82,10 +82,11 @@ struct WebRouter: Sendable {
         switch path {
         case "/", "/index.html":
             guard let phones else { return .response(asset(WebAssets.indexHTML, "text/html; charset=utf-8")) }
-            // The phone app may reach the household's other agents (when its own does not answer).
+            // The phone app may reach the household's other agents (when its own does not answer),
+            // and its own at its other addresses (a new lease: a phone paired by the old one).
             var origins: [String] = []
             if case let .array(agents) = await phones.agents() {
-                for case let .object(agent) in agents where agent["self"] != .bool(true) {
+                for case let .object(agent) in agents {
                     if case let .array(urls)? = agent["urls"] { origins += urls.compactMap { if case let .string(url) = $0 { url } else { nil } } }
                 }
             }
@@ -216,12 +217,14 @@ struct WebRouter: Sendable {
         let bearer = phones == nil ? nil : WebRules.bearer(request.header("authorization"))
         let origin = request.header("origin").flatMap { $0.lowercased().hasPrefix("https://") ? $0 : nil }
         if let phones, bearer != nil || request.method == "OPTIONS" {
-            // From an `https://` page, never this agent's own (it has its cookie). Any other: the
-            // page is another agent's, possibly one turned off since (it is why the phone is
-            // here), and a bearer is never sent by a browser on its own, so no page can use one it
-            // does not hold; answers allow no credentials.
-            let own = phones.hosts().map { "https://" + $0 }
-            guard let origin, !own.contains(origin.lowercased()) else { return .response(refused(403, .wrongOrigin)) }
+            // From an `https://` page, never the address asked (its page has its cookie). Any
+            // other: another agent's page, possibly one turned off since (it is why the phone is
+            // here), or this agent's at an address or name it no longer answers at (a phone paired
+            // by address after a new lease, or whose phone no longer resolves the `.local` name).
+            // A bearer is never sent by a browser on its own, so no page can use one it does not
+            // hold; answers allow no credentials.
+            let asked = request.header("host").map { "https://" + $0.lowercased() }
+            guard let origin, origin.lowercased() != asked else { return .response(refused(403, .wrongOrigin)) }
         }
         if phones != nil, request.method == "OPTIONS" {
             guard let origin, request.header("access-control-request-method") != nil else {

@@ -36,8 +36,10 @@ function setOnline(now) {
   if (now && local.phone && queue().length) sendQueue(); // an agent answers again: what waited, once
   online = now;
   banner();
-  // A phone whose agent stopped answering while the app was open: its own again, or another.
-  if (!now && local.phone && !usingAgent()) startSoon(500);
+  // A phone whose agent stopped answering while the app was open (silent for seconds already:
+  // the feed's pings, or a request's deadline): its own at another address or another agent at
+  // once, and its own again and again from then on.
+  if (!now && local.phone && !usingAgent()) roamOnce().then((roamed) => startSoon(roamed ? 2000 : 500));
 }
 
 // One start at a time, and one waiting.
@@ -52,7 +54,9 @@ function startSoon(ms) {
 function banner() {
   const other = usingAgent();
   $("offline").hidden = online && !other;
-  if (other) $("offline").textContent = t("page.offline.roaming", { name: other.name || "?" });
+  // Its own computer at another address (a new lease), or another computer of the household.
+  $("offline").classList.toggle("calm", Boolean(other?.self));
+  if (other) $("offline").textContent = t(other.self ? "page.offline.moved" : "page.offline.roaming", { name: other.name || "?" });
   // A phone keeps what is changed meanwhile (offline.js): it says so, not "not saved".
   else if (!online && local.phone) $("offline").textContent = t("page.offline.phone");
 }
@@ -207,30 +211,52 @@ function reloadForNewAgents() {
   location.reload();
 }
 
-// A phone whose own agent does not answer uses another of the household (the agents and
-// the phone's credential for them came with its last session): the first that answers.
+// A phone whose own agent does not answer at this page's address uses it at another (a new
+// lease after the phone was paired by address; its `.local` name, which the phone resolves),
+// or another agent of the household (the agents, their addresses and the phone's credential
+// for them came with its last session). All are asked at once and the first to answer is used:
+// a silent one costs its deadline once, not once per address in turn.
+let roaming = null;
+/** One search for another address or agent at a time (a loss and a start may both ask). */
+function roamOnce() {
+  roaming ??= roam().catch(() => false).finally(() => { roaming = null; });
+  return roaming;
+}
+
 async function roam() {
   const kept = store.view("session");
   if (!kept?.roaming || !Array.isArray(kept.agents)) return false;
   let unknown = false;
+  const candidates = [];
   for (const agent of kept.agents) {
-    if (agent.self) continue;
     for (const base of agent.urls || []) {
+      if (base === location.origin) continue; // this page's own address: it did not answer
       if (!connectable.has(base)) { unknown = true; continue; }
-      if (!(await reaches(base, kept.roaming))) continue;
-      closeFeed(); // this page's own agent's, retrying in vain
-      useAgent({ base, bearer: kept.roaming, name: agent.name });
-      setOffline(false);
-      online = true;
-      banner();
-      if (queue().length) await sendQueue(); else await loadAll().catch(fail);
-      connectFeed({ online: setOnline, isOnline: () => online, fail, lost: () => { useAgent(null); setOffline(true); setOnline(false); startSoon(1000); } });
-      document.body.dataset.ready = "roaming";
-      return true;
+      candidates.push({ base, agent });
     }
   }
-  if (unknown) reloadForNewAgents();
-  return false;
+  const chosen = await new Promise((resolve) => {
+    let left = candidates.length;
+    if (!left) resolve(null);
+    for (const candidate of candidates) {
+      reaches(candidate.base, kept.roaming).then((answered) => {
+        if (answered) resolve(candidate); else if (--left === 0) resolve(null);
+      });
+    }
+  });
+  if (!chosen) {
+    if (unknown) reloadForNewAgents();
+    return false;
+  }
+  closeFeed(); // this page's own agent's, retrying in vain
+  useAgent({ base: chosen.base, bearer: kept.roaming, name: chosen.agent.name, self: Boolean(chosen.agent.self) });
+  setOffline(false);
+  online = true;
+  banner();
+  if (queue().length) await sendQueue(); else await loadAll().catch(fail);
+  connectFeed({ online: setOnline, isOnline: () => online, fail, lost: () => { useAgent(null); setOffline(true); setOnline(false); startSoon(1000); } });
+  document.body.dataset.ready = "roaming";
+  return true;
 }
 
 async function start() {
@@ -251,7 +277,7 @@ async function begin() {
     if (!usingAgent()) {
       setOnline(false);
       // A phone that saw its household before opens with it while no agent answers.
-      if (await showCopy() && !(await roam())) {
+      if (await showCopy() && !(await roamOnce())) {
         setOffline(true);
         banner();
         document.body.dataset.ready = "offline";

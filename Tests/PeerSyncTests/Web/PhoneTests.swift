@@ -189,9 +189,9 @@ struct PhoneRouterTests {
             response(await router.respond(to: request("GET", "/api/session", [("origin", other), ("authorization", "Bearer p1.roams")]))))
         let said = String(decoding: session.body, as: UTF8.self)
         #expect(session.status == 200 && said.contains(#""roaming":"p1.roams""#) && said.contains("Tom's laptop"), "\(said)")
-        // Only from an https:// page, and never this agent's own page (it has its cookie).
+        // Only from an https:// page, and never the page of the address asked (it has its cookie).
         let before = calls.made.withLock { $0.count }
-        for stranger in ["http://192.168.1.6:47655", "https://192.168.1.5:47655", "https://HOUSE.local:47655"] {
+        for stranger in ["http://192.168.1.6:47655", "https://192.168.1.5:47655", "https://192.168.1.5:47655".uppercased()] {
             let preflight = response(
                 await router.respond(
                     to: request("OPTIONS", "/api/call/shop.add", [("origin", stranger), ("access-control-request-method", "POST")])))
@@ -199,6 +199,11 @@ struct PhoneRouterTests {
             #expect(await post("shop.add", bearer: "p1.roams", origin: stranger)?.status == 403, "\(stranger)")
         }
         #expect(calls.made.withLock { $0.count } == before, "nothing more was called")
+        // This agent's page at another of its names or at an address it no longer has (a phone
+        // paired by address before a new lease): the phone's own agent, used by its credential.
+        for moved in ["https://house.local:47655", "https://192.168.1.9:47655"] {
+            #expect(await post("shop.add", bearer: "p1.roams", origin: moved)?.status == 200, "\(moved)")
+        }
     }
 
     @Test func noComputerSignInBackupOrInvitationOnThePhonesSideAndSignOutRemovesThePhone() async {
