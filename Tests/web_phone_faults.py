@@ -9,7 +9,8 @@ if any failed.
 Checks: the computer falls silent (its agent frozen: the banner, then roaming to B; packets
 dropped: the banner, additions kept across closing the app, each arriving once); a flood of
 strangers from fifteen addresses while the phone makes fifty signed-in requests; a restock
-item re-added offline and checked; the session cookie renewed with use; the status a phone
+item re-added offline and checked; the session cookie renewed with use; a phone whose cookie
+expired unused signed in again with one tap; the status a phone
 reads; a phone paired by A's address when A's address changes (it goes on with A at its .local
 name); signing out on the phone (asked first, in the phone's words, its copy forgotten).
 
@@ -400,6 +401,34 @@ def cookie_renewed(h):
     ok(f"the phone's session cookie is renewed at each start: it lasts {days:.0f} days from its last use")
 
 
+def cookie_expired(h):
+    """A phone unused for half a year: its browser dropped the cookie. The app says so, in words,
+    with one tap back (its roaming credential for a new cookie), and is the household's again."""
+    name = f"pulse_phone_{h.port}"
+    before = next(c for c in h.phone.cdp("Network.getAllCookies")["cookies"] if c["name"] == name)
+    h.phone.cdp("Network.deleteCookies", {"name": name, "url": h.mine + "/"})
+    h.driver.get("about:blank")
+    h.driver.get(h.mine + "/")
+    h.ready("signed-out", 20)
+    button = wait("the way back", lambda: h.driver.find_element(By.ID, "signed-out-renew"))[0]
+    said = h.driver.find_element(By.ID, "signed-out").text
+    if not button.is_displayed() or button.text != "Sign this phone in again" or "pulse-peer open" in said:
+        raise Failed(f"the expired phone shows {said!r} (button shown: {button.is_displayed()})")
+    phones.shot(h.driver, "phone-expired")
+    phones.press(h.driver, button)
+    h.ready("true", 20)
+    after = next((c for c in h.phone.cdp("Network.getAllCookies")["cookies"] if c["name"] == name), None)
+    shown = h.driver.find_element(By.ID, "shop-list").text
+    way_back = h.js("return localStorage.getItem('house-pulse-way-back')")
+    if not after or after["value"] == before["value"] or "Milk" not in shown or way_back:
+        raise Failed(f"after the tap: cookie {bool(after)}, the same as before: {after and after['value'] == before['value']}, "
+                     f"shown {shown!r}, the credential still kept apart: {bool(way_back)}")
+    h.add("Raisins")
+    wait("Raisins on A", lambda: "Raisins" in h.listed(phones.HOME)[0], timeout=10)
+    ok("a phone whose cookie expired unused says so in words, and one tap signs it in again (a new cookie for its roaming "
+       "credential): the household shown and its additions taken")
+
+
 def status_for_phone(h):
     status = h.js("return fetch('/api/status').then(r => r.text())")
     machine = json.loads(web_support.cli(phones.BIN, phones.HOME, "status", "--json"))
@@ -430,8 +459,9 @@ def sign_out(h):
     h.ready("signed-out")
     said = h.driver.find_element(By.ID, "signed-out").text
     kept = h.js("return [localStorage.getItem('house-pulse-snapshot-1'), localStorage.getItem('pulse-phone-words')]")
-    if "pulse-peer open" in said or "add it from one of the family" not in said or any(kept) or h.banner():
-        raise Failed(f"signed out, the phone says {said!r} (banner {h.banner()!r}), keeps {[bool(k) for k in kept]}")
+    way_back = h.driver.find_element(By.ID, "signed-out-renew").is_displayed()
+    if "pulse-peer open" in said or "add it from one of the family" not in said or any(kept) or h.banner() or way_back:
+        raise Failed(f"signed out, the phone says {said!r} (banner {h.banner()!r}, a way back {way_back}), keeps {[bool(k) for k in kept]}")
     phones.shot(h.driver, "phone-signed-out")
     ok("signing out on the phone asks first, in words that say it removes the phone; then it says how to be added again "
        "(no computer's command) and forgets the household's copy")
@@ -503,7 +533,8 @@ def spoofer(h):
 def main():
     h = Household()
     for name, function in [("silent computer", silent_computer), ("flood", flood), ("restock offline", restock_offline),
-                           ("cookie renewed", cookie_renewed), ("status for a phone", status_for_phone), ("spoofer", spoofer),
+                           ("cookie renewed", cookie_renewed), ("cookie expired", cookie_expired),
+                           ("status for a phone", status_for_phone), ("spoofer", spoofer),
                            ("address changed", address_changed), ("sign out", sign_out)]:
         check(name, lambda function=function: function(h))
     errors = [e for e in h.phone.log() if e["level"] == "SEVERE" and "favicon" not in e["message"] and "401" not in e["message"]
@@ -513,7 +544,7 @@ def main():
         print(f"FAILED: script errors: {errors}")
     else:
         ok("no script errors")
-    print(f"phone faults: {8 - len([f for f in failures if f != 'script errors'])} of 8 checks passed")
+    print(f"phone faults: {9 - len([f for f in failures if f != 'script errors'])} of 9 checks passed")
     if failures:
         sys.exit(1)
 

@@ -76,8 +76,12 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         public var pendingEvents = 0
         /// Events the notifier has judged (notified or not), since the agent started.
         public var judgedEvents = 0
-        /// Why desktop notifications or the hook are not working now (nil: working, or off).
+        /// Why desktop notifications or the hook are not working now (nil: working, or off), in
+        /// English; the desktop's also as a code each reader words in its language
+        /// (`desktop.problem.CODE`: `DesktopUnavailable.Kind`) with the system's own detail.
         public var desktopProblem: String?
+        public var desktopProblemCode: String?
+        public var desktopProblemDetail: String?
         public var hookProblem: String?
         public init() {}
     }

@@ -116,7 +116,12 @@ actor Notifier {
                     "summary": "\(notification.summary)", "count": "\(notification.count)",
                     "replaces": "\(notification.replaces.map(String.init) ?? "-")",
                 ])
-            if let desktop { report("desktop", await desktop.show(notification)?.description) }
+            if let desktop {
+                let problem = await desktop.show(notification)
+                status.desktopProblemCode = problem?.kind.rawValue
+                status.desktopProblemDetail = problem?.detail
+                report("desktop", problem?.description)
+            }
             if let hook { report("hook", await hook.run(notification)) }
         }
     }

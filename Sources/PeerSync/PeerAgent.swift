@@ -508,8 +508,12 @@ public struct PeerAgent: Service {
         status.machine.notifications = await context.notifier.currentStatus()
         if !options.desktopNotifications {
             status.machine.notifications.desktopProblem = nil
+            status.machine.notifications.desktopProblemCode = nil
+            status.machine.notifications.desktopProblemDetail = nil
         } else if options.notificationBus == nil {
-            status.machine.notifications.desktopProblem = "no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"
+            let problem = DesktopUnavailable(.noBus)
+            status.machine.notifications.desktopProblem = problem.description
+            status.machine.notifications.desktopProblemCode = problem.kind.rawValue
         }
         status.machine.subscribers = context.feed.subscriberCount
         status.machine.web = context.frontEnds.url

@@ -79,7 +79,7 @@ public enum HouseholdAPI {
             "task.undelete",
             "backlog.list", "backlog.category.add", "backlog.category.rename", "backlog.category.move",
             "backlog.category.remove", "backlog.add", "backlog.rename", "backlog.move", "backlog.remove", "backlog.restore", "backlog.promote",
-            "conflicts.list", "machine.list", "machine.rename", "machine.remove", "phone.list", "phone.add", "phone.get", "phone.remove",
+            "conflicts.list", "machine.list", "machine.rename", "machine.remove", "phone.list", "phone.add", "phone.get", "phone.renew", "phone.remove",
             "ca.get", "ca.publish", "ca.request", "ca.grant", "phone.roaming", "phone.service.set", "phone.service.list",
             "recurring.list", "recurring.add", "recurring.remove",
             "kids.list", "kids.catalogue.list", "kids.history.list", "kids.basket.list", "kids.done", "kids.redeem",
@@ -271,6 +271,7 @@ public enum HouseholdAPI {
             return try .from(h.setPhoneService(urls: urls))
         case "phone.service.list": return try .from(h.phoneServices())
         case "phone.remove": return try .from(h.removePhone(string("phone")))
+        case "phone.renew": return try .from(h.renewPhone(string("phone"), credential: string("credential")))
         case "ca.get": return .object(["roots": try .from(h.caRoots()), "grants": try .from(h.caGrants())])
         case "ca.publish": return try .from(h.publishCARoot(id: string("id"), certificate: string("certificate")))
         case "ca.request": return try .from(h.requestCAGrant(request: string("request")))

@@ -59,13 +59,33 @@ extension Household {
         return phone
     }
 
-    /// The phone whose cookie has SHA-256 `credential`, if it is not removed.
+    /// The phone whose cookie has SHA-256 `credential`, if it is not removed: its session since
+    /// it signed in again (`renewed`) once it did, else the one it was added with.
     public func phone(credential: String) throws -> PhoneRecord? {
         guard credential.utf8.count == 64 else { return nil }
-        guard let row = try store.rows(.phone, RowQuery(where: [("credential", .text(credential))])).first,
-            row["removed"].integerValue == nil
-        else { return nil }
+        let row =
+            try store.rows(.phone, RowQuery(where: [("renewed", .text(credential))])).first
+            ?? store.rows(.phone, RowQuery(where: [("credential", .text(credential))])).first { $0.optionalText("renewed") == nil }
+        guard let row, row["removed"].integerValue == nil else { return nil }
         return try phones().first { $0.id == row.id }
+    }
+
+    /// A new session for phone `id`, whose cookie has SHA-256 `credential`: the way back of a
+    /// phone whose cookie expired unused (issue 51), proven by its roaming credential. Its old
+    /// cookie stops working; its roaming credential stays (an older release checks it as it
+    /// was). Refused for a removed phone: removal is for good.
+    public func renewPhone(_ id: String, credential: String) throws -> PhoneRecord {
+        guard credential.utf8.count == 64, credential.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+            throw HouseholdError.refuse(.invalidSecret)
+        }
+        guard id.utf8.count <= 128, let phone = try phones().first(where: { $0.id == id }) else {
+            throw HouseholdError.refuse(.noSuchPhone, ["id": .string(String(id.prefix(64)))])
+        }
+        guard phone.removed == nil else {
+            throw HouseholdError.refuse(.alreadyRemoved, ["name": .string(phone.name), "id": .string(phone.id)])
+        }
+        try store.write(member: memberID) { tx in _ = try tx.put(.phone, id, ["renewed": .text(credential)]) }
+        return try phones().first { $0.id == id } ?? phone
     }
 
     /// Removes a phone for good (it must be added again to come back).

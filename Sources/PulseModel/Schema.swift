@@ -427,6 +427,9 @@ extension EntityKind {
                     FieldSpec("added_by", .text(max: 64), immutable: true),
                     FieldSpec("added", .timestamp, immutable: true),
                     FieldSpec("removed", .timestamp, keptOnceSet: true),
+                    // Its session since it signed in again (its cookie expired unused): a
+                    // later field, so every release keeps it (issue 51).
+                    FieldSpec("renewed", .text(max: 64), optional: true),
                 ], tombstone: nil, singletonRowID: nil),
             EntitySchema(
                 kind: .caRoot,

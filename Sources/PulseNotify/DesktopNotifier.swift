@@ -8,7 +8,34 @@ import Glibc
 /// Why the desktop notification service cannot be used (not an error of the agent: it
 /// logs it once and goes on, docs/API.md "Notifications").
 public struct DesktopUnavailable: Error, CustomStringConvertible {
-    public let description: String
+    /// Why, as a code each reader words in its own language (`desktop.problem.CODE` in the
+    /// message catalogues: the status in Polish says it in Polish).
+    public enum Kind: String, Sendable, CaseIterable {
+        case noBus = "no_bus", cannotConnect = "cannot_connect", busRefused = "bus_refused", outOfMemory = "out_of_memory"
+        case noService = "no_service", oddAnswer = "odd_answer", busUnavailable = "bus_unavailable"
+    }
+    public let kind: Kind
+    /// The system's own words (libdbus's error), when it gave any.
+    public let detail: String?
+
+    public init(_ kind: Kind, _ detail: String? = nil) {
+        self.kind = kind
+        self.detail = detail
+    }
+
+    /// In English, for the log.
+    public var description: String {
+        let detail = detail ?? ""
+        return switch kind {
+        case .noBus: "no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"
+        case .cannotConnect: "cannot connect to the session bus: \(detail)"
+        case .busRefused: "the session bus refused us: \(detail)"
+        case .outOfMemory: "out of memory building a D-Bus message"
+        case .noService: "no notification service answered: \(detail)"
+        case .oddAnswer: "the notification service answered oddly: \(detail)"
+        case .busUnavailable: "the session bus is unavailable (retrying within a minute)"
+        }
+    }
 }
 
 /// One private connection to the user's session bus (libdbus). Owns the C handle; used
@@ -23,13 +50,13 @@ final class SessionBusConnection: @unchecked Sendable {
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
         guard let connection = dbus_connection_open_private(address, &error) else {
-            throw DesktopUnavailable(description: "cannot connect to the session bus: \(Self.message(error))")
+            throw DesktopUnavailable(.cannotConnect, Self.message(error))
         }
         dbus_connection_set_exit_on_disconnect(connection, 0)
         guard dbus_bus_register(connection, &error) != 0 else {
             dbus_connection_close(connection)
             dbus_connection_unref(connection)
-            throw DesktopUnavailable(description: "the session bus refused us: \(Self.message(error))")
+            throw DesktopUnavailable(.busRefused, Self.message(error))
         }
         // The service's signals about notifications (a click: ActionInvoked). Not waited for:
         // without it, notifications still show (a click then leads nowhere).
@@ -57,7 +84,7 @@ final class SessionBusConnection: @unchecked Sendable {
                 "org.freedesktop.Notifications", "/org/freedesktop/Notifications",
                 "org.freedesktop.Notifications", "Notify")
         else {
-            throw DesktopUnavailable(description: "out of memory building a D-Bus message")
+            throw DesktopUnavailable(.outOfMemory)
         }
         defer { dbus_message_unref(message) }
         var args = DBusMessageIter()
@@ -79,17 +106,17 @@ final class SessionBusConnection: @unchecked Sendable {
             && hp_dbus_append_string_hint(&hints, "desktop-entry", "house-pulse") != 0
             && dbus_message_iter_close_container(&args, &hints) != 0
             && hp_dbus_append_int32(&args, timeoutMilliseconds) != 0
-        guard built else { throw DesktopUnavailable(description: "out of memory building a D-Bus message") }
+        guard built else { throw DesktopUnavailable(.outOfMemory) }
         var error = DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
         guard let reply = dbus_connection_send_with_reply_and_block(connection, message, 5_000, &error) else {
-            throw DesktopUnavailable(description: "no notification service answered: \(Self.message(error))")
+            throw DesktopUnavailable(.noService, Self.message(error))
         }
         defer { dbus_message_unref(reply) }
         var id: UInt32 = 0
         guard hp_dbus_reply_uint32(reply, &id, &error) != 0 else {
-            throw DesktopUnavailable(description: "the notification service answered oddly: \(Self.message(error))")
+            throw DesktopUnavailable(.oddAnswer, Self.message(error))
         }
         return (id, dbus_message_get_sender(reply).map { String(cString: $0) })
     }
@@ -203,7 +230,7 @@ public final class DesktopNotifier: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<DesktopUnavailable?, Never>) in
             queue.async {
                 guard let address = self.address else {
-                    continuation.resume(returning: DesktopUnavailable(description: "no session bus (DBUS_SESSION_BUS_ADDRESS is not set)"))
+                    continuation.resume(returning: DesktopUnavailable(.noBus))
                     return
                 }
                 do throws(DesktopUnavailable) {
@@ -221,12 +248,12 @@ public final class DesktopNotifier: Sendable {
 
     private func showNow(_ notification: PendingNotification) -> DesktopUnavailable? {
         guard let address else {
-            return DesktopUnavailable(description: "no session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
+            return DesktopUnavailable(.noBus)
         }
         if state.connection?.isConnected != true {
             disconnect()
             if let last = state.lastAttempt, ContinuousClock.now - last < .seconds(60) {
-                return DesktopUnavailable(description: "the session bus is unavailable (retrying within a minute)")
+                return DesktopUnavailable(.busUnavailable)
             }
             state.lastAttempt = .now
             do { try connect(address) } catch { return error }

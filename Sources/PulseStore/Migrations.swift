@@ -63,6 +63,7 @@ package enum Migrations {
         Step(name: "kept changes", sql: migration17),
         Step(name: "stamps of overwritten changes, seals", sql: migration18),
         Step(name: "kept fields in bytes", sql: "", code: ReplicaStore.reencodeKeptFields),
+        Step(name: "phones signed in again", sql: migration20),
     ]
 
     package static var latest: Int { all.count }

@@ -19,6 +19,12 @@ extension Migrations {
         CREATE INDEX kept_change_row ON kept_change (entity, row_id);
         """
 
+    /// Migration 20: a phone's session since it signed in again (`phone.renewed`: SHA-256 of
+    /// its new cookie, 64 hex digits), an optional field (issue 51).
+    static let migration20 = """
+        ALTER TABLE phone ADD COLUMN renewed TEXT CHECK (renewed IS NULL OR length(renewed) = 64);
+        """
+
     #if PULSE_NEXT_RELEASE
     /// The "next" test release's migration (`PULSE_NEXT_RELEASE`: TwoReleasesTests): notes, and a
     /// shopping item's quantity. Never in a release.

@@ -79,6 +79,8 @@ struct PhoneSite: Sendable {
     let agents: @Sendable () async -> JSONValue
     /// Sign-out on a phone: the phone is removed (it must be added again to come back).
     let signOut: @Sendable (PhoneSession) async -> Void
+    /// A new session cookie for a phone whose cookie expired (nil: refused).
+    var renew: @Sendable (PhoneSession) async -> String? = { _ in nil }
     /// This computer's name, for "waiting for …".
     let computer: String
     /// A phone opened its link and waits: every open page of this computer asks (issue 51).
@@ -572,25 +574,15 @@ final class PhoneService: Sendable {
         logger.notice("phone removed", metadata: ["phone": "\(id)"])
         return ControlResponse(ok: true, result: .object(["id": .string(id), "removed": .bool(true)]))
     }
-}
 
-/// One at a time, across suspension points (an actor alone lets a second caller in at each
-/// `await`). Waiters go in order; a waiter is let in even if its task was cancelled meanwhile
-/// (it finishes its short change and leaves).
-actor AsyncGate {
-    private var busy = false
-    private var waiting: [CheckedContinuation<Void, Never>] = []
-
-    func enter() async {
-        guard busy else {
-            busy = true
-            return
-        }
-        await withCheckedContinuation { waiting.append($0) }
-    }
-
-    func leave() {
-        if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+    /// A new session cookie for `phone` (its old one expired unused: the way back, proven by
+    /// its roaming credential); nil when the household refused (the phone was removed).
+    func renew(_ phone: PhoneSession) async -> String? {
+        let cookie = RandomToken.make()
+        guard await api.call("phone.renew", ["phone": .string(phone.id), "credential": .string(Self.credential(cookie))]).ok else { return nil }
+        known.withLock { $0.forget() }
+        logger.notice("phone signed in again", metadata: ["phone": "\(phone.id)"])
+        return cookie
     }
 }
 

@@ -57,6 +57,7 @@ final class PhoneListener: Sendable {
             identifyRoaming: { await service.identify(roaming: $0) }, roaming: { await service.roaming($0) },
             agents: { await service.agents() },
             signOut: { _ = await service.remove(["id": .string($0.id)]) }, computer: computer)
+        site.renew = { await service.renew($0) }
         site.asked = { [api = service.api] request in
             api.announce(entity: PhoneService.requestEntity)
             // And on the desktop, for a computer whose page is not open.

@@ -223,8 +223,11 @@ struct WebRouter: Sendable {
             // by address after a new lease, or whose phone no longer resolves the `.local` name).
             // A bearer is never sent by a browser on its own, so no page can use one it does not
             // hold; answers allow no credentials.
+            // The one exception, the other way round: a phone whose cookie expired unused signs
+            // in again from its own page with its roaming credential (`/api/session/renew`).
             let asked = request.header("host").map { "https://" + $0.lowercased() }
-            guard let origin, origin.lowercased() != asked else { return .response(refused(403, .wrongOrigin)) }
+            let renewal = request.method == "POST" && path == "/api/session/renew" && bearer != nil
+            guard let origin, renewal == (origin.lowercased() == asked) else { return .response(refused(403, .wrongOrigin)) }
         }
         if phones != nil, request.method == "OPTIONS" {
             guard let origin, request.header("access-control-request-method") != nil else {
@@ -273,6 +276,14 @@ struct WebRouter: Sendable {
             return .response(refused(405, .methodNotAllowed, ["allowed": ["GET", "POST"]], extra: [("Allow", "GET, POST")]))
         }
         switch (request.method, path) {
+        case ("POST", "/api/session/renew") where bearer != nil:
+            // A phone whose cookie expired unused (half a year), still in the household: a new
+            // cookie for its roaming credential, asked from its own page with one tap (issue 51).
+            guard let phones, let phone, let renewed = await phones.renew(phone) else { return .response(refused(401, .notSignedIn)) }
+            return .response(
+                json(
+                    200, ["renewed": .bool(true)], extra: [("Set-Cookie", "\(cookieName)=\(renewed); \(cookieAttributes); Max-Age=\(PhoneSite.cookieLifetime)")]
+                ))
         case ("GET", "/api/session"):
             // The page's language: this computer's choice, else its member's, else the browser's.
             let choice = await api.languageChoice()

@@ -245,7 +245,11 @@ struct Status: ParsableCommand {
         let n = m.notifications
         let counts: [String: JSONValue] = ["shown": JSONValue(n.shown), "pending": JSONValue(n.pendingEvents), "clients": JSONValue(m.subscribers)]
         print("  " + say("cli.status.notifications", counts))
-        if let problem = n.desktopProblem { print("    " + say("cli.status.desktop_problem", ["problem": .string(problem)])) }
+        if let problem = n.desktopProblem {
+            // In the reader's words when the agent gave a code (the system's detail as it said it).
+            let words = n.desktopProblemCode.map { say("desktop.problem.\($0)", or: problem, ["detail": .string(n.desktopProblemDetail ?? "")]) } ?? problem
+            print("    " + say("cli.status.desktop_problem", ["problem": .string(words)]))
+        }
         if let problem = n.hookProblem { print("    " + say("cli.status.hook_problem", ["problem": .string(problem)])) }
         for notice in m.notices { print("  " + say("cli.status.warning", ["warning": .string(notice.text(Words.current))])) }
         for refusal in m.refusals { print("  " + say("cli.status.refusal", ["text": .string(refusal.text), "ago": .string(Ago.describe(refusal.at))])) }

@@ -50,6 +50,11 @@ import Testing
         let c = Home(path: scratch.home("c"))
         let restored = try c.run(["restore", file, "--name", "New laptop"])
         #expect(restored.stdout.contains("new machine of the household"), "\(restored.stdout)")
+        // Advice that works (issue 52, item 18): the others join this one (what follows does
+        // just that), and a computer still running is not called lost.
+        #expect(restored.stdout.contains("`pulse-peer invite` here, `pulse-peer join CODE` there"), "\(restored.stdout)")
+        #expect(restored.stdout.contains("The household's other computers are still listed"), "\(restored.stdout)")
+        #expect(!restored.stdout.contains("lost computers"), "\(restored.stdout)")
         #expect(try Self.household(of: c.export()) == before)
         // It runs, and a new machine pairs with it and gets everything.
         let agentC = try AgentProcess(home: c.path)

@@ -103,6 +103,10 @@ import Testing
         try b.run(["shop", "add", "Milk", "Eggs"])
         #expect(agentA.waitForLog("desktop notifications unavailable"))
         #expect(eventually(timeout: 10) { ((try? notificationStatus(a))?["desktopProblem"] as? String)?.contains("no notification service") == true })
+        #expect(try notificationStatus(a)["desktopProblemCode"] as? String == "no_service")
+        // Said in the reader's language, the system's own detail kept (issue 52, item 14).
+        let polish = try a.run(["status", "--lang", "pl"]).stdout
+        #expect(polish.contains("żadna usługa powiadomień nie odpowiedziała") && !polish.contains("no notification service"), "\(polish)")
         #expect(notifications(a).count == 1, "the hook still ran")
 
         // The service appears: the next notification goes to it (a new burst: a task for Anna).

@@ -88,6 +88,21 @@ export async function reaches(base, bearer, ms = 3000) {
   } catch { return false; }
 }
 
+/** A phone whose cookie expired unused signs in again with its roaming credential, from its own
+ * page: true when the household took it (a new cookie), false when it refused (the phone was
+ * removed). */
+export async function renewSession(bearer) {
+  let response;
+  try {
+    response = await fetch("/api/session/renew", {
+      method: "POST", credentials: "same-origin", headers: { Authorization: authorization(bearer) }, signal: AbortSignal.timeout(DEADLINE),
+    });
+  } catch { throw new APIError("unreachable"); }
+  if (response.status === 401) return false;
+  if (!response.ok) throw new APIError("failed", { detail: `HTTP ${response.status}` }, "failed", response.status);
+  return true;
+}
+
 export async function call(method, params = {}) {
   // No session yet (a phone opened offline, from what it last saw): as if no agent answered.
   if (csrf === null && !via) throw new APIError("unreachable");

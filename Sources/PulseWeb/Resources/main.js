@@ -1,7 +1,7 @@
 // House Pulse — the family's page, as ES modules with no build step. main.js signs in,
 // loads every part, opens the live feed and wires the tabs; each tab is its own module
 // (shopping.js, tasks.js, backlog.js, kids.js, more.js) registering itself with page.js.
-import { startSession, onConnection, logout, useAgent, usingAgent, reaches } from "./api.js";
+import { startSession, onConnection, logout, useAgent, usingAgent, reaches, renewSession } from "./api.js";
 import { $, t, fail, toast, useCatalogue, translateDocument, confirmDialog, describe } from "./ui.js";
 import { loadCatalogue, Catalogue } from "./messages.js";
 import { tabs, local, store, switchTab, loadAll, wireAll, register } from "./page.js";
@@ -13,7 +13,7 @@ import "./backlog.js";
 import "./kids.js";
 import "./more.js";
 import { wireCelebrations } from "./celebrate.js";
-import { restore as restoreOffline, keep, flush, queue, setOffline, keepWords, keptWords, forget } from "./offline.js";
+import { restore as restoreOffline, keep, flush, queue, setOffline, keepWords, keptWords, forget, wayBack, keepWayBack } from "./offline.js";
 import { wireNotices } from "./notices.js";
 
 // The computer's own parts — parents' mode, machines, phones, this computer, the welcome — are
@@ -62,6 +62,8 @@ function banner() {
 }
 
 let hasWords = false;
+/** Whether this phone was removed from this page (signed out here): no way back but pairing. */
+let removedHere = false;
 /** The phone app (the LAN listener, HTTPS), whether or not it has a session. */
 const onPhone = () => location.protocol === "https:";
 function signedOut() {
@@ -76,7 +78,11 @@ function signedOut() {
     // A phone removed from the household, signed out, or unused for too long: what it kept of
     // the household goes; changes it could not send stay (sent if it is added again), said.
     const waiting = queue().length;
+    // Signed out by its agent (its cookie expired unused, or a computer removed it): its
+    // roaming credential is kept for one tap's way back; signed out here, nothing is.
+    keepWayBack(removedHere ? null : store.view("session")?.roaming || wayBack());
     forget({ keepQueue: true });
+    $("signed-out-renew").hidden = !wayBack();
     document.body.dataset.ready = "signed-out";
     $("signed-out").dataset.phone = "true";
     $("signed-out-queued").hidden = waiting === 0;
@@ -120,8 +126,23 @@ function wire() {
       if (!(await confirmDialog(t("page.sign_out.phone.title"), text, t("page.sign_out.phone.ok")))) return;
     }
     try { await logout(); } catch { /* signed out anyway */ }
-    if (local.phone) forget();
+    if (local.phone) { forget(); removedHere = true; }
     signedOut();
+  });
+  // One tap back for a phone whose cookie expired unused: a new one for its roaming credential.
+  $("signed-out-renew").addEventListener("click", async () => {
+    const credential = wayBack();
+    if (!credential) return;
+    try {
+      if (await renewSession(credential)) {
+        keepWayBack(null);
+        location.reload(); // signed in: the app starts again with its new cookie
+        return;
+      }
+      keepWayBack(null); // removed from the household: only being added again brings it back
+      $("signed-out-renew").hidden = true;
+      toast(t("page.signed_out.phone.removed"), { error: true, seconds: 8 });
+    } catch (error) { fail(error); }
   });
   window.addEventListener("hashchange", () => switchTab(location.hash.slice(1)));
   wireAll();

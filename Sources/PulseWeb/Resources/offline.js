@@ -209,6 +209,16 @@ export async function flush() {
 
 /** Forgets everything this browser kept of the household: the copy, the words and the queue
  * (a phone signed out or removed). */
+// A phone signed out by its agent (its cookie expired unused) keeps its roaming credential,
+// and nothing else of the household's, for one tap's way back (main.js): gone once used, or
+// when the household says the phone was removed.
+const WAY_BACK = "house-pulse-way-back";
+export const wayBack = () => storage()?.getItem(WAY_BACK) || null;
+export function keepWayBack(credential) {
+  if (typeof credential === "string" && credential) storage()?.setItem(WAY_BACK, credential);
+  else storage()?.removeItem(WAY_BACK);
+}
+
 export function forget({ keepQueue = false } = {}) {
   for (const key of [SNAPSHOT, WORDS, ...(keepQueue ? [] : [QUEUE])]) storage()?.removeItem(key);
   offline = false;

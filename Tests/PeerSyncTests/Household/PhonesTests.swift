@@ -45,6 +45,27 @@ import Testing
         #expect(try a.phone(credential: Self.credential) == nil)
     }
 
+    /// The way back of a phone whose cookie expired unused (issue 51): a new credential, known on
+    /// every computer; the old cookie stops working, the roaming credential stays; never for a
+    /// removed phone.
+    @Test func aPhoneRenewedHasOnlyItsNewCredentialEverywhereAndARemovedOneIsNeverRenewed() throws {
+        let added = try a.addPhone(name: "Tom's phone", member: "Tom", credential: Self.credential)
+        let roaming = try #require(try a.phoneRoaming(added.id))
+        let fresh = String(repeating: "cd", count: 32)
+        #expect(try a.renewPhone(added.id, credential: fresh).id == added.id)
+        let b = try secondMachine()
+        for home in [a, b] {
+            #expect(try home.phone(credential: Self.credential) == nil)
+            #expect(try home.phone(credential: fresh)?.id == added.id)
+            #expect(try home.phone(roaming: roaming)?.id == added.id)
+        }
+        #expect(code { _ = try a.renewPhone(added.id, credential: "short") } == "invalid_secret")
+        #expect(code { _ = try a.renewPhone("no-such-phone", credential: fresh) } == "no_such_phone")
+        _ = try a.removePhone(added.id)
+        #expect(code { _ = try a.renewPhone(added.id, credential: Self.credential) } == "already_removed")
+        #expect(try a.phone(credential: Self.credential) == nil && a.phone(credential: fresh) == nil)
+    }
+
     @Test func badPhonesAreRefusedAndChangeNothing() throws {
         #expect(code { _ = try a.addPhone(name: "p", member: nil, credential: "short") } == "invalid_secret")
         #expect(code { _ = try a.addPhone(name: "p", member: nil, credential: String(repeating: "AB", count: 32)) } == "invalid_secret")

@@ -180,6 +180,7 @@ import Testing
                 statement.reset()
             }
         }
+        try b.connection.execute("ALTER TABLE phone DROP COLUMN renewed") // migration 20's
         try b.connection.execute("PRAGMA user_version = 18")
         #expect(try b.connection.scalarInt("SELECT count(*) FROM kept_change WHERE substr(fields, 1, 1) = X'7B'") == Int64(kept.count))
         let path = b.path

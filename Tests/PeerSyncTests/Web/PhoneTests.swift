@@ -98,13 +98,14 @@ struct PhoneRouterTests {
                 calls.made.withLock { $0.append(("\(method) as \(member ?? "nobody")", params)) }
                 return ControlResponse(ok: true, result: .array([]))
             })
-        let site = PhoneSite(
+        var site = PhoneSite(
             hosts: { ["192.168.1.5:47655", "house.local:47655"] }, pairing: PhonePairing(),
             identify: { $0 == "good" ? Self.phone : nil },
             identifyRoaming: { $0 == "p1.roams" ? PhoneSession(id: "p1", member: "m1", csrf: "") : nil },
             roaming: { _ in "p1.roams" },
             agents: { .array([.object(["machine": "b", "name": "Tom's laptop", "urls": ["https://192.168.1.6:47655"], "self": false])]) },
             signOut: { phone in signedOut.ids.withLock { $0.append(phone.id) } }, computer: "house.local")
+        site.renew = { phone in phone.id == "p1" ? "new-cookie-of-\(phone.id)" : nil }
         return WebRouter(api: api, sessions: WebSessions(), host: "0.0.0.0", port: 47655, phones: site)
     }
 
@@ -204,6 +205,26 @@ struct PhoneRouterTests {
         for moved in ["https://house.local:47655", "https://192.168.1.9:47655"] {
             #expect(await post("shop.add", bearer: "p1.roams", origin: moved)?.status == 200, "\(moved)")
         }
+    }
+
+    /// A phone whose cookie expired unused (half a year) signs in again with one tap: its roaming
+    /// credential, from its own page only, for a new cookie; nothing without a valid credential,
+    /// from another page, or by a cookie.
+    @Test func aPhoneWhoseCookieExpiredSignsInAgainByItsRoamingCredentialFromItsOwnPage() async throws {
+        let router = makeRouter()
+        func renew(_ headers: [(String, String)]) async -> WebResponse? {
+            response(await router.respond(to: request("POST", "/api/session/renew", headers)))
+        }
+        let own = ("origin", "https://192.168.1.5:47655")
+        let renewed = try #require(await renew([own, ("authorization", "Bearer p1.roams")]))
+        #expect(renewed.status == 200, "\(String(decoding: renewed.body, as: UTF8.self))")
+        let cookie = renewed.headers.first { $0.0 == "Set-Cookie" }?.1 ?? ""
+        #expect(cookie.contains("=new-cookie-of-p1;") && cookie.contains("HttpOnly") && cookie.contains("Max-Age=\(PhoneSite.cookieLifetime)"), "\(cookie)")
+        #expect(await renew([own, ("authorization", "Bearer p1.forged")])?.status == 401)
+        #expect(await renew([("origin", "https://192.168.1.6:47655"), ("authorization", "Bearer p1.roams")])?.status == 403)
+        #expect(await renew([("authorization", "Bearer p1.roams")])?.status == 403, "no origin")
+        let byCookie = await renew(Self.signedIn + [own, ("x-pulse-csrf", "tok")])
+        #expect(byCookie?.status != 200 && byCookie?.headers.contains { $0.0 == "Set-Cookie" } == false)
     }
 
     @Test func noComputerSignInBackupOrInvitationOnThePhonesSideAndSignOutRemovesThePhone() async {

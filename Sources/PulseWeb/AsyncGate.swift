@@ -1,0 +1,19 @@
+/// One at a time, across suspension points (an actor alone lets a second caller in at each
+/// `await`). Waiters go in order; a waiter is let in even if its task was cancelled meanwhile
+/// (it finishes its short change and leaves).
+actor AsyncGate {
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func enter() async {
+        guard busy else {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func leave() {
+        if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+    }
+}
