@@ -104,7 +104,8 @@ public final class ReplicaStore {
         } catch let error as SQLiteError {
             let primary = error.code & 0xFF
             if primary == 5 /* SQLITE_BUSY */ {
-                throw StoreError.busy(path: path, holder: LockHolder.describe(database: path))
+                // The holder now, else the last one seen while waiting (it may have let go just now).
+                throw StoreError.busy(path: path, holder: LockHolder.describe(database: path) ?? connection.busyWait.holderSeen)
             }
             if primary == 13 /* SQLITE_FULL */ || (primary == 10 /* SQLITE_IOERR */ && connection.systemErrno == ENOSPC) {
                 throw StoreError.diskFull(directory: String(path.prefix(upTo: path.lastIndex(of: "/") ?? path.endIndex)))

@@ -58,7 +58,10 @@ final class Connection {
     /// How long a writer waits for another process's write transaction.
     static let busyTimeoutMilliseconds: Int32 = 5_000
 
-    func setBusyTimeout(_ milliseconds: Int32) { sqlite3_busy_timeout(handle, milliseconds) }
+    func setBusyTimeout(_ milliseconds: Int32) { busyWait.timeout = milliseconds }
+
+    /// The wait for another process's write lock, and who held it (``BusyWait``).
+    let busyWait: BusyWait
 
     /// The OS error behind the last failed call (ENOSPC behind an I/O error, say).
     var systemErrno: Int32 { sqlite3_system_errno(handle) }
@@ -76,10 +79,19 @@ final class Connection {
         }
         self.handle = db
         self.path = path
+        busyWait = BusyWait(timeout: Self.busyTimeoutMilliseconds) { LockHolder.describe(database: path) }
         Self.openPaths.withLock { $0[path, default: 0] += 1 }
         sqlite3_extended_result_codes(db, 1)
-        // Wait for a writer of another process (the CLI while the agent writes) instead of failing.
-        sqlite3_busy_timeout(db, Self.busyTimeoutMilliseconds)
+        // Wait for a writer of another process (the CLI while the agent writes) instead of failing,
+        // noting who holds the lock meanwhile. The wait is owned by this connection, which
+        // outlives the handle's use (closed in deinit, before the wait is released).
+        sqlite3_busy_handler(
+            db,
+            { context, count in
+                guard let context else { return 0 }
+                let wait = Unmanaged<BusyWait>.fromOpaque(context).takeUnretainedValue()
+                return wait.retry(count: count, pause: { _ = sqlite3_sleep(Int32($0 / .milliseconds(1))) }) ? 1 : 0
+            }, Unmanaged.passUnretained(busyWait).toOpaque())
     }
 
     deinit {
