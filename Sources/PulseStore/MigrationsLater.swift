@@ -20,9 +20,10 @@ extension Migrations {
         """
 
     /// Migration 20: a phone's session since it signed in again (`phone.renewed`: SHA-256 of
-    /// its new cookie, 64 hex digits), an optional field (issue 51).
+    /// its new cookie, 64 hex digits; the column takes what the schema takes, as `credential`),
+    /// an optional field (issue 51).
     static let migration20 = """
-        ALTER TABLE phone ADD COLUMN renewed TEXT CHECK (renewed IS NULL OR length(renewed) = 64);
+        ALTER TABLE phone ADD COLUMN renewed TEXT CHECK (renewed IS NULL OR length(renewed) BETWEEN 1 AND 64);
         """
 
     #if PULSE_NEXT_RELEASE
