@@ -281,5 +281,12 @@ import Testing
         #expect(try a.backlog().flatMap(\.items).isEmpty)
         #expect(try a.restoreBacklogItem(fence.id).title == "Paint the fence")
         #expect(throws: (any Error).self) { _ = try a.restoreBacklogItem(fence.id) }
+        // And through the API, as the page's ✕ and its Undo call it: back in its category.
+        _ = try HouseholdAPI.call("backlog.remove", ["item": .string(fence.id)], on: a)
+        #expect(try a.backlog().flatMap(\.items).isEmpty)
+        _ = try HouseholdAPI.call("backlog.restore", ["item": .string(fence.id)], on: a)
+        let garden = try a.backlog().first { $0.title == "Garden" }
+        #expect(garden?.items.map(\.title) == ["Paint the fence"], "\(String(describing: garden))")
+        #expect(message { _ = try HouseholdAPI.call("backlog.restore", ["item": .string(fence.id)], on: a) }.isEmpty == false)
     }
 }
