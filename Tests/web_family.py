@@ -466,8 +466,19 @@ def computers(a, peer_a):
         agent_b = Agent(HOME_B, "--web", "127.0.0.1:0")
         agent_b.event("welcome")
         tab(a, "more")
+        # A code ended by three wrong codes typed elsewhere: A's page stops counting down and
+        # says so (issue 52, item 8: it kept showing "for 9:55 more").
         press(a, a.find_element(By.ID, "add-computer"))
-        code = wait("a new pairing code", lambda: shown(a, "pairing") and text(a, "pairing-code"))[0]
+        dead = wait("a pairing code", lambda: shown(a, "pairing") and text(a, "pairing-code"))[0]
+        stranger = os.path.join(os.path.dirname(HOME_B), "stranger-home")
+        for _ in range(3):
+            subprocess.run([BIN, "join", "111-111-1111", "--peer", peer_a, "--home", stranger], capture_output=True, timeout=30)
+        ended = wait("the dead code said on A's page", lambda: "no longer works" in text(a, "pairing-countdown")
+                     and text(a, "pairing-countdown"), timeout=10)[0]
+        print(f"ok three wrong codes end the invitation, and A's page stops counting down and says so: {ended!r}")
+        press(a, a.find_element(By.ID, "add-computer"))
+        code = wait("a new pairing code", lambda: shown(a, "pairing") and text(a, "pairing-code") != dead
+                    and "no longer works" not in text(a, "pairing-countdown") and text(a, "pairing-code"))[0]
         address = text(a, "pairing-address")
         if peer_a.split(":")[-1] not in address:
             raise Failed(f"“Add a computer” does not show this computer's address: {address!r}")
