@@ -74,6 +74,9 @@ import Testing
         }
         let taskHelp = try PulsePeer.run(["help", "task", "add"])
         #expect(taskHelp.stdout.contains("--assignee") && taskHelp.stdout.contains("focus rule"))
+        // The session outlives the agent's restarts, and `help open` says so (issue 52, item 16).
+        let openHelp = try PulsePeer.run(["help", "open"]).stdout
+        #expect(openHelp.contains("across agent restarts") && !openHelp.contains("until the agent restarts"), "\(openHelp)")
         for shell in ["bash", "zsh", "fish"] {
             let script = try PulsePeer.run(["--generate-completion-script", shell])
             #expect(script.status == 0 && script.stdout.contains("pulse-peer"))

@@ -113,6 +113,10 @@ import Testing
             #expect(!result.stderr.contains("Error(") && !result.stderr.contains("HouseholdError"), "\(args): \(result.stderr)")
         }
         #expect(try a.export() == before)
+        // Rewards are grouped under rewards' own categories, never a rule's (issue 52, item 16:
+        // "Choose tonight's dinner" was under "Security").
+        let rewards = try a.run(["kids", "catalogue", "--kind", "reward"]).stdout
+        #expect(rewards.contains("Treats") && rewards.contains("Choices & Outings") && !rewards.contains("Security"), "\(rewards)")
         // A family catalogue file that is not valid: named, with the problem, at every read.
         let file = a.path + "/catalogue.json"
         try Data("{\"version\": 1, \"categories\": [{\"id\": \"fun\", \"items\": [{\"id\": \"x\"}]}]}".utf8)
