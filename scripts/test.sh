@@ -18,6 +18,10 @@ else
   bash scripts/setup.sh --tests
 fi
 export PATH="/opt/swift/usr/bin:$PATH"
+# Where the time goes (CI must stay under 45 min): one line per part, and the total at the end.
+mark=$SECONDS
+took() { echo "time: $1 took $((SECONDS - mark)) s"; mark=$SECONDS; }
+took "set-up"
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -48,8 +52,9 @@ if [ "$fast" -eq 0 ] && [ $# -eq 0 ]; then
   # (2 threads on 2 cores) with the multi-process tests, whose synchronous waits on agents and
   # browsers hold a thread for a minute at a time (a unit test's 30 s deadline once ran out so).
   run_swift_tests --filter PeerSyncTests
+  took "the build and the unit tests"
   # The "next" test release (scripts/build-next.sh) for the tests of two releases in one
-  # household (TwoReleasesTests): its own build directory, built after the ordinary one.
+  # household (TwoReleasesTests): this build started as that release, no second build.
   if next=$(bash scripts/build-next.sh 2>> "$log"); then export PULSE_NEXT_BINARY="$next"; else
     echo "the next test release did not build (scripts/build-next.sh): see above" >&2; tail -30 "$log" >&2; status=1
   fi
@@ -59,7 +64,9 @@ if [ "$fast" -eq 0 ] && [ $# -eq 0 ]; then
   if previous=$(bash scripts/build-release.sh previous 2>> "$log"); then export PULSE_PREVIOUS_BINARY="$previous"; else
     echo "the previous release did not build (scripts/build-release.sh previous): see above" >&2; tail -30 "$log" >&2; status=1
   fi
+  took "the previous release's build"
   run_swift_tests --skip-build --filter TwoPeerTests
+  took "the multi-process tests"
 else
   run_swift_tests "$@"
 fi
@@ -88,6 +95,7 @@ if [ "$fast" -eq 0 ] && [ $# -eq 0 ]; then
     package_passed=$(sed -n 's/^package: \([0-9]*\) passed.*/\1/p' "$log.package"); package_failed=$(sed -n 's/^package: [0-9]* passed, \([0-9]*\) failed$/\1/p' "$log.package")
     cat "$log.package"
     echo "the Debian package (Tests/package_test.py): ${package_passed:-0} passed, ${package_failed:-?} failed"
+    took "the Debian package's test"
     rm -f "$log.package"
   else
     echo "the Debian package's test skipped: it needs root (it installs the package and makes a user)"
@@ -101,6 +109,6 @@ total=$(grep -oE 'Test run with [0-9]+ tests' "$log" | grep -oE '[0-9]+' | awk '
 swift_failed=$(grep -E '^. Test .* failed after' "$log" | grep -vc '^. Test run with' || true)
 passed=$(( ${total:-0} - ${swift_failed:-0} + ${page_passed:-0} + ${package_passed:-0} ))
 failed=$(( ${swift_failed:-0} + ${page_failed:-0} + ${package_failed:-0} ))
-echo "tests: ${passed} passed, ${failed} failed"
+echo "tests: ${passed} passed, ${failed} failed (in $((SECONDS / 60)) min $((SECONDS % 60)) s)"
 if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ]; then exit 1; fi
 if [ "$passed" -eq 0 ]; then echo "no test ran" >&2; exit 1; fi

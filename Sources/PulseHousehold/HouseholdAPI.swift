@@ -88,9 +88,10 @@ public enum HouseholdAPI {
             "kids.pin.acknowledge",
         ] + nextReleaseMethods
 
-    #if PULSE_NEXT_RELEASE
-    /// The "next" test release's methods (TwoReleasesTests): a note, a shopping item's quantity.
-    static let nextReleaseMethods = ["next.note.add", "next.shop.quantity"]
+    #if DEBUG
+    /// The "next" test release's methods (``TestRelease``: TwoReleasesTests): a note, a shopping
+    /// item's quantity.
+    static let nextReleaseMethods = TestRelease.next ? ["next.note.add", "next.shop.quantity"] : []
     #else
     static let nextReleaseMethods: [String] = []
     #endif
@@ -328,10 +329,10 @@ public enum HouseholdAPI {
         case "kids.pin.acknowledge":
             try h.acknowledgeKidsPINChange(pin: string("pin"))
             return .bool(true)
-        #if PULSE_NEXT_RELEASE
-        case "next.note.add":
+        #if DEBUG
+        case "next.note.add" where TestRelease.next:
             return .string(try h.addNote(string("title")))
-        case "next.shop.quantity":
+        case "next.shop.quantity" where TestRelease.next:
             try h.setQuantity(item: string("name"), string("quantity"))
             return .bool(true)
         #endif

@@ -41,12 +41,26 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
     /// `https://` addresses while phones are on there, null when off. A phone uses another
     /// agent of the household when its own does not answer.
     case phoneService = "phone_service"
-    #if PULSE_NEXT_RELEASE
-    /// A note: an entity of the "next" release that the tests of two releases in one household
-    /// build (`scripts/build-next.sh`: `-DPULSE_NEXT_RELEASE`, with `shopping_item.quantity`);
-    /// never in a release (Tests/TwoPeerTests/TwoReleasesTests.swift).
+    #if DEBUG
+    /// A note: an entity of the "next" test release (``TestRelease``, with
+    /// `shopping_item.quantity`); in `allCases` only there, never in a release build.
     case note
     #endif
+
+    /// Every entity of this release, in declaration order (`ordinal`); the "next" test release's
+    /// last. Listed by hand because a debug build's `note` belongs only to that release: a new
+    /// case goes here too (EntityRegistryTests holds the list to PROTOCOL.md §4).
+    public static let allCases: [EntityKind] = {
+        let released: [EntityKind] = [
+            .household, .settings, .member, .replica, .shoppingItem, .task, .backlogCategory, .backlogItem,
+            .recurringTemplate, .kid, .catalogueSelection, .ledgerEntry, .machine, .machineRemoval, .discoveryKey,
+            .kidsPIN, .phone, .caRoot, .caGrant, .phoneService,
+        ]
+        #if DEBUG
+        if TestRelease.next { return released + [.note] }
+        #endif
+        return released
+    }()
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
@@ -232,7 +246,7 @@ extension EntityKind {
         case .caRoot: 18
         case .caGrant: 19
         case .phoneService: 20
-        #if PULSE_NEXT_RELEASE
+        #if DEBUG
         case .note: 21
         #endif
         }
@@ -270,7 +284,7 @@ extension EntityKind {
         case .caRoot: 17
         case .caGrant: 18
         case .phoneService: 19
-        #if PULSE_NEXT_RELEASE
+        #if DEBUG
         case .note: 20
         #endif
         }
@@ -282,15 +296,15 @@ extension EntityKind {
     private static let deleted = (field: "deleted", value: FieldValue.integer(1))
     private static let title = FieldSpec("title", .text(max: 200))
 
-    /// A shopping item's fields (the "next" test release adds one: `PULSE_NEXT_RELEASE`).
+    /// A shopping item's fields (the "next" test release adds one: ``TestRelease``).
     private static var shoppingItemFields: [FieldSpec] {
         var fields = [
             FieldSpec("name", .text(max: 200)),
             FieldSpec("state", .choice(["active", "restock", "deleted"])),
             FieldSpec("listed", .timestamp),
         ]
-        #if PULSE_NEXT_RELEASE
-        fields.append(FieldSpec("quantity", .text(max: 40), optional: true))
+        #if DEBUG
+        if TestRelease.next { fields.append(FieldSpec("quantity", .text(max: 40), optional: true)) }
         #endif
         return fields
     }
@@ -452,11 +466,13 @@ extension EntityKind {
                     FieldSpec("updated", .timestamp),
                 ], tombstone: nil, singletonRowID: nil),
         ]
-        #if PULSE_NEXT_RELEASE
-        list.append(
-            EntitySchema(
-                kind: .note, fields: [title, FieldSpec("done", .bool), FieldSpec("deleted", .bool)], tombstone: deleted,
-                singletonRowID: nil))
+        #if DEBUG
+        if TestRelease.next {
+            list.append(
+                EntitySchema(
+                    kind: .note, fields: [title, FieldSpec("done", .bool), FieldSpec("deleted", .bool)], tombstone: deleted,
+                    singletonRowID: nil))
+        }
         #endif
         return Dictionary(uniqueKeysWithValues: list.map { ($0.kind, $0) })
     }()

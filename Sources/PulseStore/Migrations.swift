@@ -137,8 +137,8 @@ package enum Migrations {
     /// 16: the household CA).
     static let entitiesAfterMigration1: [EntityKind] = {
         var entities: [EntityKind] = [.machine, .machineRemoval, .discoveryKey, .kidsPIN, .phone, .caRoot, .caGrant, .phoneService]
-        #if PULSE_NEXT_RELEASE
-        entities.append(.note)
+        #if DEBUG
+        if TestRelease.next { entities.append(.note) }
         #endif
         return entities
     }()

@@ -1,3 +1,5 @@
+import PulseModel
+
 // The migrations of the open schema and of the "next" test release (Migrations.swift lists
 // every step in order; these are their SQL).
 extension Migrations {
@@ -26,23 +28,26 @@ extension Migrations {
         ALTER TABLE phone ADD COLUMN renewed TEXT CHECK (renewed IS NULL OR length(renewed) BETWEEN 1 AND 64);
         """
 
-    #if PULSE_NEXT_RELEASE
-    /// The "next" test release's migration (`PULSE_NEXT_RELEASE`: TwoReleasesTests): notes, and a
-    /// shopping item's quantity. Never in a release.
-    static let nextRelease = [
-        Step(
-            name: "next release: notes and quantities",
-            sql: """
-                CREATE TABLE note (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
-                    done INTEGER NOT NULL CHECK (done IN (0, 1)),
-                    deleted INTEGER NOT NULL CHECK (deleted IN (0, 1)),
-                    versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
-                ) WITHOUT ROWID;
-                ALTER TABLE shopping_item ADD COLUMN quantity TEXT CHECK (quantity IS NULL OR length(quantity) BETWEEN 1 AND 40);
-                """)
-    ]
+    #if DEBUG
+    /// The "next" test release's migration (``TestRelease``: TwoReleasesTests): notes, and a
+    /// shopping item's quantity. Never in a release build.
+    static let nextRelease =
+        !TestRelease.next
+        ? []
+        : [
+            Step(
+                name: "next release: notes and quantities",
+                sql: """
+                    CREATE TABLE note (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+                        done INTEGER NOT NULL CHECK (done IN (0, 1)),
+                        deleted INTEGER NOT NULL CHECK (deleted IN (0, 1)),
+                        versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+                    ) WITHOUT ROWID;
+                    ALTER TABLE shopping_item ADD COLUMN quantity TEXT CHECK (quantity IS NULL OR length(quantity) BETWEEN 1 AND 40);
+                    """)
+        ]
     #else
     static let nextRelease: [Step] = []
     #endif

@@ -99,9 +99,9 @@ struct PhoneSite: Sendable {
         "kids.list", "kids.catalogue.list", "kids.history.list", "kids.basket.list", "kids.done", "kids.redeem", "kids.basket.remove",
         "kids.pin.get", // whether the PIN changed lately: every adult is told, on the phone too (never the PIN itself)
     ])
-    #if PULSE_NEXT_RELEASE
+    #if DEBUG
     /// The next test release's phone methods, which this release lacks (Tests/web_phones.py).
-    static let nextMethods: Set<String> = ["next.shop.quantity", "next.note.add"]
+    static let nextMethods: Set<String> = TestRelease.next ? ["next.shop.quantity", "next.note.add"] : []
     #else
     static let nextMethods: Set<String> = []
     #endif

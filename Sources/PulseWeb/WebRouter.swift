@@ -216,7 +216,7 @@ struct WebRouter: Sendable {
         // a cookie: no other site's page can make the phone send it, so no CSRF token either.
         let bearer = phones == nil ? nil : WebRules.bearer(request.header("authorization"))
         let origin = request.header("origin").flatMap { $0.lowercased().hasPrefix("https://") ? $0 : nil }
-        if let phones, bearer != nil || request.method == "OPTIONS" {
+        if phones != nil, bearer != nil || request.method == "OPTIONS" {
             // From an `https://` page, never the address asked (its page has its cookie). Any
             // other: another agent's page, possibly one turned off since (it is why the phone is
             // here), or this agent's at an address or name it no longer answers at (a phone paired

@@ -17,7 +17,7 @@ import Testing
     static let next: String? = {
         if let path = ProcessInfo.processInfo.environment["PULSE_NEXT_BINARY"], !path.isEmpty { return path }
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let path = repository.appendingPathComponent(".build-next/debug/pulse-peer").path
+        let path = repository.appendingPathComponent(".build-next/pulse-peer").path
         return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }()
 
