@@ -170,9 +170,23 @@ def main():
         active = [t for t in json.loads(cli(HOME_A, "task", "--json")) if not t["done"]]
         if len(active) != 3 or any(t["title"] == "Paint the fence" for t in active):
             raise Failed(f"the refused task was written: {active}")
+        if not refusal[:1].isupper():
+            raise Failed(f"the refusal is not a sentence: {refusal!r}")
         a.find_element(By.ID, "task-refusal-close").click()
         wait("the refusal to close", lambda: not a.find_element(By.ID, "focus-refusal").is_displayed())
         print(f"ok the 4th active task is refused with the rule explained ({refusal!r}); nothing written")
+        # "Add it anyway": the count says how far past the rule, in words (issue 52, item 16:
+        # it read "(4 of 3 active)").
+        title = a.find_element(By.ID, "task-title")
+        if title.get_attribute("value") != "Paint the fence":  # the refused title stays, to add it anyway later
+            raise Failed(f"the refused title was not kept: {title.get_attribute('value')!r}")
+        title.send_keys(Keys.ENTER)
+        wait("the refusal again", lambda: a.find_element(By.ID, "focus-refusal").is_displayed())
+        a.find_element(By.ID, "task-force").click()
+        count = wait("the count past the rule", lambda: row(a, "task-list", "Paint the fence")
+                     and a.find_element(By.ID, "focus-count").text == "(4 active, at most 3)" and "(4 active, at most 3)")[0]
+        print(f"ok “Add it anyway” adds the 4th, and the focus banner says {count!r}")
+        click_in_row(a, "task-list", "Paint the fence", "button.check", "the fence task done on A")
         click_in_row(a, "task-list", "Call the plumber", "button.check", "the plumber task done on A")
         wait("the task under Completed on B", lambda: row(b, "done-list", "Call the plumber"))
         print("ok a task completed on A moves to Completed on B")
@@ -208,11 +222,25 @@ def main():
         _, seconds = wait("B's page to show the agent unreachable", lambda: b.find_element(By.ID, "offline").is_displayed(),
                           timeout=5.0)
         print(f"ok B's page shows the agent unreachable {seconds * 1000:.0f} ms after it stopped")
+        # What is typed meanwhile is not lost: the name the agent did not take stays in its field
+        # (issue 52, item 16), and Enter sends it once the agent is back.
+        b.find_element(By.ID, "add-item").click()
+        wait("the rapid-entry row", lambda: b.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0].send_keys("Tea", Keys.ENTER)
+        kept = wait("Tea kept in the field", lambda: b.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid").get_attribute("value") == "Tea"
+                    and b.find_element(By.ID, "toast").is_displayed() and b.find_element(By.ID, "toast-text").text)[0]
         restarted = subprocess.Popen([BIN, "run", "--home", HOME_B, "--port", "0", "--no-mdns", "--web",
                                       f"127.0.0.1:{WEB_PORT_B}"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             wait("B's page back online", lambda: not b.find_element(By.ID, "offline").is_displayed(), timeout=15.0)
+            field = b.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid")
+            if field.get_attribute("value") != "Tea":
+                raise Failed(f"the field lost what was typed: {field.get_attribute('value')!r}")
+            field.send_keys(Keys.ENTER)
+            wait("Tea (typed while B's agent was down) on A's page", lambda: "Tea" in names(a), timeout=10.0)
+            wait("the next row", lambda: b.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0].send_keys(Keys.ENTER)
+            wait("rapid entry to end", lambda: not b.find_elements(By.CSS_SELECTOR, "#shop-rapid input.rapid"))
+            print(f"ok a name typed while the agent was down stays in its field ({kept!r}); Enter sends it once the agent is back")
             rapid_add(b, "Coffee")
             wait("Coffee (added on B after the restart) on A's page", lambda: "Coffee" in names(a), timeout=10.0)
             if not b.execute_script("return window.__sameDocument === true"):

@@ -12,6 +12,7 @@ CLI is used to look at what the page did (the household's data), to sign the bro
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -29,6 +30,32 @@ PIN, NEW_PIN, WRONG = "2580", "1357", "1111"
 
 def Agent(home, *args):
     return web_support.Agent(BIN, home, *args)
+
+
+def hook(home):
+    """Where an agent started with `notified(home)` writes each notification (one JSON line)."""
+    return home + "-notifications.jsonl"
+
+
+def notified(home):
+    return ["--on-notify", f"cat >> '{hook(home)}'"]
+
+
+def notifications(home):
+    try:
+        with open(hook(home), encoding="utf-8") as f:
+            return [json.loads(line) for line in f if line.strip()]
+    except FileNotFoundError:
+        return []
+
+
+def add_from_page(driver, name):
+    """Shopping → + → the name, Enter; Enter on the empty row ends it."""
+    tab(driver, "shopping")
+    press(driver, driver.find_element(By.ID, "add-item"))
+    wait("the rapid-entry row", lambda: driver.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0].send_keys(name, Keys.ENTER)
+    wait(f"{name} listed", lambda: name in names(driver, "#shop-list .name"))
+    wait("the next row", lambda: driver.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0].send_keys(Keys.ENTER)
 
 
 def cli(home, *args):
@@ -274,6 +301,32 @@ def celebrations(a):
     press(a, a.find_element(By.ID, "setting-celebrations"))
     wait("Celebrations on again", lambda: cli_json(HOME_A, "settings")["celebrations"] is True)
 
+    # A refusal is never hidden under the next reward's confetti (issue 52, item 16): a reward
+    # the kid cannot afford is refused, and the next one's confetti comes while that is shown.
+    def adjust(kid, *how):
+        subprocess.run([BIN, "kids", "adjust", kid, *how, "--reason", "the fair", "--pin-stdin", "--home", HOME_A],
+                       input=NEW_PIN + "\n", capture_output=True, text=True, check=True)
+    tab(a, "kids")
+    press(a, a.find_element(By.CSS_SELECTOR, '#kid-views [data-view="rewards"]'))
+    for kid in kids_of(HOME_A):
+        if kid["balance"] > 0:
+            adjust(kid["id"], "--take", str(kid["balance"]))
+    wait("no peanuts left on the page", lambda: re.findall(r"\d+", text(a, "kid-balance")) == ["0"])
+    press(a, wait("a reward card", lambda: a.find_element(By.CSS_SELECTOR, "#kid-cards .kid-card"))[0])
+    refusal = wait("the refusal", lambda: shown(a, "toast") and "error" in a.find_element(By.ID, "toast").get_attribute("class")
+                   and text(a, "toast-text"))[0]
+    for kid in kids_of(HOME_A):
+        adjust(kid["id"], "--add", "50")
+    wait("peanuts again on the page", lambda: re.findall(r"\d+", text(a, "kid-balance")) == ["50"])
+    press(a, wait("a reward card", lambda: a.find_element(By.CSS_SELECTOR, "#kid-cards .kid-card"))[0])
+    wait("confetti", lambda: shown(a, "confetti"))
+    on_top = a.execute_script("""const box = document.getElementById('toast'), r = box.getBoundingClientRect();
+      return !box.hidden && box.contains(document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2))""")
+    if not on_top or text(a, "toast-text") != refusal:
+        raise Failed(f"the refusal {refusal!r} is hidden under the confetti (on top: {on_top}, toast: {text(a, 'toast-text')!r})")
+    wait("the confetti to go", lambda: not shown(a, "confetti"), timeout=5)
+    print(f"ok a refusal ({refusal!r}) stays readable above the next reward's confetti")
+
 
 def lists(a):
     tab(a, "shopping")
@@ -364,6 +417,16 @@ def lists(a):
     field.send_keys("Plant red tulips", Keys.ENTER)
     wait("renamed in the household", lambda: any(i["title"] == "Plant red tulips" for c in cli_json(HOME_A, "backlog") for i in c["items"]))
     print("ok a backlog item renamed in place")
+    # ✕ removes with an Undo, as shopping and tasks do (issue 52, item 10: it deleted at once).
+    garden = lambda: [i["title"] for c in cli_json(HOME_A, "backlog") if c["title"] == "Garden" for i in c["items"]]
+    kept = garden()
+    click_row_button(a, "#backlog-list", "Plant red tulips", "button.remove", "Remove Plant red tulips")
+    wait("the item gone from the household", lambda: "Plant red tulips" not in garden())
+    said = wait("the Undo", lambda: shown(a, "toast-action") and text(a, "toast-text"))[0]
+    press(a, a.find_element(By.ID, "toast-action"))
+    wait("the item back in its category, in its place", lambda: garden() == kept)
+    wait("and on the page", lambda: "Plant red tulips" in names(a, "#backlog-list .name"))
+    print(f"ok a backlog item removed with ✕ says so ({said!r}) and Undo brings it back into its category, in its place")
 
     tab(a, "more")
     a.find_element(By.ID, "recurring-title-input").send_keys("Bins out")
@@ -414,7 +477,7 @@ def computers(a, peer_a):
         shoot(a, "add-computer", element="computers")
     # The second computer: its agent welcomes, its page joins with the code (mDNS is off
     # here, so the address is given under "If the other computer is not found").
-    agent_b = Agent(HOME_B, "--web", "127.0.0.1:0")
+    agent_b = Agent(HOME_B, "--web", "127.0.0.1:0", *notified(HOME_B))
     b = browser(1366, 900)
     try:
         agent_b.event("welcome")
@@ -432,6 +495,20 @@ def computers(a, peer_a):
         # Joined by Tom, it is Tom's computer (it used to become the inviter's, Anna's).
         wait("B used by Tom, as its welcome said", lambda: cli(HOME_B, "whoami").strip() == "Tom", timeout=10)
         print("ok the computer joined from its welcome page belongs to the person who said so there (Tom), not to the inviter")
+        # Each computer's person is told of the other's additions, by name (issue 52, item 2:
+        # everything B did was Anna's, so Anna was never told).
+        add_from_page(b, "Bananas")
+        told_a, seconds_a = wait("A told of Tom's Bananas", lambda: [n for n in notifications(HOME_A) if "Bananas" in n["summary"]], timeout=20)
+        add_from_page(a, "Coffee")
+        told_b, seconds_b = wait("B told of Anna's Coffee", lambda: [n for n in notifications(HOME_B) if "Coffee" in n["summary"]], timeout=20)
+        if [n["body"] for n in told_a] != ["by Tom"] or [n["body"] for n in told_b] != ["by Anna"]:
+            raise Failed(f"A was told {told_a}, B {told_b}")
+        own = [n for n in notifications(HOME_A) if "Coffee" in n["summary"]] + [n for n in notifications(HOME_B) if "Bananas" in n["summary"]]
+        if own:
+            raise Failed(f"a computer told its own person of their own addition: {own}")
+        print(f"ok each computer tells its person of the other's additions: A {told_a[0]['summary']!r} {told_a[0]['body']!r} "
+              f"({seconds_a:.1f} s), B {told_b[0]['summary']!r} {told_b[0]['body']!r} ({seconds_b:.1f} s); nobody of their own")
+        tab(a, "more")
         print(f"ok “Add a computer” shows the code large ({code}, {countdown!r}); typed on the new computer's page it joins "
               f"and shows the household's list; A's page says {toast!r}")
         b.quit()
@@ -625,7 +702,7 @@ def furnish():
 
 def main():
     a = browser(1366, 900)
-    agent_a = Agent(HOME_A, "--web", "127.0.0.1:0")
+    agent_a = Agent(HOME_A, "--web", "127.0.0.1:0", *notified(HOME_A))
     try:
         ready = first_run(a, agent_a)
         furnish()

@@ -64,7 +64,8 @@ import Testing
         for check in [
             "shown on B without a reload", "New items added (1)", "restock pool (both pages) → back",
             "Undo brought back", "“Me” on Tom's machine", "4th active task is refused", "appearance dark applied", "Download a backup",
-            "shows the agent unreachable", "its page recovered by itself", "no script errors",
+            "shows the agent unreachable", "its page recovered by itself", "“Add it anyway” adds the 4th",
+            "stays in its field", "no script errors",
         ] {
             #expect(passed.contains { $0.contains(check) }, "missing: \(check)\n\(output)")
         }
@@ -98,7 +99,8 @@ import Testing
             "Undo brings the same item back", "stays above the tab bar", "restock pool's names are offered", "a task edited in place", "Undo brings it back",
             "“All done ✓”", "moved up with the keyboard", "renamed in place", "shown in words", "More → This computer",
             "typed on the new computer's page it joins", "“Kitchen laptop” on B too", "a conflict", "saying it is permanent",
-            "no script errors",
+            "stays readable above the next reward's confetti", "Undo brings it back into its category",
+            "each computer tells its person of the other's additions", "no script errors",
         ] {
             #expect(lines(run.stdout).contains { $0.contains(check) }, "missing: \(check)\n\(output)")
         }
