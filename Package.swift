@@ -8,15 +8,19 @@ let package = Package(
         .library(name: "PeerSync", targets: ["PeerSync"]),
         .executable(name: "pulse-peer", targets: ["pulse-peer"]),
     ],
+    // Exact versions: a release's package is built from the same dependency set every time
+    // (Package.resolved is not committed here: the mirror's commit ids are not upstream's). The
+    // whole set, theirs included, is docs/dependencies.tsv, which scripts/package-deb.sh checks
+    // the build against and ships in the package (docs/RELEASING.md: updating one).
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
-        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
-        .package(url: "https://github.com/apple/swift-certificates", from: "1.10.0"),
-        .package(url: "https://github.com/apple/swift-asn1", from: "1.3.0"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates", exact: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", exact: "1.7.4"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
     ],
     targets: [
         // Thin system-library shims: module map + header, nothing else.

@@ -22,6 +22,7 @@ as it found it (the user, the package, the cgroups, the marker it made).
 """
 import json
 import os
+import re
 import pwd
 import shutil
 import signal
@@ -90,7 +91,7 @@ def inspect(deb, version, work):
         "/usr/share/icons/hicolor/scalable/apps/house-pulse.svg", "/usr/share/bash-completion/completions/pulse-peer",
         "/usr/share/zsh/vendor-completions/_pulse-peer", "/usr/share/fish/vendor_completions.d/pulse-peer.fish",
         "/usr/share/man/man1/pulse-peer.1.gz", "/usr/share/doc/pulse-peer/copyright", "/usr/share/doc/pulse-peer/changelog.gz",
-        "/usr/lib/pulse-peer/user-agents",
+        "/usr/lib/pulse-peer/user-agents", "/usr/share/doc/pulse-peer/dependencies.tsv",
     ] + [f"/usr/share/icons/hicolor/{s}x{s}/apps/house-pulse.png" for s in [16, 32, 48, 64, 128, 256, 512]]
     missing = [f for f in expected if f not in files]
     check(not missing, "the package holds the binary, the user unit, the menu entry, its icons (SVG, PNG 16–512), "
@@ -107,6 +108,13 @@ def inspect(deb, version, work):
     extracted = os.path.join(work, "extracted")
     shutil.rmtree(extracted, ignore_errors=True)
     run(["dpkg-deb", "-x", deb, extracted])
+    # Reproducible from its commit (issue 55): built from the recorded dependency set, shipped.
+    shipped = open(os.path.join(extracted, "usr/share/doc/pulse-peer/dependencies.tsv")).read()
+    recorded = open(os.path.join(REPO, "docs/dependencies.tsv")).read()
+    pinned = re.search(r'swift-nio", exact: "([0-9.]+)"', open(os.path.join(REPO, "Package.swift")).read())
+    check(shipped == recorded and pinned and f"swift-nio\t{pinned.group(1)}\n" in shipped,
+          "it was built from the recorded dependency set (docs/dependencies.tsv, Package.swift's exact versions), "
+          "and says so in /usr/share/doc", shipped)
     shutil.copy(os.path.join(extracted, "usr/share/applications/house-pulse.desktop"), desktop)
     if shutil.which("desktop-file-validate"):
         valid = run(["desktop-file-validate", desktop], check_status=False)

@@ -34,6 +34,16 @@ sed -i "s/^    static let version = \".*\"$/    static let version = \"$version\
 grep -q "\"$commit\"" "$build/Sources/pulse-peer/BuildStamp.swift" || { echo "package-deb: the commit was not stamped" >&2; exit 1; }
 (cd "$build" && bash scripts/release-build.sh pulse-peer >&2)
 binary="$(cd "$build" && swift build -c release --static-swift-stdlib --show-bin-path)/pulse-peer"
+# The dependency set it was built with is the one recorded (docs/dependencies.tsv: Package.swift
+# pins exact versions, and theirs must not drift either), or there is no package.
+resolved="$(python3 -c 'import json, sys
+for pin in json.load(open(sys.argv[1]))["pins"]: print(pin["identity"] + "\t" + pin["state"].get("version", "no version: " + str(pin["state"])))' \
+    "$build/Package.resolved" | sort)"
+if [ "$resolved" != "$(sort "$build/docs/dependencies.tsv")" ]; then
+    echo "package-deb: the build resolved another dependency set than docs/dependencies.tsv (recorded < > resolved):" >&2
+    diff <(sort "$build/docs/dependencies.tsv") <(echo "$resolved") >&2 || true
+    exit 1
+fi
 
 # The package's tree.
 name="pulse-peer_${version}_amd64"
@@ -105,6 +115,8 @@ License: Apache-2.0
  in the file `/usr/share/common-licenses/Apache-2.0'.
 COPYRIGHT
 chmod 0644 "$root/usr/share/doc/pulse-peer/copyright"
+# What it was built from: the Swift packages, each at its version (checked above).
+install -m 0644 "$build/docs/dependencies.tsv" "$root/usr/share/doc/pulse-peer/dependencies.tsv"
 {
     echo "pulse-peer ($version) unstable; urgency=medium"
     echo

@@ -203,11 +203,6 @@ extension Household {
         return keys
     }
 
-    /// The key this machine advertises with (the newest it knows).
-    public func currentDiscoveryKeyHex() throws -> String {
-        try discoveryKeys()[0].withUnsafeBytes { Hex.string(Array($0)) }
-    }
-
     package static func newDiscoveryKey() -> String {
         SymmetricKey(size: .bits256).withUnsafeBytes { Hex.string(Array($0)) }
     }

@@ -21,8 +21,6 @@ public struct HouseholdSettings: Sendable, Codable, Equatable {
     /// Household-wide.
     public var suggestions: Bool
 
-    /// Whether a setting is this machine's own (true) or the household's.
-    public static func isPerMachine(_ key: String) -> Bool { ["appearance", "celebrations"].contains(key.lowercased()) }
     static let appearanceKey = "setting_appearance"
     static let celebrationsKey = "setting_celebrations"
 }

@@ -23,11 +23,6 @@ public struct Invitation: Sendable, Equatable {
         self.memberID = memberID
     }
 
-    package static func uuidBytes(_ string: String) -> [UInt8]? {
-        guard let uuid = UUID(uuidString: string) else { return nil }
-        return withUnsafeBytes(of: uuid.uuid) { Array($0) }
-    }
-
     package static func uuidString(_ bytes: [UInt8]) -> String {
         let u = bytes
         return UUID(uuid: (u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]))

@@ -82,7 +82,6 @@ enum WebRules {
         return allowedHosts(host: host, port: port).contains(String(header.lowercased().dropFirst("http://".count)))
     }
 
-    /// `Cookie: a=1; b=2` → the value of `name` (the first, as browsers send the most specific first).
     /// Text for HTML: `&`, `<`, `>`, `"` and `'` as entities (a translation is text, never markup).
     static func escapeHTML(_ text: String) -> String {
         var out = ""
@@ -109,6 +108,7 @@ enum WebRules {
         return value.isEmpty ? nil : value
     }
 
+    /// `Cookie: a=1; b=2` → the value of `name` (the first, as browsers send the most specific first).
     static func cookie(_ name: String, in headers: [String]) -> String? {
         for header in headers {
             for pair in header.split(separator: ";") {

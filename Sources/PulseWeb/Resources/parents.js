@@ -12,8 +12,6 @@ const idleMinutes = 3;
 let pin = null;
 let idleTimer = null;
 
-export const parentsUnlocked = () => pin !== null;
-
 register({
   id: "parents",
   computerOnly: true,
