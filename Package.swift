@@ -169,6 +169,7 @@ let package = Package(
                 .embedInCode("Resources/phones.js"),
                 .embedInCode("Resources/offline.js"),
                 .embedInCode("Resources/notices.js"),
+                .embedInCode("Resources/connection.js"),
                 // The phone app: installable (manifest, icons) and offline (the service worker).
                 .embedInCode("Resources/sw.js"), .embedInCode("Resources/manifest.webmanifest"),
                 .embedInCode("Resources/icon-192.png"), .embedInCode("Resources/icon-512.png"),

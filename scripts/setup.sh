@@ -8,7 +8,7 @@
 # python3-dbus and python3-gi (the stand-in desktop notification service of the notification tests),
 # chromium, chromium-driver and Selenium from PyPI (the web page's tests in a real browser),
 # an emoji font (the page's tab icons, in its screenshots), nodejs (`node --test` runs the
-# page's pure modules, Tests/page), and zbar-tools and librsvg2-bin (a QR code drawn as SVG is
+# page's pure modules, Tests/page) and node-typescript (`tsc` type-checks them), and zbar-tools and librsvg2-bin (a QR code drawn as SVG is
 # rendered and decoded back), and libnss3-tools (`certutil`: the phone browser of the phone
 # tests trusts the household CA through its own NSS database); and for the Debian package's test
 # (Tests/package_test.py): help2man, lintian, binutils and desktop-file-utils (the package made and
@@ -20,7 +20,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 packages=(libsqlite3-dev libavahi-client-dev libdbus-1-dev libqrencode-dev avahi-daemon avahi-utils dbus pkg-config python3)
-if [ "${1:-}" = "--tests" ]; then packages+=(faketime iproute2 nftables openssl python3 python3-dbus python3-gi chromium chromium-driver fonts-noto-color-emoji nodejs zbar-tools librsvg2-bin libnss3-tools help2man lintian binutils desktop-file-utils systemd util-linux webkit2gtk-driver xvfb); fi
+if [ "${1:-}" = "--tests" ]; then packages+=(faketime iproute2 nftables openssl python3 python3-dbus python3-gi chromium chromium-driver fonts-noto-color-emoji nodejs node-typescript zbar-tools librsvg2-bin libnss3-tools help2man lintian binutils desktop-file-utils systemd util-linux webkit2gtk-driver xvfb); fi
 need=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")

@@ -71,6 +71,20 @@ else
   run_swift_tests "$@"
 fi
 
+# The page's modules type-checked (JSDoc, no build step: Tests/page/tsconfig*.json), with Debian's
+# TypeScript compiler (node-typescript): no error, in both lanes.
+if command -v tsc >/dev/null 2>&1; then
+  for project in Tests/page/tsconfig.json Tests/page/tsconfig.sw.json; do
+    tsc -p "$project" > "$log.tsc" 2>&1 || { cat "$log.tsc"; echo "the page's modules do not type-check (tsc -p $project)" >&2; status=1; }
+  done
+  rm -f "$log.tsc"
+  echo "page modules type-checked (tsc --checkJs)"
+elif [ "$fast" -eq 0 ]; then
+  echo "tsc is missing: the page's modules cannot be type-checked (scripts/setup.sh --tests installs node-typescript)" >&2; status=1
+else
+  echo "page modules not type-checked: no tsc here (apt install node-typescript)"
+fi
+
 # The page's pure modules (Tests/page: messages, the state store), in node, no browser.
 page_passed=0; page_failed=0
 if command -v node >/dev/null 2>&1; then

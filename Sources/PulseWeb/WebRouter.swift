@@ -501,6 +501,7 @@ enum WebAssets {
         "/phones.js": PackageResources.phones_js,
         "/offline.js": PackageResources.offline_js,
         "/notices.js": PackageResources.notices_js,
+        "/connection.js": PackageResources.connection_js,
     ]
     static var appCSS: [UInt8] { PackageResources.app_css }
 

@@ -13,7 +13,9 @@ export class APIError extends Error {
   }
 }
 
-const hooks = { online: () => {}, signedOut: () => {} };
+const hooks = { online: (_now) => {}, signedOut: () => {} };
+/** A signal that aborts after `ms` (`AbortSignal.timeout`, which the checker's library lacks). */
+const after = (ms) => /** @type {any} */ (AbortSignal).timeout(ms);
 /** How long an answer may take (ms): an agent that does not answer by then is treated as
  * gone (a computer asleep or off the Wi-Fi drops packets, and nothing else would ever time
  * out). A phone's change meanwhile stays queued (offline.js); the banner and roaming follow. */
@@ -46,7 +48,7 @@ export async function request(path, options = {}, own = false, ms = DEADLINE) {
   let response;
   let body;
   const other = own ? null : via;
-  const signal = AbortSignal.timeout(ms);
+  const signal = after(ms);
   try {
     response = other
       ? await fetch(other.base + path, {
@@ -82,7 +84,7 @@ export async function startSession() {
 export async function reaches(base, bearer, ms = 3000) {
   try {
     const response = await fetch(`${base}/api/session`, {
-      credentials: "omit", mode: "cors", headers: { Authorization: authorization(bearer) }, signal: AbortSignal.timeout(ms),
+      credentials: "omit", mode: "cors", headers: { Authorization: authorization(bearer) }, signal: after(ms),
     });
     return response.ok;
   } catch { return false; }
@@ -95,7 +97,7 @@ export async function renewSession(bearer) {
   let response;
   try {
     response = await fetch("/api/session/renew", {
-      method: "POST", credentials: "same-origin", headers: { Authorization: authorization(bearer) }, signal: AbortSignal.timeout(DEADLINE),
+      method: "POST", credentials: "same-origin", headers: { Authorization: authorization(bearer) }, signal: after(DEADLINE),
     });
   } catch { throw new APIError("unreachable"); }
   if (response.status === 401) return false;

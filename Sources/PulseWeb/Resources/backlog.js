@@ -92,7 +92,9 @@ function itemRow(category, item, index) {
   return li;
 }
 
-async function move(item, { category, position }) {
+/** @param {{ category?: string, position: number }} to */
+async function move(item, to) {
+  const { category, position } = to;
   const params = { item: item.id, position };
   if (category) params.category = category;
   try { await call("backlog.move", params); } catch (error) { focusAfter = null; fail(error); }

@@ -45,7 +45,10 @@ function handle(type, data, { online, isOnline, fail }) {
   }
 }
 
-/** `lost`: another agent's feed ended (that agent went too). */
+/**
+ * `lost`: another agent's feed ended (that agent went too).
+ * @param {{ online: (now: boolean) => void, isOnline: () => boolean, fail: (error: any) => void, lost?: () => void }} hooks
+ */
 export function connectFeed({ online, isOnline, fail, lost }) {
   closeFeed();
   const other = usingAgent();

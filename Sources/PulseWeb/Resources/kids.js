@@ -2,7 +2,7 @@
 // basket and the history. Whether an item was done today is the agent's answer
 // (`kids.catalogue.list` with the kid: `doneToday`), not worked out here.
 import { call } from "./api.js";
-import { $, el, toast, fail, t, titleOf, formatDay, formatTime, formatMoment, language } from "./ui.js";
+import { $, $$, el, toast, fail, t, titleOf, formatDay, formatTime, formatMoment, language } from "./ui.js";
 import { register, store, refresh, local } from "./page.js";
 import { celebrationsOn, greatJob, confetti } from "./celebrate.js";
 
@@ -25,7 +25,7 @@ register({
   },
   render,
   wire() {
-    document.querySelectorAll("#kid-views button").forEach((b) => b.addEventListener("click", () => { local.kidView = b.dataset.view; render(); }));
+    $$("#kid-views button").forEach((b) => b.addEventListener("click", () => { local.kidView = b.dataset.view; render(); }));
   },
 });
 
@@ -54,7 +54,7 @@ function render() {
     text: k.name, onclick: () => { local.kid = k.id; refresh("kids"); } })));
   const kid = kids.find((k) => k.id === local.kid);
   $("kid-balance").textContent = kid ? t("page.kids.balance", { balance: kid.balance }) : "";
-  document.querySelectorAll("#kid-views button").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.view === local.kidView)));
+  $$("#kid-views button").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.view === local.kidView)));
   const cards = [];
   let empty = "";
   if (kid && local.kidView === "earn") {

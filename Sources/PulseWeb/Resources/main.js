@@ -2,7 +2,7 @@
 // loads every part, opens the live feed and wires the tabs; each tab is its own module
 // (shopping.js, tasks.js, backlog.js, kids.js, more.js) registering itself with page.js.
 import { startSession, onConnection, logout, useAgent, usingAgent, reaches, renewSession } from "./api.js";
-import { $, t, fail, toast, useCatalogue, translateDocument, confirmDialog, describe } from "./ui.js";
+import { $, $$, t, fail, toast, useCatalogue, translateDocument, confirmDialog, describe } from "./ui.js";
 import { loadCatalogue, Catalogue } from "./messages.js";
 import { tabs, local, store, switchTab, loadAll, wireAll, register } from "./page.js";
 import { connectFeed, closeFeed } from "./feed.js";
@@ -15,6 +15,7 @@ import "./more.js";
 import { wireCelebrations } from "./celebrate.js";
 import { restore as restoreOffline, keep, flush, queue, setOffline, keepWords, keptWords, forget, wayBack, keepWayBack } from "./offline.js";
 import { wireNotices } from "./notices.js";
+import { initial, next, banner as bannerOf } from "./connection.js";
 
 // The computer's own parts — parents' mode, machines, phones, this computer, the welcome — are
 // loaded only on a computer's page (plain HTTP on loopback): the phone app (HTTPS, the LAN
@@ -31,16 +32,34 @@ function loadDesk() {
 }
 if (location.protocol !== "https:") loadDesk();
 
-let online = true;
-function setOnline(now) {
-  if (now && local.phone && queue().length) sendQueue(); // an agent answers again: what waited, once
-  online = now;
-  banner();
-  // A phone whose agent stopped answering while the app was open (silent for seconds already:
-  // the feed's pings, or a request's deadline): its own at another address or another agent at
-  // once, and its own again and again from then on.
-  if (!now && local.phone && !usingAgent()) roamOnce().then((roamed) => startSoon(roamed ? 2000 : 500));
+// The connection (connection.js decides, this carries out): which agent the page uses and
+// what it says of it.
+/** @type {Readonly<import("./connection.js").State>} */
+let connection = initial;
+/** Tells the connection what happened; its actions are carried out in order. */
+async function dispatch(event) {
+  const { state, actions } = next(connection, event);
+  connection = state;
+  for (const action of actions) await carryOut(action);
 }
+async function carryOut(action) {
+  switch (action.do) {
+    case "leave-other": closeFeed(); useAgent(null); break;
+    case "banner": banner(); break;
+    case "welcome": (await loadDesk()).showWelcome(); document.body.dataset.ready = "true"; break;
+    case "household": await showHousehold(action.phone); break;
+    case "use-other": await useOther(action.agent); break;
+    case "send-queue": sendQueue(); break; // an agent answers again: what waited, once
+    case "search": roamOnce(); break; // answered by "found" or "not-found"
+    case "retry": startSoon(action.ms); break;
+    case "offline-shown": setOffline(true); document.body.dataset.ready = "offline"; break;
+    case "queue-offline": setOffline(true); break;
+    case "reload-for-new-agents": reloadForNewAgents(); break;
+    case "signed-out": signedOut(action.keepWayBack); break;
+    default: throw new Error(`connection: unknown action ${action.do}`);
+  }
+}
+const setOnline = (now) => dispatch({ type: "online", now, queued: queue().length > 0 });
 
 // One start at a time, and one waiting.
 let startTimer = null;
@@ -50,27 +69,26 @@ function startSoon(ms) {
   startTimer = setTimeout(start, ms);
 }
 
-/** The banner: no agent in reach, or (a phone) another agent of the household in use. */
+/** The banner: no agent in reach, or (a phone) its own at another address or another agent of
+ * the household in use (connection.js says which). */
 function banner() {
-  const other = usingAgent();
-  $("offline").hidden = online && !other;
-  // Its own computer at another address (a new lease), or another computer of the household.
-  $("offline").classList.toggle("calm", Boolean(other?.self));
-  if (other) $("offline").textContent = t(other.self ? "page.offline.moved" : "page.offline.roaming", { name: other.name || "?" });
-  // A phone keeps what is changed meanwhile (offline.js): it says so, not "not saved".
-  else if (!online && local.phone) $("offline").textContent = t("page.offline.phone");
+  const said = bannerOf(connection);
+  $("offline").hidden = said.hidden;
+  if (said.hidden) return;
+  $("offline").classList.toggle("calm", said.calm);
+  $("offline").textContent = t(said.key, said.params);
 }
 
 let hasWords = false;
-/** Whether this phone was removed from this page (signed out here): no way back but pairing. */
-let removedHere = false;
 /** The phone app (the LAN listener, HTTPS), whether or not it has a session. */
 const onPhone = () => location.protocol === "https:";
-function signedOut() {
-  document.querySelectorAll(".tab").forEach((tab) => { tab.hidden = true; });
-  document.querySelector(".tabbar").hidden = true;
+/** `keep`: keep the phone's roaming credential for one tap's way back (not when it was signed
+ * out on this page: then only pairing brings it back). */
+function signedOut(keep) {
+  $$(".tab").forEach((tab) => { tab.hidden = true; });
+  $$(".tabbar")[0].hidden = true;
   $("signed-out").hidden = false;
-  $("offline").hidden = true; // not "no computer in reach": one answered, and said no
+  banner(); // none: not "no computer in reach", one answered, and said no
   $("sync-state").textContent = ""; // nothing of the household's state is this browser's now
   desk?.then((parts) => parts.lockParents());
   closeFeed();
@@ -80,7 +98,7 @@ function signedOut() {
     const waiting = queue().length;
     // Signed out by its agent (its cookie expired unused, or a computer removed it): its
     // roaming credential is kept for one tap's way back; signed out here, nothing is.
-    keepWayBack(removedHere ? null : store.view("session")?.roaming || wayBack());
+    keepWayBack(keep ? store.view("session")?.roaming || wayBack() : null);
     forget({ keepQueue: true });
     $("signed-out-renew").hidden = !wayBack();
     document.body.dataset.ready = "signed-out";
@@ -106,11 +124,11 @@ function signedOutWords() {
   const count = Number($("signed-out-queued").dataset.count || 0);
   if (count) $("signed-out-queued").textContent = t("page.signed_out.phone.queued", { count });
 }
-onConnection({ online: setOnline, signedOut });
+onConnection({ online: setOnline, signedOut: () => dispatch({ type: "signed-out" }) });
 
 function wire() {
   for (const name of tabs) $(`t-${name}`).addEventListener("click", () => switchTab(name));
-  document.querySelector(".tabbar").addEventListener("keydown", (e) => {
+  $$(".tabbar")[0].addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
     const i = tabs.indexOf(local.tab);
     if (e.key === "ArrowRight") switchTab(tabs[(i + 1) % tabs.length], true);
     else if (e.key === "ArrowLeft") switchTab(tabs[(i + tabs.length - 1) % tabs.length], true);
@@ -126,8 +144,8 @@ function wire() {
       if (!(await confirmDialog(t("page.sign_out.phone.title"), text, t("page.sign_out.phone.ok")))) return;
     }
     try { await logout(); } catch { /* signed out anyway */ }
-    if (local.phone) { forget(); removedHere = true; }
-    signedOut();
+    if (local.phone) forget();
+    dispatch({ type: "signed-out", here: local.phone });
   });
   // One tap back for a phone whose cookie expired unused: a new one for its roaming credential.
   $("signed-out-renew").addEventListener("click", async () => {
@@ -224,7 +242,7 @@ register({
 // The household's agents this page may connect to: those its policy names (the agent serving
 // the page names them). A page kept from before another agent served phones reloads (once a
 // minute at most), from the worker's fresher copy, rather than try one its policy forbids.
-const connectable = new Set((document.querySelector('meta[name="pulse-connect"]')?.content || "").split(" ").filter(Boolean));
+const connectable = new Set(($$('meta[name="pulse-connect"]')[0]?.content || "").split(" ").filter(Boolean));
 function reloadForNewAgents() {
   const last = Number(sessionStorage.getItem("pulse-reloaded") || 0);
   if (Date.now() - last < 60_000) return;
@@ -238,15 +256,21 @@ function reloadForNewAgents() {
 // for them came with its last session). All are asked at once and the first to answer is used:
 // a silent one costs its deadline once, not once per address in turn.
 let roaming = null;
-/** One search for another address or agent at a time (a loss and a start may both ask). */
+/** One search for another address or agent at a time (a loss and a start may both ask); its
+ * answer goes to the connection once. */
 function roamOnce() {
-  roaming ??= roam().catch(() => false).finally(() => { roaming = null; });
+  roaming ??= search()
+    .then(({ chosen, unknown }) => dispatch(chosen ? { type: "found", agent: { base: chosen.base, name: chosen.agent.name, self: chosen.agent.self } }
+      : { type: "not-found", unknown }))
+    .catch(fail).finally(() => { roaming = null; });
   return roaming;
 }
 
-async function roam() {
+/** The first of the household's other addresses and agents to answer (`chosen`), and whether
+ * one was left out because this page may not connect to it (`unknown`). */
+async function search() {
   const kept = store.view("session");
-  if (!kept?.roaming || !Array.isArray(kept.agents)) return false;
+  if (!kept?.roaming || !Array.isArray(kept.agents)) return { chosen: null, unknown: false };
   let unknown = false;
   const candidates = [];
   for (const agent of kept.agents) {
@@ -265,19 +289,19 @@ async function roam() {
       });
     }
   });
-  if (!chosen) {
-    if (unknown) reloadForNewAgents();
-    return false;
-  }
+  return { chosen, unknown };
+}
+
+/** The household from `agent` (another address or agent: connection.js chose it), with the
+ * phone's roaming credential; what waited is sent there. */
+async function useOther(agent) {
   closeFeed(); // this page's own agent's, retrying in vain
-  useAgent({ base: chosen.base, bearer: kept.roaming, name: chosen.agent.name, self: Boolean(chosen.agent.self) });
+  useAgent({ ...agent, bearer: store.view("session")?.roaming });
   setOffline(false);
-  online = true;
   banner();
   if (queue().length) await sendQueue(); else await loadAll().catch(fail);
-  connectFeed({ online: setOnline, isOnline: () => online, fail, lost: () => { useAgent(null); setOffline(true); setOnline(false); startSoon(1000); } });
+  connectFeed({ online: setOnline, isOnline: () => connection.online, fail, lost: () => dispatch({ type: "other-lost" }) });
   document.body.dataset.ready = "roaming";
-  return true;
 }
 
 async function start() {
@@ -288,34 +312,28 @@ async function start() {
 
 let subscribed = false;
 async function begin() {
-  if (navigator.serviceWorker?.controller) await showCopy();
+  if (navigator.serviceWorker?.controller && await showCopy()) await dispatch({ type: "copy-shown" });
   let session;
   try {
     session = await startSession();
   } catch {
-    if (!$("signed-out").hidden) return;
-    // Using another agent already: it serves until this page's own answers again.
-    if (!usingAgent()) {
-      setOnline(false);
-      // A phone that saw its household before opens with it while no agent answers.
-      if (await showCopy() && !(await roamOnce())) {
-        setOffline(true);
-        banner();
-        document.body.dataset.ready = "offline";
-      }
-    }
-    startSoon(2000);
+    // A phone that saw its household before opens with it while no agent answers.
+    if (connection.mode !== "signed-out" && !connection.via && await showCopy()) await dispatch({ type: "copy-shown" });
+    await dispatch({ type: "unanswered" });
     return;
   }
-  // This page's own agent answers: back from another one.
-  if (usingAgent()) { closeFeed(); useAgent(null); banner(); }
   // The catalogue first: nothing is drawn before the page has its words.
   await useLanguage(session.language || "en");
   store.set("session", session);
-  if (session.welcome) { (await loadDesk()).showWelcome(); document.body.dataset.ready = "true"; return; } // no household yet
-  if (!session.phone) await loadDesk();
+  await dispatch({ type: "answered", phone: Boolean(session.phone), welcome: Boolean(session.welcome) });
+}
+
+/** The household from this page's own agent. */
+async function showHousehold(phone) {
+  const session = store.view("session");
+  if (!phone) await loadDesk();
   // A phone (the LAN listener): the lists and the kids' cards, not this computer's administration.
-  if (session.phone) {
+  if (phone) {
     local.phone = true;
     document.body.classList.add("phone");
     $("sign-out").dataset.i18n = "page.more.sign_out.phone"; // it removes the phone: said so
@@ -329,10 +347,10 @@ async function begin() {
   switchTab(location.hash.slice(1) || "shopping");
   await loadAll().catch(fail);
   closeFeed(); // a start after the agent came back: one feed
-  connectFeed({ online: setOnline, isOnline: () => online, fail });
+  connectFeed({ online: setOnline, isOnline: () => connection.online, fail });
   document.body.dataset.ready = "true";
   markShown();
-  if (session.phone) {
+  if (phone) {
     // Installable and offline: the app's files through the service worker, registered once
     // the household is shown (its first caching does not slow the first load).
     navigator.serviceWorker?.register("/sw.js", { type: "module", scope: "/" }).catch((error) => console.warn(error));

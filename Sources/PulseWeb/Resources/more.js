@@ -1,7 +1,7 @@
 // The More tab: the household's name and members, backlog categories, repeating tasks,
 // settings, the language, the backup (the computers: machines.js).
 import { call } from "./api.js";
-import { $, el, fail, confirmDialog, applyAppearance, t, language, editInPlace } from "./ui.js";
+import { $, $$, el, fail, confirmDialog, applyAppearance, t, language, editInPlace } from "./ui.js";
 import { register, store, refresh } from "./page.js";
 
 register({
@@ -156,7 +156,7 @@ function renderRecurring() {
 function chosenSchedule() {
   const kind = $("recurring-kind").value;
   if (kind === "weekly") {
-    const days = [...document.querySelectorAll('#recurring-days input:checked')].map((box) => box.value);
+    const days = $$('#recurring-days input:checked').map((box) => box.value);
     return `weekly:${days.join(",")}`;
   }
   if (kind === "monthly") return `monthly:${$("recurring-day").value}`;
@@ -251,7 +251,7 @@ function wire() {
     } finally { refresh("recurring", "tasks"); }
   });
   wireSchedule();
-  for (const radio of document.querySelectorAll('input[name="appearance"]')) {
+  for (const radio of $$('input[name="appearance"]')) {
     radio.addEventListener("change", () => { applyAppearance(radio.value); setSetting("appearance", radio.value); });
   }
   $("setting-celebrations").addEventListener("change", (e) => setSetting("celebrations", String(e.target.checked)));

@@ -73,7 +73,7 @@ export function remap(ops, given) {
  * each op, `settled(op, outcome, left)` (outcome `{result}` or `{error}`), where `left` is
  * what is left to send (already remapped). Returns {left, refused}.
  */
-export async function sendAll(queue, send, settled = () => {}) {
+export async function sendAll(queue, send, settled = (_op, _outcome, _left) => {}) {
   let left = [...queue];
   const refused = [];
   while (left.length) {

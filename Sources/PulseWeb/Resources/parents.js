@@ -5,7 +5,7 @@
 // agent checks it every time, rate-limited as on the CLI) and forgotten after 3 idle
 // minutes, on Lock, on sign-out and when the page goes away.
 import { call } from "./api.js";
-import { $, el, t, titleOf, fail, describe, toast, confirmDialog, editInPlace } from "./ui.js";
+import { $, $$, el, t, titleOf, fail, describe, toast, confirmDialog, editInPlace } from "./ui.js";
 import { register, store, refresh, local } from "./page.js";
 
 const idleMinutes = 3;
@@ -26,7 +26,7 @@ register({
 
 /** Asks for four digits on the keypad; resolves with them, or null when cancelled.
  * `check(digits)` may answer an error message: the dots clear and the pad stays open. */
-function askPIN(title, check = async () => null) {
+function askPIN(title, check = async (_digits) => null) {
   const dialog = $("pin-pad");
   let digits = "";
   $("pin-title").textContent = title;
@@ -300,7 +300,7 @@ function wire() {
   $("parents-lock").addEventListener("click", () => { lock(); $("parents-open").focus(); });
   for (const kind of ["pointerdown", "keydown"]) document.addEventListener(kind, touch, { passive: true });
   window.addEventListener("pagehide", lock);
-  document.querySelectorAll(".catalogue-open").forEach((b) => b.addEventListener("click", () => openCatalogue(b.dataset.kind)));
+  $$(".catalogue-open").forEach((b) => b.addEventListener("click", () => openCatalogue(b.dataset.kind)));
   $("catalogue-kinds").querySelectorAll("button").forEach((b) => b.addEventListener("click", () => { catalogueKind = b.dataset.kind; renderCatalogue(); }));
   $("catalogue-close").addEventListener("click", closeCatalogue);
   setPeanuts(1);

@@ -13,6 +13,7 @@ export const SHELL = [
   "/main.js", "/api.js", "/messages.js", "/store.js", "/page.js", "/feed.js", "/ui.js", "/offline.js",
   "/household.js", "/shopping.js", "/tasks.js", "/backlog.js", "/kids.js", "/more.js", "/machines.js",
   "/parents.js", "/celebrate.js", "/welcome.js", "/computer.js", "/phones.js", "/notices.js",
+  "/connection.js",
 ];
 
 /** Whether a request is one of the app's files (or a message catalogue), not the API. */
@@ -25,26 +26,32 @@ export function cacheable(url, method, origin) {
 let cacheOpened = null;
 const opened = () => (cacheOpened ??= caches.open(CACHE));
 
-if (typeof self !== "undefined" && typeof self.addEventListener === "function" && typeof document === "undefined") {
-  self.addEventListener("install", (event) => {
+/** This worker's global scope (a service worker's: the checker's library calls it a worker's). */
+const worker = /** @type {ServiceWorkerGlobalScope} */ (/** @type {unknown} */ (typeof self === "undefined" ? null : self));
+
+if (worker && typeof worker.addEventListener === "function" && !("document" in globalThis)) {
+  worker.addEventListener("install", (event) => {
     // Where the browser can (Chrome's static routing), the app's files come straight from the
     // cache, without waking this worker for each of them: a warm start is that much faster.
-    if (event.addRoutes && typeof URLPattern === "function") {
+    // (Newer than the checker's library: untyped.)
+    const routing = /** @type {any} */ (event);
+    const URLPattern = /** @type {any} */ (globalThis).URLPattern;
+    if (routing.addRoutes && typeof URLPattern === "function") {
       const paths = SHELL.filter((path) => path !== "/");
-      event.waitUntil(event.addRoutes(paths.map((pathname) => ({
+      event.waitUntil(routing.addRoutes(paths.map((pathname) => ({
         condition: { urlPattern: new URLPattern({ pathname }) }, source: { cacheName: CACHE },
       }))).catch(() => {}));
     }
-    event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(SHELL)).then(() => self.skipWaiting()));
+    event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(SHELL)).then(() => worker.skipWaiting()));
   });
-  self.addEventListener("activate", (event) => {
+  worker.addEventListener("activate", (event) => {
     event.waitUntil(caches.keys()
       .then((keys) => Promise.all(keys.filter((key) => key !== CACHE).map((key) => caches.delete(key))))
-      .then(() => self.clients.claim()));
+      .then(() => worker.clients.claim()));
   });
-  self.addEventListener("fetch", (event) => {
+  worker.addEventListener("fetch", (event) => {
     const url = new URL(event.request.url);
-    if (!cacheable(url, event.request.method, self.location.origin)) return; // the network, as it is
+    if (!cacheable(url, event.request.method, worker.location.origin)) return; // the network, as it is
     const key = url.pathname === "/index.html" ? "/" : url.pathname;
     // Refreshed behind: the catalogues, and the page itself, whose headers name the household's
     // other agents the app may reach (they change as computers turn phones on).
@@ -60,9 +67,9 @@ if (typeof self !== "undefined" && typeof self.addEventListener === "function" &
       return fresh;
     }));
   });
-  self.addEventListener("notificationclick", (event) => {
+  worker.addEventListener("notificationclick", (event) => {
     event.notification.close();
-    event.waitUntil(self.clients.matchAll({ type: "window" }).then((windows) =>
-      windows.length ? windows[0].focus() : self.clients.openWindow("/")));
+    event.waitUntil(worker.clients.matchAll({ type: "window" }).then((windows) =>
+      windows.length ? windows[0].focus() : worker.clients.openWindow("/")));
   });
 }

@@ -4,7 +4,21 @@
 import { APIError, usingAgent } from "./api.js";
 import { Catalogue } from "./messages.js";
 
+/**
+ * An element by id (any: what an id names is the page's HTML, not known to the checker).
+ * @param {string} id
+ * @returns {any}
+ */
 export const $ = (id) => document.getElementById(id);
+
+/**
+ * The elements `selector` finds under `root`, as an array (any: what a selector names is the
+ * page's HTML).
+ * @param {string} selector
+ * @param {ParentNode} [root]
+ * @returns {any[]}
+ */
+export const $$ = (selector, root = document) => [...root.querySelectorAll(selector)];
 
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -67,13 +81,13 @@ const translatedAttributes = ["aria-label", "title", "placeholder", "alt"];
  * lacks leaves the English of the HTML.
  */
 export function translateDocument(root = document) {
-  for (const node of root.querySelectorAll("[data-i18n]")) {
+  for (const node of $$("[data-i18n]", root)) {
     const key = node.dataset.i18n;
     if (!catalogue.has(key)) continue;
     // Already in these words (English over the English written in index.html): left alone.
     if (!node.dataset.i18nParams && node.childElementCount === 0 && node.textContent === t(key)) continue;
     const params = node.dataset.i18nParams ? JSON.parse(node.dataset.i18nParams) : {};
-    for (const child of node.querySelectorAll(":scope > [data-i18n-param]")) params[child.dataset.i18nParam] = child;
+    for (const child of $$(":scope > [data-i18n-param]", node)) params[child.dataset.i18nParam] = child;
     node.replaceChildren(...tNodes(key, params));
   }
   for (const attribute of translatedAttributes) {
@@ -132,6 +146,11 @@ export function editInPlace(node, { value, maxlength, label, save, done }) {
 export function pulse(node) { node.classList.remove("pulse"); void node.offsetWidth; node.classList.add("pulse"); }
 
 let toastTimer = null;
+/**
+ * Says `text` for `seconds`, with a button `action` doing `onAction`; `error`: as a refusal.
+ * @param {string} text
+ * @param {{ action?: string, onAction?: () => void, error?: boolean, seconds?: number }} options
+ */
 export function toast(text, { action, onAction, error = false, seconds = 4 } = {}) {
   const box = $("toast");
   $("toast-text").textContent = text;
@@ -194,6 +213,6 @@ export function applyAppearance(appearance) {
   appearanceSetting = ["light", "dark"].includes(appearance) ? appearance : "system";
   const dark = appearanceSetting === "dark" || (appearanceSetting === "system" && systemDark.matches);
   document.documentElement.dataset.appearance = dark ? "dark" : "light";
-  for (const radio of document.querySelectorAll('input[name="appearance"]')) radio.checked = radio.value === appearanceSetting;
+  for (const radio of $$('input[name="appearance"]')) radio.checked = radio.value === appearanceSetting;
 }
 systemDark.addEventListener("change", () => applyAppearance(appearanceSetting));

@@ -3,12 +3,12 @@
 // computer's member first) or join one with the code "Add a computer" shows on another
 // computer (`welcome.join`). Then the agent starts on the household and this page reloads.
 import { call, request } from "./api.js";
-import { $, t, describe, translateDocument } from "./ui.js";
+import { $, $$, t, describe, translateDocument } from "./ui.js";
 
 /** Shows the welcome instead of the tabs. */
 export function showWelcome() {
-  document.querySelectorAll(".tab").forEach((tab) => { tab.hidden = true; });
-  document.querySelector(".tabbar").hidden = true;
+  $$(".tab").forEach((tab) => { tab.hidden = true; });
+  $$(".tabbar")[0].hidden = true;
   $("welcome").hidden = false;
   translateDocument($("welcome"));
   $("start-household").focus();
@@ -21,7 +21,7 @@ function progress(text, error = false) {
   line.classList.toggle("error", error);
 }
 
-function busy(on) { document.querySelectorAll("#welcome button").forEach((b) => { b.disabled = on; }); }
+function busy(on) { $$("#welcome button").forEach((b) => { b.disabled = on; }); }
 
 // The agent now runs on the household: wait for its page to answer with one, then reload.
 async function whenHousehold() {
