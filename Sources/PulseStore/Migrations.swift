@@ -345,7 +345,7 @@ package enum Migrations {
     /// or merged, a third of the typed insert in a catch-up profile. Lists of two values are
     /// compiled to comparisons already. A CHECK cannot be altered in place: each table is
     /// rebuilt (SQLite's documented procedure: new table, copy, drop, rename, indexes).
-    /// `ReplicaStoreTests.noWriteBuildsATemporaryTable` keeps new checks from bringing it back.
+    /// `MigrationTests.noWriteBuildsATemporaryTable` keeps new checks from bringing it back.
     static let migration10 = """
         CREATE TABLE shopping_item_10 (
             id TEXT PRIMARY KEY NOT NULL,

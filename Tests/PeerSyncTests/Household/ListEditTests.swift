@@ -5,9 +5,9 @@ import Testing
 @testable import PulseIdentity
 @testable import PulseHousehold
 
-/// The day-two rules: task edits, "me", backlog rename/move/reorder, restock by name,
+/// The lists' edits and their rules: task edits, "me", backlog rename/move/reorder, restock by name,
 /// recurring occurrences, per-machine settings, undo after a re-add, conflicts in words.
-@Suite struct HouseholdCompletenessTests: HouseholdFixture {
+@Suite struct ListEditTests: HouseholdFixture {
     let dir: TemporaryDirectory
     let a: Household
     init() throws {
@@ -325,7 +325,7 @@ import Testing
 }
 
 /// The local API calls the same rules, with the same refusals.
-@Suite struct HouseholdCompletenessAPITests: HouseholdFixture {
+@Suite struct ListEditAPITests: HouseholdFixture {
     let dir: TemporaryDirectory
     let a: Household
     init() throws {
@@ -334,7 +334,7 @@ import Testing
     }
 
     func call(_ method: String, _ params: [String: JSONValue]) throws -> JSONValue { try HouseholdAPI.call(method, params, on: a) }
-    @Test func newMethods() throws {
+    @Test func tasksBacklogAndShoppingEditsThroughTheAPIGiveTheRulesAnswers() throws {
         _ = try call("task.add", ["title": .string("Dishes"), "assignee": .string("Tom"), "due": .string("2026-12-01")])
         guard
             case let .object(task) = try call(
