@@ -419,7 +419,7 @@ public struct PeerAgent: Service {
             await context.engine.adjustPendingWaits(-1)
             return response
         case "invite":
-            return await invite(member: request.member, minutes: request.minutes ?? 10, context: context)
+            return await invite(member: request.member, minutes: request.minutes ?? Invitation.defaultMinutes, context: context)
         default:
             return .refused(.unknownOp, ["op": .string(request.op), "known": ["status", "changed", "wait", "call", "invite", "subscribe", "open"]])
         }
@@ -429,7 +429,9 @@ public struct PeerAgent: Service {
     /// for `pulse-peer invite` and the page's "Add a computer" alike.
     private func invite(member: String?, minutes: Int, context: Context) async -> ControlResponse {
         do {
-            guard (1...60).contains(minutes) else { return .refused(.inviteMinutes, ["min": 1, "max": 60]) }
+            guard Invitation.minutes.contains(minutes) else {
+                return .refused(.inviteMinutes, ["min": JSONValue(Invitation.minutes.lowerBound), "max": JSONValue(Invitation.minutes.upperBound)])
+            }
             // No member named: the invitation suggests nobody (the joining computer says who uses
             // it; it used to become the inviter's, and its person was never told of anything).
             let member = try await context.store.memberID(named: member)

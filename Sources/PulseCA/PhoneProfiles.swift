@@ -1,5 +1,6 @@
 import Crypto
 import FoundationEssentials
+import PulseModel
 import SwiftASN1
 import X509
 
@@ -23,7 +24,7 @@ public enum PhoneProfiles {
         let fingerprint = try HouseholdCA.fingerprint(root)
         let identifier = "local.house-pulse.\(Self.identifierPart(householdID))"
         let certificate = Data(try der(root)).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
-        let name = escape(household)
+        let name = household.markupEscaped
         return """
             <?xml version="1.0" encoding="UTF-8"?>
             <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
@@ -82,16 +83,4 @@ public enum PhoneProfiles {
         String(text.lowercased().filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
     }
 
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
 }

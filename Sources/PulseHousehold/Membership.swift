@@ -17,6 +17,11 @@ public struct Invitation: Sendable, Equatable {
     /// The member the new machine will belong to (nil: none yet).
     public let memberID: String?
 
+    /// How long a pairing code may work, in minutes (the agent, the page and the CLI check
+    /// this one range), and how long it works unless asked.
+    public static let minutes: ClosedRange<Int> = 1...60
+    public static let defaultMinutes = 10
+
     public init(householdID: String, secret: [UInt8], memberID: String?) {
         self.householdID = householdID
         self.secret = secret

@@ -2,6 +2,25 @@
 /// `FoundationEssentials` (no ICU, no CoreFoundation in the agent's memory; see
 /// docs/PERFORMANCE.md, "Footprint").
 extension String {
+    /// The text for HTML or XML: `&`, `<`, `>`, `"` and `'` as entities (a name or a translation
+    /// is text, never markup). The one escaping of the page's served HTML and the phones'
+    /// profiles.
+    package var markupEscaped: String {
+        var out = ""
+        out.reserveCapacity(utf8.count)
+        for c in self {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+
     /// The text without leading and trailing white space (spaces, tabs, newlines).
     package var trimmed: String {
         // Printable ASCII at both ends (most names): nothing to trim, and no walk over

@@ -26,18 +26,18 @@ enum PhoneSetupPages {
             guard let fingerprint = try? HouseholdCA.certificateFingerprint(root) else { return .response(text(500, said.text("web.not_found"))) }
             // The name the phone's settings list it by (its common name), in the steps.
             let name: [String: JSONValue] = ["name": .string(HouseholdCA.commonName(root) ?? "House Pulse")]
-            func item(_ key: String) -> String { "<li>" + WebRules.escapeHTML(said.text(key, name)) + "</li>" }
+            func item(_ key: String) -> String { "<li>" + (said.text(key, name)).markupEscaped + "</li>" }
             let body = """
-                <p>\(WebRules.escapeHTML(said.text("phone.ca.intro")))</p>
-                <p>\(WebRules.escapeHTML(said.text("phone.ca.fingerprint")))</p><p><code class="fingerprint">\(fingerprint)</code></p>
-                <p>\(WebRules.escapeHTML(said.text("phone.ca.name", name)))</p>
-                <h3>\(WebRules.escapeHTML(said.text("phone.ca.ios.title")))</h3>
-                <p><a class="button" href="/ca.mobileconfig">\(WebRules.escapeHTML(said.text("phone.ca.ios.download")))</a></p>
+                <p>\((said.text("phone.ca.intro")).markupEscaped)</p>
+                <p>\((said.text("phone.ca.fingerprint")).markupEscaped)</p><p><code class="fingerprint">\(fingerprint)</code></p>
+                <p>\((said.text("phone.ca.name", name)).markupEscaped)</p>
+                <h3>\((said.text("phone.ca.ios.title")).markupEscaped)</h3>
+                <p><a class="button" href="/ca.mobileconfig">\((said.text("phone.ca.ios.download")).markupEscaped)</a></p>
                 <ol>\(item("phone.ca.ios.step1"))\(item("phone.ca.ios.step2"))\(item("phone.ca.ios.step3"))\(item("phone.ca.ios.step4"))</ol>
-                <h3>\(WebRules.escapeHTML(said.text("phone.ca.android.title")))</h3>
-                <p><a class="button" href="/ca.crt">\(WebRules.escapeHTML(said.text("phone.ca.android.download")))</a></p>
+                <h3>\((said.text("phone.ca.android.title")).markupEscaped)</h3>
+                <p><a class="button" href="/ca.crt">\((said.text("phone.ca.android.download")).markupEscaped)</a></p>
                 <ol>\(item("phone.ca.android.step1"))\(item("phone.ca.android.step2"))\(item("phone.ca.android.step3"))</ol>
-                <p>\(WebRules.escapeHTML(said.text("phone.ca.next")))</p>
+                <p>\((said.text("phone.ca.next")).markupEscaped)</p>
                 """
             return .response(WebRouter.page(200, title: said.text("phone.ca.title"), language: said.language, body: body))
         case "/ca.crt":
@@ -70,7 +70,7 @@ enum PhoneSetupPages {
             return .response(
                 WebRouter.page(
                     400, title: said.text("phone.pair.plain.title"), language: said.language,
-                    body: "<p>" + WebRules.escapeHTML(said.text("phone.pair.plain.body")) + "</p>"))
+                    body: "<p>" + (said.text("phone.pair.plain.body")).markupEscaped + "</p>"))
         default:
             return .response(
                 WebResponse(

@@ -135,11 +135,11 @@ struct WebRouter: Sendable {
     // MARK: The login
 
     private func loginExpired(_ said: MessageCatalogue) -> WebResponse {
-        let hint = WebRules.escapeHTML(said.text("web.login_expired.hint", ["command": "pulse-peer open"]))
+        let hint = (said.text("web.login_expired.hint", ["command": "pulse-peer open"])).markupEscaped
             .replacing("pulse-peer open", with: "<code>pulse-peer open</code>")
         return page(
             401, title: said.text("web.login_expired.title"), language: said.language,
-            body: "<p>\(WebRules.escapeHTML(said.text("web.login_expired.body")))</p><p>\(hint)</p>")
+            body: "<p>\((said.text("web.login_expired.body")).markupEscaped)</p><p>\(hint)</p>")
     }
 
     /// The page's tabs a sign-in link may lead to (`/login?…&tab=`).
@@ -155,7 +155,7 @@ struct WebRouter: Sendable {
         let target = tab.map { Self.tabs.contains($0) ? "/#\($0)" : "/" } ?? "/"
         var response = page(
             200, title: said.text("web.opening.title"), language: said.language,
-            body: "<p><a href=\"\(target)\">\(WebRules.escapeHTML(said.text("web.opening.link")))</a></p>",
+            body: "<p><a href=\"\(target)\">\((said.text("web.opening.link")).markupEscaped)</a></p>",
             head: "<meta http-equiv=\"refresh\" content=\"0;url=\(target)\">")
         response.headers.append(
             ("Set-Cookie", "\(cookieName)=\(session.cookie); \(cookieAttributes); Max-Age=\(WebSessions.idleLifetime / 1000)"))
@@ -175,16 +175,16 @@ struct WebRouter: Sendable {
             var response = page(
                 200, title: said.text("phone.pair.waiting.title"), language: said.language,
                 body: "<p>"
-                    + WebRules.escapeHTML(said.text("phone.pair.waiting.body", ["computer": .string(phones.computer), "name": .string(asked.name)]))
-                    + "</p><p>" + WebRules.escapeHTML(said.text("phone.pair.waiting.code", ["code": .string(asked.code)]))
-                    + "</p><p class=\"pair-code\" id=\"pair-code\">" + WebRules.escapeHTML(asked.code) + "</p>",
+                    + (said.text("phone.pair.waiting.body", ["computer": .string(phones.computer), "name": .string(asked.name)])).markupEscaped
+                    + "</p><p>" + (said.text("phone.pair.waiting.code", ["code": .string(asked.code)])).markupEscaped
+                    + "</p><p class=\"pair-code\" id=\"pair-code\">" + (asked.code).markupEscaped + "</p>",
                 head: "<meta http-equiv=\"refresh\" content=\"2;url=/pair\">")
             if let cookie { response.headers.append(("Set-Cookie", "\(pairingCookie)=\(cookie); \(attributes); Max-Age=\(PhonePairing.lifetime / 1000)")) }
             return response
         }
         let refusedPage = page(
             401, title: said.text("phone.pair.refused.title"), language: said.language,
-            body: "<p>" + WebRules.escapeHTML(said.text("phone.pair.refused.body")) + "</p>")
+            body: "<p>" + (said.text("phone.pair.refused.body")).markupEscaped + "</p>")
         if let token {
             guard let (asked, cookie) = phones.pairing.redeem(token, address: request.remote) else { return refusedPage }
             phones.asked(asked)
@@ -200,7 +200,7 @@ struct WebRouter: Sendable {
         case let .approved(cookie):
             var response = page(
                 200, title: said.text("web.opening.title"), language: said.language,
-                body: "<p><a href=\"/\">\(WebRules.escapeHTML(said.text("web.opening.link")))</a></p>",
+                body: "<p><a href=\"/\">\((said.text("web.opening.link")).markupEscaped)</a></p>",
                 head: "<meta http-equiv=\"refresh\" content=\"0;url=/\">")
             response.headers.append(("Set-Cookie", "\(pairingCookie)=; \(attributes); Max-Age=0"))
             response.headers.append(("Set-Cookie", "\(cookieName)=\(cookie); \(cookieAttributes); Max-Age=\(PhoneSite.cookieLifetime)"))
@@ -366,10 +366,11 @@ struct WebRouter: Sendable {
             case let .string(name)?: member = name
             default: return .response(refused(422, .wrongType, ["key": "member", "type": "string"]))
             }
-            var minutes = 10
+            var minutes = Invitation.defaultMinutes
             if let value = params["minutes"] {
-                guard let number = value.integerValue, (1...60).contains(number) else {
-                    return .response(refused(422, .inviteMinutes, ["min": 1, "max": 60]))
+                guard let number = value.integerValue, Invitation.minutes.contains(Int(number)) else {
+                    return .response(
+                        refused(422, .inviteMinutes, ["min": JSONValue(Invitation.minutes.lowerBound), "max": JSONValue(Invitation.minutes.upperBound)]))
                 }
                 minutes = Int(number)
             }
@@ -463,7 +464,7 @@ struct WebRouter: Sendable {
 
     /// A page of words (a login, a pairing, the CA's download), with the page's style.
     static func page(_ status: Int, title: String, language: String, body: String, head: String = "") -> WebResponse {
-        let title = WebRules.escapeHTML(title)
+        let title = (title).markupEscaped
         let html = """
             <!doctype html><html lang="\(language)"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
             \(head)<title>\(title)</title><link rel="stylesheet" href="/app.css"></head>

@@ -82,23 +82,6 @@ enum WebRules {
         return allowedHosts(host: host, port: port).contains(String(header.lowercased().dropFirst("http://".count)))
     }
 
-    /// Text for HTML: `&`, `<`, `>`, `"` and `'` as entities (a translation is text, never markup).
-    static func escapeHTML(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for c in text {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
-
     /// The credential of `Authorization: Bearer …` (nil: none, or another scheme).
     static func bearer(_ header: String?) -> String? {
         guard let header, header.utf8.count <= 300 else { return nil }

@@ -22,10 +22,10 @@ struct Invite: ParsableCommand {
     var member: String?
 
     @Option(help: "How long the code works, in minutes (1–60).")
-    var minutes = 10
+    var minutes = Invitation.defaultMinutes
 
     func validate() throws {
-        guard (1...60).contains(minutes) else { throw ValidationError(say("cli.invite.minutes_range")) }
+        guard Invitation.minutes.contains(minutes) else { throw ValidationError(say("cli.invite.minutes_range")) }
     }
 
     func run() throws {
