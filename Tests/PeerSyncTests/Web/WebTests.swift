@@ -5,6 +5,7 @@ import Glibc
 import Synchronization
 import Testing
 @testable import PeerSync
+import PulseNotify
 @testable import PulseWeb
 
 /// The web page's rules and router, without sockets: what is refused, what is answered.
@@ -37,6 +38,11 @@ struct WebRulesTests {
     ])
     func theHostHeaderMustNameThisLoopbackPort(header: String, allowed: Bool) {
         #expect(WebRules.hostAllowed(header, host: "127.0.0.1", port: 8080) == allowed)
+    }
+
+    @Test func theTabsALinkMayOpenAreThePagesOwnAndEveryNotificationLeadsToOne() {
+        #expect(WebRouter.tabs == ["shopping", "tasks", "backlog", "kids", "more"])
+        for group in NotificationGroup.allCases { #expect(WebRouter.tabs.contains(group.tab), "\(group)") }
     }
 
     @Test func noHostHeaderIsRefused() { #expect(!WebRules.hostAllowed(nil, host: "127.0.0.1", port: 8080)) }
