@@ -66,12 +66,16 @@ def cli(binary, home, *args):
     return subprocess.run([binary, *args, "--home", home], check=True, capture_output=True, text=True, timeout=30).stdout
 
 
-def browser(width=900, height=1000):
-    """Headless Debian Chromium through its own chromedriver (Selenium must not fetch one)."""
+def browser(width=900, height=1000, accept_language=None):
+    """Headless Debian Chromium through its own chromedriver (Selenium must not fetch one);
+    `accept_language`: the browser's languages (else its default)."""
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--window-size={width},{height}"]:
         options.add_argument(arg)
+    if accept_language:
+        options.add_argument(f"--lang={accept_language.split(',')[0]}")
+        options.add_experimental_option("prefs", {"intl.accept_languages": accept_language})
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 

@@ -38,6 +38,14 @@ if [ "${1:-}" = "--tests" ] && ! python3 -c 'import selenium' >/dev/null 2>&1; t
     || python3 -m pip install -q --disable-pip-version-check --break-system-packages selenium
 fi
 
+# axe-core, the accessibility rules engine (WCAG 2.2 AA: Tests/web_accessibility.py), as the
+# axe.min.js inside this PyPI wheel (no npm here; its Playwright is not needed: --no-deps).
+if [ "${1:-}" = "--tests" ] && ! python3 -c 'import axe_playwright_python' >/dev/null 2>&1; then
+  echo "setup: installing axe-core (axe-playwright-python, PyPI)" >&2
+  python3 -m pip install -q --disable-pip-version-check --no-deps axe-playwright-python==0.1.8 2>/dev/null \
+    || python3 -m pip install -q --disable-pip-version-check --break-system-packages --no-deps axe-playwright-python==0.1.8
+fi
+
 # The web page's default port (47654) lies inside Linux's ephemeral range: as root, keep the
 # kernel from handing it to a connection or a port-0 listener of the many agents the tests
 # start, so the test that takes it on purpose never waits on a stranger (it once waited 30 s
