@@ -244,7 +244,7 @@ def layouts():
             expect_language(driver, language, "for the screenshots")
             if language == "pl":
                 rename_the_other_computer(driver, "Kitchen laptop")
-            for width, height in [(390, 844), (1366, 900)]:
+            for width, height in [(320, 640), (390, 844), (1366, 900)]:
                 driver.set_window_size(width, height)
                 for appearance in ["light", "dark"]:
                     driver.execute_script(f"document.documentElement.dataset.appearance = '{appearance}'")
@@ -279,9 +279,9 @@ def layouts():
                             driver.save_screenshot(os.path.join(SHOTS, f"{language}-{width}-{name}-{appearance}.png"))
         finally:
             driver.quit()
-    print("ok Polish and German fit at 390 and 1366 px, light and dark, on every tab"
+    print("ok Polish and German fit at 320 (WCAG's reflow), 390 and 1366 px, light and dark, on every tab"
           + (f"; screenshots in {SHOTS}" if SHOTS else ""))
-    print(f"ok at 390 px in Polish and German More → Computers breaks no word and keeps whose computer it is on one line "
+    print(f"ok at 320 and 390 px in Polish and German More → Computers breaks no word and keeps whose computer it is on one line "
           f"({computers[0]!r}, {computers[-1]!r})")
 
 

@@ -180,7 +180,7 @@ import Testing
         let run = try Shell.run(command, timeout: 600)
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         for check in [
-            "Accept-Language picks", "signed out, the notice", "the choice in More", "under the pseudo-language", "fit at 390 and 1366",
+            "Accept-Language picks", "signed out, the notice", "the choice in More", "under the pseudo-language", "fit at 320 (WCAG's reflow), 390 and 1366",
             "More → Computers breaks no word",
         ] {
             #expect(run.stdout.contains("ok " + check) || run.stdout.contains(check), "missing: \(check)\n\(run.stdout)\(run.stderr)")
