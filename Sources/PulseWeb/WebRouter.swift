@@ -144,20 +144,9 @@ struct WebRouter: Sendable {
 
     /// The page's tabs a sign-in link may lead to (`/login?…&tab=`): its `<section id="tab-…">`s,
     /// read from the page itself (the one list of them; a notification's tab is one: WebTests).
-    static let tabs: Set<String> = {
-        let marker = Array(#"<section id="tab-"#.utf8)
-        let html = WebAssets.indexHTML
-        var found = Set<String>()
-        var at = 0
-        while at + marker.count <= html.count {
-            guard html[at..<at + marker.count].elementsEqual(marker) else { at += 1; continue }
-            let start = at + marker.count
-            guard let end = html[start...].firstIndex(of: UInt8(ascii: "\"")) else { break }
-            found.insert(String(decoding: html[start..<end], as: UTF8.self))
-            at = end
-        }
-        return found
-    }()
+    static let tabs: Set<String> = Set(
+        String(decoding: WebAssets.indexHTML, as: UTF8.self).split(separator: #"<section id="tab-"#).dropFirst()
+            .compactMap { $0.split(separator: "\"", maxSplits: 1).first.map(String.init) })
 
     /// `GET /login?token=…[&tab=…]` (the link `pulse-peer open` makes, or a click on a
     /// notification): a valid token, once, sets the session cookie; the page then goes to `/`
