@@ -170,6 +170,7 @@ let package = Package(
                 .embedInCode("Resources/offline.js"),
                 .embedInCode("Resources/notices.js"),
                 .embedInCode("Resources/connection.js"),
+                .embedInCode("Resources/live.js"),
                 // The phone app: installable (manifest, icons) and offline (the service worker).
                 .embedInCode("Resources/sw.js"), .embedInCode("Resources/manifest.webmanifest"),
                 .embedInCode("Resources/icon-192.png"), .embedInCode("Resources/icon-512.png"),

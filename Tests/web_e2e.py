@@ -129,6 +129,22 @@ def main():
         wait("the pool empty again", lambda: "Oat milk" not in names(a, "restock-list"))
         print("ok checked off → restock pool (both pages) → back on the list (both pages)")
 
+        # --- a change from the feed is shown at once, before any reload answers (issue 54) ---
+        # B's reloads of the list are held for 3 s: what B shows within 1 s came from the feed's
+        # event itself (live.js), not from asking the agent again.
+        b.execute_script("""
+            window.__fetch = window.fetch;
+            window.fetch = (url, init) => String(url).includes('/api/call/shop.list')
+              ? new Promise((resolve) => setTimeout(resolve, 3000)).then(() => window.__fetch(url, init))
+              : window.__fetch(url, init);""")
+        rapid_add(a, "Green tea")
+        wait("Green tea on B's page from the event alone", lambda: "Green tea" in names(b), timeout=1.0)
+        click_in_row(a, "shop-list", "Eggs", "button.check", "Eggs checked off on A")
+        wait("Eggs off B's list from the event alone", lambda: "Eggs" not in names(b), timeout=1.0)
+        b.execute_script("window.fetch = window.__fetch")
+        wait("B's list as the agent has it once its reloads answer", lambda: sorted(names(b)) == sorted(names(a)), timeout=10)
+        print("ok B shows an addition and a check from the feed's events within 1 s, its reloads held back 3 s")
+
         # --- clear all + undo ---
         shown = sorted(names(a))
         a.find_element(By.ID, "clear-all").click()

@@ -506,6 +506,7 @@ enum WebAssets {
         "/offline.js": PackageResources.offline_js,
         "/notices.js": PackageResources.notices_js,
         "/connection.js": PackageResources.connection_js,
+        "/live.js": PackageResources.live_js,
     ]
     static var appCSS: [UInt8] { PackageResources.app_css }
 

@@ -51,3 +51,17 @@ test("feed events reach the parts whose topics they concern", () => {
   assert.ok(!concerns([], { type: "peer.connected" }));
   assert.ok(concerns(["peer.", "conflict"], { type: "conflict" }));
 });
+
+test("a feed event's change is shown at once under the open guesses, and a change that cannot say is nothing", () => {
+  const store = new Store();
+  store.set("shopping", { list: ["Milk"] });
+  const seen = [];
+  store.subscribe((part) => seen.push(part));
+  store.guess("shopping", (s) => ({ list: [...s.list, "Tea (typed here)"] }), () => new Promise(() => {}));
+  assert.equal(store.patch("shopping", (s) => ({ list: [...s.list, "Eggs"] })), true);
+  assert.deepEqual(store.agent("shopping"), { list: ["Milk", "Eggs"] });
+  assert.deepEqual(store.view("shopping"), { list: ["Milk", "Eggs", "Tea (typed here)"] }, "the guess stays on top");
+  assert.equal(store.patch("shopping", () => undefined), false);
+  assert.equal(store.patch("shopping", (s) => s), false, "the same answer: nothing drawn again");
+  assert.deepEqual(seen, ["shopping", "shopping"]);
+});

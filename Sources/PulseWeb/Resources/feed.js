@@ -1,7 +1,8 @@
 // The live feed (GET /api/events, Server-Sent Events): what changed anywhere in the
-// household. Each event reloads the parts whose topics it concerns.
+// household. Each event is shown at once where it alone says what changed, and reloads the
+// parts whose topics it concerns (page.js, `received`).
 import { request, usingAgent, authorization } from "./api.js";
-import { partsConcerned, refresh, notify, loadAll } from "./page.js";
+import { received, loadAll } from "./page.js";
 import { showNotice } from "./notices.js";
 
 let events = null;
@@ -38,10 +39,7 @@ function handle(type, data, { online, isOnline, fail }) {
   } else if (type === "notice") {
     showNotice(JSON.parse(data)); // a phone's notifications (the agent sends them to phones only: notices.js)
   } else {
-    const event = JSON.parse(data);
-    const concerned = partsConcerned(event);
-    refresh(...(concerned.length ? concerned.map((p) => p.id) : ["household", "status"]));
-    notify(event);
+    received(JSON.parse(data));
   }
 }
 

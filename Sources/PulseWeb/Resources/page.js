@@ -1,8 +1,9 @@
 // The page's parts and tabs. Each part (one module: shopping.js, tasks.js, …) registers
-// itself with `register({ id, tab?, topics, reads?, load, render, wire?, onEvent? })`:
+// itself with `register({ id, tab?, topics, reads?, load, render, wire?, after?, onEvent? })`:
 // `load` asks the agent and puts the answer in the store, `render` draws from the store,
-// `topics` say which live-feed events make it load again (store.js, `concerns`), `reads`
-// which parts of the store it draws from (its own by default).
+// `topics` say which live-feed events make it load again (store.js, `concerns`), `after`
+// what such an event changes in its part before that (live.js), `reads` which parts of the
+// store it draws from (its own by default).
 import { Store, concerns } from "./store.js";
 import { APIError } from "./api.js";
 import { $ } from "./ui.js";
@@ -27,7 +28,7 @@ store.subscribe((changed) => {
   for (const part of used()) if ((part.reads || [part.id]).includes(changed)) part.render();
 });
 
-export function partsConcerned(event) {
+function partsConcerned(event) {
   return used().filter((part) => concerns(part.topics || [], event));
 }
 
@@ -36,6 +37,18 @@ export async function loadAll() {
   const first = parts.get("household");
   if (first) await first.load();
   await Promise.all(used().filter((p) => p !== first).map((p) => p.load()));
+}
+
+/**
+ * A household event of the live feed: each part it concerns takes the change at once when the
+ * event alone says it (`after`: live.js), in the frame the event arrived in, and is reloaded
+ * behind it (`refresh`), so the agent's answer is what stays shown.
+ */
+export function received(event) {
+  const concerned = partsConcerned(event);
+  for (const part of concerned) if (part.after) store.patch(part.id, (value) => part.after(value, event));
+  refresh(...(concerned.length ? concerned.map((p) => p.id) : ["household", "status"]));
+  notify(event);
 }
 
 // Refreshes gathered over a moment: a burst of events reloads each part once.
@@ -64,7 +77,7 @@ export function wireAll() {
     part.wire?.();
   }
 }
-export function notify(event) { for (const part of used()) part.onEvent?.(event); }
+function notify(event) { for (const part of used()) part.onEvent?.(event); }
 
 export function switchTab(tab, focus = false) {
   if (!tabs.includes(tab)) tab = tabs[0];

@@ -4,6 +4,7 @@ import { call } from "./api.js";
 import { $, el, toast, fail, pulse, t, editInPlace } from "./ui.js";
 import { register, store, refresh, local } from "./page.js";
 import { send as sendOrQueue, isOffline } from "./offline.js";
+import { shoppingAfter } from "./live.js";
 
 // On a phone, additions, checks and restocks may be made with no agent answering: they are
 // queued and sent once, later (offline.js); an addition carries the ids it will have, a
@@ -23,6 +24,7 @@ register({
   id: "shopping",
   tab: true,
   topics: ["shopping.", "shopping_item"],
+  after: shoppingAfter,
   async load() {
     const [list, pool] = await Promise.all([call("shop.list"), call("shop.list", { pool: "restock" })]);
     store.set("shopping", { list, pool });

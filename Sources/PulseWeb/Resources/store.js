@@ -19,6 +19,20 @@ export class Store {
     this.#changed(part);
   }
 
+  /**
+   * The agent's answer for `part` as `change(answer)` makes it: what a feed event says changed
+   * (live.js), shown before the part's reload. `change` returns undefined when it cannot say,
+   * and nothing changes. Open guesses stay: only a whole answer (`set`) settles them.
+   */
+  patch(part, change) {
+    const before = this.said.get(part);
+    const after = change(before);
+    if (after === undefined || after === before) return false;
+    this.said.set(part, after);
+    this.#changed(part);
+    return true;
+  }
+
   /** What the agent said last for `part`, without guesses. */
   agent(part) { return this.said.get(part); }
 

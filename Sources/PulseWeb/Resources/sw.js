@@ -13,7 +13,7 @@ export const SHELL = [
   "/main.js", "/api.js", "/messages.js", "/store.js", "/page.js", "/feed.js", "/ui.js", "/offline.js",
   "/household.js", "/shopping.js", "/tasks.js", "/backlog.js", "/kids.js", "/more.js", "/machines.js",
   "/parents.js", "/celebrate.js", "/welcome.js", "/computer.js", "/phones.js", "/notices.js",
-  "/connection.js",
+  "/connection.js", "/live.js",
 ];
 
 /** Whether a request is one of the app's files (or a message catalogue), not the API. */

@@ -6,12 +6,14 @@ import { $, el, toast, fail, describe, todayISO, formatDay, t } from "./ui.js";
 import { register, store, refresh } from "./page.js";
 import { me, members } from "./household.js";
 import { celebrationsOn, allTasksDone } from "./celebrate.js";
+import { tasksAfter } from "./live.js";
 
 register({
   id: "tasks",
   tab: true,
   topics: ["task.", "task", "recurring_template", "member"],
   reads: ["tasks", "household"],
+  after: tasksAfter,
   async load() { store.set("tasks", await call("task.list")); },
   render,
   wire,
