@@ -43,8 +43,21 @@ actor Notifier {
     func receive(_ events: [HouseholdEvent]) async {
         status.judgedEvents += events.count
         guard !events.isEmpty, desktop != nil || hook != nil else { return }
-        let (me, settings, words, problem, joined): (String?, NotificationSettings, MessageCatalogue, HouseholdError?, Int64?)
-        do { (me, settings, words, problem, joined) = try await store.notificationContext(language: language) } catch {
+        let (me, settings, joined): (String?, NotificationSettings, Int64?)
+        do { (me, settings, joined) = try await store.notificationContext() } catch {
+            logger.warning("cannot read the notification settings", metadata: ["error": "\(error)"])
+            return
+        }
+        batcher.windowMilliseconds = Int64(settings.windowSeconds) * 1000
+        var groups: [NotificationGroup: [HouseholdEvent]] = [:]
+        for event in events {
+            if let group = NotificationPolicy.group(for: event, me: me, settings: settings, joined: joined) { groups[group, default: []].append(event) }
+        }
+        guard !groups.isEmpty else { return }
+        // The words only now: most events (a computer in sync, another's own change) show
+        // nothing here, and an agent that shows nothing never decodes a catalogue.
+        let (words, problem): (MessageCatalogue, HouseholdError?)
+        do { (words, problem) = try await store.notificationWords(language: language) } catch {
             logger.warning("cannot read the notification settings", metadata: ["error": "\(error)"])
             return
         }
@@ -53,12 +66,6 @@ actor Notifier {
         }
         reported["messages"] = problem?.description
         batcher.words = words
-        batcher.windowMilliseconds = Int64(settings.windowSeconds) * 1000
-        var groups: [NotificationGroup: [HouseholdEvent]] = [:]
-        for event in events {
-            if let group = NotificationPolicy.group(for: event, me: me, settings: settings, joined: joined) { groups[group, default: []].append(event) }
-        }
-        guard !groups.isEmpty else { return }
         for group in NotificationGroup.allCases {
             if let events = groups[group] { outbox += batcher.receive(events, group: group, now: WallClock.now()) }
         }
@@ -70,7 +77,7 @@ actor Notifier {
     func alert(summary: String, body: String, _ params: [String: JSONValue]) async {
         guard let desktop else { return }
         let words: MessageCatalogue
-        do { words = try await store.notificationContext(language: language).words } catch {
+        do { words = try await store.notificationWords(language: language).words } catch {
             logger.warning("cannot read the notification settings", metadata: ["error": "\(error)"])
             return
         }

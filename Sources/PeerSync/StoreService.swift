@@ -330,19 +330,16 @@ actor StoreService {
     /// Who this machine's person is, what they want to hear of, and in which words: the
     /// language chosen here or by their member, else `language` (the agent's), else English.
     /// A broken message file of the home: English, and the problem to tell.
-    func notificationContext(
-        language: String?
-    ) throws -> (
-        me: String?, settings: NotificationSettings, words: MessageCatalogue, problem: HouseholdError?, joined: Int64?
-    ) {
+    func notificationContext() throws -> (me: String?, settings: NotificationSettings, joined: Int64?) {
+        (try household.currentMemberID(), try household.notificationSettings(), try household.joinedAt())
+    }
+
+    /// The words notifications are shown in: this computer's person's language (or
+    /// `language`, or English), with the problem of a catalogue that would not load. Read only
+    /// when something is to be shown: a catalogue is decoded at its first use.
+    func notificationWords(language: String?) throws -> (words: MessageCatalogue, problem: HouseholdError?) {
         let chosen = try household.languageChoice().chosen ?? language ?? "en"
-        var problem: HouseholdError?
-        let words: MessageCatalogue
-        do { words = try MessageCatalogue.load(chosen, home: household.home) } catch {
-            problem = error
-            words = .english
-        }
-        return (try household.currentMemberID(), try household.notificationSettings(), words, problem, try household.joinedAt())
+        do { return (try MessageCatalogue.load(chosen, home: household.home), nil) } catch { return (.english, error) }
     }
 
     /// The ledger entries the rule declines now (id → title), to tell of newly declined ones.

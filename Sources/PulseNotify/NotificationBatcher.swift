@@ -104,8 +104,9 @@ public struct NotificationBatcher: Sendable {
 
     public var windowMilliseconds: Int64
     /// The receiving machine's words (set by the notifier before each tick: the person at
-    /// this machine may choose another language meanwhile).
-    public var words: MessageCatalogue = .english
+    /// this machine may choose another language meanwhile); English until set. Not decoded
+    /// before a notification is made: an agent that shows none never reads a catalogue.
+    public var words: MessageCatalogue? = nil
     private var bursts: [NotificationGroup: Burst] = [:]
     private var nextID = 1
 
@@ -145,7 +146,7 @@ public struct NotificationBatcher: Sendable {
                 // End of the debounce: the first notification of the burst.
                 let id = nextID
                 nextID += 1
-                out.append(Self.notification(id: id, replaces: nil, group: group, events: burst.events, words: words))
+                out.append(Self.notification(id: id, replaces: nil, group: group, events: burst.events, words: words ?? .english))
                 // A change of the PIN is a warning: each is shown after the debounce, never
                 // held for a window's follow-up.
                 if group == .pin {
@@ -160,7 +161,7 @@ public struct NotificationBatcher: Sendable {
                 // End of the window with more events: one follow-up replacing the first.
                 let id = nextID
                 nextID += 1
-                out.append(Self.notification(id: id, replaces: burst.shownID, group: group, events: burst.events, words: words))
+                out.append(Self.notification(id: id, replaces: burst.shownID, group: group, events: burst.events, words: words ?? .english))
                 burst.shownID = id
                 burst.unshown = 0
                 burst.started = now

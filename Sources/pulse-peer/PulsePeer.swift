@@ -55,6 +55,16 @@ struct PulsePeer: AsyncParsableCommand {
         sigemptyset(&none)
         pthread_sigmask(SIG_SETMASK, &none, nil)
         let arguments = Array(CommandLine.arguments.dropFirst())
+        // The agent (`run`, what stays in memory all day) is parsed on its own: the whole
+        // command tree makes the metadata and witness tables of all 90 commands, code and
+        // memory an agent keeps for nothing (issue 54). Anything that does not parse so —
+        // help, a mistake — goes the full way below, which says it as always.
+        if arguments.first == "run", !arguments.contains(where: { ["-h", "--help", "help", "--version"].contains($0) }),
+            let agent = try? Run.parseAsRoot(Array(arguments.dropFirst())) as? Run
+        {
+            do { try await agent.run() } catch { exit(withError: error) }
+            return
+        }
         if UnknownWord.check(arguments, under: PulsePeer.self, path: ["pulse-peer"]) != nil {
             // Said in the words `--lang` asks for (the options are not parsed yet): checked again once chosen.
             Words.chooseEarly(arguments)
