@@ -284,7 +284,7 @@ func addKeptChanges(_ store: ReplicaStore, _ count: Int) throws {
 ) throws -> (
     rate: Double, peak: Double, bytes: [String: Int], idle: Double, seconds: Double
 ) {
-    let (homeA, homeB) = try householdPair("cu\(size)-\(kept)", items: size - kept)
+    let (homeA, homeB) = try householdPair("cu\(size)-\(label)-\(kept)", items: size - kept)
     if kept > 0 { try addKeptChanges(Household.open(homeA).store, kept) }
     let agentA = try AgentRun(homeA)
     let start = now()
