@@ -40,7 +40,7 @@ for ((i = 1; i <= runs; i++)); do
     echo "bench.sh: run $i of $runs, $side" >&2
     if [ "$side" = "$rev" ]; then dir=$tree; exe=$other/pulse-bench; else dir=$PWD; exe=$bin/pulse-bench; fi
     # pulse-bench prints "· figure: measured | baseline" on its error stream as it measures.
-    (cd "$dir" && "$exe" "${args[@]}" 2> >(tee "$out/$side.$i" >&2) > /dev/null) || echo "bench.sh: that run failed" >&2
+    (cd "$dir" && "$exe" "${args[@]}" 2>&1 > /dev/null) | tee "$out/$side.$i" >&2 || echo "bench.sh: that run failed" >&2
   done
 done
 python3 - "$out" "$rev" "$here" "$runs" <<'PY'
