@@ -53,7 +53,7 @@ class Agent:
             readings = (readings + [self.rss_mb()])[-11:]
             if len(readings) == 11 and max(readings) - min(readings) <= 0.0625:
                 return max(readings)
-            time.sleep(0.5)
+            time.sleep(0.5)  # the next reading, until the deadline
         raise SystemExit(f"memory check: the agent's memory never settled in {deadline} s: {readings}")
 
     def stop(self):
