@@ -327,16 +327,17 @@ actor StoreService {
 
     /// This machine's member and its notification settings (read at each use: `pulse-peer
     /// notifications` changes them while the agent runs).
-    /// Who this machine's person is, what they want to hear of, and in which words: the
-    /// language chosen here or by their member, else `language` (the agent's), else English.
-    /// A broken message file of the home: English, and the problem to tell.
+    /// Who this machine's person is, what they want to hear of, and since when this computer
+    /// is in the household: what the policy needs to pick the events (``notificationWords``
+    /// gives the words, once something is to be shown).
     func notificationContext() throws -> (me: String?, settings: NotificationSettings, joined: Int64?) {
         (try household.currentMemberID(), try household.notificationSettings(), try household.joinedAt())
     }
 
-    /// The words notifications are shown in: this computer's person's language (or
-    /// `language`, or English), with the problem of a catalogue that would not load. Read only
-    /// when something is to be shown: a catalogue is decoded at its first use.
+    /// The words notifications are shown in: the language chosen here or by this computer's
+    /// member, else `language` (the agent's), else English; a broken message file of the home
+    /// gives English and the problem to tell. Read only when something is to be shown: a
+    /// catalogue is decoded at its first use.
     func notificationWords(language: String?) throws -> (words: MessageCatalogue, problem: HouseholdError?) {
         let chosen = try household.languageChoice().chosen ?? language ?? "en"
         do { return (try MessageCatalogue.load(chosen, home: household.home), nil) } catch { return (.english, error) }
