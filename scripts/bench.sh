@@ -51,9 +51,11 @@ for side in sides:
     for i in range(1, runs + 1):
         path = os.path.join(out, f"{side}.{i}")
         for line in open(path, encoding="utf-8", errors="replace") if os.path.exists(path) else []:
-            if line.startswith("· ") and ": " in line:
-                figure, _, value = line[2:].rstrip("\n").partition(": ")
-                figures.setdefault(figure, {s: [] for s in sides})[side].append(value)
+            # "· figure: measured | baseline": a figure's name may hold ": " itself, its value not.
+            measured, bar, baseline = line[2:].rstrip("\n").partition(" | ")
+            figure, colon, value = measured.rpartition(": ")
+            if line.startswith("· ") and colon:
+                figures.setdefault(figure, {s: [] for s in sides})[side].append(value + (f" ({baseline})" if bar else ""))
 for figure, values in figures.items():
     print(f"\n{figure}")
     for side in sides:
