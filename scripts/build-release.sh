@@ -6,8 +6,14 @@
 # Prints the binary's path, or "none" when there is no release before HEAD. The release's
 # commit comes from its tag, else from docs/releases.tsv (a clone without tags); both present,
 # they must agree. A clean copy of that commit (git archive), stamped with its version and
-# commit as the .deb is, built in debug (`pulse-peer` only) in .build-releases/TAG: reused
-# while the commit is the same (a developer's second run costs nothing).
+# commit as the .deb is, built in debug (`pulse-peer` only), its binary kept as
+# .build-releases/TAG/pulse-peer: reused while the commit is the same (a developer's second run
+# costs nothing).
+# PULSE_RELEASE_SCRATCH=DIR builds in that scratch directory instead of .build-releases/TAG/build:
+# scripts/test.sh passes its own `.build` and builds the release first, so that the dependencies
+# (the same versions, pinned) are compiled once for both (measured: the suite's build then took
+# 234 s instead of ≈ 600, the release's 409 s as before); the tree's own build then recompiles only
+# its own modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
@@ -42,6 +48,12 @@ git cat-file -e "$commit^{commit}" 2>/dev/null || { echo "build-release: $tag's 
 
 place="$PWD/.build-releases/$tag"
 source="$place/source"
+kept="$place/pulse-peer"
+if [ "$(cat "$place/commit" 2>/dev/null || true)" = "$commit" ] && [ -x "$kept" ]; then
+    "$kept" --version >&2
+    echo "$kept"
+    exit 0
+fi
 if [ "$(cat "$place/commit" 2>/dev/null || true)" != "$commit" ]; then
     rm -rf "$source" "$place/commit"
     mkdir -p "$source"
@@ -50,8 +62,12 @@ if [ "$(cat "$place/commit" 2>/dev/null || true)" != "$commit" ]; then
     sed -i "s/^    static let commit: String? = nil$/    static let commit: String? = \"$short\"/" "$source/Sources/pulse-peer/BuildStamp.swift"
     echo "$commit" > "$place/commit.pending"
 fi
-swift build --package-path "$source" --scratch-path "$place/build" --product pulse-peer >&2
+scratch="${PULSE_RELEASE_SCRATCH:-$place/build}"
+rm -f "$kept"
+swift build --package-path "$source" --scratch-path "$scratch" --product pulse-peer >&2
+binary="$(swift build --package-path "$source" --scratch-path "$scratch" --product pulse-peer --show-bin-path)/pulse-peer"
+# Kept apart: a shared scratch directory's next build (the tree's own) replaces its binary.
+cp "$binary" "$kept.partial" && mv "$kept.partial" "$kept"
 [ -f "$place/commit.pending" ] && mv "$place/commit.pending" "$place/commit"
-binary="$(swift build --package-path "$source" --scratch-path "$place/build" --product pulse-peer --show-bin-path)/pulse-peer"
-"$binary" --version >&2
-echo "$binary"
+"$kept" --version >&2
+echo "$kept"
