@@ -42,6 +42,18 @@ extension Household {
         return state == .restock ? items.reversed() : items
     }
 
+    /// The items on the list and in the restock pool whose names are among `names` (any case),
+    /// ordered as ``shoppingItems(_:)`` orders each: all that ``ShoppingRules/plan(_:pool:active:)``
+    /// needs of them, found by the store's index of names, whatever the list's length.
+    func shoppingItems(named names: [String]) throws -> (active: [ShoppingItem], pool: [ShoppingItem]) {
+        let items = try store.liveRows(.shoppingItem, named: names).map { row in
+            ShoppingItem(
+                id: row.id, name: row.text("name"), state: ShoppingItem.State(rawValue: row.text("state")) ?? .active,
+                listed: row.integer("listed"))
+        }.sorted { ($0.listed, $0.id) < ($1.listed, $1.id) }
+        return (items.filter { $0.state == .active }, items.filter { $0.state == .restock }.reversed())
+    }
+
     /// Adds items (names trimmed, empty ones skipped) in one transaction, in order.
     @discardableResult
     public func addShoppingItems(_ names: [String]) throws -> [ShoppingItem] { try addOrRestockShoppingItems(names).items }
@@ -58,7 +70,8 @@ extension Household {
         // lock, so a name another process restocks or adds meanwhile is seen, and without
         // two read transactions of their own before it (each takes and drops a WAL lock).
         let (addition, _) = try store.write(member: memberID, keepingChanges: false) { tx in
-            let plan = ShoppingRules.plan(cleaned, pool: try shoppingItems(.restock), active: try shoppingItems(.active))
+            let found = try shoppingItems(named: cleaned)
+            let plan = ShoppingRules.plan(cleaned, pool: found.pool, active: found.active)
             let base = try store.orderingKey()
             var items: [ShoppingItem] = []
             var already: [String] = []
@@ -109,10 +122,15 @@ extension Household {
     /// never was), or when an item of the same name is there again (it would be there twice).
     public func undeleteShoppingItem(_ id: String, to state: ShoppingItem.State) throws -> ShoppingItem {
         guard state != .deleted else { throw HouseholdError.refuse(.invalidPool, ["value": .string(state.rawValue)]) }
-        guard let item = try shoppingItems(.deleted).first(where: { $0.id == id }) else {
+        let row = try store.row(.shoppingItem, id)
+        guard row["state"]?.textValue == ShoppingItem.State.deleted.rawValue, let name = row["name"]?.textValue,
+            let listed = row["listed"]?.integerValue
+        else {
             throw HouseholdError.refuse(.nothingToUndo)
         }
-        let again = ShoppingRules.readded([item], active: try shoppingItems(state))
+        let item = ShoppingItem(id: id, name: name, state: .deleted, listed: listed)
+        let found = try shoppingItems(named: [item.name])
+        let again = ShoppingRules.readded([item], active: state == .active ? found.active : found.pool)
         guard again.isEmpty else {
             throw HouseholdError.refuse(.undoWouldDuplicate, ["names": JSONValue(again), "count": JSONValue(again.count)])
         }
@@ -149,7 +167,6 @@ extension Household {
         guard !cleaned.isEmpty else { throw HouseholdError.refuse(.nothingToAdd) }
         let (addition, _) = try store.write(member: memberID, keepingChanges: false) { tx in
             var known: [Int: ShoppingItem] = [:]
-            var live: [ShoppingItem]?
             for (index, id) in ids.enumerated() {
                 let row = try store.row(.shoppingItem, id)
                 guard !row.isEmpty else { continue }
@@ -162,14 +179,15 @@ extension Household {
                 // so that a phone whose first answer was lost learns that item's id again and
                 // its changes queued after the addition reach it (issue 51).
                 if item.state == .deleted {
-                    live = try live ?? (shoppingItems(.active) + shoppingItems(.restock))
-                    if let back = live?.first(where: { $0.listed == item.listed && $0.name.lowercased() == item.name.lowercased() }) {
+                    let found = try shoppingItems(named: [item.name])
+                    if let back = (found.active + found.pool).first(where: { $0.listed == item.listed }) {
                         known[index] = back
                     }
                 }
             }
             let fresh = cleaned.indices.filter { known[$0] == nil }
-            let plan = ShoppingRules.plan(fresh.map { cleaned[$0] }, pool: try shoppingItems(.restock), active: try shoppingItems(.active))
+            let found = try shoppingItems(named: fresh.map { cleaned[$0] })
+            let plan = ShoppingRules.plan(fresh.map { cleaned[$0] }, pool: found.pool, active: found.active)
             let base = try store.orderingKey()
             var items = known
             var restocked: [String] = []
@@ -296,14 +314,14 @@ public enum ShoppingRules {
     /// to a 100k-item list took minutes).
     public static func plan(_ names: [String], pool: [ShoppingItem], active: [ShoppingItem] = []) -> [Step] {
         var listed: [String: ShoppingItem] = [:]
-        for item in active { listed[item.name.lowercased()] = listed[item.name.lowercased()] ?? item }
+        for item in active { listed[item.name.nameKey] = listed[item.name.nameKey] ?? item }
         // The pool's items of each name in the pool's order, and how many a step took already.
         var pooled: [String: [ShoppingItem]] = [:]
-        for item in pool { pooled[item.name.lowercased(), default: []].append(item) }
+        for item in pool { pooled[item.name.nameKey, default: []].append(item) }
         var taken: [String: Int] = [:]
         var first: [String: Int] = [:]
         return names.enumerated().map { index, name in
-            let key = name.lowercased()
+            let key = name.nameKey
             if let listed = listed[key] { return Step(name: name, restock: nil, onList: listed) }
             if let earlier = first[key] { return Step(name: name, restock: nil, repeatOf: earlier) }
             first[key] = index
@@ -316,8 +334,8 @@ public enum ShoppingRules {
 
     /// The names of `cleared` items that are on the `active` list again (any case).
     public static func readded(_ cleared: [ShoppingItem], active: [ShoppingItem]) -> [String] {
-        let onList = Set(active.map { $0.name.lowercased() })
-        return cleared.filter { onList.contains($0.name.lowercased()) }.map(\.name)
+        let onList = Set(active.map(\.name.nameKey))
+        return cleared.filter { onList.contains($0.name.nameKey) }.map(\.name)
     }
 }
 

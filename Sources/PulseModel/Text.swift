@@ -196,3 +196,11 @@ package enum Hex {
         out.append(digits[Int(byte & 0x0F)])
     }
 }
+
+extension String {
+    /// The name as the household compares names: in any case ("Milk", "MILK" and "milk" are
+    /// one name). A shopping item's is kept beside its name by the store, indexed
+    /// (`shopping_item.name_key`), so that the rule "never twice on the list" finds the items
+    /// of a name without reading the list; the rule folds the names it is given the same way.
+    public var nameKey: String { lowercased() }
+}

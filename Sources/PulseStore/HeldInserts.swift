@@ -58,7 +58,8 @@ final class HeldInserts {
         /// The text and blobs of everything held.
         var bytes: [UInt8] = []
         /// The values of the typed rows held, a row's one after another: its id, its columns
-        /// in schema order, its record (the width of the table's insert).
+        /// in schema order, its record, its key column if it has one (the width of the
+        /// table's insert: ``Connection/typedInsertWidth(_:)``).
         var values: [Value] = []
         /// For each typed table (by `EntityKind.ordinal`), where each of its rows starts in
         /// `values`, in the order held.
@@ -83,6 +84,15 @@ final class HeldInserts {
             let start = bytes.count
             RowVersions.encode(row, inTypedRow: true, appendingTo: &bytes)
             values.append(.blob(offset: start, count: bytes.count - start))
+            if let key = KeyColumn.of(entity) {
+                row.withVersions { versions in
+                    if case let .text(name)? = versions[key.field]?.value {
+                        values.append(text(name.nameKey))
+                    } else {
+                        values.append(.null) // refused by the table's constraint
+                    }
+                }
+            }
             count += 1
         }
 
@@ -180,7 +190,7 @@ extension Connection {
             try storage.values.withUnsafeBufferPointer { values in
                 for (ordinal, rows) in storage.rows.enumerated() where !rows.isEmpty {
                     let entity = EntityKind.allCases[ordinal]
-                    let width = entity.schema.fields.count + 2
+                    let width = Self.typedInsertWidth(entity)
                     try insertChunked(rows.count, width: width, sql: { Self.typedInsertSQL(entity, rows: $0) }, slot: ordinal) { statement, first, offset in
                         for column in 0..<width { try bind(values[rows[offset] + column], statement, at: first + Int32(column)) }
                     } refused: { offset, error in
@@ -253,10 +263,15 @@ extension Connection {
         return try statements.slot(StatementSlot.held(key), on: self) { sql(size) }
     }
 
+    /// The values of one row of `entity`'s insert: id, fields, record, key column (``KeyColumn``).
+    static func typedInsertWidth(_ entity: EntityKind) -> Int {
+        entity.schema.fields.count + 2 + (KeyColumn.of(entity) == nil ? 0 : 1)
+    }
+
     static func typedInsertSQL(_ entity: EntityKind, rows: Int) -> String {
-        let names = entity.schema.fieldNames
-        let row = "(" + Array(repeating: "?", count: names.count + 2).joined(separator: ", ") + ")"
-        return "INSERT INTO \(entity.rawValue) (id, \(names.joined(separator: ", ")), versions) VALUES "
+        let names = entity.schema.fieldNames + ["versions"] + (KeyColumn.of(entity).map { [$0.column] } ?? [])
+        let row = "(" + Array(repeating: "?", count: names.count + 1).joined(separator: ", ") + ")"
+        return "INSERT INTO \(entity.rawValue) (id, \(names.joined(separator: ", "))) VALUES "
             + Array(repeating: row, count: rows).joined(separator: ", ")
     }
 

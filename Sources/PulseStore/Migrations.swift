@@ -29,7 +29,8 @@ import PulseModel
 /// and grants, and where agents serve phones (protocol 8); 17 the changes kept for a later
 /// release (`kept_change`: KeptChanges.swift); 18 the stamps of overwritten changes and the
 /// seals of forked histories (Histories.swift, protocol 9); 19 kept changes' fields in bytes, not
-/// JSON (KeptChanges.swift).
+/// JSON (KeptChanges.swift); 20 phones signed in again; 21 a shopping item's name key, indexed
+/// (KeyColumns.swift).
 package enum Migrations {
     /// One step: SQL, then (for data that SQL cannot reshape) Swift code, in the same
     /// transaction.
@@ -64,6 +65,7 @@ package enum Migrations {
         Step(name: "stamps of overwritten changes, seals", sql: migration18),
         Step(name: "kept fields in bytes", sql: "", code: ReplicaStore.reencodeKeptFields),
         Step(name: "phones signed in again", sql: migration20),
+        Step(name: "shopping names by key", sql: KeyColumn.migration21, code: KeyColumn.fillMigration21),
     ]
 
     package static var latest: Int { all.count }

@@ -170,6 +170,7 @@ extension ReplicaStore {
                 try statement.bind(.text(rowID), at: 1)
                 for (index, value) in columns.enumerated() { try statement.bind(value, at: Int32(index + 2)) }
                 try statement.bind(blob: record, at: Int32(columns.count + 2))
+                if let key = KeyColumn.of(entity) { try statement.bind(KeyColumn.key(of: columns[key.field]), at: Int32(columns.count + 3)) }
                 while try statement.step() {}
                 statement.reset()
                 if !before.isEmpty && !Self.isComplete(before) {
@@ -226,14 +227,16 @@ extension ReplicaStore {
     }
 
     /// The SQL of each typed table: read a row's versions, upsert a whole row (a new row is
-    /// inserted by ``HeldInserts``).
+    /// inserted by ``HeldInserts``): its id, fields, record, then its key column if it has one
+    /// (``KeyColumn``).
     package static let rowSQL: [EntityKind: (select: String, upsert: String)] = Dictionary(
         uniqueKeysWithValues: EntityKind.allCases.map { entity in
             let names = entity.schema.fieldNames
             let table = entity.rawValue
-            let placeholders = (1...names.count + 2).map { "?\($0)" }.joined(separator: ", ")
-            let insert = "INSERT INTO \(table) (id, \(names.joined(separator: ", ")), versions) VALUES (\(placeholders))"
-            let update = (names + ["versions"]).map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+            let written = names + ["versions"] + (KeyColumn.of(entity).map { [$0.column] } ?? [])
+            let placeholders = (1...written.count + 1).map { "?\($0)" }.joined(separator: ", ")
+            let insert = "INSERT INTO \(table) (id, \(written.joined(separator: ", "))) VALUES (\(placeholders))"
+            let update = written.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
             return (
                 entity,
                 (

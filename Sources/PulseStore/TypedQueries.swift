@@ -78,6 +78,32 @@ extension ReplicaStore: StoreReading {
         return rows
     }
 
+    /// The complete rows of `entity` that are not deleted (its tombstone) and whose key column
+    /// (``KeyColumn``: a shopping item's name in any case) holds the key of one of `names`,
+    /// each found by the key's index: what a rule looking for names reads instead of the whole
+    /// table. Each row once, in no particular order. Traps for an entity with no key column.
+    public func liveRows(_ entity: EntityKind, named names: some Sequence<String>) throws -> [StoredRow] {
+        guard let key = KeyColumn.of(entity), let tombstone = entity.schema.tombstone, case let .text(dead) = tombstone.value else {
+            preconditionFailure("\(entity.rawValue) has no key column")
+        }
+        let fields = entity.schema.fieldNames
+        // The tombstone as a literal: the index covers the rows `<> 'deleted'`, and SQLite
+        // uses a partial index only for a query whose terms imply its own.
+        let statement = try connection.statement(
+            "SELECT id, \(fields.joined(separator: ", ")) FROM \(entity.rawValue) WHERE \(key.column) = ?1 AND \(tombstone.field) <> '\(dead)'")
+        var rows: [StoredRow] = []
+        for name in Set(names.lazy.map(\.nameKey)) {
+            defer { statement.reset() }
+            try statement.bind(.text(name), at: 1)
+            while try statement.step() {
+                var values: [String: FieldValue] = [:]
+                for (index, field) in fields.enumerated() { values[field] = statement.value(Int32(index + 1)) }
+                rows.append(StoredRow(id: statement.text(0), fields: values))
+            }
+        }
+        return rows
+    }
+
     /// A key after every key handed out so far and after the clock's last timestamp, in
     /// the clock's units, from this store's clock (creation and listing order).
     public func orderingKey() throws -> Int64 {

@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import PeerSync
+import PulseModel
 import PulseStore
 
 /// The floors every figure is compared with, measured in the same run.
@@ -65,9 +66,11 @@ enum Baselines {
                     id TEXT PRIMARY KEY NOT NULL,
                     name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
                     state TEXT NOT NULL CHECK (state = 'active' OR state = 'restock' OR state = 'deleted'),
-                    listed INTEGER NOT NULL CHECK (listed >= 0)
+                    listed INTEGER NOT NULL CHECK (listed >= 0),
+                    name_key TEXT NOT NULL CHECK (length(name_key) >= 1)
                 ) WITHOUT ROWID;
                 CREATE INDEX IF NOT EXISTS item_by_state ON item (state, listed);
+                CREATE INDEX IF NOT EXISTS item_by_name_key ON item (name_key) WHERE state <> 'deleted';
                 """)
         }
         deinit { sqlite3_finalize(statement); sqlite3_close_v2(db) }
@@ -77,7 +80,15 @@ enum Baselines {
         /// parsing.
         private lazy var statement: OpaquePointer? = {
             var statement: OpaquePointer?
-            sqlite3_prepare_v2(db, "INSERT INTO item (id, name, state, listed) VALUES (?1, ?2, 'active', ?3)", -1, &statement, nil)
+            sqlite3_prepare_v2(db, "INSERT INTO item (id, name, state, listed, name_key) VALUES (?1, ?2, 'active', ?3, ?4)", -1, &statement, nil)
+            return statement
+        }()
+
+        /// The lookup a plain program makes before adding an item, for the household's rule
+        /// that an item is never twice on the list (issue 52: any case; the store's too).
+        private lazy var lookup: OpaquePointer? = {
+            var statement: OpaquePointer?
+            sqlite3_prepare_v2(db, "SELECT id FROM item WHERE name_key = ?1 AND state <> 'deleted'", -1, &statement, nil)
             return statement
         }()
 
@@ -88,21 +99,33 @@ enum Baselines {
         private var listed: Int64 = 0
 
         /// Inserts `count` rows, `perTransaction` to a transaction; returns seconds. Ids
-        /// are the store's (version 7 UUIDs, time-ordered).
-        func insert(_ count: Int, perTransaction: Int) -> Double {
-            let statement = self.statement
+        /// are the store's (version 7 UUIDs, time-ordered). `lookingUp`: each name is first
+        /// looked up among the items not deleted, as a local addition does (the household's
+        /// rule); a catch-up's rows are inserted as they come.
+        func insert(_ count: Int, perTransaction: Int, lookingUp: Bool = false) -> Double {
+            let statement = self.statement, lookup = self.lookup
             let start = DispatchTime.now().uptimeNanoseconds
             for i in 0..<count {
                 if i % perTransaction == 0 { exec("BEGIN IMMEDIATE") }
-                var id = RowIDRules.newRowID(), name = "Item \(listed)"
+                let name = "Item \(listed)", key = name.nameKey
                 // Bound by bytes and length, as the store binds text.
-                _ = id.withUTF8 {
-                    sqlite3_bind_text(statement, 1, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), Int32($0.count), csqlite_transient())
+                func bind(_ text: String, _ statement: OpaquePointer?, at index: Int32) {
+                    var text = text
+                    _ = text.withUTF8 {
+                        sqlite3_bind_text(
+                            statement, index, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), Int32($0.count),
+                            csqlite_transient())
+                    }
                 }
-                _ = name.withUTF8 {
-                    sqlite3_bind_text(statement, 2, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), Int32($0.count), csqlite_transient())
+                if lookingUp {
+                    bind(key, lookup, at: 1)
+                    while sqlite3_step(lookup) == SQLITE_ROW {}
+                    sqlite3_reset(lookup)
                 }
+                bind(RowIDRules.newRowID(), statement, at: 1)
+                bind(name, statement, at: 2)
                 sqlite3_bind_int64(statement, 3, listed)
+                bind(key, statement, at: 4)
                 listed += 1
                 sqlite3_step(statement)
                 sqlite3_reset(statement)

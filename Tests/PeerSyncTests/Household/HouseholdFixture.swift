@@ -24,6 +24,11 @@ extension HouseholdFixture {
         try y.store.sync(to: x.store)
     }
 
+    /// The refusal's code `body` throws (nil when it throws none).
+    func code(_ body: () throws -> Void) -> String? {
+        do { try body(); return nil } catch { return Refusal(error).code.rawValue }
+    }
+
     /// The error `body` throws, as a person reads it ("" when it throws none).
     func message(_ body: () throws -> Void) -> String {
         do { try body(); return "" } catch { return "\(error)" }

@@ -226,6 +226,23 @@ import Testing
         #expect(try a.shoppingItems().map(\.name) == ["Milk", "Eggs", "Jam"])
     }
 
+    /// The rule finds a name's items by the store's key, in any case of any language we
+    /// speak, on a long list and its pool: on the list, answered; in the pool, brought back;
+    /// an undone deletion refused while the same name, in another case, is back.
+    @Test func theRuleFindsNamesInAnyCaseOnALongList() throws {
+        try a.addShoppingItems((0..<300).map { "Item \($0)" } + ["Äpfel", "Łosoś", "Öl"])
+        let oil = try a.checkShoppingItem("Öl")
+        let again = try a.addOrRestockShoppingItems(["äPFEL", "ÖL", "ŁOSOŚ", "Brot"])
+        #expect(again.already.count == 2 && again.restocked == [oil.id])
+        #expect(try a.shoppingItems().suffix(4).map(\.name) == ["Äpfel", "Łosoś", "Öl", "Brot"])
+        let deleted = try a.deleteShoppingItem("Brot")
+        try a.addShoppingItems(["BROT"])
+        #expect(code { _ = try a.undeleteShoppingItem(deleted.id, to: .active) } == "undo_would_duplicate")
+        _ = try a.deleteShoppingItem("BROT")
+        #expect(try a.undeleteShoppingItem(deleted.id, to: .active).name == "Brot")
+        #expect(code { _ = try a.undeleteShoppingItem(deleted.id, to: .active) } == "nothing_to_undo")
+    }
+
     @Test(arguments: [
         (["Milk"], ["Milk"], [true]),
         (["milk", "MILK"], ["Milk"], [true, false]), // a pool item comes back once

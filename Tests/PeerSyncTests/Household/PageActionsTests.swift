@@ -15,10 +15,6 @@ import Testing
         a = try Household.create(HouseholdHome(directory: dir.url.appendingPathComponent("a")), name: nil, members: [])
     }
 
-    func code(_ body: () throws -> Void) -> String? {
-        do { try body(); return nil } catch { return Refusal(error).code.rawValue }
-    }
-
     @Test func aDeletedItemLeavesTheListOnEveryMachineAndUndoBringsTheSameItemBack() throws {
         try a.addShoppingItems(["Milk", "Eggs"])
         let b = try secondMachine()

@@ -21,10 +21,6 @@ import Testing
         a = try Household.create(HouseholdHome(directory: dir.url.appendingPathComponent("a")), name: nil, members: [])
     }
 
-    func code(_ body: () throws -> Void) -> String? {
-        do { try body(); return nil } catch { return Refusal(error).code.rawValue }
-    }
-
     /// A computer's CA files (its own `phones/` directory).
     func home(_ name: String) -> URL { dir.url.appendingPathComponent("ca-\(name)") }
 

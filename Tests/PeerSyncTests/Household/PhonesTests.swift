@@ -17,10 +17,6 @@ import Testing
 
     static let credential = String(repeating: "ab", count: 32)
 
-    func code(_ body: () throws -> Void) -> String? {
-        do { try body(); return nil } catch { return Refusal(error).code.rawValue }
-    }
-
     @Test func aPhoneAddedOnOneComputerIsKnownOnEveryOneAndItsRemovalReachesThemAll() throws {
         let tom = try #require(try a.members().first { $0.name == "Tom" })
         let added = try a.addPhone(name: "  Tom's phone ", member: "Tom", credential: Self.credential)

@@ -74,7 +74,9 @@ import Testing
         }
         // The same rules as before: a state, a kind or an appearance outside its list is refused.
         let refused = [
-            "INSERT INTO shopping_item (id, name, state, listed, versions) VALUES ('s', 'Milk', 'gone', 1, x'0102')",
+            "INSERT INTO shopping_item (id, name, state, listed, versions, name_key) VALUES ('s', 'Milk', 'gone', 1, x'0102', 'milk')",
+            // A row without its name key (a write path that forgot it).
+            "INSERT INTO shopping_item (id, name, state, listed, versions) VALUES ('s', 'Milk', 'active', 1, x'0102')",
             "INSERT INTO catalogue_selection (id, kind, title, peanuts, category, selected, versions) VALUES ('c', 'chore', 'Dishes', 2, 'chores', 1, x'0102')",
             "INSERT INTO catalogue_selection (id, kind, title, peanuts, category, selected, versions) VALUES ('c', 'bribe', 'Dishes', 2, 'fun', 1, x'0102')",
             "INSERT INTO settings (id, appearance, celebrations, suggestions, versions) VALUES ('settings', 'sepia', 1, 1, x'0102')",
@@ -85,7 +87,7 @@ import Testing
         }
         try connection.execute(
             """
-            INSERT INTO shopping_item (id, name, state, listed, versions) VALUES ('s', 'Milk', 'restock', 1, x'0102');
+            INSERT INTO shopping_item (id, name, state, listed, versions, name_key) VALUES ('s', 'Milk', 'restock', 1, x'0102', 'milk');
             INSERT INTO catalogue_selection (id, kind, title, peanuts, category, selected, versions) VALUES ('c', 'reward', 'Movie', 5, 'fun', 1, x'0102');
             INSERT INTO conflict (logged_hlc, kind, entity, row_id, field, kept_hlc, kept_origin, lost_hlc, lost_origin) VALUES (1, 'edit_of_deleted', 'task', 't', 'title', 1, 1, 1, 1);
             """)
@@ -333,6 +335,65 @@ import Testing
         try peer.write(member: nil) { tx in _ = try tx.create(.backlogItem, "b3", RowFields(item.merging(["position": .integer(7)]) { $1 })) }
         try peer.sync(to: store)
         #expect(try store.row(.backlogItem, "b3")["position"] == .integer(7))
+        #expect(try store.integrityCheck() == "ok")
+    }
+
+    /// Migration 21: a shopping item's name key (its name in any case) beside its name, for
+    /// every row an older database holds, and kept by each path that writes a row since: a
+    /// local write, a peer's new row (held and inserted with its neighbours), a peer's rename
+    /// (the upsert). The rule's lookup finds the items of a name by the key's index, never a
+    /// deleted one.
+    @Test func aVersion20DatabaseGainsNameKeysThatEveryWriteKeeps() throws {
+        let path = dir.path("v20.sqlite")
+        func item(_ name: String, _ state: String) -> RowFields { ["name": .text(name), "state": .text(state), "listed": .integer(1)] }
+        do {
+            let store = try ReplicaStore(path: path, physicalClock: clock.function)
+            try store.write(member: nil) { tx in
+                _ = try tx.create(.shoppingItem, "i1", item("Milk", "active"))
+                _ = try tx.create(.shoppingItem, "i2", item("ÄPFEL", "restock"))
+                _ = try tx.create(.shoppingItem, "i3", item("milk", "deleted"))
+            }
+            try store.connection.execute(
+                """
+                CREATE TABLE shopping_item_20 (
+                    id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, state TEXT NOT NULL, listed INTEGER NOT NULL,
+                    versions BLOB NOT NULL) WITHOUT ROWID;
+                INSERT INTO shopping_item_20 SELECT id, name, state, listed, versions FROM shopping_item;
+                DROP TABLE shopping_item;
+                ALTER TABLE shopping_item_20 RENAME TO shopping_item;
+                CREATE INDEX shopping_item_by_state ON shopping_item (state, listed);
+                PRAGMA user_version = 20;
+                """)
+        }
+        let store = try ReplicaStore(path: path, physicalClock: clock.function)
+        #expect(try store.connection.scalarInt("PRAGMA user_version") == Int64(Migrations.latest))
+        func keys() throws -> [String] {
+            try store.connection.query("SELECT id, name_key FROM shopping_item ORDER BY id") { statement in
+                var keys: [String] = []
+                while try statement.step() { keys.append("\(statement.text(0)) \(statement.text(1))") }
+                return keys
+            }
+        }
+        #expect(try keys() == ["i1 milk", "i2 äpfel", "i3 milk"])
+        #expect(try store.liveRows(.shoppingItem, named: ["MILK", "äpfel", "Bread"]).map(\.id).sorted() == ["i1", "i2"])
+        let plan = try store.connection.query("EXPLAIN QUERY PLAN SELECT id FROM shopping_item WHERE name_key = ?1 AND state <> 'deleted'") { statement in
+            var details: [String] = []
+            while try statement.step() { details.append(statement.text(3)) }
+            return details.joined(separator: "; ")
+        }
+        #expect(plan.contains("shopping_item_by_name_key"), "\(plan)")
+
+        let (peer, _) = try pair()
+        try store.sync(to: peer)
+        try store.write(member: nil) { tx in _ = try tx.create(.shoppingItem, "i4", item("Bread", "active")) }
+        try peer.write(member: nil) { tx in
+            _ = try tx.create(.shoppingItem, "i5", item("ÉCLAIRS", "active"))
+            _ = try tx.put(.shoppingItem, "i1", ["name": .text("Oat MILK")])
+        }
+        try peer.sync(to: store)
+        #expect(try keys() == ["i1 oat milk", "i2 äpfel", "i3 milk", "i4 bread", "i5 éclairs"])
+        #expect(try store.liveRows(.shoppingItem, named: ["milk"]).isEmpty)
+        #expect(try store.liveRows(.shoppingItem, named: ["OAT milk", "éclairs", "bread"]).map(\.id).sorted() == ["i1", "i4", "i5"])
         #expect(try store.integrityCheck() == "ok")
     }
 
