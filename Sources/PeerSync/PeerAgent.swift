@@ -552,14 +552,14 @@ public struct PeerAgent: Service {
 
 /// The hops of one change through two agents, in order (`AgentOptions.trace`): on the
 /// writer's agent, the CLI's notice read from the pipe, every session told, the session's
-/// sender awake, the peer's standing checked (on the sender's connection), the batch read
-/// from the snapshot, written to TLS; on the receiver's, the batch decoded, its apply started on
+/// sender awake, the snapshot opened and the peer's standing read from it (on the sender's
+/// connection), the batch read from the snapshot, written to TLS; on the receiver's, the batch decoded, its apply started on
 /// the store, committed, and the session back from the store.
 public enum TraceHop: String, Sendable, CaseIterable {
     case noticeReceived = "notice: read from the pipe"
     case sessionsSignalled = "engine: sessions told"
     case senderWoken = "sender: awake"
-    case standingChecked = "sender: standing checked"
+    case standingChecked = "sender: snapshot opened, standing checked"
     case batchRead = "sender: batch read"
     case batchWritten = "sender: written to TLS"
     case batchDecoded = "receiver: batch decoded"

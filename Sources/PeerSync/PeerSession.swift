@@ -404,22 +404,17 @@ struct PeerSession {
         let peerMachineHex = Hex.string(try await connection.peerMachine.get())
         var window = Window(limit: max(1, options.batchesInFlight), acks: acks.makeAsyncIterator())
         let reader = try host.openReader()
-        // Checked again now that the session is registered: a removal applied during the
-        // handshake (after the reader's first look, before registration) signalled nobody.
-        try await refuseUnlessMember(peerMachineHex, outbound, reader: reader)
-        var told = try await sendMissing(outbound, shared: shared, reader: reader, window: &window).snapshot
+        // Every send checks the peer's standing first (sendMissing): the first one too, now that
+        // the session is registered (a removal applied during the handshake, after the first
+        // look and before registration, signalled nobody).
+        var told = try await sendMissing(outbound, shared: shared, reader: reader, peer: peerMachineHex, window: &window).snapshot
         try await outbound.write(.caughtUp(told))
         await host.weCaughtUp(id)
         for await _ in signals {
             host.trace?(.senderWoken)
             // Wait for room first: what is written meanwhile joins this snapshot.
             guard await window.waitForRoom() else { return }
-            // A machine removed meanwhile gets nothing more (not the removal, not the new
-            // advertisement key): checked before every send, after every store change, on
-            // the sender's own connection (the store's actor may be busy with other work).
-            try await refuseUnlessMember(peerMachineHex, outbound, reader: reader)
-            host.trace?(.standingChecked)
-            let sent = try await sendMissing(outbound, shared: shared, reader: reader, window: &window)
+            let sent = try await sendMissing(outbound, shared: shared, reader: reader, peer: peerMachineHex, window: &window)
             told = told.merging(sent.covered)
             // Our vector advanced by changes the peer already has (held changes merged
             // late): no BATCH tells it, so CAUGHT_UP again (docs/PROTOCOL.md, Live).
@@ -431,9 +426,8 @@ struct PeerSession {
     }
 
     /// Ends the session, telling the peer and recording the refusal, unless the household's
-    /// data (as committed now, read by `reader`) lists the peer as a member.
-    private func refuseUnlessMember(_ peerMachineHex: String, _ outbound: Outbox, reader: any SessionReader) async throws {
-        let standing = try reader.standing(of: peerMachineHex)
+    /// data (the snapshot about to be sent) lists the peer as a member.
+    private func refuseUnlessMember(_ peerMachineHex: String, _ outbound: Outbox, standing: SessionStateMachine.PeerStanding) async throws {
         guard standing != .member else { return }
         let reason =
             standing == .removed
@@ -463,12 +457,20 @@ struct PeerSession {
 
     /// Streams what the peer lacks from one snapshot; returns the snapshot's vector and
     /// what the batches' coverage told the peer about it.
+    ///
+    /// A machine removed meanwhile gets nothing more (not the removal, not the new
+    /// advertisement key): its standing is read from the snapshot itself before any batch of
+    /// it, in the same read transaction, on the sender's own connection (the store's actor may
+    /// be busy with other work). A read transaction of its own per check cost a fifth of
+    /// propagation's time beyond the commit and the wire (issue 54).
     private func sendMissing(
         _ outbound: Outbox, shared: Shared,
-        reader: any SessionReader, window: inout Window
+        reader: any SessionReader, peer peerMachineHex: String, window: inout Window
     ) async throws -> (snapshot: VersionVector, covered: VersionVector) {
         let known = shared.state.withLock { $0.peerKnown }
         let cursor = try reader.deltas(for: known, batchLimit: options.batchLimit)
+        try await refuseUnlessMember(peerMachineHex, outbound, standing: try cursor.standing(of: peerMachineHex))
+        host.trace?(.standingChecked)
         var covered = VersionVector()
         // This database's replica as the snapshot holds it (a new one since the session began
         // is marked too: the session is being closed, but its batch may still leave).

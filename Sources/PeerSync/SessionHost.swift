@@ -90,7 +90,6 @@ protocol SessionHost: Sendable {
 
 /// The snapshot reader a sender streams from.
 protocol SessionReader {
-    func standing(of machine: String) throws -> SessionStateMachine.PeerStanding
     func deltas(for peerVector: VersionVector, batchLimit: Int) throws -> any SessionDeltas
 }
 
@@ -99,13 +98,17 @@ protocol SessionDeltas: AnyObject {
     var ownReplica: ReplicaID? { get }
     var publishedSeq: UInt64 { get }
     var snapshotVector: VersionVector { get }
+    /// What the snapshot's household data says of `machine` (hex id): read before the first
+    /// batch, in the snapshot's own read transaction.
+    func standing(of machine: String) throws -> SessionStateMachine.PeerStanding
     func next() throws -> DeltaBatch?
 }
 
-extension DeltaCursor: SessionDeltas {}
+extension DeltaCursor: SessionDeltas {
+    func standing(of machine: String) throws -> SessionStateMachine.PeerStanding { try StoreService.standing(of: machine, in: self) }
+}
 
 extension DeltaReader: SessionReader {
-    func standing(of machine: String) throws -> SessionStateMachine.PeerStanding { try StoreService.standing(of: machine, in: self) }
     func deltas(for peerVector: VersionVector, batchLimit: Int) throws -> any SessionDeltas {
         try deltas(for: peerVector, batchLimit: batchLimit, byteLimit: DeltaCursor.defaultByteLimit)
     }

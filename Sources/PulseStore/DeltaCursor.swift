@@ -45,6 +45,27 @@ extension DeltaReader: StoreReading {
     }
 }
 
+/// Rows read inside the cursor's snapshot, before its first batch: what a sender checks of the
+/// household (the peer's standing) is read from the very snapshot it is about to send, in the
+/// same read transaction (no transaction of its own per read, and no change between the check
+/// and the batches).
+extension DeltaCursor: StoreReading {
+    public func row(_ entity: EntityKind, _ rowID: String) throws -> [String: FieldValue] {
+        precondition(connection.isInTransaction, "the cursor's snapshot has ended")
+        return try records.versions(entity, TextID(rowID))?.values ?? [:]
+    }
+
+    public func rows(_ entity: EntityKind, _ query: RowQuery) throws -> [StoredRow] {
+        precondition(connection.isInTransaction, "the cursor's snapshot has ended")
+        return try ReplicaStore.rows(connection, entity, query)
+    }
+
+    public func meta(_ key: String) throws -> FieldValue? {
+        precondition(connection.isInTransaction, "the cursor's snapshot has ended")
+        return try ReplicaStore.meta(connection, key)
+    }
+}
+
 /// Streams what one replica holds that a peer lacks, in bounded batches, from one
 /// consistent snapshot of the database (a read transaction on a connection of its own).
 ///

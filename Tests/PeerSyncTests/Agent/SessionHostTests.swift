@@ -97,13 +97,15 @@ import Testing
     struct EmptyReader: SessionReader {
         let standing: SessionStateMachine.PeerStanding
         final class Nothing: SessionDeltas {
+            let standing: SessionStateMachine.PeerStanding
+            init(standing: SessionStateMachine.PeerStanding) { self.standing = standing }
             var ownReplica: ReplicaID? { ReplicaID(rawValue: 22) }
             var publishedSeq: UInt64 { 0 }
             var snapshotVector: VersionVector { VersionVector() }
+            func standing(of machine: String) throws -> SessionStateMachine.PeerStanding { standing }
             func next() throws -> DeltaBatch? { nil }
         }
-        func standing(of machine: String) throws -> SessionStateMachine.PeerStanding { standing }
-        func deltas(for peerVector: VersionVector, batchLimit: Int) throws -> any SessionDeltas { Nothing() }
+        func deltas(for peerVector: VersionVector, batchLimit: Int) throws -> any SessionDeltas { Nothing(standing: standing) }
     }
 
     /// Runs a server session over a testing channel; `peer` plays the other side.
