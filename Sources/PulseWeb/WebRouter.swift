@@ -512,7 +512,9 @@ enum WebAssets {
 
     /// The service worker, its cache named by the version of the page's files (the first 12 hex
     /// digits of their SHA-256): an agent with other files serves another worker, which the
-    /// browser installs, and the phone app takes the new files.
+    /// browser installs, and the phone app takes the new files. The modules it caches are
+    /// ``modules``' paths, written in place of its placeholder: the page's modules are listed
+    /// here and in Package.swift only.
     static let serviceWorker: [UInt8] = {
         var hash = SHA256()
         for file in [PackageResources.index_html, PackageResources.app_css, PackageResources.icon_svg, PackageResources.manifest_webmanifest]
@@ -522,7 +524,10 @@ enum WebAssets {
         }
         let version = hash.finalize().prefix(6).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
         let text = String(decoding: PackageResources.sw_js, as: UTF8.self)
-        return Array(text.replacing("\"house-pulse-version\"", with: "\"house-pulse-\(version)\"").utf8)
+        let paths = "[" + modules.keys.sorted().map { "\"\($0)\"" }.joined(separator: ", ") + "]"
+        return Array(
+            text.replacing("\"house-pulse-version\"", with: "\"house-pulse-\(version)\"")
+                .replacing("[\"/house-pulse-modules.js\"]", with: paths).utf8)
     }()
     static var iconSVG: [UInt8] { PackageResources.icon_svg }
 }

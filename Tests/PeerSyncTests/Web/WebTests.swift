@@ -334,6 +334,19 @@ struct WebRouterTests {
         #expect(response(await router.respond(to: request("POST", "/")))?.status == 405)
     }
 
+    /// The phone app's worker caches exactly the modules the agent serves (their paths written in
+    /// place of its placeholder), under a cache named by the page's version.
+    @Test func theServiceWorkerCachesEveryModuleTheAgentServes() async throws {
+        let (router, _) = router()
+        let worker = try #require(response(await router.respond(to: request("GET", "/sw.js"))))
+        let text = String(decoding: worker.body, as: UTF8.self)
+        let listed = try #require(text.firstMatch(of: /const MODULES = \[([^\]]*)\];/)).output.1
+        let paths = listed.split(separator: ", ").map { String($0.dropFirst().dropLast()) } // each in quotes
+        #expect(paths == WebAssets.modules.keys.sorted() && paths.count > 20)
+        #expect(!text.contains("house-pulse-modules") && !text.contains("\"house-pulse-version\""))
+        #expect(text.firstMatch(of: /const CACHE = "house-pulse-[0-9a-f]{12}";/) != nil)
+    }
+
     @Test func withoutASessionTheAPIAnswers401() async throws {
         let calls = Calls()
         let (router, _) = router(calls: calls)
