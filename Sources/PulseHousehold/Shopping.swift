@@ -19,6 +19,14 @@ public struct ShoppingItem: Sendable, Codable, Equatable {
     }
 }
 
+extension ShoppingItem {
+    /// The item a complete `shopping_item` row holds.
+    init(row: StoredRow) {
+        self.init(
+            id: row.id, name: row.text("name"), state: State(rawValue: row.text("state")) ?? .active, listed: row.integer("listed"))
+    }
+}
+
 /// What `shop add` did: the items now on the list, in the order given, and which of them
 /// came back from the restock pool (the same item, not a second one).
 public struct ShoppingAddition: Sendable, Codable, Equatable {
@@ -34,11 +42,7 @@ extension Household {
     /// The list in the order items were added (or restocked); the restock pool most
     /// recently bought first.
     public func shoppingItems(_ state: ShoppingItem.State = .active) throws -> [ShoppingItem] {
-        let items = try store.rows(.shoppingItem, RowQuery(where: [("state", .text(state.rawValue))], orderedBy: ["listed"])).map { row in
-            ShoppingItem(
-                id: row.id, name: row.text("name"), state: ShoppingItem.State(rawValue: row.text("state")) ?? .active,
-                listed: row.integer("listed"))
-        }
+        let items = try store.rows(.shoppingItem, RowQuery(where: [("state", .text(state.rawValue))], orderedBy: ["listed"])).map(ShoppingItem.init(row:))
         return state == .restock ? items.reversed() : items
     }
 
@@ -46,11 +50,7 @@ extension Household {
     /// ordered as ``shoppingItems(_:)`` orders each: all that ``ShoppingRules/plan(_:pool:active:)``
     /// needs of them, found by the store's index of names, whatever the list's length.
     func shoppingItems(named names: [String]) throws -> (active: [ShoppingItem], pool: [ShoppingItem]) {
-        let items = try store.liveRows(.shoppingItem, named: names).map { row in
-            ShoppingItem(
-                id: row.id, name: row.text("name"), state: ShoppingItem.State(rawValue: row.text("state")) ?? .active,
-                listed: row.integer("listed"))
-        }.sorted { ($0.listed, $0.id) < ($1.listed, $1.id) }
+        let items = try store.liveRows(.shoppingItem, named: names).map(ShoppingItem.init(row:)).sorted { ($0.listed, $0.id) < ($1.listed, $1.id) }
         return (items.filter { $0.state == .active }, items.filter { $0.state == .restock }.reversed())
     }
 
