@@ -56,16 +56,38 @@ final class AgentRun {
     }
     /// Context switches of each of its threads so far, by thread id (each wake-up of a
     /// sleeping thread is one).
-    var contextSwitches: [String: Int] {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/task")) ?? []
-        var counts: [String: Int] = [:]
-        for task in tasks {
-            let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/task/\(task)/status", encoding: .utf8)) ?? ""
-            counts[task] = status.split(separator: "\n").filter { $0.contains("ctxt_switches:") }
-                .reduce(0) { $0 + (Int($1.split(separator: "\t").last ?? "0") ?? 0) }
-        }
-        return counts
+    var contextSwitches: [String: Int] { threadSwitches(process.processIdentifier) }
+}
+
+/// Context switches of each thread of process `pid` so far, by thread id.
+func threadSwitches(_ pid: Int32) -> [String: Int] {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+    var counts: [String: Int] = [:]
+    for task in tasks {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)) ?? ""
+        counts[task] = status.split(separator: "\n").filter { $0.contains("ctxt_switches:") }
+            .reduce(0) { $0 + (Int($1.split(separator: "\t").last ?? "0") ?? 0) }
     }
+    return counts
+}
+
+/// The wake-ups' baseline: this program started again as a Swift program that runs one task
+/// on the runtime's pool of threads, then only awaits (`--await-only`, main.swift): what any
+/// Swift program on Linux does at rest. libdispatch watches its pool once a second from its
+/// first worker on, for as long as the process lives (`_dispatch_workq_monitor_pools`,
+/// src/event/workqueue.c of swift-corelibs-libdispatch).
+final class AwaitingProgram {
+    let process = Process()
+    init() throws {
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = ["--await-only"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        _ = out.fileHandleForReading.availableData // its line: the task has run
+    }
+    var contextSwitches: [String: Int] { threadSwitches(process.processIdentifier) }
+    func stop() { process.terminate(); process.waitUntilExit() }
 }
 
 /// Context switches between two readings of ``AgentRun/contextSwitches``: of the threads
