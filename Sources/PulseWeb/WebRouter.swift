@@ -481,7 +481,35 @@ struct WebRouter: Sendable {
 
 /// The page's files, embedded in the binary (nothing is loaded from elsewhere).
 enum WebAssets {
-    static var indexHTML: [UInt8] { PackageResources.index_html }
+    /// The page as served: `index.html` with a `modulepreload` link for every module `main.js`
+    /// imports statically, directly or through another (``staticImports(of:)``), so that the
+    /// browser asks for them all at once instead of level by level as it reads each one. The
+    /// parts only the computer's page imports, on demand (`import("./parents.js")`), are not
+    /// among them. Derived from the files: no list to keep (a hand-kept one had missed the
+    /// two newest modules: issue 54).
+    static let indexHTML: [UInt8] = {
+        let script = "<script type=\"module\" src=\"/main.js\"></script>\n"
+        let links = staticImports(of: "/main.js").sorted().map { "<link rel=\"modulepreload\" href=\"\($0)\">\n" }.joined()
+        let text = String(decoding: PackageResources.index_html, as: UTF8.self)
+        precondition(text.contains(script), "index.html loads /main.js as a module")
+        return Array(text.replacing(script, with: script + links, maxReplacements: 1).utf8)
+    }()
+
+    /// The modules `path` imports statically (`import … from "./x.js"`, `import "./x.js"`, one
+    /// a line, as the page writes them), and the modules those import, by path; itself left out.
+    static func staticImports(of path: String) -> Set<String> {
+        var found: Set<String> = [], waiting = [path]
+        while let next = waiting.popLast() {
+            guard let source = modules[next] else { continue }
+            for line in String(decoding: source, as: UTF8.self).split(separator: "\n") where line.hasPrefix("import ") {
+                guard let specifier = line.matches(of: /"\.\/([A-Za-z0-9_-]+\.js)"/).last else { continue }
+                let imported = "/" + specifier.output.1
+                if found.insert(imported).inserted { waiting.append(imported) }
+            }
+        }
+        found.remove(path)
+        return found
+    }
     /// The page's ES modules by path (no build step: served as written).
     static let modules: [String: [UInt8]] = [
         "/main.js": PackageResources.main_js,

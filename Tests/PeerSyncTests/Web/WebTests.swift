@@ -347,6 +347,28 @@ struct WebRouterTests {
         #expect(text.firstMatch(of: /const CACHE = "house-pulse-[0-9a-f]{12}";/) != nil)
     }
 
+    @Test func thePageAsksAtOnceForEveryModuleItsScriptImportsAndNoneOfTheComputersParts() async throws {
+        let (router, _) = router()
+        let page = try #require(response(await router.respond(to: request("GET", "/"))))
+        let text = String(decoding: page.body, as: UTF8.self)
+        let preloaded = Set(text.matches(of: /<link rel="modulepreload" href="([^"]+)">/).map { String($0.output.1) })
+        // Every module main.js reaches by its static imports, the newest ones too, each served.
+        #expect(preloaded.isSuperset(of: ["/api.js", "/page.js", "/store.js", "/shopping.js", "/tasks.js", "/live.js", "/connection.js"]))
+        #expect(preloaded.isSubset(of: Set(WebAssets.modules.keys)) && !preloaded.contains("/main.js"))
+        // The computer's own parts are imported on demand (main.js, loadDesk), never preloaded.
+        #expect(preloaded.isDisjoint(with: ["/parents.js", "/welcome.js", "/machines.js", "/computer.js", "/phones.js"]))
+        // Each preloaded module is imported by main.js or by a preloaded module.
+        for path in preloaded {
+            let importers = ["/main.js"] + preloaded.filter { $0 != path }
+            #expect(
+                importers.contains { String(decoding: WebAssets.modules[$0]!, as: UTF8.self).contains("\"." + path + "\"") },
+                "\(path) is preloaded but imported by no module the page loads")
+        }
+        // After the script, once each.
+        #expect(text.components(separatedBy: "modulepreload").count == preloaded.count + 1)
+        #expect(text.range(of: "src=\"/main.js\"")!.lowerBound < text.range(of: "modulepreload")!.lowerBound)
+    }
+
     @Test func withoutASessionTheAPIAnswers401() async throws {
         let calls = Calls()
         let (router, _) = router(calls: calls)
