@@ -59,7 +59,7 @@ final class FrontEndMethods: Sendable {
 
 /// What a front end may ask of the running agent: the local API's operations, in process.
 public struct LocalAPI: Sendable {
-    let callMethod: @Sendable (String, [String: JSONValue]) async -> ControlResponse
+    let callMethod: @Sendable (String, [String: JSONValue], APICaller) async -> ControlResponse
     let inviteMethod: @Sendable (String?, Int) async -> ControlResponse
     let currentStatus: @Sendable () async throws -> AgentStatus
     let feed: EventFeed
@@ -69,8 +69,6 @@ public struct LocalAPI: Sendable {
     /// No household here yet: the page shows its welcome (start or join), and only the
     /// welcome's methods answer (``WelcomeAgent``).
     public var welcome = false
-    /// A household method made as a phone's member (nil: not offered here).
-    var callActing: (@Sendable (String, [String: JSONValue], String?) async -> ControlResponse)? = nil
     /// Says something to this computer's person on the desktop now (not a household event:
     /// no policy, no batching), in their words: the catalogue's `summary` and `body` keys.
     var alertMethod: (@Sendable (String, String, [String: JSONValue]) async -> Void)? = nil
@@ -81,23 +79,19 @@ public struct LocalAPI: Sendable {
         await alertMethod?(summary, body, params)
     }
 
-    /// A household method (docs/API.md), checked and committed exactly as the control
-    /// socket's `call`: a write is durable before the answer and pushed to peers after it.
-    public func call(_ method: String, _ params: [String: JSONValue]) async -> ControlResponse {
-        await callMethod(method, params)
+    /// A household method (docs/API.md) for `caller`, checked and committed exactly as the
+    /// control socket's `call`: a write is durable before the answer and pushed to peers after
+    /// it. A phone's writes are signed with its member (``APICaller/phone(member:)``).
+    public func call(_ method: String, _ params: [String: JSONValue], as caller: APICaller) async -> ControlResponse {
+        await callMethod(method, params, caller)
     }
 
-    /// A household method for a phone (issue 42): as ``call(_:_:)``, but its writes are signed
-    /// with the phone's member (`member`; nil: nobody in particular) and "Me" is that member.
-    public func call(_ method: String, _ params: [String: JSONValue], actingAs member: String?) async -> ControlResponse {
-        guard let callActing else { return .refused(.unknownMethod, ["method": .string(method)]) }
-        return await callActing(method, params, member)
-    }
-
-    /// Whether `method` is a method of this API: the household's (or, before there is one,
-    /// the welcome's) and the front ends' own.
-    public func knows(_ method: String) -> Bool {
-        (welcome ? WelcomeAgent.methods : HouseholdAPI.methods).contains(method) || frontEndMethods[method] != nil
+    /// Whether `audience` may call `method` here: the household's methods as the registry
+    /// allows (before there is a household, the welcome's), and for the computer's page the
+    /// front ends' own (``FrontEndHandle/methods``: `phones.*`).
+    public func knows(_ method: String, for audience: APIAudience) -> Bool {
+        if welcome { return audience == .page && WelcomeAgent.methods.contains(method) }
+        return HouseholdAPI.registry.allows(method, audience) || (audience != .phone && frontEndMethods[method] != nil)
     }
 
     /// Opens a pairing invitation for another computer, as `pulse-peer invite` does:
@@ -107,7 +101,7 @@ public struct LocalAPI: Sendable {
     /// The language chosen for this computer's person (``LanguageChoice``); nil when the
     /// household cannot say (then the browser's language is used).
     public func languageChoice() async -> LanguageChoice? {
-        let answer = await callMethod("language.get", [:])
+        let answer = await callMethod("language.get", [:], .agent)
         guard answer.ok, let result = answer.result, let data = try? JSONEncoder().encode(result) else { return nil }
         return try? JSONDecoder().decode(LanguageChoice.self, from: data)
     }

@@ -125,11 +125,10 @@ public struct PeerAgent: Service {
         let notices = try ChangeNotices.openForReading(noticePath)
         let peers = try await store.staticPeers()
         var api = LocalAPI(
-            callMethod: { method, params in await call(method, params, context: context) },
+            callMethod: { method, params, caller in await call(method, params, as: caller, context: context) },
             inviteMethod: { member, minutes in await invite(member: member, minutes: minutes, context: context) },
             currentStatus: { try await status(context, port: port) }, feed: feed, logins: context.logins,
-            frontEndMethods: context.frontEndMethods, home: options.home,
-            callActing: { method, params, member in await call(method, params, context: context, actingAs: .some(member)) })
+            frontEndMethods: context.frontEndMethods, home: options.home)
         api.alertMethod = { summary, body, params in await context.notifier.alert(summary: summary, body: body, params) }
         var started: [FrontEndHandle] = []
         for frontEnd in options.frontEnds {
@@ -394,7 +393,7 @@ public struct PeerAgent: Service {
             return ControlResponse(ok: true)
         case "call":
             guard let method = request.method else { return .refused(.missingParameter, ["method": "call", "key": "method", "type": "string"]) }
-            return await call(method, request.params ?? [:], context: context)
+            return await call(method, request.params ?? [:], as: .control, context: context)
         case "open":
             // A login for the web page: only the machine's owner reaches this socket.
             guard let url = context.frontEnds.url else {
@@ -449,13 +448,13 @@ public struct PeerAgent: Service {
     }
 
     /// A household method for the control socket and the front ends alike.
-    private func call(_ method: String, _ params: [String: JSONValue], context: Context, actingAs member: String?? = nil) async -> ControlResponse {
-        if member == nil, !HouseholdAPI.methods.contains(method), let frontEndMethod = context.frontEndMethods[method] {
+    private func call(_ method: String, _ params: [String: JSONValue], as caller: APICaller, context: Context) async -> ControlResponse {
+        if caller.audience != .phone, HouseholdAPI.registry[method] == nil, let frontEndMethod = context.frontEndMethods[method] {
             return await frontEndMethod.run(params)
         }
         do {
             // What it wrote, if anything, is told by ``StoreService/localWrites``.
-            let result = try await context.store.call(method, params, actingAs: member)
+            let result = try await context.store.call(method, params, as: caller)
             return ControlResponse(ok: true, result: result)
         } catch {
             return .failed(error)

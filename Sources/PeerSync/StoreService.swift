@@ -198,16 +198,15 @@ actor StoreService {
 
     func versionVector() throws -> VersionVector { try household.store.versionVector() }
 
-    /// A household method of the local API (the same rules as the CLI).
-    /// `actingAs`: a phone's member (`.some(nil)`: a phone of nobody in particular); nil:
-    /// this machine's member.
-    func call(_ method: String, _ params: [String: JSONValue], actingAs member: String?? = nil) throws -> JSONValue {
+    /// A household method of the local API (the same rules as the CLI), for `caller`. A method
+    /// declared as only reading is not followed by the look for writes to push.
+    func call(_ method: String, _ params: [String: JSONValue], as caller: APICaller) throws -> JSONValue {
+        guard HouseholdAPI.registry[method]?.writes != false else { return try HouseholdAPI.call(method, params, on: household, as: caller) }
         defer {
             try? notePublishedWrites()
             reportLocalWrites()
         }
-        guard let member else { return try HouseholdAPI.call(method, params, on: household) }
-        return try Household.$actingMember.withValue(member) { try HouseholdAPI.call(method, params, on: household) }
+        return try HouseholdAPI.call(method, params, on: household, as: caller)
     }
 
     func generateRecurringTasks() throws -> Int {

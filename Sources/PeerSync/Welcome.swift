@@ -48,7 +48,7 @@ public struct WelcomeAgent: Sendable {
         let joinedAt = Mutex<PeerAddress?>(nil)
         let logger = self.logger
         let api = LocalAPI(
-            callMethod: { method, params in
+            callMethod: { method, params, _ in
                 // One start or join at a time; none once the home holds a household.
                 guard
                     busy.withLock({ was in

@@ -239,3 +239,33 @@ public enum BacklogRules {
         return current.indices.map { Int64($0 + 1) * 1024 }
     }
 }
+
+extension Household {
+    static let backlogMethods: [APIMethod] = [
+        .read("backlog.list", for: APIMethod.everyone) { _, h in try h.backlog() },
+        .write("backlog.category.add") { a, h in try h.addCategory(a.string("title")) },
+        .write("backlog.category.rename") { a, h in try h.renameCategory(a.string("category"), to: a.string("title")) },
+        .write("backlog.category.move") { a, h in
+            guard let position = a["position"]?.integerValue, (1...1_000_000).contains(position) else { throw a.missing("position", "position") }
+            return try h.moveCategory(a.string("category"), to: Int(position))
+        },
+        .write("backlog.category.remove") { a, h in try h.removeCategory(a.string("category"), force: a.flag("force")) },
+        .write("backlog.add") { a, h in try h.addBacklogItem(a.string("title"), to: a.string("category")) },
+        .write("backlog.rename") { a, h in try h.renameBacklogItem(a.string("item"), to: a.string("title")) },
+        .write("backlog.move") { a, h in
+            var position: Int?
+            if let value = a["position"], value != .null {
+                guard let number = value.integerValue, (1...1_000_000).contains(number) else {
+                    throw HouseholdError.refuse(.wrongType, ["key": "position", "type": "position"])
+                }
+                position = Int(number)
+            }
+            return try h.moveBacklogItem(a.string("item"), to: a.optional("category"), position: position)
+        },
+        .write("backlog.remove") { a, h in try h.removeBacklogItem(a.string("item")) },
+        .write("backlog.restore") { a, h in try h.restoreBacklogItem(a.string("item")) },
+        .write("backlog.promote") { a, h in
+            try h.promoteBacklogItem(a.string("item"), assignee: a.optional("assignee"), due: a.optional("due"), force: a.flag("force"))
+        },
+    ]
+}

@@ -145,3 +145,13 @@ public enum ConflictWording {
         }
     }
 }
+
+extension Household {
+    static let conflictMethods: [APIMethod] = [
+        .read("conflicts.list") { a, h in
+            // `language`: the words of `summary` and `shown` (the log keeps data; English by default).
+            let words = try a.optional("language").flatMap { try? MessageCatalogue.load($0, home: h.home) } ?? .english
+            return try h.conflicts(limit: a["limit"] == nil ? 100 : max(1, min(a.integer("limit"), 10_000)), words: words)
+        }
+    ]
+}

@@ -82,11 +82,15 @@ public final class Household {
     package let store: ReplicaStore
     public let identity: MachineIdentity
     public let householdID: String
+    /// A phone's member, for the household as a phone's call sees it (``acting(as:)``);
+    /// `.none`: this machine's member.
+    private let actingMember: String??
+
     /// The member this machine belongs to (writes are signed with it). Read afresh: it is
     /// a local setting another process (`whoami --set`) may change.
-    /// During a phone's call (``actingMember``), the phone's member.
+    /// For a phone's call (``acting(as:)``), the phone's member.
     public var memberID: String? {
-        if let acting = Self.actingMember { return acting }
+        if let actingMember { return actingMember }
         return (try? store.meta("member_id"))?.textValue
     }
 
@@ -98,7 +102,20 @@ public final class Household {
             throw HouseholdError.notInitialized(home.path)
         }
         householdID = id
+        actingMember = nil
     }
+
+    private init(_ household: Household, actingAs member: String?) {
+        home = household.home
+        store = household.store
+        identity = household.identity
+        householdID = household.householdID
+        actingMember = .some(member)
+    }
+
+    /// The same household, as a phone's call sees it: its writes are signed with `member` (nil:
+    /// a phone of nobody in particular).
+    public func acting(as member: String?) -> Household { Household(self, actingAs: member) }
 
     /// Opens the household in `home`; fails when there is none.
     /// `maxClockAheadMilliseconds`: how far ahead of this clock a peer's change may be

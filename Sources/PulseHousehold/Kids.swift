@@ -358,3 +358,39 @@ extension Household {
         }
     }
 }
+
+extension Household {
+    static let kidsMethods: [APIMethod] = [
+        .read("kids.list", for: APIMethod.everyone) { _, h in try h.kids() },
+        .read("kids.catalogue.list", for: APIMethod.everyone) { a, h in
+            // With a kid: each rule and chore says whether it earned that kid peanuts today.
+            guard let kid = try a.optional("kid") else { return try JSONValue.from(h.catalogue()) }
+            let done = try h.itemsDoneToday(kid: h.resolveKid(kid))
+            return JSONValue.array(
+                try h.catalogue().map { item in
+                    guard case var .object(fields) = try JSONValue.from(item) else { return try .from(item) }
+                    if item.kind != .reward { fields["doneToday"] = .bool(done.contains(item.id)) }
+                    return .object(fields)
+                })
+        },
+        .read("kids.history.list", for: APIMethod.everyone) { a, h in try h.ledger(kid: a.string("kid")) },
+        .read("kids.basket.list", for: APIMethod.everyone) { a, h in try h.basket(kid: a.string("kid")) },
+        .write("kids.done", for: APIMethod.everyone) { a, h in try h.markDone(kid: a.string("kid"), item: a.string("item")) },
+        .write("kids.redeem", for: APIMethod.everyone) { a, h in try h.redeem(kid: a.string("kid"), reward: a.string("reward")) },
+        .write("kids.basket.remove", for: APIMethod.everyone) { a, h in try h.removeFromBasket(kid: a.string("kid"), entry: a.string("entry")) },
+        // An adult's, with the PIN (a computer's page only: parents' mode).
+        .write("kids.add") { a, h in try h.addKid(a.string("name"), pin: a.optional("pin")) },
+        .write("kids.rename") { a, h in try h.renameKid(a.string("kid"), to: a.string("name"), pin: a.optional("pin")) },
+        .write("kids.remove") { a, h in try h.removeKid(a.string("kid"), pin: a.optional("pin")) },
+        .write("kids.select") { a, h in try h.selectCatalogueItems(a.strings("items"), pin: a.optional("pin")) },
+        .write("kids.deselect") { a, h in try h.deselectCatalogueItems(a.strings("items"), pin: a.optional("pin")) },
+        .write("kids.own") { a, h in
+            try h.addOwnCatalogueItem(
+                kind: a.string("kind"), title: a.string("title"), peanuts: a.integer("peanuts"), category: a.string("category"),
+                pin: a.optional("pin"))
+        },
+        .write("kids.adjust") { a, h in
+            try h.adjustKid(a.string("kid"), peanuts: a.integer("peanuts"), reason: a.string("reason"), pin: a.optional("pin"))
+        },
+    ]
+}

@@ -279,3 +279,32 @@ extension Household {
         return key.withUnsafeBytes { Array($0) }
     }
 }
+
+extension Household {
+    static let pinMethods: [APIMethod] = [
+        // Whether the PIN changed lately: every adult is told, on the phone too (never the PIN itself).
+        .read("kids.pin.get", for: APIMethod.everyone) { _, h in h.kidsPINState() },
+        // Writes: a wrong PIN counts towards this machine's delay.
+        .write("kids.pin.check") { a, h in
+            try h.checkKidsPIN(a.string("pin"))
+            return true
+        },
+        .write("kids.pin.set") { a, h in
+            try h.setKidsPIN(a.string("pin"))
+            return true
+        },
+        .write("kids.pin.change") { a, h in
+            try h.changeKidsPIN(current: a.string("pin"), new: a.string("new"))
+            return true
+        },
+        .write("kids.pin.reset") { _, h in try h.requestKidsPINReset() },
+        .write("kids.pin.confirmReset") { a, h in
+            try h.confirmKidsPINReset(code: a.string("code"))
+            return true
+        },
+        .write("kids.pin.acknowledge") { a, h in
+            try h.acknowledgeKidsPINChange(pin: a.string("pin"))
+            return true
+        },
+    ]
+}

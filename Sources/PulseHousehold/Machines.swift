@@ -207,3 +207,11 @@ extension Household {
         SymmetricKey(size: .bits256).withUnsafeBytes { Hex.string(Array($0)) }
     }
 }
+
+extension Household {
+    static let machineMethods: [APIMethod] = [
+        .read("machine.list") { _, h in try h.machines() },
+        .write("machine.rename") { a, h in try h.renameMachine(a.string("machine"), to: a.string("name")) },
+        .write("machine.remove") { a, h in try h.removeMachine(a.string("machine")) },
+    ]
+}

@@ -178,3 +178,38 @@ extension Household {
         return try settings()
     }
 }
+
+extension Household {
+    static let memberMethods: [APIMethod] = [
+        .read("member.list", for: APIMethod.everyone) { _, h in try h.members() },
+        .read("member.get") { a, h in try h.resolveMember(a.string("member")) },
+        .write("member.add") { a, h in try h.addMember(a.string("name"), initials: a.optional("initials"), color: a.optional("color")) },
+        .write("member.edit") { a, h in
+            try h.editMember(a.string("member"), name: a.optional("name"), initials: a.optional("initials"), color: a.optional("color"))
+        },
+        .write("member.remove") { a, h in try h.removeMember(a.string("member")) },
+        .write("whoami.set") { a, h in try h.setThisMachine(member: a.string("member")) },
+    ]
+
+    static let settingsMethods: [APIMethod] = [
+        .read("settings.get", for: APIMethod.everyone) { _, h in try h.settings() },
+        .write("settings.set") { a, h in try h.setSetting(a.string("key"), a.string("value")) },
+        .read("notifications.get") { _, h in try h.notificationSettings() },
+        .write("notifications.set") { a, h in
+            // A key that is absent keeps its value.
+            var settings = try h.notificationSettings()
+            if let value = try a.bool("shopping") { settings.shopping = value }
+            if let value = try a.bool("tasks") { settings.tasks = value }
+            if let value = try a.bool("assigned") { settings.assigned = value }
+            if let value = try a.bool("kids") { settings.kids = value }
+            if a["windowSeconds"] != nil { settings.windowSeconds = try a.integer("windowSeconds") }
+            try h.setNotificationSettings(settings)
+            return try h.notificationSettings()
+        },
+        .read("language.get", for: APIMethod.everyone) { _, h in try h.languageChoice() },
+        .write("language.set") { a, h in
+            if a["language"] == nil { throw a.missing("language", "string_or_null") }
+            return try h.setLanguage(scope: a.string("scope"), language: a.optional("language"))
+        },
+    ]
+}

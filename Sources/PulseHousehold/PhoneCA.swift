@@ -114,3 +114,15 @@ extension Household {
         }
     }
 }
+
+extension Household {
+    static let caMethods: [APIMethod] = [
+        .read("ca.get") { _, h in JSONValue.object(["roots": try .from(h.caRoots()), "grants": try .from(h.caGrants())]) },
+        // The CA's own (docs/decisions/0014): the holder publishes, a machine asks, the holder signs.
+        .write("ca.publish", for: APIMethod.plumbing) { a, h in try h.publishCARoot(id: a.string("id"), certificate: a.string("certificate")) },
+        .write("ca.request", for: APIMethod.plumbing) { a, h in try h.requestCAGrant(request: a.string("request")) },
+        .write("ca.grant", for: APIMethod.plumbing) { a, h in
+            try h.grantCA(machine: a.string("machine"), request: a.string("request"), certificate: a.string("certificate"))
+        },
+    ]
+}

@@ -22,10 +22,6 @@ public struct PhoneRecord: Sendable, Codable, Equatable {
 /// check a phone's session (the row holds the SHA-256 of its cookie, never the cookie) and a
 /// removal on any computer reaches every agent. A removal is set once: no method clears it.
 extension Household {
-    /// The member a phone's request acts as (its writes are signed with it, and "Me" is it),
-    /// set for the length of one call; `.none`: this machine's member.
-    @TaskLocal public static var actingMember: String?? = nil
-
     public func phones() throws -> [PhoneRecord] {
         let memberNames = Dictionary(try store.rows(.member).map { ($0.id, $0.text("name")) }, uniquingKeysWith: { a, _ in a })
         let machineNames = Dictionary(try machines().map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
@@ -180,4 +176,31 @@ extension Household {
             return PhoneServiceRecord(machine: row.id, name: machine.name, urls: urls, isThisMachine: row.id == identity.machineID)
         }.sorted { ($0.isThisMachine ? 0 : 1, $0.machine) < ($1.isThisMachine ? 0 : 1, $1.machine) }
     }
+}
+
+extension Household {
+    static let phoneMethods: [APIMethod] = [
+        .read("phone.list") { _, h in try h.phones() },
+        .write("phone.remove") { a, h in try h.removePhone(a.string("phone")) },
+        .read("phone.service.list") { _, h in try h.phoneServices() },
+        // The phones' listener's own (a phone approved, identified, renewed, roaming; where this
+        // machine serves phones).
+        .write("phone.add", for: APIMethod.plumbing) { a, h in
+            try h.addPhone(name: a.string("name"), member: a.optional("member"), credential: a.string("credential"))
+        },
+        .read("phone.get", for: APIMethod.plumbing) { a, h in
+            if case let .string(roaming)? = a["roaming"] { return try h.phone(roaming: roaming) }
+            return try h.phone(credential: a.string("credential"))
+        },
+        .write("phone.renew", for: APIMethod.plumbing) { a, h in try h.renewPhone(a.string("phone"), credential: a.string("credential")) },
+        .read("phone.roaming", for: APIMethod.plumbing) { a, h in try h.phoneRoaming(a.string("phone")) },
+        .write("phone.service.set", for: APIMethod.plumbing) { a, h in
+            guard case let .array(list)? = a["urls"] else { throw a.missing("urls", "array") }
+            let urls = try list.map { value -> String in
+                guard case let .string(url) = value else { throw HouseholdError.refuse(.wrongType, ["key": "urls", "type": "string"]) }
+                return url
+            }
+            return try h.setPhoneService(urls: urls)
+        },
+    ]
 }

@@ -145,3 +145,13 @@ public enum RecurringRules {
         return hidden
     }
 }
+
+extension Household {
+    static let recurringMethods: [APIMethod] = [
+        .read("recurring.list", for: APIMethod.everyone) { _, h in try h.recurringTemplates() },
+        .write("recurring.add") { a, h in
+            try h.addRecurringTemplate(a.string("title"), schedule: a.string("schedule"), assignee: a.optional("assignee"))
+        },
+        .write("recurring.remove") { a, h in try h.removeRecurringTemplate(a.string("template")) },
+    ]
+}

@@ -358,5 +358,51 @@ extension Household {
         }
         try store.write(member: memberID) { tx in _ = try tx.put(.shoppingItem, item.id, ["quantity": .text(quantity)]) }
     }
+
+    /// The "next" test release's methods, which this release lacks (Tests/web_phones.py).
+    static let nextMethods: [APIMethod] = [
+        .write("next.note.add", for: APIMethod.everyone) { a, h in try h.addNote(a.string("title")) },
+        .write("next.shop.quantity", for: APIMethod.everyone) { a, h in
+            try h.setQuantity(item: a.string("name"), a.string("quantity"))
+            return true
+        },
+    ]
 }
 #endif
+
+extension Household {
+    static let shoppingMethods: [APIMethod] = [
+        .read("shop.list", for: APIMethod.everyone) { a, h in try h.shoppingItems(shoppingPool(a)) },
+        .write("shop.add", for: APIMethod.everyone) { a, h in
+            // Each item says whether it came back from the restock pool (the page tells so).
+            // With `ids` (a phone's queued addition): those ids, once (see addShoppingItems(_:ids:)).
+            let addition =
+                a["ids"] == nil ? try h.addOrRestockShoppingItems(a.strings("names")) : try h.addShoppingItems(a.strings("names"), ids: a.strings("ids"))
+            // `already`: the name was on the list (any case): that item, nothing added.
+            let restocked = Set(addition.restocked), already = Set(addition.already)
+            return JSONValue.array(
+                try addition.items.map { item in
+                    guard case var .object(fields) = try JSONValue.from(item) else { return try .from(item) }
+                    fields["restocked"] = .bool(restocked.contains(item.id))
+                    fields["already"] = .bool(already.contains(item.id))
+                    return .object(fields)
+                })
+        },
+        .write("shop.check", for: APIMethod.everyone) { a, h in try h.checkShoppingItem(a.string("item"), once: a.flag("once")) },
+        .write("shop.restock", for: APIMethod.everyone) { a, h in try h.restockShoppingItem(a.string("item"), once: a.flag("once")) },
+        .write("shop.rename", for: APIMethod.everyone) { a, h in try h.renameShoppingItem(a.string("item"), to: a.string("name")) },
+        .write("shop.delete", for: APIMethod.everyone) { a, h in try h.deleteShoppingItem(a.string("item")) },
+        .write("shop.undelete", for: APIMethod.everyone) { a, h in try h.undeleteShoppingItem(a.string("item"), to: shoppingPool(a)) },
+        .write("shop.clear", for: APIMethod.everyone) { _, h in try h.clearShoppingList() },
+        .write("shop.undo", for: APIMethod.everyone) { _, h in try h.undoClearShoppingList() },
+    ]
+
+    /// `pool`: `active` (the default) or `restock`.
+    private static func shoppingPool(_ a: APIArguments) throws -> ShoppingItem.State {
+        let pool = try a.optional("pool") ?? "active"
+        guard let state = ShoppingItem.State(rawValue: pool), state != .deleted else {
+            throw HouseholdError.refuse(.invalidPool, ["value": .string(pool)])
+        }
+        return state
+    }
+}

@@ -178,3 +178,25 @@ extension Household {
         return task
     }
 }
+
+extension Household {
+    static let taskMethods: [APIMethod] = [
+        // Writes: the day's recurring tasks are made first.
+        .write("task.list", for: APIMethod.everyone) { a, h in
+            try h.generateRecurringTasks()
+            return try h.tasks(mine: a.flag("mine"))
+        },
+        .write("task.add", for: APIMethod.everyone) { a, h in
+            try h.addTask(a.string("title"), assignee: a.optional("assignee"), due: a.optional("due"), force: a.flag("force"))
+        },
+        .write("task.edit", for: APIMethod.everyone) { a, h in
+            // A key that is absent leaves the field; null clears assignee or due.
+            guard a["title"] != .null else { throw HouseholdError.refuse(.titleNotNull) }
+            return try h.editTask(a.string("task"), TaskEdit(title: a.optional("title"), assignee: a.edit("assignee"), due: a.edit("due")))
+        },
+        .write("task.done", for: APIMethod.everyone) { a, h in try h.completeTask(a.string("task")) },
+        .write("task.reopen", for: APIMethod.everyone) { a, h in try h.reopenTask(a.string("task"), force: a.flag("force")) },
+        .write("task.delete", for: APIMethod.everyone) { a, h in try h.deleteTask(a.string("task")) },
+        .write("task.undelete", for: APIMethod.everyone) { a, h in try h.undeleteTask(a.string("task")) },
+    ]
+}

@@ -38,7 +38,7 @@ extension PhoneService {
     /// named by its id, self-signed, of the household CA's form (name-constrained). A root row
     /// that is not is ignored, whoever wrote it.
     func caView() async throws -> CAView {
-        let answer = await api.call("ca.get", [:])
+        let answer = await api.call("ca.get", [:], as: .agent)
         guard answer.ok, let result = answer.result else { throw answer.error ?? ErrorBody(code: "failed", message: "no answer") }
         let view = try JSONDecoder().decode(CAView.self, from: JSONEncoder().encode(result))
         let roots = view.roots.filter { root in
@@ -55,7 +55,7 @@ extension PhoneService {
 
     /// This computer's id and name in the household.
     func thisMachine() async -> (id: String, name: String)? {
-        let answer = await api.call("machine.list", [:])
+        let answer = await api.call("machine.list", [:], as: .agent)
         guard answer.ok, case let .array(machines)? = answer.result else { return nil }
         for case let .object(machine) in machines where machine["isThisMachine"] == .bool(true) {
             if case let .string(id)? = machine["id"], case let .string(name)? = machine["name"] { return (id, name) }
@@ -78,7 +78,7 @@ extension PhoneService {
                 try AgentCertificates.openOrCreate(home: home, household: household.name, machine: hostName, now: Date()).root
             }
             let published = await api.call(
-                "ca.publish", ["id": .string(try AgentCertificates.rootID(root)), "certificate": .string(try AgentCertificates.base64(root))])
+                "ca.publish", ["id": .string(try AgentCertificates.rootID(root)), "certificate": .string(try AgentCertificates.base64(root))], as: .agent)
             if let error = published.error { throw error }
             logger.notice("this computer keeps the household's certificate authority for phones")
             ca = try await caView()
@@ -118,7 +118,7 @@ extension PhoneService {
     /// Sends this agent's certificate signing request to the household.
     private func ask(home: URL, hostName: String) async throws {
         let request = try await onDispatchThread { try AgentCertificates.request(home: home, machine: hostName) }
-        let answer = await api.call("ca.request", ["request": .string(try AgentCertificates.base64(request))])
+        let answer = await api.call("ca.request", ["request": .string(try AgentCertificates.base64(request))], as: .agent)
         if let error = answer.error { throw error }
         logger.notice("asked the household's certificate authority for this computer's certificate")
     }
@@ -149,7 +149,7 @@ extension PhoneService {
                     [
                         "machine": .string(grant.machine), "request": .string(grant.request),
                         "certificate": .string(try AgentCertificates.base64(certificate)),
-                    ])
+                    ], as: .agent)
                 if let error = answer.error { throw error }
                 signed += 1
                 logger.notice("signed a computer's certificate for phones", metadata: ["machine": "\(name)"])

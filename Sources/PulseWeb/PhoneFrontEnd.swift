@@ -89,23 +89,6 @@ struct PhoneSite: Sendable {
     /// every start of the app (`/api/session`), so a phone in use stays paired; one unused
     /// for half a year is signed out and told how to be added again (issue 51).
     static let cookieLifetime = 183 * 86_400
-    /// The phone app's methods: the lists and the kids' cards; no adult or machine
-    /// administration (that stays on a computer's own page).
-    static let methods: Set<String> = nextMethods.union([
-        "household.get", "member.list", "settings.get", "language.get",
-        "shop.list", "shop.add", "shop.check", "shop.restock", "shop.rename", "shop.delete", "shop.undelete", "shop.clear", "shop.undo",
-        "task.list", "task.add", "task.edit", "task.done", "task.reopen", "task.delete", "task.undelete",
-        "backlog.list", "recurring.list",
-        "kids.list", "kids.catalogue.list", "kids.history.list", "kids.basket.list", "kids.done", "kids.redeem", "kids.basket.remove",
-        "kids.pin.get", // whether the PIN changed lately: every adult is told, on the phone too (never the PIN itself)
-    ])
-    #if DEBUG
-    /// The next test release's phone methods, which this release lacks (Tests/web_phones.py).
-    static let nextMethods: Set<String> = TestRelease.next ? ["next.shop.quantity", "next.note.add"] : []
-    #else
-    static let nextMethods: Set<String> = []
-    #endif
-    var methods: Set<String> { Self.methods }
 }
 
 final class PhoneService: Sendable {
@@ -258,7 +241,7 @@ final class PhoneService: Sendable {
         let (cached, generation) = known.withLock { ($0.sessions[key], $0.generation) }
         var session = cached
         if session == nil {
-            let answer = await api.call("phone.get", params)
+            let answer = await api.call("phone.get", params, as: .agent)
             guard answer.ok, case let .object(phone)? = answer.result, case let .string(id)? = phone["id"] else { return nil }
             let member: String? = if case let .string(member)? = phone["memberID"] { member } else { nil }
             let found = PhoneSession(id: id, member: member, csrf: csrf)
@@ -272,7 +255,7 @@ final class PhoneService: Sendable {
     /// Closes the connections of every removed phone.
     private func closeRemovedPhones() async {
         guard let listener = state.withLock({ $0.listener }) else { return }
-        let answer = await api.call("phone.list", [:])
+        let answer = await api.call("phone.list", [:], as: .agent)
         guard answer.ok, case let .array(phones)? = answer.result else { return }
         for case let .object(phone) in phones {
             if case let .string(id)? = phone["id"], let removed = phone["removed"], removed != .null { listener.closeConnections(of: id) }
@@ -281,14 +264,14 @@ final class PhoneService: Sendable {
 
     /// Phone `phone`'s roaming credential now.
     func roaming(_ phone: PhoneSession) async -> String? {
-        let answer = await api.call("phone.roaming", ["phone": .string(phone.id)])
+        let answer = await api.call("phone.roaming", ["phone": .string(phone.id)], as: .agent)
         if case let .string(roaming)? = answer.result { return roaming }
         return nil
     }
 
     /// Where the household's agents serve phones: `[{machine, name, urls, self}]`.
     func agents() async -> JSONValue {
-        let answer = await api.call("phone.service.list", [:])
+        let answer = await api.call("phone.service.list", [:], as: .agent)
         guard answer.ok, case let .array(services)? = answer.result else { return .array([]) }
         return .array(
             services.compactMap { service in
@@ -302,7 +285,7 @@ final class PhoneService: Sendable {
 
     /// Whether phone `id` may still sign in (nil: removed or unknown).
     private func identifyByID(_ id: String) async -> String? {
-        let answer = await api.call("phone.list", [:])
+        let answer = await api.call("phone.list", [:], as: .agent)
         guard answer.ok, case let .array(phones)? = answer.result else { return nil }
         for case let .object(phone) in phones where phone["id"] == .string(id) { return phone["removed"] == .null || phone["removed"] == nil ? id : nil }
         return nil
@@ -409,13 +392,13 @@ final class PhoneService: Sendable {
     /// Tells the household where this computer serves phones (a phone whose own agent does not
     /// answer uses another): written only when it changed.
     func publishAddresses() async {
-        let answer = await api.call("phone.service.set", ["urls": .array(servedURLs().map(JSONValue.string))])
+        let answer = await api.call("phone.service.set", ["urls": .array(servedURLs().map(JSONValue.string))], as: .agent)
         if let error = answer.error { logger.warning("cannot record where phones are served", metadata: ["error": "\(error)"]) }
     }
 
     /// This computer's name in the household (as people named it), if it has one.
     func computerName() async -> String? {
-        let answer = await api.call("machine.list", [:])
+        let answer = await api.call("machine.list", [:], as: .agent)
         guard answer.ok, case let .array(machines)? = answer.result else { return nil }
         for case let .object(machine) in machines where machine["isThisMachine"] == .bool(true) {
             if case let .string(name)? = machine["name"] { return name }
@@ -429,7 +412,7 @@ final class PhoneService: Sendable {
     }
 
     func householdSummary() async throws -> Summary {
-        let answer = await api.call("household.get", [:])
+        let answer = await api.call("household.get", [:], as: .agent)
         guard answer.ok, let result = answer.result else { throw PhoneError(answer.error?.message ?? "no household") }
         return try JSONDecoder().decode(Summary.self, from: JSONEncoder().encode(result))
     }
@@ -451,7 +434,7 @@ final class PhoneService: Sendable {
         }
         // The household's phones (replicated: every computer lists and may remove them),
         // with when this computer last saw each.
-        let listed = await api.call("phone.list", [:])
+        let listed = await api.call("phone.list", [:], as: .agent)
         let seen = self.seen.withLock { $0 }
         if listed.ok, case let .array(phones)? = listed.result {
             result["phones"] = .array(
@@ -491,7 +474,7 @@ final class PhoneService: Sendable {
         case nil, .null?: member = nil
         case let .string(value)?:
             // Whose phone: a member of the household now (its id kept), or the invitation is refused.
-            let found = await api.call("member.get", ["member": .string(value)])
+            let found = await api.call("member.get", ["member": .string(value)], as: .agent)
             guard found.ok, case let .object(fields)? = found.result, case let .string(id)? = fields["id"] else { return found }
             member = id
         default: return .refused(.wrongType, ["key": "member", "type": "string"])
@@ -544,7 +527,8 @@ final class PhoneService: Sendable {
             let cookie = RandomToken.make()
             let added = await api.call(
                 "phone.add",
-                ["name": .string(request.name), "member": request.member.map(JSONValue.string) ?? .null, "credential": .string(Self.credential(cookie))])
+                ["name": .string(request.name), "member": request.member.map(JSONValue.string) ?? .null, "credential": .string(Self.credential(cookie))],
+                as: .agent)
             guard added.ok, case let .object(phone)? = added.result, case let .string(newID)? = phone["id"] else {
                 return added.ok ? .refused(.failed, ["detail": "no phone"]) : added
             }
@@ -553,7 +537,7 @@ final class PhoneService: Sendable {
         }
         guard pairing.settle(id, answer) else {
             // Answered meanwhile (another page, the CLI): the phone row just written goes again.
-            if let phoneID { _ = await api.call("phone.remove", ["phone": .string(phoneID)]) }
+            if let phoneID { _ = await api.call("phone.remove", ["phone": .string(phoneID)], as: .agent) }
             return .refused(.noSuchRequest, ["id": .string(String(id.prefix(64)))])
         }
         logger.notice(approve ? "phone added" : "phone declined", metadata: ["request": "\(id)"])
@@ -567,7 +551,7 @@ final class PhoneService: Sendable {
         guard case let .string(id)? = params["id"] else {
             return .refused(.missingParameter, ["method": "phones.remove", "key": "id", "type": "string"])
         }
-        let answer = await api.call("phone.remove", ["phone": .string(id)])
+        let answer = await api.call("phone.remove", ["phone": .string(id)], as: .agent)
         guard answer.ok else { return answer }
         known.withLock { $0.forget() }
         state.withLock { $0.listener }?.closeConnections(of: id)
@@ -579,7 +563,7 @@ final class PhoneService: Sendable {
     /// its roaming credential); nil when the household refused (the phone was removed).
     func renew(_ phone: PhoneSession) async -> String? {
         let cookie = RandomToken.make()
-        guard await api.call("phone.renew", ["phone": .string(phone.id), "credential": .string(Self.credential(cookie))]).ok else { return nil }
+        guard await api.call("phone.renew", ["phone": .string(phone.id), "credential": .string(Self.credential(cookie))], as: .agent).ok else { return nil }
         known.withLock { $0.forget() }
         logger.notice("phone signed in again", metadata: ["phone": "\(phone.id)"])
         return cookie

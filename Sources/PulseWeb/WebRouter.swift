@@ -391,7 +391,7 @@ struct WebRouter: Sendable {
             return .response(json(422, ["error": (answer.error ?? Refusal(.failed, ["detail": "refused"]).body).json]))
         case ("POST", _) where path.hasPrefix("/api/call/"):
             let method = String(path.dropFirst("/api/call/".count))
-            guard phones.map({ $0.methods.contains(method) }) ?? api.knows(method) else {
+            guard api.knows(method, for: phones == nil ? .page : .phone) else {
                 return .response(refused(404, .unknownMethod, ["method": .string(method)]))
             }
             guard request.header("content-type")?.lowercased().hasPrefix("application/json") == true else {
@@ -406,7 +406,7 @@ struct WebRouter: Sendable {
                 }
                 params = object
             }
-            let answer = if let phone { await api.call(method, params, actingAs: phone.member) } else { await api.call(method, params) }
+            let answer = await api.call(method, params, as: phone.map { .phone(member: $0.member) } ?? .page)
             if answer.ok { return .response(json(200, ["result": answer.result ?? .null])) }
             return .response(json(422, ["error": (answer.error ?? Refusal(.failed, ["detail": "refused"]).body).json]))
         default:

@@ -23,6 +23,8 @@ import Testing
         let params: Params
         /// A phone's call: the member it acts as (`.some(nil)`: a phone of nobody).
         var phone: String?? = nil
+        /// Another caller than the agent in process (which may call every method).
+        var caller: APICaller = .agent
     }
 
     static let pin: JSONValue = "1234"
@@ -186,6 +188,15 @@ import Testing
         Call(method: "kids.pin.check", params: ["pin": "0000"]),
     ]
 
+    /// Calls refused by audience, after the bare ones: the agent's plumbing is on no public
+    /// list, a computer's administration on no phone's (issue 55).
+    static let refusedByAudience: [Call] = [
+        Call(method: "phone.add", params: ["name": "x", "credential": credential], caller: .control),
+        Call(method: "ca.grant", params: [:], caller: .page),
+        Call(method: "machine.list", params: [:], caller: .phone(member: nil)),
+        Call(method: "phone.roaming", params: ["phone": "x"], caller: .phone(member: nil)),
+    ]
+
     /// Every method of the API, each called with no parameters (after the script, in order of
     /// name): the refusals of missing parameters, and what a method without any does.
     static let bare = [
@@ -214,38 +225,16 @@ import Testing
         try h.store.sync(to: b.store)
         try b.store.sync(to: h.store)
         var last: [String: JSONValue] = [:]
-        func resolve(_ value: JSONValue) -> JSONValue {
-            switch value {
-            case let .string(text) where text.hasPrefix("@"):
-                var parts = text.dropFirst().split(separator: ".").map(String.init)
-                var method = parts.removeFirst()
-                while last[method] == nil, !parts.isEmpty { method += "." + parts.removeFirst() }
-                var found = last[method] ?? .null
-                for part in parts {
-                    if case let .array(items) = found, let index = Int(part), items.indices.contains(index) {
-                        found = items[index]
-                    } else if case let .object(fields) = found {
-                        found = fields[part] ?? .null
-                    } else {
-                        found = .null
-                    }
-                }
-                return found
-            case let .array(items): return .array(items.map(resolve))
-            case let .object(fields): return .object(fields.mapValues(resolve))
-            default: return value
-            }
-        }
         var lines: [String] = []
         var tokens = Tokens(replacing: [dir.url.path: "<dir>", Household.machineName(nil): "<host>"])
-        let calls = script + bare.map { Call(method: $0, params: [:]) }
+        let calls = script + bare.map { Call(method: $0, params: [:]) } + refusedByAudience
         for call in calls {
-            let params = call.params.mapValues(resolve)
-            let phone: String?? = call.phone.map { member in member.flatMap { resolve(.string($0)).stringValue } }
+            let params = call.params.mapValues { Self.resolve($0, in: last) }
+            let phone: String?? = call.phone.map { member in member.flatMap { Self.resolve(.string($0), in: last).stringValue } }
             var line: [String: JSONValue] = ["method": .string(call.method), "params": .object(params)]
             if let phone { line["phone"] = phone.map(JSONValue.string) ?? .null }
             do {
-                let result = try Self.call(call.method, params, on: h, phone: phone)
+                let result = try Self.call(call.method, params, on: h, as: phone.map { .phone(member: $0) } ?? call.caller)
                 last[call.method] = result
                 line["result"] = call.method == "kids.pin.reset" ? "<code>" : result
             } catch {
@@ -258,10 +247,33 @@ import Testing
         return lines
     }
 
-    /// One call as the agent makes it: a phone's with its member.
-    static func call(_ method: String, _ params: Params, on h: Household, phone: String??) throws -> JSONValue {
-        guard let phone else { return try HouseholdAPI.call(method, params, on: h) }
-        return try Household.$actingMember.withValue(phone) { try HouseholdAPI.call(method, params, on: h) }
+    /// `value` with each `"@method.path"` replaced by that field of `method`'s last answer.
+    static func resolve(_ value: JSONValue, in last: [String: JSONValue]) -> JSONValue {
+        switch value {
+        case let .string(text) where text.hasPrefix("@"):
+            var parts = text.dropFirst().split(separator: ".").map(String.init)
+            var method = parts.removeFirst()
+            while last[method] == nil, !parts.isEmpty { method += "." + parts.removeFirst() }
+            var found = last[method] ?? .null
+            for part in parts {
+                if case let .array(items) = found, let index = Int(part), items.indices.contains(index) {
+                    found = items[index]
+                } else if case let .object(fields) = found {
+                    found = fields[part] ?? .null
+                } else {
+                    found = .null
+                }
+            }
+            return found
+        case let .array(items): return .array(items.map { resolve($0, in: last) })
+        case let .object(fields): return .object(fields.mapValues { resolve($0, in: last) })
+        default: return value
+        }
+    }
+
+    /// One call as the agent makes it.
+    static func call(_ method: String, _ params: Params, on h: Household, as caller: APICaller) throws -> JSONValue {
+        try HouseholdAPI.call(method, params, on: h, as: caller)
     }
 
     /// What varies between runs, each replaced by a token numbered by its first appearance.

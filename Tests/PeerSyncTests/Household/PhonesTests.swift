@@ -75,7 +75,7 @@ import Testing
     @Test func aPhonesWritesAreSignedWithItsMember() throws {
         let tom = try #require(try a.members().first { $0.name == "Tom" })
         let before = try a.store.versionVector()
-        try Household.$actingMember.withValue(.some(tom.id)) { _ = try a.addShoppingItems(["Bread"]) }
+        _ = try a.acting(as: tom.id).addShoppingItems(["Bread"])
         _ = try a.addShoppingItems(["Milk"])
         let changes = try a.store.allDeltas(for: before).flatMap(\.changes)
         #expect(changes.count == 2)

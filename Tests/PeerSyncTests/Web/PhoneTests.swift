@@ -85,19 +85,16 @@ struct PhoneRouterTests {
 
     func makeRouter(calls: WebRouterTests.Calls = .init(), signedOut: SignedOut = SignedOut()) -> WebRouter {
         let api = LocalAPI(
-            callMethod: { method, params in
-                calls.made.withLock { $0.append((method, params)) }
+            callMethod: { method, params, caller in
+                let made = caller.audience == .phone ? "\(method) as \(caller.phoneMember ?? "nobody")" : method
+                calls.made.withLock { $0.append((made, params)) }
                 return ControlResponse(ok: true, result: .array([]))
             },
             inviteMethod: { _, _ in
                 Issue.record("a phone opened an invitation")
                 return ControlResponse(ok: false)
             }, currentStatus: { throw CancellationError() }, feed: EventFeed(), logins: FrontEndLogins(),
-            home: HouseholdHome.resolve("/tmp/pulse-phone-router-tests"),
-            callActing: { method, params, member in
-                calls.made.withLock { $0.append(("\(method) as \(member ?? "nobody")", params)) }
-                return ControlResponse(ok: true, result: .array([]))
-            })
+            home: HouseholdHome.resolve("/tmp/pulse-phone-router-tests"))
         var site = PhoneSite(
             hosts: { ["192.168.1.5:47655", "house.local:47655"] }, pairing: PhonePairing(),
             identify: { $0 == "good" ? Self.phone : nil },
@@ -150,6 +147,15 @@ struct PhoneRouterTests {
         for method in ["machine.remove", "member.add", "kids.pin.check", "kids.adjust", "settings.set", "whoami.set", "phones.get", "phone.add"] {
             #expect(await post(method) == 404, "\(method)")
         }
+        // Every method of the registry: answered exactly where its declaration allows a phone.
+        var allowed: [String] = []
+        for method in HouseholdAPI.registry.methods {
+            let phone = method.audiences.contains(.phone)
+            #expect(await post(method.name) == (phone ? 200 : 404), "\(method.name)")
+            if phone { allowed.append("\(method.name) as m1") }
+        }
+        #expect(allowed.contains("kids.redeem as m1") && !allowed.contains("kids.adjust as m1"))
+        calls.made.withLock { $0.removeLast(allowed.count) }
         #expect(await post("shop.add", origin: "http://192.168.1.5:47655") == 403, "an http origin")
         #expect(await post("shop.add", origin: "https://evil.example") == 403)
         #expect(await post("shop.add", csrf: "other") == 403)

@@ -146,7 +146,7 @@ struct WebRouterTests {
     ) -> (WebRouter, FrontEndLogins) {
         let logins = FrontEndLogins()
         let api = LocalAPI(
-            callMethod: { method, params in
+            callMethod: { method, params, _ in
                 if method == "language.get" { return ControlResponse(ok: true, result: try? JSONValue.from(choice)) }
                 calls.made.withLock { $0.append((method, params)) }
                 if method == "shop.check" { return .refused(.notFound, ["kind": "item", "list": "shopping_list", "handle": "x"]) }
@@ -237,6 +237,22 @@ struct WebRouterTests {
             #expect(response(await router.respond(to: request("POST", "/api/invite", headers, body: body)))?.status == status)
         }
         #expect(calls.made.withLock { $0.count } == 1, "only the good request reached the agent")
+    }
+
+    /// The computer's page may call every method of the registry but the agent's own plumbing
+    /// (issue 55), each as the registry says.
+    @Test func thePageAnswersEveryMethodItsDeclarationAllowsAndNoOther() async throws {
+        let calls = Calls()
+        let (router, logins) = self.router(calls: calls)
+        let (cookie, csrf) = try await signIn(router, logins)
+        let headers = [cookie, ("origin", "http://127.0.0.1:8080"), ("x-pulse-csrf", csrf), ("content-type", "application/json")]
+        for method in HouseholdAPI.registry.methods where method.name != "shop.check" {
+            let status = response(await router.respond(to: request("POST", "/api/call/\(method.name)", headers, body: "{}")))?.status
+            #expect(status == (method.audiences.contains(.page) ? 200 : 404), "\(method.name)")
+        }
+        // (The test's agent answers language.get without counting it: the sign-in asks it too.)
+        let reached = HouseholdAPI.registry.methods.filter { $0.audiences.contains(.page) && !["shop.check", "language.get"].contains($0.name) }
+        #expect(calls.made.withLock { $0.map(\.0) } == reached.map(\.name))
     }
 
     func signIn(_ router: WebRouter, _ logins: FrontEndLogins) async throws -> (cookie: (String, String), csrf: String) {
