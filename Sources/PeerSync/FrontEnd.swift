@@ -69,6 +69,9 @@ public struct LocalAPI: Sendable {
     /// No household here yet: the page shows its welcome (start or join), and only the
     /// welcome's methods answer (``WelcomeAgent``).
     public var welcome = false
+    /// A rule of the household called in process (``read(_:)``, ``write(_:)``): nil before there is
+    /// one (the welcome), refused as no household.
+    var withHousehold: (@Sendable (Bool, @escaping @Sendable (Household) throws -> any Sendable) async throws -> any Sendable)? = nil
     /// Says something to this computer's person on the desktop now (not a household event:
     /// no policy, no batching), in their words: the catalogue's `summary` and `body` keys.
     var alertMethod: (@Sendable (String, String, [String: JSONValue]) async -> Void)? = nil
@@ -84,6 +87,19 @@ public struct LocalAPI: Sendable {
     /// it. A phone's writes are signed with its member (``APICaller/phone(member:)``).
     public func call(_ method: String, _ params: [String: JSONValue], as caller: APICaller) async -> ControlResponse {
         await callMethod(method, params, caller)
+    }
+
+    /// The agent's own parts (its phones' listener, its CA) ask the household in Swift, typed:
+    /// `body` runs on the store's actor with the household, and what it returns is the answer.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Household) throws -> T) async throws -> T {
+        guard let withHousehold else { throw HouseholdError.notInitialized(home.path) }
+        return try await withHousehold(false) { try body($0) } as! T
+    }
+
+    /// As ``read(_:)``, for a rule that writes: durable before it returns, pushed to peers after.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Household) throws -> T) async throws -> T {
+        guard let withHousehold else { throw HouseholdError.notInitialized(home.path) }
+        return try await withHousehold(true) { try body($0) } as! T
     }
 
     /// Whether `audience` may call `method` here: the household's methods as the registry

@@ -130,6 +130,7 @@ public struct PeerAgent: Service {
             currentStatus: { try await status(context, port: port) }, feed: feed, logins: context.logins,
             frontEndMethods: context.frontEndMethods, home: options.home)
         api.alertMethod = { summary, body, params in await context.notifier.alert(summary: summary, body: body, params) }
+        api.withHousehold = { writes, body in try await context.store.perform(writes: writes, body) }
         var started: [FrontEndHandle] = []
         for frontEnd in options.frontEnds {
             let handle = try await frontEnd.start(api)

@@ -209,6 +209,17 @@ actor StoreService {
         return try HouseholdAPI.call(method, params, on: household, as: caller)
     }
 
+    /// A rule of the household called in process (``LocalAPI/read(_:)``, ``LocalAPI/write(_:)``):
+    /// after one that writes, its writes are looked for and pushed as after a method's.
+    func perform<T>(writes: Bool, _ body: (Household) throws -> T) throws -> T {
+        guard writes else { return try body(household) }
+        defer {
+            try? notePublishedWrites()
+            reportLocalWrites()
+        }
+        return try body(household)
+    }
+
     func generateRecurringTasks() throws -> Int {
         defer { reportLocalWrites() }
         return try household.generateRecurringTasks()

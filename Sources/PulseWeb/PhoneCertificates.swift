@@ -11,36 +11,20 @@ import X509
 /// (`ca.grant`), for computers still in the household only, renewing each before its end.
 /// Nothing here is a construction of our own: X.509 and PKCS #10 from swift-certificates.
 extension PhoneService {
-    /// The household's CA as the household's rows hold it (`ca.get`).
-    struct CAView: Decodable {
-        struct Root: Decodable {
-            let id: String
-            let certificate: String
-            let holder: String
-            let holderName: String?
-            let retired: Bool
-        }
-        struct Grant: Decodable {
-            let machine: String
-            let machineName: String?
-            let removed: Bool
-            let request: String
-            let certificate: String?
-        }
-        let roots: [Root]
-        let grants: [Grant]
+    /// The household's CA as the household's rows hold it.
+    struct CAView {
+        let roots: [CARootRecord]
+        let grants: [CAGrantRecord]
 
         /// The household's root: the earliest whose holder is still in the household.
-        var householdRoot: Root? { roots.first { !$0.retired } }
+        var householdRoot: CARootRecord? { roots.first { !$0.retired } }
     }
 
     /// The household CA's rows, its roots only when they are what they claim: the certificate
     /// named by its id, self-signed, of the household CA's form (name-constrained). A root row
     /// that is not is ignored, whoever wrote it.
     func caView() async throws -> CAView {
-        let answer = await api.call("ca.get", [:], as: .agent)
-        guard answer.ok, let result = answer.result else { throw answer.error ?? ErrorBody(code: "failed", message: "no answer") }
-        let view = try JSONDecoder().decode(CAView.self, from: JSONEncoder().encode(result))
+        let view = try await api.read { CAView(roots: try $0.caRoots(), grants: try $0.caGrants()) }
         let roots = view.roots.filter { root in
             guard let certificate = try? AgentCertificates.certificate(base64: root.certificate),
                 (try? AgentCertificates.rootID(certificate)) == root.id, HouseholdCA.isHouseholdRoot(certificate)
@@ -55,12 +39,8 @@ extension PhoneService {
 
     /// This computer's id and name in the household.
     func thisMachine() async -> (id: String, name: String)? {
-        let answer = await api.call("machine.list", [:], as: .agent)
-        guard answer.ok, case let .array(machines)? = answer.result else { return nil }
-        for case let .object(machine) in machines where machine["isThisMachine"] == .bool(true) {
-            if case let .string(id)? = machine["id"], case let .string(name)? = machine["name"] { return (id, name) }
-        }
-        return nil
+        guard let machine = try? await api.read({ try $0.machines().first(where: \.isThisMachine) }) else { return nil }
+        return (machine.id, machine.name)
     }
 
     /// This agent's certificates under the household's root: as the holder (the root's key is
@@ -77,9 +57,8 @@ extension PhoneService {
             let root = try await onDispatchThread {
                 try AgentCertificates.openOrCreate(home: home, household: household.name, machine: hostName, now: Date()).root
             }
-            let published = await api.call(
-                "ca.publish", ["id": .string(try AgentCertificates.rootID(root)), "certificate": .string(try AgentCertificates.base64(root))], as: .agent)
-            if let error = published.error { throw error }
+            let (id, certificate) = (try AgentCertificates.rootID(root), try AgentCertificates.base64(root))
+            _ = try await api.write { try $0.publishCARoot(id: id, certificate: certificate) }
             logger.notice("this computer keeps the household's certificate authority for phones")
             ca = try await caView()
         }
@@ -118,8 +97,8 @@ extension PhoneService {
     /// Sends this agent's certificate signing request to the household.
     private func ask(home: URL, hostName: String) async throws {
         let request = try await onDispatchThread { try AgentCertificates.request(home: home, machine: hostName) }
-        let answer = await api.call("ca.request", ["request": .string(try AgentCertificates.base64(request))], as: .agent)
-        if let error = answer.error { throw error }
+        let text = try AgentCertificates.base64(request)
+        _ = try await api.write { try $0.requestCAGrant(request: text) }
         logger.notice("asked the household's certificate authority for this computer's certificate")
     }
 
@@ -144,13 +123,8 @@ extension PhoneService {
             do {
                 let name = grant.machineName ?? String(grant.machine.prefix(12))
                 let certificate = try await onDispatchThread { try AgentCertificates.sign(request, machine: name, home: home, now: Date()) }
-                let answer = await api.call(
-                    "ca.grant",
-                    [
-                        "machine": .string(grant.machine), "request": .string(grant.request),
-                        "certificate": .string(try AgentCertificates.base64(certificate)),
-                    ], as: .agent)
-                if let error = answer.error { throw error }
+                let signedText = try AgentCertificates.base64(certificate)
+                _ = try await api.write { try $0.grantCA(machine: grant.machine, request: grant.request, certificate: signedText) }
                 signed += 1
                 logger.notice("signed a computer's certificate for phones", metadata: ["machine": "\(name)"])
             } catch {

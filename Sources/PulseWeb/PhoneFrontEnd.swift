@@ -224,7 +224,7 @@ final class PhoneService: Sendable {
     func identify(_ cookie: String?) async -> PhoneSession? {
         guard let cookie, !cookie.isEmpty, cookie.utf8.count <= 128 else { return nil }
         let credential = Self.credential(cookie)
-        return await lookUp(credential, ["credential": .string(credential)], csrf: WebSessions.hex(WebSessions.digest("csrf:" + cookie)))
+        return await lookUp(credential, csrf: WebSessions.hex(WebSessions.digest("csrf:" + cookie))) { try $0.phone(credential: credential) }
     }
 
     /// The phone whose roaming credential is `bearer` (it uses this agent from another agent's
@@ -232,19 +232,18 @@ final class PhoneService: Sendable {
     /// sent by the browser on its own.
     func identify(roaming bearer: String) async -> PhoneSession? {
         guard bearer.utf8.count <= 200 else { return nil }
-        return await lookUp("roaming:" + Self.credential(bearer), ["roaming": .string(bearer)], csrf: "")
+        return await lookUp("roaming:" + Self.credential(bearer), csrf: "") { try $0.phone(roaming: bearer) }
     }
 
-    /// A phone by `phone.get` with `params`, kept under `key` until the household's phones or
-    /// keys change (a lookup begun before a change is not kept), and marked seen now.
-    private func lookUp(_ key: String, _ params: [String: JSONValue], csrf: String) async -> PhoneSession? {
+    /// The phone `find` finds (by credential or roaming credential, not removed), kept under
+    /// `key` until the household's phones or keys change (a lookup begun before a change is not
+    /// kept), and marked seen now.
+    private func lookUp(_ key: String, csrf: String, _ find: @escaping @Sendable (Household) throws -> PhoneRecord?) async -> PhoneSession? {
         let (cached, generation) = known.withLock { ($0.sessions[key], $0.generation) }
         var session = cached
         if session == nil {
-            let answer = await api.call("phone.get", params, as: .agent)
-            guard answer.ok, case let .object(phone)? = answer.result, case let .string(id)? = phone["id"] else { return nil }
-            let member: String? = if case let .string(member)? = phone["memberID"] { member } else { nil }
-            let found = PhoneSession(id: id, member: member, csrf: csrf)
+            guard let phone = try? await api.read(find) else { return nil }
+            let found = PhoneSession(id: phone.id, member: phone.memberID, csrf: csrf)
             known.withLock { if $0.generation == generation { $0.sessions[key] = found } }
             session = found
         }
@@ -255,40 +254,32 @@ final class PhoneService: Sendable {
     /// Closes the connections of every removed phone.
     private func closeRemovedPhones() async {
         guard let listener = state.withLock({ $0.listener }) else { return }
-        let answer = await api.call("phone.list", [:], as: .agent)
-        guard answer.ok, case let .array(phones)? = answer.result else { return }
-        for case let .object(phone) in phones {
-            if case let .string(id)? = phone["id"], let removed = phone["removed"], removed != .null { listener.closeConnections(of: id) }
-        }
+        guard let phones = try? await api.read({ try $0.phones() }) else { return }
+        for phone in phones where phone.removed != nil { listener.closeConnections(of: phone.id) }
     }
 
     /// Phone `phone`'s roaming credential now.
     func roaming(_ phone: PhoneSession) async -> String? {
-        let answer = await api.call("phone.roaming", ["phone": .string(phone.id)], as: .agent)
-        if case let .string(roaming)? = answer.result { return roaming }
-        return nil
+        let id = phone.id
+        return try? await api.read { try $0.phoneRoaming(id) }
     }
 
     /// Where the household's agents serve phones: `[{machine, name, urls, self}]`.
     func agents() async -> JSONValue {
-        let answer = await api.call("phone.service.list", [:], as: .agent)
-        guard answer.ok, case let .array(services)? = answer.result else { return .array([]) }
+        guard let services = try? await api.read({ try $0.phoneServices() }) else { return .array([]) }
         return .array(
-            services.compactMap { service in
-                guard case let .object(fields) = service, case let .array(urls)? = fields["urls"], !urls.isEmpty else { return nil }
-                return .object([
-                    "machine": fields["machine"] ?? .null, "name": fields["name"] ?? .null, "urls": .array(urls),
-                    "self": fields["isThisMachine"] ?? .bool(false),
+            services.filter { !$0.urls.isEmpty }.map { service in
+                .object([
+                    "machine": .string(service.machine), "name": service.name.map(JSONValue.string) ?? .null, "urls": JSONValue(service.urls),
+                    "self": .bool(service.isThisMachine),
                 ])
             })
     }
 
     /// Whether phone `id` may still sign in (nil: removed or unknown).
     private func identifyByID(_ id: String) async -> String? {
-        let answer = await api.call("phone.list", [:], as: .agent)
-        guard answer.ok, case let .array(phones)? = answer.result else { return nil }
-        for case let .object(phone) in phones where phone["id"] == .string(id) { return phone["removed"] == .null || phone["removed"] == nil ? id : nil }
-        return nil
+        guard let phones = try? await api.read({ try $0.phones() }), let phone = phones.first(where: { $0.id == id }) else { return nil }
+        return phone.removed == nil ? id : nil
     }
 
     var methods: [String: FrontEndMethod] {
@@ -392,29 +383,26 @@ final class PhoneService: Sendable {
     /// Tells the household where this computer serves phones (a phone whose own agent does not
     /// answer uses another): written only when it changed.
     func publishAddresses() async {
-        let answer = await api.call("phone.service.set", ["urls": .array(servedURLs().map(JSONValue.string))], as: .agent)
-        if let error = answer.error { logger.warning("cannot record where phones are served", metadata: ["error": "\(error)"]) }
+        let urls = servedURLs()
+        do {
+            _ = try await api.write { try $0.setPhoneService(urls: urls) }
+        } catch {
+            logger.warning("cannot record where phones are served", metadata: ["error": "\(Refusal(error).body)"])
+        }
     }
 
     /// This computer's name in the household (as people named it), if it has one.
     func computerName() async -> String? {
-        let answer = await api.call("machine.list", [:], as: .agent)
-        guard answer.ok, case let .array(machines)? = answer.result else { return nil }
-        for case let .object(machine) in machines where machine["isThisMachine"] == .bool(true) {
-            if case let .string(name)? = machine["name"] { return name }
-        }
-        return nil
+        try? await api.read { try $0.machines().first(where: \.isThisMachine)?.name }
     }
 
-    struct Summary: Decodable {
+    struct Summary {
         let id: String
         let name: String
     }
 
     func householdSummary() async throws -> Summary {
-        let answer = await api.call("household.get", [:], as: .agent)
-        guard answer.ok, let result = answer.result else { throw PhoneError(answer.error?.message ?? "no household") }
-        return try JSONDecoder().decode(Summary.self, from: JSONEncoder().encode(result))
+        try await api.read { Summary(id: $0.householdID, name: try $0.householdName()) }
     }
 
     // MARK: What the computer's page shows
@@ -434,18 +422,14 @@ final class PhoneService: Sendable {
         }
         // The household's phones (replicated: every computer lists and may remove them),
         // with when this computer last saw each.
-        let listed = await api.call("phone.list", [:], as: .agent)
         let seen = self.seen.withLock { $0 }
-        if listed.ok, case let .array(phones)? = listed.result {
-            result["phones"] = .array(
-                phones.map { phone in
-                    guard case var .object(fields) = phone, case let .string(id)? = fields["id"] else { return phone }
-                    fields["lastSeen"] = seen[id].map { .integer($0) } ?? .null
-                    return .object(fields)
-                })
-        } else {
-            result["phones"] = .array([])
-        }
+        let phones = (try? await api.read { try $0.phones() }) ?? []
+        result["phones"] = .array(
+            phones.map { phone in
+                guard case var .object(fields) = try? JSONValue.from(phone) else { return .null }
+                fields["lastSeen"] = seen[phone.id].map { .integer($0) } ?? .null
+                return .object(fields)
+            })
         result["requests"] = .array(
             pairing.pending().map { request in
                 .object([
@@ -474,9 +458,11 @@ final class PhoneService: Sendable {
         case nil, .null?: member = nil
         case let .string(value)?:
             // Whose phone: a member of the household now (its id kept), or the invitation is refused.
-            let found = await api.call("member.get", ["member": .string(value)], as: .agent)
-            guard found.ok, case let .object(fields)? = found.result, case let .string(id)? = fields["id"] else { return found }
-            member = id
+            do {
+                member = try await api.read { try $0.resolveMember(value).id }
+            } catch {
+                return .failed(error)
+            }
         default: return .refused(.wrongType, ["key": "member", "type": "string"])
         }
         guard let (listener, tls) = state.withLock({ state in state.listener.flatMap { l in state.tls.map { (l, $0) } } }) else {
@@ -525,19 +511,17 @@ final class PhoneService: Sendable {
         var phoneID: String?
         if approve {
             let cookie = RandomToken.make()
-            let added = await api.call(
-                "phone.add",
-                ["name": .string(request.name), "member": request.member.map(JSONValue.string) ?? .null, "credential": .string(Self.credential(cookie))],
-                as: .agent)
-            guard added.ok, case let .object(phone)? = added.result, case let .string(newID)? = phone["id"] else {
-                return added.ok ? .refused(.failed, ["detail": "no phone"]) : added
+            let credential = Self.credential(cookie)
+            do {
+                phoneID = try await api.write { try $0.addPhone(name: request.name, member: request.member, credential: credential).id }
+            } catch {
+                return .failed(error)
             }
-            phoneID = newID
             answer = .approved(cookie: cookie)
         }
         guard pairing.settle(id, answer) else {
             // Answered meanwhile (another page, the CLI): the phone row just written goes again.
-            if let phoneID { _ = await api.call("phone.remove", ["phone": .string(phoneID)], as: .agent) }
+            if let phoneID { _ = try? await api.write { try $0.removePhone(phoneID) } }
             return .refused(.noSuchRequest, ["id": .string(String(id.prefix(64)))])
         }
         logger.notice(approve ? "phone added" : "phone declined", metadata: ["request": "\(id)"])
@@ -551,8 +535,11 @@ final class PhoneService: Sendable {
         guard case let .string(id)? = params["id"] else {
             return .refused(.missingParameter, ["method": "phones.remove", "key": "id", "type": "string"])
         }
-        let answer = await api.call("phone.remove", ["phone": .string(id)], as: .agent)
-        guard answer.ok else { return answer }
+        do {
+            _ = try await api.write { try $0.removePhone(id) }
+        } catch {
+            return .failed(error)
+        }
         known.withLock { $0.forget() }
         state.withLock { $0.listener }?.closeConnections(of: id)
         logger.notice("phone removed", metadata: ["phone": "\(id)"])
@@ -563,7 +550,8 @@ final class PhoneService: Sendable {
     /// its roaming credential); nil when the household refused (the phone was removed).
     func renew(_ phone: PhoneSession) async -> String? {
         let cookie = RandomToken.make()
-        guard await api.call("phone.renew", ["phone": .string(phone.id), "credential": .string(Self.credential(cookie))], as: .agent).ok else { return nil }
+        let (id, credential) = (phone.id, Self.credential(cookie))
+        guard (try? await api.write { try $0.renewPhone(id, credential: credential) }) != nil else { return nil }
         known.withLock { $0.forget() }
         logger.notice("phone signed in again", metadata: ["phone": "\(phone.id)"])
         return cookie
