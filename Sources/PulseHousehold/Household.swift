@@ -84,7 +84,7 @@ public final class Household {
     public let householdID: String
     /// A phone's member, for the household as a phone's call sees it (``acting(as:)``);
     /// `.none`: this machine's member.
-    private let actingMember: String??
+    let actingMember: String??
 
     /// The member this machine belongs to (writes are signed with it). Read afresh: it is
     /// a local setting another process (`whoami --set`) may change.
@@ -114,7 +114,7 @@ public final class Household {
     }
 
     /// The same household, as a phone's call sees it: its writes are signed with `member` (nil:
-    /// a phone of nobody in particular).
+    /// a phone of nobody in particular), and "me" is that member (``currentMemberID()``).
     public func acting(as member: String?) -> Household { Household(self, actingAs: member) }
 
     /// Opens the household in `home`; fails when there is none.

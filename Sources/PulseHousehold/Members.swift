@@ -51,8 +51,13 @@ extension Household {
         Dictionary(uniqueKeysWithValues: try members().map { ($0.id, $0.name) })
     }
 
-    /// This machine's member as stored now (it may change while the household is open).
-    public func currentMemberID() throws -> String? { try store.meta("member_id")?.textValue }
+    /// This machine's member as stored now (it may change while the household is open): who
+    /// "me", "mine" and `isThisMachine` mean. For a phone's call (``acting(as:)``), the phone's
+    /// member (nil: a phone of nobody in particular has no "me").
+    public func currentMemberID() throws -> String? {
+        if let actingMember { return actingMember }
+        return try store.meta("member_id")?.textValue
+    }
 
     public func resolveMember(_ handle: String) throws -> Member {
         try Handles.resolve(handle, in: members(), what: "member", list: "household", name: \.name, id: \.id)

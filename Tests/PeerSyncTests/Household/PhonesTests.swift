@@ -84,6 +84,21 @@ import Testing
         #expect(a.memberID != tom.id)
     }
 
+    /// On a phone, "me" is the phone's member, not the computer's: its person's tasks are "mine",
+    /// they are `isThisMachine` in the member list, and "me" assigns to them; a phone of nobody
+    /// in particular has no "me" (refused, as on a computer of nobody).
+    @Test func onAPhoneMeIsThePhonesMember() throws {
+        let tom = try #require(try a.members().first { $0.name == "Tom" })
+        let phone = a.acting(as: tom.id)
+        let task = try phone.addTask("Call grandma", assignee: "me")
+        #expect(task.assigneeID == tom.id)
+        #expect(try phone.tasks(mine: true).map(\.id) == [task.id] && a.tasks(mine: true).isEmpty)
+        #expect(try phone.members().filter(\.isThisMachine).map(\.id) == [tom.id])
+        #expect(try a.members().filter(\.isThisMachine).map(\.id) == [a.currentMemberID()])
+        #expect(code { _ = try a.acting(as: nil).tasks(mine: true) } == "no_member_for_machine")
+        #expect(code { _ = try a.acting(as: nil).addTask("x", assignee: "me") } == "no_member_for_machine")
+    }
+
     /// A phone's queue may be sent twice (an answer lost on the way) or to two agents: an
     /// addition carries its ids, a check or restock says `once`; each takes effect once.
     @Test func aPhonesQueuedChangesTakeEffectOnceHoweverOftenTheyArrive() throws {
