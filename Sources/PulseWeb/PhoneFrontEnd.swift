@@ -65,32 +65,6 @@ struct PhoneSession: Sendable, Equatable {
     let csrf: String
 }
 
-/// What the phones' side of the page serves, for ``WebRouter``.
-struct PhoneSite: Sendable {
-    let hosts: @Sendable () -> Set<String>
-    let pairing: PhonePairing
-    /// The phone a cookie belongs to (nil: none, or removed).
-    let identify: @Sendable (String?) async -> PhoneSession?
-    /// The phone a roaming credential belongs to (nil: none, removed, or no longer valid).
-    let identifyRoaming: @Sendable (String) async -> PhoneSession?
-    /// A phone's roaming credential, for its page (nil: none now).
-    let roaming: @Sendable (PhoneSession) async -> String?
-    /// Where the household's agents serve phones (`phone.service.list`), for the phone app.
-    let agents: @Sendable () async -> JSONValue
-    /// Sign-out on a phone: the phone is removed (it must be added again to come back).
-    let signOut: @Sendable (PhoneSession) async -> Void
-    /// A new session cookie for a phone whose cookie expired (nil: refused).
-    var renew: @Sendable (PhoneSession) async -> String? = { _ in nil }
-    /// This computer's name, for "waiting for …".
-    let computer: String
-    /// A phone opened its link and waits: every open page of this computer asks (issue 51).
-    var asked: @Sendable (PhonePairing.Request) -> Void = { _ in }
-    /// How long a phone's session cookie lasts after its last use, in seconds: renewed at
-    /// every start of the app (`/api/session`), so a phone in use stays paired; one unused
-    /// for half a year is signed out and told how to be added again (issue 51).
-    static let cookieLifetime = 183 * 86_400
-}
-
 final class PhoneService: Sendable {
     /// What this agent's live feed names when a phone asks to be added or is answered
     /// (``LocalAPI/announce(entity:)``): every open page of this computer looks again.

@@ -15,7 +15,7 @@ final class PhoneListener: Sendable {
     let server: NIOAsyncChannel<(WebFrontEnd.Connection, ConnectionKind, SignedIn), Never>
     let port: Int
     let service: PhoneService
-    let router: WebRouter
+    let router: WebRouter<PhoneSite>
     private struct Open {
         var admission = PhoneAdmission<ObjectIdentifier>()
         var channels: [ObjectIdentifier: (channel: any Channel, phone: String?)] = [:]
@@ -24,7 +24,7 @@ final class PhoneListener: Sendable {
 
     private init(
         server: NIOAsyncChannel<(WebFrontEnd.Connection, ConnectionKind, SignedIn), Never>, port: Int, service: PhoneService,
-        router: WebRouter
+        router: WebRouter<PhoneSite>
     ) {
         self.server = server
         self.port = port
@@ -53,7 +53,7 @@ final class PhoneListener: Sendable {
         let bound = server.channel.localAddress?.port ?? port
         let computer = computer ?? tls.covered.names.first ?? "this computer"
         var site = PhoneSite(
-            hosts: { tls.hosts(port: bound) }, pairing: service.pairing, identify: { await service.identify($0) },
+            port: bound, home: service.api.home, hosts: { tls.hosts(port: bound) }, pairing: service.pairing, identify: { await service.identify($0) },
             identifyRoaming: { await service.identify(roaming: $0) }, roaming: { await service.roaming($0) },
             agents: { await service.agents() },
             signOut: { _ = await service.remove(["id": .string($0.id)]) }, computer: computer)
@@ -69,7 +69,7 @@ final class PhoneListener: Sendable {
         }
         // The phones' sessions are the household's `phone` rows (``PhoneSite/identify``): no
         // local sessions.
-        let router = WebRouter(api: service.api, sessions: WebSessions(), host: "0.0.0.0", port: bound, phones: site)
+        let router = WebRouter(api: service.api, audience: site)
         return PhoneListener(server: server, port: bound, service: service, router: router)
     }
 
@@ -137,7 +137,7 @@ final class PhoneListener: Sendable {
                             do {
                                 try await WebFrontEnd.handle(connection, api: router.api, counts: counts) { request in
                                     guard kind.isTLS else { return await PhoneSetupPages.respond(to: request, service: self.service, port: self.port) }
-                                    let cookie = WebRules.cookie(router.cookieName, in: request.headers("cookie"))
+                                    let cookie = WebRules.cookie(router.audience.cookieName, in: request.headers("cookie"))
                                     let reply = await router.respond(to: request)
                                     let phone =
                                         if let bearer = WebRules.bearer(request.header("authorization")) {

@@ -39,7 +39,7 @@ enum PhoneSetupPages {
                 <ol>\(item("phone.ca.android.step1"))\(item("phone.ca.android.step2"))\(item("phone.ca.android.step3"))</ol>
                 <p>\((said.text("phone.ca.next")).markupEscaped)</p>
                 """
-            return .response(WebRouter.page(200, title: said.text("phone.ca.title"), language: said.language, body: body))
+            return .response(WebAnswers.page(200, title: said.text("phone.ca.title"), language: said.language, body: body))
         case "/ca.crt":
             guard let der = try? PhoneProfiles.der(root) else { return .response(text(500, said.text("web.not_found"))) }
             return .response(
@@ -68,7 +68,7 @@ enum PhoneSetupPages {
         case "/pair":
             if let token = query["token"] { service.pairing.burn(token) }
             return .response(
-                WebRouter.page(
+                WebAnswers.page(
                     400, title: said.text("phone.pair.plain.title"), language: said.language,
                     body: "<p>" + (said.text("phone.pair.plain.body")).markupEscaped + "</p>"))
         default:

@@ -99,7 +99,7 @@ public struct WebFrontEnd: AgentFrontEnd {
         func streamClosed() { open.withLock { $0.streams -= 1 } }
     }
 
-    static func serve(_ server: NIOAsyncChannel<Connection, Never>, router: WebRouter, logger: Logger) async throws {
+    static func serve(_ server: NIOAsyncChannel<Connection, Never>, router: WebRouter<ComputerPage>, logger: Logger) async throws {
         let counts = Counts()
         try await withThrowingDiscardingTaskGroup { group in
             try await server.executeThenClose { connections in
@@ -136,7 +136,7 @@ public struct WebFrontEnd: AgentFrontEnd {
                 reading: while let next = try await parts.next() {
                     switch next {
                     case let .body(buffer):
-                        guard body.count + buffer.readableBytes <= WebRouter.maxBody else {
+                        guard body.count + buffer.readableBytes <= WebAnswers.maxBody else {
                             try await write(
                                 WebResponse(
                                     status: 413, headers: [("Content-Type", "text/plain")],

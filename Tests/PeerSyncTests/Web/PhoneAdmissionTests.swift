@@ -84,7 +84,7 @@ struct PhoneStatusTests {
         let status = Data(
             #"{"machine":{"id":"3fa2c1d0","name":"Kitchen"},"peers":[{"machineID":"77aa","name":"Study PC","address":"192.168.1.20:47653","state":"connected","inSync":true},{"machineID":"88bb","state":"connecting","inSync":false,"problem":"peer at 192.168.1.30 refused"}]}"#
                 .utf8)
-        let told = WebRouter.phoneStatus(status)
+        let told = PhoneSite.phoneStatus(status)
         let text = String(decoding: try JSONEncoder().encode(told), as: UTF8.self)
         for secret in ["3fa2c1d0", "77aa", "88bb", "Study PC", "192.168", "Kitchen"] { #expect(!text.contains(secret), "\(secret) in \(text)") }
         #expect(text.contains("connected") && text.contains("\"problem\":true"))

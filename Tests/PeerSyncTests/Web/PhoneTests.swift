@@ -83,7 +83,7 @@ struct PhoneRouterTests {
 
     final class SignedOut: Sendable { let ids = Mutex<[String]>([]) }
 
-    func makeRouter(calls: WebRouterTests.Calls = .init(), signedOut: SignedOut = SignedOut()) -> WebRouter {
+    func makeRouter(calls: WebRouterTests.Calls = .init(), signedOut: SignedOut = SignedOut()) -> WebRouter<PhoneSite> {
         let api = LocalAPI(
             callMethod: { method, params, caller in
                 let made = caller.audience == .phone ? "\(method) as \(caller.phoneMember ?? "nobody")" : method
@@ -96,14 +96,14 @@ struct PhoneRouterTests {
             }, currentStatus: { throw CancellationError() }, feed: EventFeed(), logins: FrontEndLogins(),
             home: HouseholdHome.resolve("/tmp/pulse-phone-router-tests"))
         var site = PhoneSite(
-            hosts: { ["192.168.1.5:47655", "house.local:47655"] }, pairing: PhonePairing(),
+            port: 47655, home: api.home, hosts: { ["192.168.1.5:47655", "house.local:47655"] }, pairing: PhonePairing(),
             identify: { $0 == "good" ? Self.phone : nil },
             identifyRoaming: { $0 == "p1.roams" ? PhoneSession(id: "p1", member: "m1", csrf: "") : nil },
             roaming: { _ in "p1.roams" },
             agents: { .array([.object(["machine": "b", "name": "Tom's laptop", "urls": ["https://192.168.1.6:47655"], "self": false])]) },
             signOut: { phone in signedOut.ids.withLock { $0.append(phone.id) } }, computer: "house.local")
         site.renew = { phone in phone.id == "p1" ? "new-cookie-of-\(phone.id)" : nil }
-        return WebRouter(api: api, sessions: WebSessions(), host: "0.0.0.0", port: 47655, phones: site)
+        return WebRouter(api: api, audience: site)
     }
 
     func request(
@@ -249,7 +249,7 @@ struct PhoneRouterTests {
 
     @Test func pairingSetsASecureWaitingCookieAndThenTheSession() async throws {
         let router = makeRouter()
-        let pairing = try #require(router.phones?.pairing)
+        let pairing = router.audience.pairing
         let (token, _) = pairing.invite(name: "Anna's phone", member: nil)
         let first = try #require(response(await router.respond(to: request("GET", "/pair?token=\(token)"))))
         #expect(first.status == 200)

@@ -41,8 +41,8 @@ struct WebRulesTests {
     }
 
     @Test func theTabsALinkMayOpenAreThePagesOwnAndEveryNotificationLeadsToOne() {
-        #expect(WebRouter.tabs == ["shopping", "tasks", "backlog", "kids", "more"])
-        for group in NotificationGroup.allCases { #expect(WebRouter.tabs.contains(group.tab), "\(group)") }
+        #expect(ComputerPage.tabs == ["shopping", "tasks", "backlog", "kids", "more"])
+        for group in NotificationGroup.allCases { #expect(ComputerPage.tabs.contains(group.tab), "\(group)") }
     }
 
     @Test func noHostHeaderIsRefused() { #expect(!WebRules.hostAllowed(nil, host: "127.0.0.1", port: 8080)) }
@@ -143,7 +143,7 @@ struct WebRouterTests {
     /// `welcome`: a computer with no household yet.
     func router(
         calls: Calls = Calls(), choice: LanguageChoice = LanguageChoice(available: Languages.builtIn), welcome: Bool = false
-    ) -> (WebRouter, FrontEndLogins) {
+    ) -> (WebRouter<ComputerPage>, FrontEndLogins) {
         let logins = FrontEndLogins()
         let api = LocalAPI(
             callMethod: { method, params, _ in
@@ -158,7 +158,7 @@ struct WebRouterTests {
             }, currentStatus: { throw CancellationError() }, feed: EventFeed(), logins: logins,
             home: HouseholdHome.resolve("/tmp/pulse-web-router-tests"), welcome: welcome)
         var router = WebRouter(api: api, sessions: WebSessions(), host: "127.0.0.1", port: 8080)
-        router.clientOwner = { _ in getuid() } // this process's requests: its own user's
+        router.audience.clientOwner = { _ in getuid() } // this process's requests: its own user's
         return (router, logins)
     }
 
@@ -255,7 +255,7 @@ struct WebRouterTests {
         #expect(calls.made.withLock { $0.map(\.0) } == reached.map(\.name))
     }
 
-    func signIn(_ router: WebRouter, _ logins: FrontEndLogins) async throws -> (cookie: (String, String), csrf: String) {
+    func signIn(_ router: WebRouter<ComputerPage>, _ logins: FrontEndLogins) async throws -> (cookie: (String, String), csrf: String) {
         let login = try #require(response(await router.respond(to: request("GET", "/login?token=\(logins.issue())"))))
         #expect(login.status == 200)
         let set = try #require(header(login, "Set-Cookie"))
@@ -286,11 +286,11 @@ struct WebRouterTests {
         var (router, logins) = router()
         let token = logins.issue()
         for stranger in [{ @Sendable (_: WebRequest) -> UInt32? in getuid() &+ 1 }, { @Sendable (_: WebRequest) -> UInt32? in nil }] {
-            router.clientOwner = stranger
+            router.audience.clientOwner = stranger
             let refused = try #require(response(await router.respond(to: request("GET", "/login?token=\(token)"))))
             #expect(refused.status == 401 && header(refused, "Set-Cookie") == nil)
         }
-        router.clientOwner = { _ in getuid() }
+        router.audience.clientOwner = { _ in getuid() }
         let login = try #require(response(await router.respond(to: request("GET", "/login?token=\(token)"))))
         #expect(login.status == 200 && header(login, "Set-Cookie") != nil, "the link still works for its owner")
     }

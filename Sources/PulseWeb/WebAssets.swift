@@ -1,0 +1,84 @@
+import Crypto
+import FoundationEssentials
+import PeerSync
+
+/// The page's files, embedded in the binary (nothing is loaded from elsewhere).
+enum WebAssets {
+    /// The page as served: `index.html` with a `modulepreload` link for every module `main.js`
+    /// imports statically, directly or through another (``staticImports(of:)``), so that the
+    /// browser asks for them all at once instead of level by level as it reads each one. The
+    /// parts only the computer's page imports, on demand (`import("./parents.js")`), are not
+    /// among them. Derived from the files: no list to keep (a hand-kept one had missed the
+    /// two newest modules: issue 54).
+    static let indexHTML: [UInt8] = {
+        let script = "<script type=\"module\" src=\"/main.js\"></script>\n"
+        let links = staticImports(of: "/main.js").sorted().map { "<link rel=\"modulepreload\" href=\"\($0)\">\n" }.joined()
+        let text = String(decoding: PackageResources.index_html, as: UTF8.self)
+        precondition(text.contains(script), "index.html loads /main.js as a module")
+        return Array(text.replacing(script, with: script + links, maxReplacements: 1).utf8)
+    }()
+
+    /// The modules `path` imports statically (`import … from "./x.js"`, `import "./x.js"`, one
+    /// a line, as the page writes them), and the modules those import, by path; itself left out.
+    static func staticImports(of path: String) -> Set<String> {
+        var found: Set<String> = [], waiting = [path]
+        while let next = waiting.popLast() {
+            guard let source = modules[next] else { continue }
+            for line in String(decoding: source, as: UTF8.self).split(separator: "\n") where line.hasPrefix("import ") {
+                guard let specifier = line.matches(of: /"\.\/([A-Za-z0-9_-]+\.js)"/).last else { continue }
+                let imported = "/" + specifier.output.1
+                if found.insert(imported).inserted { waiting.append(imported) }
+            }
+        }
+        found.remove(path)
+        return found
+    }
+    /// The page's ES modules by path (no build step: served as written).
+    static let modules: [String: [UInt8]] = [
+        "/main.js": PackageResources.main_js,
+        "/api.js": PackageResources.api_js,
+        "/messages.js": PackageResources.messages_js,
+        "/store.js": PackageResources.store_js,
+        "/page.js": PackageResources.page_js,
+        "/feed.js": PackageResources.feed_js,
+        "/ui.js": PackageResources.ui_js,
+        "/household.js": PackageResources.household_js,
+        "/shopping.js": PackageResources.shopping_js,
+        "/tasks.js": PackageResources.tasks_js,
+        "/backlog.js": PackageResources.backlog_js,
+        "/kids.js": PackageResources.kids_js,
+        "/more.js": PackageResources.more_js,
+        "/machines.js": PackageResources.machines_js,
+        "/parents.js": PackageResources.parents_js,
+        "/celebrate.js": PackageResources.celebrate_js,
+        "/welcome.js": PackageResources.welcome_js,
+        "/computer.js": PackageResources.computer_js,
+        "/phones.js": PackageResources.phones_js,
+        "/offline.js": PackageResources.offline_js,
+        "/notices.js": PackageResources.notices_js,
+        "/connection.js": PackageResources.connection_js,
+        "/live.js": PackageResources.live_js,
+    ]
+    static var appCSS: [UInt8] { PackageResources.app_css }
+
+    /// The service worker, its cache named by the version of the page's files (the first 12 hex
+    /// digits of their SHA-256): an agent with other files serves another worker, which the
+    /// browser installs, and the phone app takes the new files. The modules it caches are
+    /// ``modules``' paths, written in place of its placeholder: the page's modules are listed
+    /// here and in Package.swift only.
+    static let serviceWorker: [UInt8] = {
+        var hash = SHA256()
+        for file in [PackageResources.index_html, PackageResources.app_css, PackageResources.icon_svg, PackageResources.manifest_webmanifest]
+            + modules.keys.sorted().map({ modules[$0]! }) + [PackageResources.sw_js]
+        {
+            hash.update(data: file)
+        }
+        let version = hash.finalize().prefix(6).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        let text = String(decoding: PackageResources.sw_js, as: UTF8.self)
+        let paths = "[" + modules.keys.sorted().map { "\"\($0)\"" }.joined(separator: ", ") + "]"
+        return Array(
+            text.replacing("\"house-pulse-version\"", with: "\"house-pulse-\(version)\"")
+                .replacing("[\"/house-pulse-modules.js\"]", with: paths).utf8)
+    }()
+    static var iconSVG: [UInt8] { PackageResources.icon_svg }
+}
