@@ -238,7 +238,22 @@ import Testing
                 last[call.method] = result
                 line["result"] = call.method == "kids.pin.reset" ? "<code>" : result
             } catch {
-                line["error"] = Refusal(error).body.json
+                var body = Refusal(error).body.json
+                // An unknown method's answer lists the caller's methods: the registry's list for
+                // its audience (checked here), recorded as a token so that a method added later
+                // changes no recorded answer.
+                let audience = phone == nil ? call.caller.audience : .phone
+                let names = HouseholdAPI.registry.names(for: audience)
+                if case var .object(fields) = body, fields["code"] == "unknown_method", case var .object(params)? = fields["params"] {
+                    #expect(params["methods"] == JSONValue(names), "\(call.method): the methods listed are the registry's")
+                    params["methods"] = .string("<the methods of \(audience)>")
+                    fields["params"] = .object(params)
+                    if case let .string(message)? = fields["message"] {
+                        fields["message"] = .string(message.replacingOccurrences(of: names.joined(separator: ", "), with: "<the methods of \(audience)>"))
+                    }
+                    body = .object(fields)
+                }
+                line["error"] = body
             }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
