@@ -56,8 +56,9 @@ test("the service worker caches every module of the page and never the API", () 
   const folder = new URL("../../Sources/PulseWeb/Resources/", import.meta.url);
   const modules = readdirSync(folder).filter((name) => name.endsWith(".js") && name !== "sw.js").map((name) => `/${name}`);
   assert.deepEqual(SHELL.filter((path) => path.endsWith(".js")), ["/house-pulse-modules.js"]);
-  const router = readFileSync(new URL("../../Sources/PulseWeb/WebRouter.swift", import.meta.url), "utf8");
-  const listed = router.slice(router.indexOf("static let modules"), router.indexOf("static var appCSS"));
+  const assets = readFileSync(new URL("../../Sources/PulseWeb/WebAssets.swift", import.meta.url), "utf8");
+  const router = readFileSync(new URL("../../Sources/PulseWeb/WebRouter.swift", import.meta.url), "utf8") + assets;
+  const listed = assets.slice(assets.indexOf("static let modules"), assets.indexOf("static var appCSS"));
   for (const path of modules) assert.ok(listed.includes(`"${path}"`), `${path} is one of the agent's modules`);
   for (const path of SHELL.filter((path) => !path.endsWith(".js"))) {
     assert.ok(path === "/" || router.includes(`"${path}"`), `${path} is served by the agent`);
