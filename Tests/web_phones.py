@@ -28,7 +28,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 import web_support
-from web_support import Failed, browser, wait
+from web_support import Failed, browser, check, expect, wait
 
 BIN = HOME = HOME_B = SHOTS = None  # set by configure() (the command line, or bench_phones.py)
 # The binary of the phone's own computer (HOME): BIN, or the "next" test release when this
@@ -279,10 +279,12 @@ def main():
     cleanups.append(other.stop)
     other.event("ready")
 
-    off = cli_json("phones")
-    if off["on"] or "addresses" in off:
-        raise Failed(f"phones are on before anyone turned them on: {off}")
-    ok("phones are off until turned on")
+    def phones_off_until_turned_on():
+        off = cli_json("phones")
+        if off["on"] or "addresses" in off:
+            raise Failed(f"phones are on before anyone turned them on: {off}")
+        ok("phones are off until turned on")
+    check("phones are off until turned on", phones_off_until_turned_on)
 
     state = cli_json("phones", "on", "--port", "0")
     port = state["port"]
@@ -306,20 +308,20 @@ def main():
     wait("the two QR codes", lambda: computer.find_element(By.ID, "phone-pairing").is_displayed())
     shown_fingerprint = computer.find_element(By.ID, "phone-fingerprint").text
     setup_url = computer.find_element(By.ID, "phone-setup-url").text
-    if shown_fingerprint != fingerprint:
-        raise Failed(f"the page's fingerprint {shown_fingerprint} is not the CA's {fingerprint}")
+    expect("the computer's page shows the CA's fingerprint", shown_fingerprint == fingerprint,
+           f"the page's fingerprint {shown_fingerprint} is not the CA's {fingerprint}")
 
     def qr(element_id):
         source = computer.find_element(By.ID, element_id).get_attribute("src")
         return urllib.parse.unquote(source.split(",", 1)[1])
     setup_decoded = decode_qr(qr("phone-qr-setup"), "setup")
     pair_url = decode_qr(qr("phone-qr-pair"), "pair")
-    if setup_decoded != setup_url or setup_url != f"http://{AGENT_FOR_PHONE}:{port}/ca":
-        raise Failed(f"the first QR code reads {setup_decoded!r}, the page shows {setup_url!r}")
-    if not pair_url.startswith(f"{mine}/pair?token="):
-        raise Failed(f"the second QR code reads {pair_url!r}")
     shot(computer, "computer-add-phone")
-    ok("the computer's page shows both QR codes; zbarimg reads the one shown as text, and an https link with its token")
+    if expect("the first QR code is the CA's page's address", setup_decoded == setup_url == f"http://{AGENT_FOR_PHONE}:{port}/ca",
+              f"the first QR code reads {setup_decoded!r}, the page shows {setup_url!r}"):
+        if not pair_url.startswith(f"{mine}/pair?token="):
+            raise Failed(f"the second QR code reads {pair_url!r}")  # the pairing below needs it
+        ok("the computer's page shows both QR codes; zbarimg reads the one shown as text, and an https link with its token")
 
     # Step one, on the phone: the CA's page over plain HTTP, the same fingerprint.
     phone_home = os.path.join(SCRATCH, "phone-home")
@@ -334,14 +336,13 @@ def main():
     # The steps name the root as the phone's settings list it (its common name), say where to
     # compare the fingerprint, where Android keeps it, and how to put the app on the home screen.
     page = phone.driver.find_element(By.TAG_NAME, "body").text
-    for needed in ["— household”", "More Details", "Trusted credentials", "Add to Home Screen", "search for “CA certificate”"]:
-        if needed not in page:
-            raise Failed(f"the CA page's steps lack {needed!r}: {page!r}")
-    ok("the CA page's steps name the certificate as the phone lists it, where to compare its fingerprint (iOS and Android), "
-       "how to find Android's setting, and how to add the app to the home screen")
-    if not blocked(phone.driver, f"{mine}/"):
-        raise Failed("the phone opened the HTTPS page before it trusted the household CA")
-    ok("before the CA is installed, the phone's browser refuses the HTTPS page")
+    lacking = [needed for needed in ["— household”", "More Details", "Trusted credentials", "Add to Home Screen", "search for “CA certificate”"]
+               if needed not in page]
+    if expect("the CA page's steps", not lacking, f"the CA page's steps lack {lacking!r}: {page!r}"):
+        ok("the CA page's steps name the certificate as the phone lists it, where to compare its fingerprint (iOS and Android), "
+           "how to find Android's setting, and how to add the app to the home screen")
+    if expect("an untrusted CA is refused", blocked(phone.driver, f"{mine}/"), "the phone opened the HTTPS page before it trusted the household CA"):
+        ok("before the CA is installed, the phone's browser refuses the HTTPS page")
     phone.quit()
 
     der = urllib.request.urlopen(f"http://{AGENT_FOR_PHONE}:{port}/ca.crt", timeout=10).read()
@@ -352,13 +353,15 @@ def main():
     # SHA-256 fingerprint) is the whole certificate's digest: what openssl prints.
     printed = sh("openssl", "x509", "-inform", "der", "-in", os.path.join(SCRATCH, "root.der"), "-noout", "-fingerprint", "-sha256").stdout
     digest = printed.strip().split("=", 1)[1]
-    if digest != fingerprint or digest != ":".join(f"{b:02X}" for b in hashlib.sha256(der).digest()):
-        raise Failed(f"the downloaded certificate's SHA-256 fingerprint is {digest}, the page said {fingerprint}")
     profile = urllib.request.urlopen(f"http://{AGENT_FOR_PHONE}:{port}/ca.mobileconfig", timeout=10)
-    if profile.headers["Content-Type"] != "application/x-apple-aspen-config" or b"com.apple.security.root" not in profile.read():
-        raise Failed("the iOS profile is not served as one")
-    ok("the certificate downloaded (and the iOS profile) is the one whose fingerprint was shown: openssl x509 -fingerprint -sha256, "
-       "as the phone's settings show it")
+    if all([
+        expect("the certificate downloaded is the one shown", digest == fingerprint == ":".join(f"{b:02X}" for b in hashlib.sha256(der).digest()),
+               f"the downloaded certificate's SHA-256 fingerprint is {digest}, the page said {fingerprint}"),
+        expect("the iOS profile", profile.headers["Content-Type"] == "application/x-apple-aspen-config" and b"com.apple.security.root" in profile.read(),
+               "the iOS profile is not served as one"),
+    ]):
+        ok("the certificate downloaded (and the iOS profile) is the one whose fingerprint was shown: openssl x509 -fingerprint -sha256, "
+           "as the phone's settings show it")
 
     sh("certutil", "-d", f"sql:{phone_home}/.pki/nssdb", "-A", "-t", "C,,", "-n", "House Pulse", "-i", os.path.join(SCRATCH, "root.der"))
     phone = PhoneBrowser(phone_home, 9715 + OCTET)  # another port: the first driver's may linger
@@ -373,16 +376,16 @@ def main():
        "-out", other_cert, "-days", "2", "-subj", "/CN=Someone else's CA")
     cert, key = openssl_leaf("other", other_cert, other_key, "house.local", AGENT_FOR_PHONE)
     forged_server(port + 1 if port < 65535 else port - 1, cert, key)
-    if not blocked(driver, f"https://{AGENT_FOR_PHONE}:{port + 1 if port < 65535 else port - 1}/"):
-        raise Failed("a certificate from another CA was accepted")
-    ok("a certificate from another CA on the same address is refused")
+    if expect("another CA is refused", blocked(driver, f"https://{AGENT_FOR_PHONE}:{port + 1 if port < 65535 else port - 1}/"),
+              "a certificate from another CA was accepted"):
+        ok("a certificate from another CA on the same address is refused")
     # A spoofer on the Wi-Fi relaying the CA page but serving its own root (issue 51): the root
     # the phone downloads then has another fingerprint than the computer's screen shows, which
     # the steps tell the person to compare in the phone's settings before trusting it.
     spoofed = sh("openssl", "x509", "-in", other_cert, "-noout", "-fingerprint", "-sha256").stdout.strip().split("=", 1)[1]
-    if spoofed == fingerprint or fingerprint not in computer.find_element(By.ID, "phone-fingerprint").text:
-        raise Failed(f"a spoofer's root shows {spoofed}, the computer {fingerprint}")
-    ok("a spoofer's own root has another SHA-256 fingerprint than the one the computer shows beside the codes")
+    if expect("a spoofer's root is told apart", spoofed != fingerprint and fingerprint in computer.find_element(By.ID, "phone-fingerprint").text,
+              f"a spoofer's root shows {spoofed}, the computer {fingerprint}"):
+        ok("a spoofer's own root has another SHA-256 fingerprint than the one the computer shows beside the codes")
     cert, key = openssl_leaf("public", os.path.join(phones_dir, "agent.pem"), os.path.join(phones_dir, "agent-key.pem"),
                              "bank.example.com", AGENT_FOR_PHONE)
     with open(cert) as leaf, open(os.path.join(phones_dir, "agent.pem")) as intermediate:
@@ -390,18 +393,17 @@ def main():
         with open(chain, "w") as f:
             f.write(leaf.read() + intermediate.read())
     forged_server(port + 2 if port < 65534 else port - 2, chain, key)
-    if not blocked(driver, f"https://{AGENT_FOR_PHONE}:{port + 2 if port < 65534 else port - 2}/"):
-        raise Failed("a certificate for a public name, signed with the household's own intermediate key, was accepted")
-    ok("a certificate for a public name (bank.example.com), even signed by the household's intermediate, is refused (name constraints)")
+    if expect("a public name is refused (name constraints)", blocked(driver, f"https://{AGENT_FOR_PHONE}:{port + 2 if port < 65534 else port - 2}/"),
+              "a certificate for a public name, signed with the household's own intermediate key, was accepted"):
+        ok("a certificate for a public name (bank.example.com), even signed by the household's intermediate, is refused (name constraints)")
 
     driver.get(f"{mine}/")
     wait("the page over HTTPS", lambda: driver.execute_script("return document.readyState === 'complete'"))
     if driver.execute_script("return window.isSecureContext") is not True:
-        raise Failed("the page over the household CA is not a secure context")
+        raise Failed("the page over the household CA is not a secure context")  # everything after needs it
     status = driver.execute_script("return fetch('/api/session').then(r => r.status)")
-    if status != 401:
-        raise Failed(f"an unpaired phone's /api/session answered {status}")
-    ok("with the CA trusted, the page loads with no warning, isSecureContext is true, and an unpaired phone gets nothing (401)")
+    if expect("an unpaired phone gets nothing", status == 401, f"an unpaired phone's /api/session answered {status}"):
+        ok("with the CA trusted, the page loads with no warning, isSecureContext is true, and an unpaired phone gets nothing (401)")
 
     # One household CA: the second computer turns phones on, asks the first (the root's keeper)
     # for its certificate through the household, and is trusted by the same installed CA.
@@ -410,16 +412,19 @@ def main():
     def second_serving():
         state_b = json.loads(web_support.cli(BIN, HOME_B, "phones", "--json"))
         return state_b if state_b.get("fingerprint") and state_b.get("port") and not state_b.get("problem") else None
-    state_b, took = wait("the second computer serving phones under the household's CA", second_serving, timeout=20)
-    if state_b["fingerprint"] != fingerprint or os.path.exists(os.path.join(HOME_B, "phones", "root-key.pem")):
-        raise Failed(f"the second computer's CA is not the household's one root: {state_b['fingerprint']} vs {fingerprint}")
-    driver.get(f"https://{AGENT_FOR_PHONE}:{state_b['port']}/")
-    wait("the second computer's page over HTTPS", lambda: driver.execute_script("return document.readyState === 'complete'"))
-    if driver.execute_script("return window.isSecureContext") is not True:
-        raise Failed(f"the second computer's page is not a secure context for the phone: {driver.current_url} "
-                     f"shows {driver.title!r} (phones --json said {state_b})")
-    ok(f"one household CA: the second computer got its certificate from the first in {took:.1f} s (it keeps no root key) "
-       "and the phone, which installed the CA once, opens its page with no warning (isSecureContext)")
+
+    def one_household_ca():
+        state_b, took = wait("the second computer serving phones under the household's CA", second_serving, timeout=20)
+        if state_b["fingerprint"] != fingerprint or os.path.exists(os.path.join(HOME_B, "phones", "root-key.pem")):
+            raise Failed(f"the second computer's CA is not the household's one root: {state_b['fingerprint']} vs {fingerprint}")
+        driver.get(f"https://{AGENT_FOR_PHONE}:{state_b['port']}/")
+        wait("the second computer's page over HTTPS", lambda: driver.execute_script("return document.readyState === 'complete'"))
+        if driver.execute_script("return window.isSecureContext") is not True:
+            raise Failed(f"the second computer's page is not a secure context for the phone: {driver.current_url} "
+                         f"shows {driver.title!r} (phones --json said {state_b})")
+        ok(f"one household CA: the second computer got its certificate from the first in {took:.1f} s (it keeps no root key) "
+           "and the phone, which installed the CA once, opens its page with no warning (isSecureContext)")
+    check("one household CA", one_household_ca)
     sh(BIN, "phones", "off", "--home", HOME_B)
 
     # Step two: the pairing link; the computer must approve.
@@ -427,12 +432,10 @@ def main():
     wait("the waiting page", lambda: "Waiting for the computer" in driver.title)
     shot(driver, "phone-waiting")
     status = driver.execute_script("return fetch('/api/session').then(r => r.status)")
-    if status != 401:
-        raise Failed(f"a phone waiting for approval got /api/session {status}")
     replay = curl_from("stranger", f"https://{AGENT_FOR_STRANGER}:{port}/pair?token={pair_url.split('token=')[1]}")
-    if replay != "401":
-        raise Failed(f"the used token replayed from a stranger answered {replay}")
-    ok("the link's token works once: replayed from a stranger's namespace it is refused (401); the phone waits, still with no session")
+    if all([expect("a waiting phone has no session", status == 401, f"a phone waiting for approval got /api/session {status}"),
+            expect("a pairing link works once", replay == "401", f"the used token replayed from a stranger answered {replay}")]):
+        ok("the link's token works once: replayed from a stranger's namespace it is refused (401); the phone waits, still with no session")
 
     wait("“Add this phone?” on the computer", lambda: computer.find_element(By.ID, "confirm").is_displayed(), timeout=10)
     asked = computer.find_element(By.ID, "confirm-text").text
@@ -447,11 +450,10 @@ def main():
 
     cookies = {c["name"]: c for c in phone.cdp("Network.getAllCookies")["cookies"]}
     session = cookies.get(f"pulse_phone_{port}")
-    if not session or not session["secure"] or not session["httpOnly"] or session["sameSite"] != "Strict":
-        raise Failed(f"the phone's session cookie is {session}")
-    if f"pulse_pairing_{port}" in cookies:
-        raise Failed("the waiting cookie outlived the approval")
-    ok("the phone's session cookie is Secure, HttpOnly, SameSite=Strict (and the waiting cookie is gone)")
+    if all([expect("the phone's session cookie", session and session["secure"] and session["httpOnly"] and session["sameSite"] == "Strict",
+                   f"the phone's session cookie is {session}"),
+            expect("the waiting cookie ends", f"pulse_pairing_{port}" not in cookies, "the waiting cookie outlived the approval")]):
+        ok("the phone's session cookie is Secure, HttpOnly, SameSite=Strict (and the waiting cookie is gone)")
 
     wait("Milk on the phone", lambda: "Milk" in driver.find_element(By.ID, "shop-list").text)
     if driver.execute_script("return document.body.classList.contains('phone')") is not True:
@@ -471,47 +473,55 @@ def main():
 
     # Notifications by the desktop's rules: another member's addition is told (in the page and
     # by the phone, through the service worker); the phone's own member's never.
-    phone.cdp("Browser.grantPermissions", {"origin": mine, "permissions": ["notifications"]})
-    wait("the service worker registered", lambda: driver.execute_script(
-        "return navigator.serviceWorker.getRegistration().then(r => !!(r && r.active))"), timeout=20)
-    # The grant reaches the page's renderer on its own time: the page reads the permission
-    # when a notice comes, and a notice read as "not allowed yet" is shown in the page only.
-    wait("the page sees the permission", lambda: driver.execute_script("return Notification.permission === 'granted'"), timeout=10)
-    # What the page asked of the service worker, kept to say why if no notification shows.
-    driver.execute_script("""
-      window.pulseShown = [];
-      const show = ServiceWorkerRegistration.prototype.showNotification;
-      ServiceWorkerRegistration.prototype.showNotification = function (title, options) {
-        const entry = { title, body: (options && options.body) || '', state: 'called', at: Math.round(performance.now()) };
-        window.pulseShown.push(entry);
-        return show.call(this, title, options).then(
-          (value) => { entry.state = 'resolved'; return value; },
-          (error) => { entry.state = 'rejected: ' + error; throw error; });
-      };""")
+    def notifications_prepared():
+        phone.cdp("Browser.grantPermissions", {"origin": mine, "permissions": ["notifications"]})
+        wait("the service worker registered", lambda: driver.execute_script(
+            "return navigator.serviceWorker.getRegistration().then(r => !!(r && r.active))"), timeout=20)
+        # The grant reaches the page's renderer on its own time: the page reads the permission
+        # when a notice comes, and a notice read as "not allowed yet" is shown in the page only.
+        wait("the page sees the permission", lambda: driver.execute_script("return Notification.permission === 'granted'"), timeout=10)
+        # What the page asked of the service worker, kept to say why if no notification shows.
+        driver.execute_script("""
+          window.pulseShown = [];
+          const show = ServiceWorkerRegistration.prototype.showNotification;
+          ServiceWorkerRegistration.prototype.showNotification = function (title, options) {
+            const entry = { title, body: (options && options.body) || '', state: 'called', at: Math.round(performance.now()) };
+            window.pulseShown.push(entry);
+            return show.call(this, title, options).then(
+              (value) => { entry.state = 'resolved'; return value; },
+              (error) => { entry.state = 'rejected: ' + error; throw error; });
+          };""")
+
+    prepared = check("the phone's notifications allowed", notifications_prepared)
     web_support.cli(BIN, HOME_B, "whoami", "--set", "Tom")
     web_support.cli(BIN, HOME_B, "shop", "add", "Grapes")
-    wait("Grapes told on the phone's page", lambda: "Grapes" in driver.find_element(By.ID, "toast-text").text, timeout=15)
-    # What the page asked of the system (the service worker's showNotification), once the browser
-    # accepted it: the page's part. Headless Chromium's own list of shown notifications
-    # (getNotifications) stayed empty in 2 loaded runs of many although showNotification had
-    # resolved, so it is read when it has them and the accepted requests are the check otherwise.
-    try:
-        wait("the phone's notification accepted", lambda: any(
-            e["state"] == "resolved" for e in driver.execute_script("return window.pulseShown")), timeout=20)
-    except Failed:
-        print([e for e in phone.log() if e["source"] != "network"],
-              driver.execute_script("return [Notification.permission, !!navigator.serviceWorker.controller, window.pulseShown, Math.round(performance.now())]"))
-        raise
-    try:
-        told = wait("the phone's notification listed", lambda: driver.execute_script(
-            "return navigator.serviceWorker.ready.then(r => r.getNotifications()).then(ns => ns.map(n => n.title + ' | ' + n.body))"),
-            timeout=5)[0]
-    except Failed:
-        told = [e["title"] + " | " + e["body"] for e in driver.execute_script("return window.pulseShown") if e["state"] == "resolved"]
-        print(f"  (the browser lists no notification; the page's accepted requests: {told})")
-    if len(told) != 1 or "Grapes" not in told[0] or "Tom" not in told[0]:
-        raise Failed(f"the phone's notifications: {told} (Bread and Eggs were its own member's)")
-    ok(f"notifications: Tom's addition on the other computer is told on the phone ({told[0]!r}), its own member's never")
+
+    def notifications_told():
+        wait("Grapes told on the phone's page", lambda: "Grapes" in driver.find_element(By.ID, "toast-text").text, timeout=15)
+        # What the page asked of the system (the service worker's showNotification), once the browser
+        # accepted it: the page's part. Headless Chromium's own list of shown notifications
+        # (getNotifications) stayed empty in 2 loaded runs of many although showNotification had
+        # resolved, so it is read when it has them and the accepted requests are the check otherwise.
+        try:
+            wait("the phone's notification accepted", lambda: any(
+                e["state"] == "resolved" for e in driver.execute_script("return window.pulseShown")), timeout=20)
+        except Failed:
+            print([e for e in phone.log() if e["source"] != "network"],
+                  driver.execute_script("return [Notification.permission, !!navigator.serviceWorker.controller, window.pulseShown, Math.round(performance.now())]"))
+            raise
+        try:
+            told = wait("the phone's notification listed", lambda: driver.execute_script(
+                "return navigator.serviceWorker.ready.then(r => r.getNotifications()).then(ns => ns.map(n => n.title + ' | ' + n.body))"),
+                timeout=5)[0]
+        except Failed:
+            told = [e["title"] + " | " + e["body"] for e in driver.execute_script("return window.pulseShown") if e["state"] == "resolved"]
+            print(f"  (the browser lists no notification; the page's accepted requests: {told})")
+        if len(told) != 1 or "Grapes" not in told[0] or "Tom" not in told[0]:
+            raise Failed(f"the phone's notifications: {told} (Bread and Eggs were its own member's)")
+        ok(f"notifications: Tom's addition on the other computer is told on the phone ({told[0]!r}), its own member's never")
+
+    if prepared:
+        check("notifications", notifications_told)
 
     # Installable, and offline in the shop.
     wait("the service worker in control", lambda: driver.execute_script(
@@ -519,9 +529,8 @@ def main():
     wait("the page again", lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), timeout=10)
     manifest = phone.cdp("Page.getAppManifest")
     errors = phone.cdp("Page.getInstallabilityErrors").get("installabilityErrors", [])
-    if manifest.get("errors") or errors:
-        raise Failed(f"the app is not installable: {manifest.get('errors')} {errors}")
-    ok("installable: the manifest has no errors, Chrome reports no installability error, a service worker controls the page")
+    if expect("installable", not manifest.get("errors") and not errors, f"the app is not installable: {manifest.get('errors')} {errors}"):
+        ok("installable: the manifest has no errors, Chrome reports no installability error, a service worker controls the page")
 
     # The agent out of reach of the phone (only its port: the test's driver talks to the phone's
     # browser over the same link): connections to it are reset, as in a shop without Wi-Fi.
@@ -670,38 +679,44 @@ def main():
     status, _, body = https_request(AGENT_FOR_PHONE, port, "/api/call/machine.remove", "POST",
                                     {"Cookie": f"pulse_phone_{port}={cookie}", "Origin": mine, "X-Pulse-CSRF": csrf,
                                      "Content-Type": "application/json"}, b'{"machine":"x"}', cafile=os.path.join(SCRATCH, "root.pem"))
-    if status != 404 or b"unknown_method" not in body:
-        raise Failed(f"a phone calling machine.remove got {status} {body[:200]!r}")
-    ok("a phone cannot call the computer's administration (machine.remove → 404 unknown_method)")
+    if expect("a phone cannot call the computer's administration", status == 404 and b"unknown_method" in body,
+              f"a phone calling machine.remove got {status} {body[:200]!r}"):
+        ok("a phone cannot call the computer's administration (machine.remove → 404 unknown_method)")
 
     # Bad input from a stranger's namespace.
-    stranger_base = f"https://{AGENT_FOR_STRANGER}:{port}"
-    with open(os.path.join(SCRATCH, "big.json"), "w") as big:
-        big.write("[" + "1," * 60000 + "1]")
-    checks = {
-        "no session": (curl_from("stranger", f"{stranger_base}/api/session"), "401"),
-        "no session, a write": (curl_from("stranger", "-X", "POST", "-H", "Content-Type: application/json", "-d", "{}",
-                                          f"{stranger_base}/api/call/shop.add"), "401"),
-        "forged Host": (curl_from("stranger", "-H", "Host: bank.example.com", f"{stranger_base}/"), "421"),
-        "an oversized body": (curl_from("stranger", "-X", "POST", "-H", "Content-Type: application/json", "--data-binary",
-                                        "@" + os.path.join(SCRATCH, "big.json"), f"{stranger_base}/api/call/shop.add"), "413"),
-        "plain HTTP": (curl_from("stranger", f"http://{AGENT_FOR_STRANGER}:{port}/"), "308"),
-    }
-    for what, (got, expected) in checks.items():
-        if got != expected:
-            raise Failed(f"a stranger's request with {what} answered {got}, not {expected}")
-    if "Eggs" not in cli("shop", "list") or "Bread" not in cli("shop", "list"):
-        raise Failed("the list changed")
-    ok("from a stranger's namespace: no session → 401, forged Host → 421, a 120 KB body → 413, plain HTTP → 308 to https; nothing changed")
+    def strangers_bad_input():
+        stranger_base = f"https://{AGENT_FOR_STRANGER}:{port}"
+        with open(os.path.join(SCRATCH, "big.json"), "w") as big:
+            big.write("[" + "1," * 60000 + "1]")
+        checks = {
+            "no session": (curl_from("stranger", f"{stranger_base}/api/session"), "401"),
+            "no session, a write": (curl_from("stranger", "-X", "POST", "-H", "Content-Type: application/json", "-d", "{}",
+                                              f"{stranger_base}/api/call/shop.add"), "401"),
+            "forged Host": (curl_from("stranger", "-H", "Host: bank.example.com", f"{stranger_base}/"), "421"),
+            "an oversized body": (curl_from("stranger", "-X", "POST", "-H", "Content-Type: application/json", "--data-binary",
+                                            "@" + os.path.join(SCRATCH, "big.json"), f"{stranger_base}/api/call/shop.add"), "413"),
+            "plain HTTP": (curl_from("stranger", f"http://{AGENT_FOR_STRANGER}:{port}/"), "308"),
+        }
+        for what, (got, expected) in checks.items():
+            if got != expected:
+                raise Failed(f"a stranger's request with {what} answered {got}, not {expected}")
+        if "Eggs" not in cli("shop", "list") or "Bread" not in cli("shop", "list"):
+            raise Failed("the list changed")
+        ok("from a stranger's namespace: no session → 401, forged Host → 421, a 120 KB body → 413, plain HTTP → 308 to https; nothing changed")
+
+    check("a stranger's bad input", strangers_bad_input)
 
     # A pairing link over plain HTTP burns its invitation.
-    invitation = cli_json("phones", "add", "Tom's phone", "--host", AGENT_FOR_STRANGER)
-    token = invitation["pair"].split("token=")[1]
-    if curl_from("stranger", f"http://{AGENT_FOR_STRANGER}:{port}/pair?token={token}") != "400":
-        raise Failed("a pairing link over plain HTTP was not refused")
-    if cli_json("phones")["invitationExpires"] is not None or curl_from("stranger", invitation["pair"]) != "401":
-        raise Failed("a token seen over plain HTTP still works")
-    ok("a pairing link opened over plain HTTP is refused and its invitation ends")
+    def pairing_over_plain_http():
+        invitation = cli_json("phones", "add", "Tom's phone", "--host", AGENT_FOR_STRANGER)
+        token = invitation["pair"].split("token=")[1]
+        if curl_from("stranger", f"http://{AGENT_FOR_STRANGER}:{port}/pair?token={token}") != "400":
+            raise Failed("a pairing link over plain HTTP was not refused")
+        if cli_json("phones")["invitationExpires"] is not None or curl_from("stranger", invitation["pair"]) != "401":
+            raise Failed("a token seen over plain HTTP still works")
+        ok("a pairing link opened over plain HTTP is refused and its invitation ends")
+
+    check("a pairing link over plain HTTP", pairing_over_plain_http)
 
     # Slow loris: many silent connections from one address hold at most 8 places, for 10 s.
     fds_before, rss_before = open_fds(pid), rss_kib(pid)

@@ -81,11 +81,18 @@ def browser(width=900, height=1000, accept_language=None):
 
 
 def run(main):
-    """Runs a script's checks: each prints `ok …`; the first failure prints `FAILED: …`, exit 1."""
+    """Runs a script's checks: each prints `ok …`. A failure that stops the script (`Failed`
+    raised: what comes after needs what failed) prints `FAILED: …`; a check's own failure
+    (``check``, ``expect``) is printed and the script goes on. Exit 1 if anything failed."""
     try:
         main()
     except Failed as failure:
         print(f"FAILED: {failure}")
+        if failures:
+            print(f"(and before it: {', '.join(failures)})")
+        sys.exit(1)
+    if failures:
+        print(f"{len(failures)} check(s) failed: {', '.join(failures)}")
         sys.exit(1)
 
 
@@ -98,9 +105,20 @@ def ok(message):
 
 def check(name, function):
     """One check of a script whose checks are independent: a failure is said (`FAILED: name:
-    why`, kept in `failures`) and the script's next check still runs."""
+    why`, kept in `failures`) and the script's next check still runs. Returns whether it passed."""
     try:
         function()
+        return True
     except Exception as error:  # a check's failure, whatever raised it
         failures.append(name)
         print(f"FAILED: {name}: {error}", flush=True)
+        return False
+
+
+def expect(name, condition, why):
+    """A check that is one condition: when false, said as failed (`FAILED: name: why`, kept in
+    `failures`) and the script goes on. Returns the condition."""
+    if not condition:
+        failures.append(name)
+        print(f"FAILED: {name}: {why}", flush=True)
+    return condition
