@@ -26,8 +26,19 @@ HOST = f"127.0.0.1:{PORT}"
 
 
 def expect(condition, what):
-    if not condition:
-        raise Failed(what)
+    """One check: a failure is said (`FAILED: what`) and the script goes on to the next
+    (web_support.expect); the section's `ok` is then not said."""
+    web_support.expect(what, condition, "")
+
+
+checked = [0]
+
+
+def section_ok(message):
+    """The `ok` of a section, said only when none of its checks failed."""
+    if len(web_support.failures) == checked[0]:
+        print(f"ok {message}", flush=True)
+    checked[0] = len(web_support.failures)
 
 
 def cli(*args):
@@ -77,7 +88,7 @@ def main():
         expect(not any(word in body for word in secret_words), f"{method} {path} without a cookie leaks data: {body}")
     status, _, _, body = send("GET", "/api/session", {"Host": HOST, "Cookie": f"pulse_session_{PORT}=forged-value"})
     expect(status == 401, f"a forged cookie → 401 (got {status})")
-    print("ok without a session cookie (or with a forged one) every API path answers 401 and no household data")
+    section_ok("without a session cookie (or with a forged one) every API path answers 401 and no household data")
 
     # --- the login token is single-use ---
     path, cookie, set_cookie, csrf = login()
@@ -90,7 +101,7 @@ def main():
     expect(status == 401 and not cookies, f"a made-up token → 401 (got {status})")
     status, _, cookies, _ = send("GET", "/login", {"Host": HOST})
     expect(status == 401 and not cookies, f"no token → 401 (got {status})")
-    print("ok a sign-in link works once (HttpOnly, SameSite=Strict cookie); again, made up, or missing → 401 and no cookie")
+    section_ok("a sign-in link works once (HttpOnly, SameSite=Strict cookie); again, made up, or missing → 401 and no cookie")
 
     # --- Host must name loopback (DNS rebinding) ---
     for host in [f"evil.example:{PORT}", f"127.0.0.1.nip.io:{PORT}", f"192.168.1.20:{PORT}", "localhost", None]:
@@ -106,7 +117,7 @@ def main():
     status, _, cookies, _ = send("GET", fresh_link, {"Host": f"evil.example:{PORT}"})
     expect(status == 421 and not cookies, f"a sign-in link through a foreign Host → refused (got {status})")
     expect(household() == before, "a request with a foreign Host changed the household")
-    print("ok a Host naming anything but this machine's loopback (or none) is refused (421/400), even with a valid cookie")
+    section_ok("a Host naming anything but this machine's loopback (or none) is refused (421/400), even with a valid cookie")
 
     # --- cross-origin and token-less POSTs are refused ---
     good = {"Host": HOST, "Cookie": cookie, "Origin": WEB, "X-Pulse-CSRF": csrf, "Content-Type": "application/json"}
@@ -124,7 +135,7 @@ def main():
     expect(household() == before, "a refused POST changed the household")
     status, _, _, text = send("POST", "/api/call/shop.add", good, add)
     expect(status == 200 and "Forged" in text, f"the same request from the page itself works (got {status} {text})")
-    print("ok POSTs from another origin, with no Origin, or without this page's CSRF token are refused; the page's own works")
+    section_ok("POSTs from another origin, with no Origin, or without this page's CSRF token are refused; the page's own works")
 
     # --- bad input: a clear error, nothing changed ---
     before = household()
@@ -138,7 +149,7 @@ def main():
     status, _, _, text = send("POST", "/api/call/shop.add", good, "x" * (65 * 1024))
     expect(status == 413, f"a 65 KiB body → 413 (got {status})")
     expect(household() == before, "bad input changed the household")
-    print("ok bad parameters, unknown methods and oversized bodies get a clear error and change nothing")
+    section_ok("bad parameters, unknown methods and oversized bodies get a clear error and change nothing")
 
     new_endpoints(cookie, csrf, good)
 
@@ -147,7 +158,7 @@ def main():
     expect(status == 200 and body.startswith("SQLite format 3\x00"), f"GET /api/backup signed in → a database (got {status}, {body[:16]!r})")
     expect(response.get("cache-control") == "no-store", f"a backup is not cached ({response.get('cache-control')!r})")
     expect("attachment" in response.get("content-disposition", ""), "a backup downloads as a file")
-    print("ok a signed-in page downloads a whole backup (never cached); without a session it gets 401")
+    section_ok("a signed-in page downloads a whole backup (never cached); without a session it gets 401")
 
     # --- every response carries the security headers; no inline script allowed ---
     for method, target, headers in [("GET", "/", {"Host": HOST}), ("GET", "/api/session", {"Host": HOST, "Cookie": cookie}),
@@ -158,7 +169,7 @@ def main():
                f"{target}: CSP {csp!r}")
         expect(response.get("x-frame-options") == "DENY", f"{target}: X-Frame-Options {response.get('x-frame-options')!r}")
         expect(response.get("x-content-type-options") == "nosniff", f"{target}: nosniff")
-    print("ok every response has a CSP without inline script, X-Frame-Options DENY, nosniff")
+    section_ok("every response has a CSP without inline script, X-Frame-Options DENY, nosniff")
 
     # --- malformed HTTP and many connections: refused, and the page still answers ---
     raw = socket.create_connection(("127.0.0.1", PORT), timeout=5)
@@ -181,7 +192,7 @@ def main():
                   lambda: send("GET", "/api/session", {"Host": HOST, "Cookie": cookie})[0] == 200 and 200)[0]
     expect(refused >= 80 - 64, f"beyond 64 connections are closed at once (closed {refused} of 80)")
     expect(status == 200, f"the page answers after the crowd left (got {status})")
-    print(f"ok a malformed request gets 400; of 80 idle connections {refused} were closed at once; the page still answers")
+    section_ok(f"a malformed request gets 400; of 80 idle connections {refused} were closed at once; the page still answers")
 
     browser_attack(cookie)
 
@@ -190,7 +201,7 @@ def main():
     expect(status == 200 and cookies and "max-age=0" in cookies[0].lower(), f"logout clears the cookie ({status} {cookies})")
     status, _, _, _ = send("GET", "/api/session", {"Host": HOST, "Cookie": cookie})
     expect(status == 401, f"the old cookie after logout → 401 (got {status})")
-    print("ok sign-out ends the session: the old cookie answers 401")
+    section_ok("sign-out ends the session: the old cookie answers 401")
 
 
 def call(good, method, params, headers=None):
@@ -217,7 +228,7 @@ def new_endpoints(cookie, csrf, good):
         expect(invite_status() is None, f"/api/invite with {label} opened an invitation")
     status, _, _, text = send("GET", "/api/invite", {"Host": HOST, "Cookie": cookie})
     expect(status == 404, f"GET /api/invite → 404 (got {status})")
-    print("ok “Add a computer” (/api/invite) without a session, from another origin, without the token, with bad or huge bodies, "
+    section_ok("“Add a computer” (/api/invite) without a session, from another origin, without the token, with bad or huge bodies, "
           "out-of-range minutes or an unknown member is refused, and no invitation is opened")
 
     # The PIN: wrong ones refused, a flood held by the rate limit (the right one too, meanwhile).
@@ -231,7 +242,7 @@ def new_endpoints(cookie, csrf, good):
     for label, params in [("no PIN", {}), ("a PIN of letters", {"pin": "abcd"}), ("a number", {"pin": 1234})]:
         status, answer = call(good, "kids.pin.check", params)
         expect(status == 422 and "error" in answer, f"kids.pin.check with {label}: {answer}")
-    print(f"ok a flood of 12 wrong PINs: 3 refused as wrong, then every one made to wait ({answers[-1][1]['error']['message']!r}), "
+    section_ok(f"a flood of 12 wrong PINs: 3 refused as wrong, then every one made to wait ({answers[-1][1]['error']['message']!r}), "
           "the right PIN and adult actions too")
 
     # Machines, deletes and undos on unknown, wrong or malformed ids: refused, nothing changed.
@@ -255,7 +266,7 @@ def new_endpoints(cookie, csrf, good):
         expect(status == 404, f"{method} on a computer with a household → 404 (got {status})")
     expect(household() == before, "refused calls changed the household")
     expect(machines() == devices, f"refused calls changed the machines: {devices} → {machines()}")
-    print("ok unknown, too-short, oversized and malformed machine, item and task ids or names are refused with their codes; "
+    section_ok("unknown, too-short, oversized and malformed machine, item and task ids or names are refused with their codes; "
           "the welcome's methods do not exist once there is a household; nothing changed")
 
 
@@ -310,7 +321,7 @@ def browser_attack(cookie):
     finally:
         driver.quit()
         server.shutdown()
-    print(f"ok a hostile page in the signed-in browser could neither read ({results}) nor write the household (its form got: {form_answer})")
+    section_ok(f"a hostile page in the signed-in browser could neither read ({results}) nor write the household (its form got: {form_answer})")
 
 
 if __name__ == "__main__":

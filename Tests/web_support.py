@@ -120,5 +120,5 @@ def expect(name, condition, why):
     `failures`) and the script goes on. Returns the condition."""
     if not condition:
         failures.append(name)
-        print(f"FAILED: {name}: {why}", flush=True)
+        print(f"FAILED: {name}" + (f": {why}" if why else ""), flush=True)
     return condition
