@@ -88,32 +88,29 @@ def main():
         sign_in(a, HOME_A)
         sign_in(b, HOME_B)
         b.execute_script("window.__sameDocument = true")  # gone if B's page reloads
-        print("ok both pages signed in and loaded")
+        web_support.section_ok("both pages signed in and loaded")
 
         # --- an item added on A's page appears on B's page within 1 s, no reload ---
         before = time.monotonic()
         rapid_add(a, "Oat milk")
         _, seconds = wait("“Oat milk” on B's page", lambda: "Oat milk" in names(b), timeout=1.0)
         elapsed = time.monotonic() - before
-        if not b.execute_script("return window.__sameDocument === true"):
-            raise Failed("B's page reloaded")
-        print(f"ok added on A, shown on B without a reload in {elapsed * 1000:.0f} ms (after the Enter)")
+        web_support.expect("B's page reloaded", not (not b.execute_script("return window.__sameDocument === true")), "")
+        web_support.section_ok(f"added on A, shown on B without a reload in {elapsed * 1000:.0f} ms (after the Enter)")
         banner = wait("the “New items added” banner on B", lambda: b.find_element(By.ID, "new-items").is_displayed() and
                       b.find_element(By.ID, "new-items").text)[0]
-        if banner != "New items added (1)":
-            raise Failed(f"banner says {banner!r}")
-        if a.find_element(By.ID, "new-items").is_displayed():
-            raise Failed("A's own addition raised the banner on A")
+        web_support.expect(f"banner says {banner!r}", not (banner != "New items added (1)"), "")
+        web_support.expect("A's own addition raised the banner on A", not (a.find_element(By.ID, "new-items").is_displayed()), "")
         b.find_element(By.ID, "new-items").click()
         wait("the banner to go", lambda: not b.find_element(By.ID, "new-items").is_displayed())
-        print("ok B shows “New items added (1)” (A, the author, does not); a click dismisses it")
+        web_support.section_ok("B shows “New items added (1)” (A, the author, does not); a click dismisses it")
 
         # --- rapid entry: Enter saves and opens the next row ---
         rapid_add(a, "Eggs", "Bread")
         wait("Eggs and Bread on A", lambda: names(a)[-2:] == ["Eggs", "Bread"])
         wait("Eggs and Bread on B", lambda: {"Eggs", "Bread"} <= set(names(b)))
         banner = wait("the banner counting 2", lambda: b.find_element(By.ID, "new-items").text == "New items added (2)")
-        print("ok rapid entry added two items; B's banner counts 2")
+        web_support.section_ok("rapid entry added two items; B's banner counts 2")
 
         # --- check → restock pool → back ---
         click_in_row(a, "shop-list", "Oat milk", "button.check", "Oat milk checked off on A")
@@ -127,7 +124,7 @@ def main():
         wait("Oat milk back on A's list", lambda: "Oat milk" in names(a))
         wait("Oat milk back on B's list", lambda: "Oat milk" in names(b))
         wait("the pool empty again", lambda: "Oat milk" not in names(a, "restock-list"))
-        print("ok checked off → restock pool (both pages) → back on the list (both pages)")
+        web_support.section_ok("checked off → restock pool (both pages) → back on the list (both pages)")
 
         # --- a change from the feed is shown at once, before any reload answers (issue 54) ---
         # B's reloads of the list are held for 3 s: what B shows within 1 s came from the feed's
@@ -143,7 +140,7 @@ def main():
         wait("Eggs off B's list from the event alone", lambda: "Eggs" not in names(b), timeout=1.0)
         b.execute_script("window.fetch = window.__fetch")
         wait("B's list as the agent has it once its reloads answer", lambda: sorted(names(b)) == sorted(names(a)), timeout=10)
-        print("ok B shows an addition and a check from the feed's events within 1 s, its reloads held back 3 s")
+        web_support.section_ok("B shows an addition and a check from the feed's events within 1 s, its reloads held back 3 s")
 
         # --- clear all + undo ---
         shown = sorted(names(a))
@@ -152,12 +149,11 @@ def main():
         wait("B's list empty", lambda: names(b) == [])
         undo = wait("the undo toast", lambda: a.find_element(By.ID, "toast-action").is_displayed() and
                     a.find_element(By.ID, "toast-action"))[0]
-        if undo.text != "Undo":
-            raise Failed(f"the toast's button says {undo.text!r}")
+        web_support.expect(f"the toast's button says {undo.text!r}", not (undo.text != "Undo"), "")
         undo.click()
         wait("the items back on A", lambda: sorted(names(a)) == shown)
         wait("the items back on B", lambda: sorted(names(b)) == shown)
-        print(f"ok clear all emptied both pages; Undo brought back {len(shown)} items on both")
+        web_support.section_ok(f"clear all emptied both pages; Undo brought back {len(shown)} items on both")
 
         # --- tasks: assigned to a member; the focus rule's refusal shown ---
         tab(a, "tasks")
@@ -169,28 +165,23 @@ def main():
                       r.find_element(By.CSS_SELECTOR, ".pill").text)[0]
         pill_b = wait("the task on B, Tom's machine", lambda: (r := row(b, "task-list", "Take out the bins")) and
                       r.find_element(By.CSS_SELECTOR, ".pill").text)[0]
-        if (pill_a, pill_b) != ("Tom", "Me"):
-            raise Failed(f"pills: A {pill_a!r}, B {pill_b!r} (expected Tom on A, Me on B)")
+        web_support.expect(f"pills: A {pill_a!r}, B {pill_b!r} (expected Tom on A, Me on B)", not ((pill_a, pill_b) != ("Tom", "Me")), "")
         exported = json.loads(cli(HOME_B, "task", "--json"))
-        if not any(t["title"] == "Take out the bins" and t.get("assignee") == "Tom" for t in exported):
-            raise Failed(f"B's household does not have the task assigned to Tom: {exported}")
-        print("ok a task assigned to Tom on A: pill “Tom” on A, “Me” on Tom's machine B, assignee Tom in B's database")
+        web_support.expect(f"B's household does not have the task assigned to Tom: {exported}", not (not any(t["title"] == "Take out the bins" and t.get("assignee") == "Tom" for t in exported)), "")
+        web_support.section_ok("a task assigned to Tom on A: pill “Tom” on A, “Me” on Tom's machine B, assignee Tom in B's database")
         for title in ["Water the plants", "Call the plumber"]:
             a.find_element(By.ID, "task-title").send_keys(title, Keys.ENTER)
             wait(f"{title} listed", lambda: row(a, "task-list", title))
         a.find_element(By.ID, "task-title").send_keys("Paint the fence", Keys.ENTER)
         refusal = wait("the focus rule's refusal", lambda: a.find_element(By.ID, "focus-refusal").is_displayed() and
                        a.find_element(By.ID, "focus-refusal-text").text)[0]
-        if "focus" not in refusal.lower() or "3" not in refusal:
-            raise Failed(f"refusal text: {refusal!r}")
+        web_support.expect(f"refusal text: {refusal!r}", not ("focus" not in refusal.lower() or "3" not in refusal), "")
         active = [t for t in json.loads(cli(HOME_A, "task", "--json")) if not t["done"]]
-        if len(active) != 3 or any(t["title"] == "Paint the fence" for t in active):
-            raise Failed(f"the refused task was written: {active}")
-        if not refusal[:1].isupper():
-            raise Failed(f"the refusal is not a sentence: {refusal!r}")
+        web_support.expect(f"the refused task was written: {active}", not (len(active) != 3 or any(t["title"] == "Paint the fence" for t in active)), "")
+        web_support.expect(f"the refusal is not a sentence: {refusal!r}", not (not refusal[:1].isupper()), "")
         a.find_element(By.ID, "task-refusal-close").click()
         wait("the refusal to close", lambda: not a.find_element(By.ID, "focus-refusal").is_displayed())
-        print(f"ok the 4th active task is refused with the rule explained ({refusal!r}); nothing written")
+        web_support.section_ok(f"the 4th active task is refused with the rule explained ({refusal!r}); nothing written")
         # "Add it anyway": the count says how far past the rule, in words (issue 52, item 16:
         # it read "(4 of 3 active)").
         title = a.find_element(By.ID, "task-title")
@@ -201,11 +192,11 @@ def main():
         a.find_element(By.ID, "task-force").click()
         count = wait("the count past the rule", lambda: row(a, "task-list", "Paint the fence")
                      and a.find_element(By.ID, "focus-count").text == "(4 active, at most 3)" and "(4 active, at most 3)")[0]
-        print(f"ok “Add it anyway” adds the 4th, and the focus banner says {count!r}")
+        web_support.section_ok(f"“Add it anyway” adds the 4th, and the focus banner says {count!r}")
         click_in_row(a, "task-list", "Paint the fence", "button.check", "the fence task done on A")
         click_in_row(a, "task-list", "Call the plumber", "button.check", "the plumber task done on A")
         wait("the task under Completed on B", lambda: row(b, "done-list", "Call the plumber"))
-        print("ok a task completed on A moves to Completed on B")
+        web_support.section_ok("a task completed on A moves to Completed on B")
 
         # --- appearance: dark on A (this machine's setting), B stays light ---
         tab(a, "more")
@@ -215,18 +206,16 @@ def main():
         a.refresh()
         wait("A's page still dark after a reload", lambda: a.execute_script("return document.body.dataset.ready === 'true'")
              and background(a) == "rgb(0, 0, 0)")
-        if background(b) != light:
-            raise Failed(f"B changed too: {background(b)}")
-        print(f"ok appearance dark applied on A ({light} → rgb(0, 0, 0)), kept after a reload; B's page unchanged")
+        web_support.expect(f"B changed too: {background(b)}", not (background(b) != light), "")
+        web_support.section_ok(f"appearance dark applied on A ({light} → rgb(0, 0, 0)), kept after a reload; B's page unchanged")
 
         # --- More offers the household's backup as a download, from this page's own origin ---
         link = wait("the backup link on A", lambda: a.find_element(By.ID, "download-backup"))[0]
         href = link.get_attribute("href")
         got = a.execute_script("return fetch(arguments[0]).then(r => r.arrayBuffer()).then(b => "
                                "String.fromCharCode(...new Uint8Array(b.slice(0, 15))))", href)
-        if not link.is_displayed() or got != "SQLite format 3":
-            raise Failed(f"the backup link {href!r} gave {got!r}")
-        print(f"ok More offers 'Download a backup' ({href}): a whole SQLite file")
+        web_support.expect(f"the backup link {href!r} gave {got!r}", not (not link.is_displayed() or got != "SQLite format 3"), "")
+        web_support.section_ok(f"More offers 'Download a backup' ({href}): a whole SQLite file")
 
         if SHOTS:
             screenshots(a, b)
@@ -237,7 +226,7 @@ def main():
         os.kill(int(PID_B), signal.SIGTERM)
         _, seconds = wait("B's page to show the agent unreachable", lambda: b.find_element(By.ID, "offline").is_displayed(),
                           timeout=5.0)
-        print(f"ok B's page shows the agent unreachable {seconds * 1000:.0f} ms after it stopped")
+        web_support.section_ok(f"B's page shows the agent unreachable {seconds * 1000:.0f} ms after it stopped")
         # What is typed meanwhile is not lost: the name the agent did not take stays in its field
         # (issue 52, item 16), and Enter sends it once the agent is back.
         b.find_element(By.ID, "add-item").click()
@@ -250,26 +239,23 @@ def main():
         try:
             wait("B's page back online", lambda: not b.find_element(By.ID, "offline").is_displayed(), timeout=15.0)
             field = b.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid")
-            if field.get_attribute("value") != "Tea":
-                raise Failed(f"the field lost what was typed: {field.get_attribute('value')!r}")
+            web_support.expect(f"the field lost what was typed: {field.get_attribute('value')!r}", not (field.get_attribute("value") != "Tea"), "")
             field.send_keys(Keys.ENTER)
             wait("Tea (typed while B's agent was down) on A's page", lambda: "Tea" in names(a), timeout=10.0)
             wait("the next row", lambda: b.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0].send_keys(Keys.ENTER)
             wait("rapid entry to end", lambda: not b.find_elements(By.CSS_SELECTOR, "#shop-rapid input.rapid"))
-            print(f"ok a name typed while the agent was down stays in its field ({kept!r}); Enter sends it once the agent is back")
+            web_support.section_ok(f"a name typed while the agent was down stays in its field ({kept!r}); Enter sends it once the agent is back")
             rapid_add(b, "Coffee")
             wait("Coffee (added on B after the restart) on A's page", lambda: "Coffee" in names(a), timeout=10.0)
-            if not b.execute_script("return window.__sameDocument === true"):
-                raise Failed("B's page reloaded")
-            print("ok B's agent restarted: its page recovered by itself, still signed in, and syncs again")
+            web_support.expect("B's page reloaded", not (not b.execute_script("return window.__sameDocument === true")), "")
+            web_support.section_ok("B's agent restarted: its page recovered by itself, still signed in, and syncs again")
         finally:
             restarted.send_signal(signal.SIGTERM)
             restarted.wait(timeout=20)
         console = [entry for entry in a.get_log("browser") + b.get_log("browser") if entry["level"] == "SEVERE"
                    and "/api/events" not in entry["message"] and "Failed to load resource" not in entry["message"]]
-        if console:
-            raise Failed(f"errors in the browser console: {console}")
-        print("ok no script errors in either console")
+        web_support.expect(f"errors in the browser console: {console}", not (console), "")
+        web_support.section_ok("no script errors in either console")
     finally:
         a.quit()
         b.quit()
@@ -287,7 +273,7 @@ def screenshots(a, b):
             driver.save_screenshot(os.path.join(SHOTS, f"{name}-{mode}.png"))
     a.set_window_size(900, 1000)
     b.set_window_size(900, 1000)
-    print(f"ok screenshots saved in {SHOTS}")
+    web_support.section_ok(f"screenshots saved in {SHOTS}")
 
 
 if __name__ == "__main__":

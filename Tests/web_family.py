@@ -133,8 +133,7 @@ def confirm(driver, expect_words):
     dialog = wait("the confirmation dialog", lambda: driver.find_element(By.ID, "confirm").is_displayed() and driver.find_element(By.ID, "confirm"))[0]
     said = dialog.text
     for word in expect_words:
-        if word not in said:
-            raise Failed(f"the confirmation does not say {word!r}: {said!r}")
+        web_support.expect(f"the confirmation does not say {word!r}: {said!r}", not (word not in said), "")
     driver.find_element(By.ID, "confirm-ok").click()
     return said
 
@@ -149,7 +148,7 @@ def parents(a):
     wait("the mismatch said", lambda: "differ" in text(a, "pin-error"))
     keypad(a, PIN)
     wait("parents' mode open", lambda: shown(a, "parents-panel") and not pad_open(a))
-    print("ok parents' mode: a first PIN chosen on the keypad (typed twice; a different second one is refused), the panel opens")
+    web_support.section_ok("parents' mode: a first PIN chosen on the keypad (typed twice; a different second one is refused), the panel opens")
 
     # A kid, then six items from the catalogue's full-screen modal.
     a.find_element(By.ID, "kid-add-name").send_keys("Mia", Keys.ENTER)
@@ -163,8 +162,7 @@ def parents(a):
             press(a, a.find_element(By.CSS_SELECTOR, f'#catalogue-kinds [data-kind="{kind}"]'))
         sections = a.find_elements(By.CSS_SELECTOR, "#catalogue-sections .cat-section")
         rows = [len(s.find_elements(By.CSS_SELECTOR, ".cat-row")) for s in sections]
-        if rows != [6, 6, 6]:
-            raise Failed(f"the {kind} catalogue shows {rows} rows per category (the seed: three categories of six)")
+        web_support.expect(f"the {kind} catalogue shows {rows} rows per category (the seed: three categories of six)", not (rows != [6, 6, 6]), "")
         for n in range(count):
             before = len(a.find_elements(By.CSS_SELECTOR, "#catalogue-sections .cat-row.selected"))
             # The first unselected row of the nth category.
@@ -179,21 +177,20 @@ def parents(a):
         return (len(listing["todo"]), len(listing["rewards"]))
     # Each adult action checks the PIN (scrypt: ~0.1 s in a release build, ~0.8 s in a debug one).
     wait("the six in the household (5 rules and chores, 1 reward)", lambda: chosen() == (5, 1), timeout=30)
-    print("ok the catalogue modal shows three categories of six for each kind; six items selected there (3 rules, 2 chores, 1 reward) are the household's")
+    web_support.section_ok("the catalogue modal shows three categories of six for each kind; six items selected there (3 rules, 2 chores, 1 reward) are the household's")
 
     # An own item with the 1–20 stepper, and an adjustment with a reason.
     a.find_element(By.ID, "own-title").send_keys("Feed the cat")
     a.find_element(By.ID, "own-kind").send_keys("Chore")
     for _ in range(2):
         press(a, a.find_element(By.ID, "own-more"))
-    if text(a, "own-peanuts") != "3":
-        raise Failed(f"the stepper shows {text(a, 'own-peanuts')!r} after two ＋")
+    web_support.expect(f"the stepper shows {text(a, 'own-peanuts')!r} after two ＋", not (text(a, "own-peanuts") != "3"), "")
     press(a, a.find_element(By.CSS_SELECTOR, "#own-form button[type=submit]"))
     wait("the own chore on Mia's cards", lambda: any("Feed the cat" in c for c in names(a, "#kid-cards .kid-card")))
     a.find_element(By.ID, "adjust-peanuts").send_keys("40")
     a.find_element(By.ID, "adjust-reason").send_keys("Helped grandma", Keys.ENTER)
     wait("Mia's balance 40", lambda: text(a, "kid-balance") == "🥜 40 peanuts")
-    print("ok an own chore (3 peanuts with the stepper) is on Mia's cards; an adjustment of +40 “Helped grandma” makes her balance 40")
+    web_support.section_ok("an own chore (3 peanuts with the stepper) is on Mia's cards; an adjustment of +40 “Helped grandma” makes her balance 40")
 
     # Rename a kid in place.
     click_row_button(a, "#parents-kids", "Mia", "button.rename", "Rename Mia")
@@ -201,7 +198,7 @@ def parents(a):
     field.send_keys(Keys.CONTROL, "a")
     field.send_keys("Mia Rose", Keys.ENTER)
     wait("Mia Rose in the household", lambda: any(k["name"] == "Mia Rose" for k in kids_of(HOME_A)))
-    print("ok a kid renamed in parents' mode (Mia → Mia Rose, in the household's data)")
+    web_support.section_ok("a kid renamed in parents' mode (Mia → Mia Rose, in the household's data)")
 
     if SHOTS:
         shoot(a, "parents", element="tab-kids")
@@ -221,12 +218,10 @@ def parents(a):
         a.execute_script("document.getElementById('pin-error').textContent = ''")
     keypad(a, PIN)  # right, but too soon after three wrong ones
     locked = wait("the right PIN made to wait", lambda: text(a, "pin-error"))[0]
-    if shown(a, "parents-panel") or "wrong" not in errors[0].lower() or "try again in" not in locked:
-        raise Failed(f"wrong PINs said {errors!r}, the fourth {locked!r}")
+    web_support.expect(f"wrong PINs said {errors!r}, the fourth {locked!r}", not (shown(a, "parents-panel") or "wrong" not in errors[0].lower() or "try again in" not in locked), "")
     refused = subprocess.run([BIN, "kids", "add", "Leo", "--pin-stdin", "--home", HOME_A], input=PIN + "\n", capture_output=True, text=True)
-    if refused.returncode == 0:
-        raise Failed("the CLI was not held by the page's wrong PINs")
-    print(f"ok three wrong PINs refused ({errors[0]!r}); then even the right one waits ({locked!r}), on the CLI too")
+    web_support.expect("the CLI was not held by the page's wrong PINs", not (refused.returncode == 0), "")
+    web_support.section_ok(f"three wrong PINs refused ({errors[0]!r}); then even the right one waits ({locked!r}), on the CLI too")
     a.execute_script("document.getElementById('pin-error').textContent = ''")
 
     def unlocked():
@@ -237,7 +232,7 @@ def parents(a):
         a.execute_script("document.getElementById('pin-error').textContent = ''")
         return False
     _, seconds = wait("the right PIN taken after the wait", unlocked, timeout=30)
-    print(f"ok after the wait the right PIN opens parents' mode ({seconds:.1f} s)")
+    web_support.section_ok(f"after the wait the right PIN opens parents' mode ({seconds:.1f} s)")
 
     # A new PIN, typed twice; the old one no longer opens.
     press(a, a.find_element(By.ID, "pin-change"))
@@ -247,9 +242,8 @@ def parents(a):
     keypad(a, NEW_PIN)
     wait("the PIN changed", lambda: not pad_open(a) and "changed" in text(a, "toast-text"))
     old = subprocess.run([BIN, "kids", "add", "Leo", "--pin-stdin", "--home", HOME_A], input=PIN + "\n", capture_output=True, text=True)
-    if old.returncode == 0:
-        raise Failed("the old PIN still works")
-    print("ok the PIN changed from parents' mode: the old one is refused")
+    web_support.expect("the old PIN still works", not (old.returncode == 0), "")
+    web_support.section_ok("the PIN changed from parents' mode: the old one is refused")
 
 
 def kids_of(home):
@@ -268,7 +262,7 @@ def celebrations(a):
             shoot(a, "great-job", keep="celebration")
             continue
         _, seconds = wait("the half-sheet to go by itself", lambda: not shown(a, "celebration"), timeout=4)
-    print(f"ok a kid's chore → the “Great job!” half-sheet, gone by itself ({seconds:.1f} s later)")
+    web_support.section_ok(f"a kid's chore → the “Great job!” half-sheet, gone by itself ({seconds:.1f} s later)")
     press(a, a.find_element(By.CSS_SELECTOR, '#kid-views [data-view="rewards"]'))
     for attempt in range(2 if SHOTS else 1):
         press(a, wait("a reward card", lambda: a.find_element(By.CSS_SELECTOR, "#kid-cards .kid-card"))[0])
@@ -278,7 +272,7 @@ def celebrations(a):
             shoot(a, "confetti", keep="confetti")
             continue
         wait("the confetti to go", lambda: not shown(a, "confetti"), timeout=5)
-    print(f"ok a reward redeemed → full-screen confetti ({pieces} pieces) and “Enjoy your reward!”, gone by itself")
+    web_support.section_ok(f"a reward redeemed → full-screen confetti ({pieces} pieces) and “Enjoy your reward!”, gone by itself")
 
     tab(a, "more")
     press(a, a.find_element(By.ID, "setting-celebrations"))
@@ -287,16 +281,13 @@ def celebrations(a):
     press(a, a.find_element(By.CSS_SELECTOR, '#kid-views [data-view="earn"]'))
     press(a, wait("another card", lambda: a.find_element(By.CSS_SELECTOR, '#kid-cards .kid-card[aria-disabled="false"]'))[0])
     said = wait("the plain words", lambda: shown(a, "toast") and "earned" in text(a, "toast-text") and text(a, "toast-text"))[0]
-    if shown(a, "celebration") or shown(a, "confetti") or "Great job" in said:
-        raise Failed(f"celebrations off still celebrated: {said!r}")
+    web_support.expect(f"celebrations off still celebrated: {said!r}", not (shown(a, "celebration") or shown(a, "confetti") or "Great job" in said), "")
     press(a, a.find_element(By.CSS_SELECTOR, '#kid-views [data-view="history"]'))
     history = names(a, "#kid-cards .kid-card .peanuts")
-    if not any(line[:1] in "−-" and line[1:2].isdigit() for line in history) or any(" ·  · " in line for line in history):
-        raise Failed(f"the history: {history}")
+    web_support.expect(f"the history: {history}", not (not any(line[:1] in "−-" and line[1:2].isdigit() for line in history) or any(" ·  · " in line for line in history)), "")
     adjustments = [line for line in history if "+40" in line]
-    if len(adjustments) != 1 or not adjustments[0].endswith("by Anna, on Study desktop") or any("by Anna" in l for l in history if "+40" not in l):
-        raise Failed(f"the history does not say which adult made the adjustment: {history}")
-    print(f"ok Celebrations off: no sheet, no confetti, just {said!r}; the history shows the spend as − with dates, and which adult made the adjustment, on which computer")
+    web_support.expect(f"the history does not say which adult made the adjustment: {history}", not (len(adjustments) != 1 or not adjustments[0].endswith("by Anna, on Study desktop") or any("by Anna" in l for l in history if "+40" not in l)), "")
+    web_support.section_ok(f"Celebrations off: no sheet, no confetti, just {said!r}; the history shows the spend as − with dates, and which adult made the adjustment, on which computer")
     tab(a, "more")
     press(a, a.find_element(By.ID, "setting-celebrations"))
     wait("Celebrations on again", lambda: cli_json(HOME_A, "settings")["celebrations"] is True)
@@ -322,10 +313,9 @@ def celebrations(a):
     wait("confetti", lambda: shown(a, "confetti"))
     on_top = a.execute_script("""const box = document.getElementById('toast'), r = box.getBoundingClientRect();
       return !box.hidden && box.contains(document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2))""")
-    if not on_top or text(a, "toast-text") != refusal:
-        raise Failed(f"the refusal {refusal!r} is hidden under the confetti (on top: {on_top}, toast: {text(a, 'toast-text')!r})")
+    web_support.expect(f"the refusal {refusal!r} is hidden under the confetti (on top: {on_top}, toast: {text(a, 'toast-text')!r})", not (not on_top or text(a, "toast-text") != refusal), "")
     wait("the confetti to go", lambda: not shown(a, "confetti"), timeout=5)
-    print(f"ok a refusal ({refusal!r}) stays readable above the next reward's confetti")
+    web_support.section_ok(f"a refusal ({refusal!r}) stays readable above the next reward's confetti")
 
 
 def lists(a):
@@ -336,7 +326,7 @@ def lists(a):
     undo = wait("the Undo", lambda: shown(a, "toast-action") and a.find_element(By.ID, "toast-action"))[0]
     undo.click()
     wait("Apples back", lambda: "Apples" in names(a, "#shop-list .name") and any(i["name"] == "Apples" for i in cli_json(HOME_A, "shop")))
-    print("ok one shopping item deleted (gone from the household), Undo brings the same item back")
+    web_support.section_ok("one shopping item deleted (gone from the household), Undo brings the same item back")
 
     # At phone size the row being typed in stays clear of the floating tab bar, and so does
     # the end of a long list (seed 003: "Ensure the focused row is always visible").
@@ -355,26 +345,23 @@ def lists(a):
     a.execute_script("window.scrollTo(0, document.documentElement.scrollHeight)")
     end_gap = a.execute_script("""return document.querySelector('.tabbar').getBoundingClientRect().top
       - document.getElementById('add-item').getBoundingClientRect().bottom""")
-    if covered or end_gap < 0:
-        raise Failed(f"under the tab bar: the typing row {covered}, the list's end by {-end_gap} px")
+    web_support.expect(f"under the tab bar: the typing row {covered}, the list's end by {-end_gap} px", not (covered or end_gap < 0), "")
     for n in range(14):
         cli(HOME_A, "shop", "check", f"Thing {n + 1}")
     a.set_window_size(1366, 900)
-    print("ok at 390 px the rapid-entry row stays above the tab bar through 14 additions, and the list's end scrolls clear of it")
+    web_support.section_ok("at 390 px the rapid-entry row stays above the tab bar through 14 additions, and the list's end scrolls clear of it")
 
     # Suggestions: the restock pool's names are offered while typing.
     cli(HOME_A, "shop", "check", "Bread")
     wait("Bread in the pool on the page", lambda: "Bread" in names(a, "#restock-list .name"))
     offered = wait("the pool's names offered", lambda: (o := a.execute_script(
         "return [...document.querySelectorAll('#shop-suggestions option')].map(o => o.value)")) and o[0] == "Bread" and o)[0]
-    if offered[0] != "Bread" or len(offered) != 15:
-        raise Failed(f"suggestions offered: {offered}")
+    web_support.expect(f"suggestions offered: {offered}", not (offered[0] != "Bread" or len(offered) != 15), "")
     press(a, a.find_element(By.ID, "add-item"))
     field = wait("the rapid-entry row", lambda: a.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0]
-    if field.get_attribute("list") != "shop-suggestions":
-        raise Failed("the rapid-entry row offers no suggestions")
+    web_support.expect("the rapid-entry row offers no suggestions", not (field.get_attribute("list") != "shop-suggestions"), "")
     field.send_keys(Keys.ESCAPE)
-    print("ok while adding, the restock pool's names are offered (suggestions on)")
+    web_support.section_ok("while adding, the restock pool's names are offered (suggestions on)")
 
     tab(a, "tasks")
     click_row_button(a, "#task-list", "Water the plants", "button.edit", "Edit the plants task")
@@ -386,22 +373,21 @@ def lists(a):
     a.execute_script("arguments[0].value = arguments[1]", form.find_element(By.NAME, "due"), "2020-01-02")
     title.send_keys(Keys.ENTER)
     task = wait("the edit in the household", lambda: next((t for t in cli_json(HOME_A, "task") if t["title"] == "Water the roses"), None))[0]
-    if task.get("assignee") != "Anna" or task.get("due") != "2020-01-02":
-        raise Failed(f"the edited task: {task}")
+    web_support.expect(f"the edited task: {task}", not (task.get("assignee") != "Anna" or task.get("due") != "2020-01-02"), "")
     overdue = wait("the overdue mark", lambda: a.find_element(By.CSS_SELECTOR, "#task-list .meta .overdue").text)[0]
-    print(f"ok a task edited in place (title, assignee, due date); past due it is marked {overdue!r}")
+    web_support.section_ok(f"a task edited in place (title, assignee, due date); past due it is marked {overdue!r}")
     click_row_button(a, "#task-list", "Water the roses", "button.remove", "Delete the roses task")
     wait("the task gone", lambda: "Water the roses" not in names(a, "#task-list .name"))
     wait("the Undo", lambda: shown(a, "toast-action"))
     press(a, a.find_element(By.ID, "toast-action"))
     wait("the task back", lambda: "Water the roses" in names(a, "#task-list .name"))
-    print("ok a task deleted, and Undo brings it back")
+    web_support.section_ok("a task deleted, and Undo brings it back")
     for name in names(a, "#task-list .name"):
         click_row_button(a, "#task-list", name, "button.check", f"complete {name}")
     _, seconds = wait("the all-done moment", lambda: shown(a, "tasks-all-done"), timeout=3)
     if SHOTS:
         shoot(a, "tasks-all-done", keep="tasks-all-done")
-    print("ok the last active task done → the “All done ✓” moment")
+    web_support.section_ok("the last active task done → the “All done ✓” moment")
 
     tab(a, "backlog")
     before = [i["title"] for c in cli_json(HOME_A, "backlog") if c["title"] == "Garden" for i in c["items"]]
@@ -410,13 +396,13 @@ def lists(a):
     handle.send_keys(Keys.ARROW_UP)
     wait("the move in the household", lambda: [i["title"] for c in cli_json(HOME_A, "backlog") if c["title"] == "Garden" for i in c["items"]][0] == second)
     focused = wait("the focus kept on the moved item", lambda: a.switch_to.active_element.get_attribute("aria-label").startswith(f"Move {second}: 1 of"))[0]
-    print(f"ok a backlog item moved up with the keyboard ({before} → {second} first), the focus stays on it")
+    web_support.section_ok(f"a backlog item moved up with the keyboard ({before} → {second} first), the focus stays on it")
     press(a, a.find_element(By.CSS_SELECTOR, '#backlog-list .name[aria-label^="Plant tulips"]'))
     field = wait("the rename field", lambda: a.find_element(By.CSS_SELECTOR, "#backlog-list input.edit"))[0]
     field.send_keys(Keys.CONTROL, "a")
     field.send_keys("Plant red tulips", Keys.ENTER)
     wait("renamed in the household", lambda: any(i["title"] == "Plant red tulips" for c in cli_json(HOME_A, "backlog") for i in c["items"]))
-    print("ok a backlog item renamed in place")
+    web_support.section_ok("a backlog item renamed in place")
     # ✕ removes with an Undo, as shopping and tasks do (issue 52, item 10: it deleted at once).
     garden = lambda: [i["title"] for c in cli_json(HOME_A, "backlog") if c["title"] == "Garden" for i in c["items"]]
     kept = garden()
@@ -426,7 +412,7 @@ def lists(a):
     press(a, a.find_element(By.ID, "toast-action"))
     wait("the item back in its category, in its place", lambda: garden() == kept)
     wait("and on the page", lambda: "Plant red tulips" in names(a, "#backlog-list .name"))
-    print(f"ok a backlog item removed with ✕ says so ({said!r}) and Undo brings it back into its category, in its place")
+    web_support.section_ok(f"a backlog item removed with ✕ says so ({said!r}) and Undo brings it back into its category, in its place")
 
     tab(a, "more")
     a.find_element(By.ID, "recurring-title-input").send_keys("Bins out")
@@ -437,7 +423,7 @@ def lists(a):
     press(a, a.find_element(By.CSS_SELECTOR, "#recurring-form button[type=submit]"))
     wait("the repeating task", lambda: any(r["schedule"] == "weekly:mon,thu" for r in cli_json(HOME_A, "recurring")))
     listed = wait("it in the list, in words", lambda: [r.text for r in a.find_elements(By.CSS_SELECTOR, "#recurring-list li") if "Bins out" in r.text])[0]
-    print(f"ok a repeating task on Mondays and Thursdays, shown in words ({listed[0].replace(chr(10), ' ')!r})")
+    web_support.section_ok(f"a repeating task on Mondays and Thursdays, shown in words ({listed[0].replace(chr(10), ' ')!r})")
 
 
 def this_computer(a):
@@ -453,7 +439,7 @@ def this_computer(a):
     wait("Anna at this computer again", lambda: cli(HOME_A, "whoami").strip().startswith("Anna"))
     if SHOTS:
         shoot(a, "this-computer", element="this-computer")
-    print("ok More → This computer: the person using it (Tom, then Anna again) and its notifications (every task, 2 minutes) are kept")
+    web_support.section_ok("More → This computer: the person using it (Tom, then Anna again) and its notifications (every task, 2 minutes) are kept")
 
 
 def join_from_welcome(b, what, code, member, computer, peer):
@@ -494,22 +480,20 @@ def computers(a, peer_a):
         toast = wait("A's page saying it joined", lambda: "joined" in text(a, "toast-text") and text(a, "toast-text"), timeout=10)[0]
         # Joined by Tom, it is Tom's computer (it used to become the inviter's, Anna's).
         wait("B used by Tom, as its welcome said", lambda: cli(HOME_B, "whoami").strip() == "Tom", timeout=10)
-        print("ok the computer joined from its welcome page belongs to the person who said so there (Tom), not to the inviter")
+        web_support.section_ok("the computer joined from its welcome page belongs to the person who said so there (Tom), not to the inviter")
         # Each computer's person is told of the other's additions, by name (issue 52, item 2:
         # everything B did was Anna's, so Anna was never told).
         add_from_page(b, "Bananas")
         told_a, seconds_a = wait("A told of Tom's Bananas", lambda: [n for n in notifications(HOME_A) if "Bananas" in n["summary"]], timeout=20)
         add_from_page(a, "Coffee")
         told_b, seconds_b = wait("B told of Anna's Coffee", lambda: [n for n in notifications(HOME_B) if "Coffee" in n["summary"]], timeout=20)
-        if [n["body"] for n in told_a] != ["by Tom"] or [n["body"] for n in told_b] != ["by Anna"]:
-            raise Failed(f"A was told {told_a}, B {told_b}")
+        web_support.expect(f"A was told {told_a}, B {told_b}", not ([n["body"] for n in told_a] != ["by Tom"] or [n["body"] for n in told_b] != ["by Anna"]), "")
         own = [n for n in notifications(HOME_A) if "Coffee" in n["summary"]] + [n for n in notifications(HOME_B) if "Bananas" in n["summary"]]
-        if own:
-            raise Failed(f"a computer told its own person of their own addition: {own}")
-        print(f"ok each computer tells its person of the other's additions: A {told_a[0]['summary']!r} {told_a[0]['body']!r} "
+        web_support.expect(f"a computer told its own person of their own addition: {own}", not (own), "")
+        web_support.section_ok(f"each computer tells its person of the other's additions: A {told_a[0]['summary']!r} {told_a[0]['body']!r} "
               f"({seconds_a:.1f} s), B {told_b[0]['summary']!r} {told_b[0]['body']!r} ({seconds_b:.1f} s); nobody of their own")
         tab(a, "more")
-        print(f"ok “Add a computer” shows the code large ({code}, {countdown!r}); typed on the new computer's page it joins "
+        web_support.section_ok(f"“Add a computer” shows the code large ({code}, {countdown!r}); typed on the new computer's page it joins "
               f"and shows the household's list; A's page says {toast!r}")
         b.quit()
         b = None
@@ -520,7 +504,7 @@ def computers(a, peer_a):
         wait("the new name on B", lambda: any(m["name"] == "Kitchen laptop" for m in cli_json(HOME_B, "devices")), timeout=10)
         state = wait("B in sync on A's page", lambda: (li := [l for l in a.find_elements(By.CSS_SELECTOR, "#machine-list li")
                                                               if "Kitchen laptop" in l.text]) and li[0].find_element(By.CSS_SELECTOR, ".state").text == "in sync" and "in sync", timeout=10)[0]
-        print(f"ok a machine renamed on A's page is “Kitchen laptop” on B too (replicated); A's page says it is {state!r}")
+        web_support.section_ok(f"a machine renamed on A's page is “Kitchen laptop” on B too (replicated); A's page says it is {state!r}")
         if SHOTS:
             shoot(a, "computers", element="computers")
         pin_reset_from_two_pages(a)
@@ -531,9 +515,8 @@ def computers(a, peer_a):
         cli(HOME_B, "shop", "rename", "Milk", "Soy milk")
         agent_b = Agent(HOME_B, "--web", "off")  # it kept A's address from the join
         said = wait("the conflict on A's page", lambda: [c for c in names(a, "#conflict-list li .grow") if "milk" in c], timeout=30)[0][0]
-        if "Oat milk" not in said or "Soy milk" not in said:
-            raise Failed(f"the conflict says {said!r}")
-        print(f"ok a conflict (both renamed Milk while apart) shown in words: {said!r}")
+        web_support.expect(f"the conflict says {said!r}", not ("Oat milk" not in said or "Soy milk" not in said), "")
+        web_support.section_ok(f"a conflict (both renamed Milk while apart) shown in words: {said!r}")
 
         # The laptop wiped and joined again from its welcome page, under the same name: A's page
         # says which entry is the old one, and offers to remove it.
@@ -552,13 +535,12 @@ def computers(a, peer_a):
             subprocess.run([BIN, "join", "111-111-1111", "--peer", peer_a, "--home", stranger], capture_output=True, timeout=30)
         ended = wait("the dead code said on A's page", lambda: "no longer works" in text(a, "pairing-countdown")
                      and text(a, "pairing-countdown"), timeout=10)[0]
-        print(f"ok three wrong codes end the invitation, and A's page stops counting down and says so: {ended!r}")
+        web_support.section_ok(f"three wrong codes end the invitation, and A's page stops counting down and says so: {ended!r}")
         press(a, a.find_element(By.ID, "add-computer"))
         code = wait("a new pairing code", lambda: shown(a, "pairing") and text(a, "pairing-code") != dead
                     and "no longer works" not in text(a, "pairing-countdown") and text(a, "pairing-code"))[0]
         address = text(a, "pairing-address")
-        if peer_a.split(":")[-1] not in address:
-            raise Failed(f"“Add a computer” does not show this computer's address: {address!r}")
+        web_support.expect(f"“Add a computer” does not show this computer's address: {address!r}", not (peer_a.split(":")[-1] not in address), "")
         b = browser(1366, 900)
         sign_in(b, HOME_B)
         join_from_welcome(b, "B's welcome again", code, member="Tom", computer="Kitchen laptop", peer=peer_a)
@@ -575,7 +557,7 @@ def computers(a, peer_a):
         wait("the new one in sync", lambda: any(m["name"] == "Kitchen laptop" and not m.get("removed") and m["state"] == "connected"
                                                  for m in cli_json(HOME_A, "devices")), timeout=20)
         state = wait("shown as removed", lambda: [l.text for l in a.find_elements(By.CSS_SELECTOR, "#machine-list li") if "Kitchen laptop" in l.text and "removed" in l.text])[0]
-        print(f"ok the laptop joined again: A's page shows its address beside the code, says which entry is the old one "
+        web_support.section_ok(f"the laptop joined again: A's page shows its address beside the code, says which entry is the old one "
               f"({older.splitlines()[1]!r}) and removes it when asked, saying it is permanent ({state[0]!r}); the new one is in sync")
     finally:
         if b:
@@ -625,12 +607,11 @@ def pin_reset_from_two_pages(a):
         wait("B's keypad to confirm", lambda: pad_open(b))
         keypad(b, PIN)
         wait("the notice gone on B", lambda: not shown(b, "pin-notice") and not pad_open(b), timeout=15)
-        if not shown(a, "pin-notice"):
-            raise Failed("A's notice went away when B's adult confirmed")
+        web_support.expect("A's notice went away when B's adult confirmed", not (not shown(a, "pin-notice")), "")
         press(a, a.find_element(By.ID, "pin-notice-ok"))
         keypad(a, PIN)
         wait("the notice gone on A", lambda: not shown(a, "pin-notice") and not pad_open(a), timeout=15)
-        print(f"ok a forgotten PIN reset from two pages (code asked on B, typed on A, a new PIN chosen); every computer's "
+        web_support.section_ok(f"a forgotten PIN reset from two pages (code asked on B, typed on A, a new PIN chosen); every computer's "
               f"Kids tab said so ({said!r}) until an adult there confirmed it with the PIN")
     finally:
         b.quit()
@@ -665,8 +646,7 @@ def shoot(driver, name, element=None, keep=None):
 def first_run(a, agent):
     """A's computer has no household: its page welcomes, and starts one."""
     welcome = agent.event("welcome")
-    if not welcome.get("web"):
-        raise Failed(f"the welcome serves no page: {welcome}")
+    web_support.expect(f"the welcome serves no page: {welcome}", not (not welcome.get("web")), "")
     sign_in(a, HOME_A)
     wait("the welcome", lambda: shown(a, "welcome") and not a.find_element(By.CSS_SELECTOR, ".tabbar").is_displayed())
     if SHOTS:
@@ -681,12 +661,10 @@ def first_run(a, agent):
          and shown(a, "tab-shopping") and text(a, "household-name") == "The Smiths", timeout=30)
     household = cli(HOME_A, "household").splitlines()
     members = [(m["name"], m["isThisMachine"]) for m in cli_json(HOME_A, "member", "list")]
-    if household[0] != "The Smiths" or members != [("Anna", True), ("Tom", False)]:
-        raise Failed(f"the household made: {household}, {members}")
+    web_support.expect(f"the household made: {household}, {members}", not (household[0] != "The Smiths" or members != [("Anna", True), ("Tom", False)]), "")
     machines = cli_json(HOME_A, "devices")
-    if machines[0]["name"] != "Study desktop" or machines[0]["member"] != "Anna":
-        raise Failed(f"this computer: {machines}")
-    print("ok a new computer's page welcomes; “Start a household” makes The Smiths (Anna, Tom) on “Study desktop”, "
+    web_support.expect(f"this computer: {machines}", not (machines[0]["name"] != "Study desktop" or machines[0]["member"] != "Anna"), "")
+    web_support.section_ok("a new computer's page welcomes; “Start a household” makes The Smiths (Anna, Tom) on “Study desktop”, "
           "and the same page carries on signed in")
     return ready
 
@@ -713,9 +691,8 @@ def main():
         computers(a, f"127.0.0.1:{ready['port']}")
         console = [e for e in a.get_log("browser") if e["level"] == "SEVERE"
                    and "/api/" not in e["message"] and "Failed to load resource" not in e["message"]]
-        if console:
-            raise Failed(f"errors in the browser console: {console}")
-        print("ok no script errors in the console")
+        web_support.expect(f"errors in the browser console: {console}", not (console), "")
+        web_support.section_ok("no script errors in the console")
     finally:
         a.quit()
         agent_a.stop()

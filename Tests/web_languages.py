@@ -73,8 +73,7 @@ def tab(driver, name):
 def expect_language(driver, language, why):
     wait(f"the page in {language} ({why})", lambda: page_language(driver) == language, timeout=10)
     want = catalogue(language)["page.tab.shopping"]
-    if tab_label(driver, "shopping") != want:
-        raise Failed(f"{why}: the Shopping tab says {tab_label(driver, 'shopping')!r}, not {want!r}")
+    web_support.expect(f"{why}: the Shopping tab says {tab_label(driver, 'shopping')!r}, not {want!r}", not (tab_label(driver, "shopping") != want), "")
 
 
 def choose(driver, select_id, value):
@@ -93,7 +92,7 @@ def choices():
             expect_language(driver, language, f"Accept-Language {accept}")
         finally:
             driver.quit()
-    print("ok Accept-Language picks Polish, German, Dutch; an unknown language gets English")
+    web_support.section_ok("Accept-Language picks Polish, German, Dutch; an unknown language gets English")
 
     # Not signed in: the notice in the browser's language too.
     link = web_support.cli(BIN, HOME, "open", "--print").split()[-1]
@@ -103,11 +102,10 @@ def choices():
         wait("the signed-out notice in German", lambda: driver.find_element(By.ID, "signed-out").is_displayed()
              and page_language(driver) == "de", timeout=10)
         notice = driver.find_element(By.ID, "signed-out").text
-        if catalogue("de")["page.signed_out.title"] not in notice:
-            raise Failed(f"the signed-out notice is not German: {notice!r}")
+        web_support.expect(f"the signed-out notice is not German: {notice!r}", not (catalogue("de")["page.signed_out.title"] not in notice), "")
     finally:
         driver.quit()
-    print("ok signed out, the notice is in the browser's language")
+    web_support.section_ok("signed out, the notice is in the browser's language")
 
     driver = browser("pl")
     try:
@@ -123,7 +121,7 @@ def choices():
         expect_language(driver, "pl", "both automatic: the browser's Polish")
     finally:
         driver.quit()
-    print("ok the choice in More: this computer's over the member's over the browser's")
+    web_support.section_ok("the choice in More: this computer's over the member's over the browser's")
 
 
 def visible_words(driver):
@@ -165,18 +163,15 @@ def pseudo():
             for text in visible_words(driver):
                 checked += text.count("⟦")
                 left = english_left(text)
-                if left:
-                    raise Failed(f"hard-coded English on the {name} tab: {left} in {text!r}")
-        if checked < 100:
-            raise Failed(f"only {checked} messages seen")
+                web_support.expect(f"hard-coded English on the {name} tab: {left} in {text!r}", not (left), "")
+        web_support.expect(f"only {checked} messages seen", not (checked < 100), "")
 
         def look(where):
             nonlocal checked
             for text in visible_words(driver):
                 checked += text.count("⟦")
                 left = english_left(text)
-                if left:
-                    raise Failed(f"hard-coded English in {where}: {left} in {text!r}")
+                web_support.expect(f"hard-coded English in {where}: {left} in {text!r}", not (left), "")
         # Issue 41's screens: the keypad, parents' mode, the catalogue modal, "Add a computer".
         tab(driver, "kids")
         driver.find_element(By.ID, "parents-open").click()
@@ -196,7 +191,7 @@ def pseudo():
         look("“Add a computer”")
     finally:
         driver.quit()
-    print(f"ok under the pseudo-language all text on 5 tabs, the keypad, parents' mode, the catalogue and “Add a computer” "
+    web_support.section_ok(f"under the pseudo-language all text on 5 tabs, the keypad, parents' mode, the catalogue and “Add a computer” "
           f"({checked} messages) comes from the catalogue")
 
 
@@ -252,8 +247,7 @@ def layouts():
                         tab(driver, name)
                         wide = driver.execute_script(
                             "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
-                        if wide[0] > wide[1]:
-                            raise Failed(f"{language} {name} at {width} px ({appearance}) is {wide[0]} px wide: it overflows")
+                        web_support.expect(f"{language} {name} at {width} px ({appearance}) is {wide[0]} px wide: it overflows", not (wide[0] > wide[1]), "")
                         # Fixed parts (the tab bar) and text cut inside its box overflow without widening the page.
                         out = driver.execute_script("""
                           const out = [];
@@ -266,8 +260,7 @@ def layouts():
                                      && getComputedStyle(e).textOverflow !== 'ellipsis') out.push(`${e.tagName}.${e.className} "${e.textContent}" is cut`);
                           }
                           return out;""")
-                        if out:
-                            raise Failed(f"{language} {name} at {width} px ({appearance}): {out[:5]}")
+                        web_support.expect(f"{language} {name} at {width} px ({appearance}): {out[:5]}", not (out), "")
                         if name == "more":
                             broken, long = driver.execute_script(BROKEN_WORDS, driver.find_element(By.ID, "machine-list"))
                             if broken or long:
@@ -279,9 +272,9 @@ def layouts():
                             driver.save_screenshot(os.path.join(SHOTS, f"{language}-{width}-{name}-{appearance}.png"))
         finally:
             driver.quit()
-    print("ok Polish and German fit at 320 (WCAG's reflow), 390 and 1366 px, light and dark, on every tab"
+    web_support.section_ok("Polish and German fit at 320 (WCAG's reflow), 390 and 1366 px, light and dark, on every tab"
           + (f"; screenshots in {SHOTS}" if SHOTS else ""))
-    print(f"ok at 320 and 390 px in Polish and German More → Computers breaks no word and keeps whose computer it is on one line "
+    web_support.section_ok(f"at 320 and 390 px in Polish and German More → Computers breaks no word and keeps whose computer it is on one line "
           f"({computers[0]!r}, {computers[-1]!r})")
 
 

@@ -122,3 +122,14 @@ def expect(name, condition, why):
         failures.append(name)
         print(f"FAILED: {name}" + (f": {why}" if why else ""), flush=True)
     return condition
+
+
+_said = [0]
+
+
+def section_ok(message):
+    """The `ok` of a part of a script, said only when none of its checks failed since the last
+    part's (``expect``, ``check``)."""
+    if len(failures) == _said[0]:
+        print(f"ok {message}", flush=True)
+    _said[0] = len(failures)
