@@ -137,9 +137,21 @@ def tap(driver, verb, name):
         field.send_keys(Keys.ENTER)
         wait(f"{name} on the list", lambda: any(name in text(e) for e in driver.find_elements(By.CSS_SELECTOR, "#shop-list li")))
     elif verb == "check":
-        press(driver, f"checking {name}", lambda: next(e for e in driver.find_elements(By.CSS_SELECTOR, "#shop-list li")
-                                                       if name in text(e)).find_element(By.CSS_SELECTOR, ".check"))
-        wait(f"{name} off the list", lambda: not any(name in text(e) for e in driver.find_elements(By.CSS_SELECTOR, "#shop-list li")))
+        # The page takes a checked row off at once (its guess): a row still there a second after
+        # its press was drawn anew under the press (the list redrawn as the app settles, seen on
+        # WebKitGTK on a loaded machine) and is pressed again; one more check of a checked item
+        # is answered unchanged (`once`), so the outcome below is still the check's.
+        pressed = [None]
+
+        def checked():
+            rows = [e for e in driver.find_elements(By.CSS_SELECTOR, "#shop-list li") if name in text(e)]
+            if not rows:
+                return True
+            if pressed[0] is None or time.monotonic() - pressed[0] > 1.0:
+                phones.press(driver, rows[0].find_element(By.CSS_SELECTOR, ".check"))
+                pressed[0] = time.monotonic()
+            return False
+        wait(f"{name} checked, off the list", checked, timeout=15)
     else:
         # The toggle shows once the pool is drawn (after an offline start, a moment later on a
         # loaded machine): pressed when it shows and the sheet is closed, again only if a
