@@ -226,7 +226,8 @@ import Testing
         try b.store.sync(to: h.store)
         var last: [String: JSONValue] = [:]
         var lines: [String] = []
-        var tokens = Tokens(replacing: [dir.url.path: "<dir>", Household.machineName(nil): "<host>"])
+        // This host's name as a whole JSON string only (a short name, say "vm", is inside other words).
+        var tokens = Tokens(replacing: [dir.url.path: "<dir>", "\"\(Household.machineName(nil))\"": "\"<host>\""])
         let calls = script + bare.map { Call(method: $0, params: [:]) } + refusedByAudience
         for call in calls {
             let params = call.params.mapValues { Self.resolve($0, in: last) }
