@@ -104,7 +104,7 @@ extension Household {
     public func memberID(named name: String) throws -> String {
         if name.trimmed.lowercased() == Validation.me {
             guard let me = try currentMemberID() else {
-                throw HouseholdError.refuse(.noMemberForMachine, ["asked": "me"])
+                throw HouseholdError.refuse(actingMember == nil ? .noMemberForMachine : .noMemberForPhone, ["asked": "me"])
             }
             return me
         }

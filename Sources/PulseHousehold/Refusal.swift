@@ -18,6 +18,7 @@ public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         case notFound = "not_found", noSuchPosition = "no_such_position", ambiguous
         // Members and settings
         case noMemberForMachine = "no_member_for_machine", unknownMember = "unknown_member", nothingToChange = "nothing_to_change"
+        case noMemberForPhone = "no_member_for_phone"
         case lastMember = "last_member", invalidInitials = "invalid_initials", invalidColor = "invalid_color"
         case invalidAppearance = "invalid_appearance", invalidSwitch = "invalid_switch", unknownSetting = "unknown_setting"
         case windowOutOfRange = "window_out_of_range"

@@ -53,7 +53,7 @@ extension Household {
         var visible = hidden.isEmpty ? all : all.filter { !hidden.contains($0.id) }
         if mine {
             guard let me = try currentMemberID() else {
-                throw HouseholdError.refuse(.noMemberForMachine, ["asked": "mine"])
+                throw HouseholdError.refuse(actingMember == nil ? .noMemberForMachine : .noMemberForPhone, ["asked": "mine"])
             }
             visible = visible.filter { $0.assigneeID == me }
         }

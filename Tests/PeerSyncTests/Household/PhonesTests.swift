@@ -86,7 +86,7 @@ import Testing
 
     /// On a phone, "me" is the phone's member, not the computer's: its person's tasks are "mine",
     /// they are `isThisMachine` in the member list, and "me" assigns to them; a phone of nobody
-    /// in particular has no "me" (refused, as on a computer of nobody).
+    /// in particular has no "me" (refused in the phone's words, as a computer of nobody is in its own).
     @Test func onAPhoneMeIsThePhonesMember() throws {
         let tom = try #require(try a.members().first { $0.name == "Tom" })
         let phone = a.acting(as: tom.id)
@@ -95,8 +95,8 @@ import Testing
         #expect(try phone.tasks(mine: true).map(\.id) == [task.id] && a.tasks(mine: true).isEmpty)
         #expect(try phone.members().filter(\.isThisMachine).map(\.id) == [tom.id])
         #expect(try a.members().filter(\.isThisMachine).map(\.id) == [a.currentMemberID()])
-        #expect(code { _ = try a.acting(as: nil).tasks(mine: true) } == "no_member_for_machine")
-        #expect(code { _ = try a.acting(as: nil).addTask("x", assignee: "me") } == "no_member_for_machine")
+        #expect(code { _ = try a.acting(as: nil).tasks(mine: true) } == "no_member_for_phone")
+        #expect(code { _ = try a.acting(as: nil).addTask("x", assignee: "me") } == "no_member_for_phone")
     }
 
     /// A phone's queue may be sent twice (an answer lost on the way) or to two agents: an

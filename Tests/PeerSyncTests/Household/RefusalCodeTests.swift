@@ -17,6 +17,7 @@ import Testing
         var withoutMember = false
         var members: [String] = []
         var expect: Params = [:]
+        var caller: APICaller = .control
     }
 
     static let pin: Params = ["pin": "1234"]
@@ -40,6 +41,9 @@ import Testing
             code: .noSuchPosition, prepare: [("shop.add", ["names": ["Milk"]])], method: "shop.check", params: ["item": "5"],
             expect: ["position": 5, "count": 1]),
         Case(code: .noMemberForMachine, prepare: [], method: "task.list", params: ["mine": true], withoutMember: true, expect: ["asked": "mine"]),
+        Case(
+            code: .noMemberForPhone, prepare: [], method: "task.add", params: ["title": "Call grandma", "assignee": "me"], expect: ["asked": "me"],
+            caller: .phone(member: nil)),
         Case(code: .unknownMember, prepare: [], method: "task.add", params: ["title": "x", "assignee": "Zed"], expect: ["name": "Zed"]),
         Case(
             code: .nothingToChange, prepare: [("member.add", ["name": "Ann"])], method: "member.edit", params: ["member": "Ann"],
@@ -140,7 +144,7 @@ import Testing
         }
         let before = try h.store.versionVector()
         do {
-            _ = try HouseholdAPI.call(c.method, c.params, on: h)
+            _ = try HouseholdAPI.call(c.method, c.params, on: h, as: c.caller)
             Issue.record("\(c.method) was not refused; expected \(c.code.rawValue)")
         } catch {
             let refusal = Refusal(error)
