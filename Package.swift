@@ -145,37 +145,15 @@ let package = Package(
             ],
             // Tells `node --test` (Tests/page) that the modules are ES modules; not served.
             exclude: ["Resources/package.json"],
-            resources: [
-                .embedInCode("Resources/index.html"), .embedInCode("Resources/app.css"), .embedInCode("Resources/icon.svg"),
-                // The page's ES modules (docs/ARCHITECTURE.md, "The page").
-                .embedInCode("Resources/main.js"),
-                .embedInCode("Resources/api.js"),
-                .embedInCode("Resources/messages.js"),
-                .embedInCode("Resources/store.js"),
-                .embedInCode("Resources/page.js"),
-                .embedInCode("Resources/feed.js"),
-                .embedInCode("Resources/ui.js"),
-                .embedInCode("Resources/household.js"),
-                .embedInCode("Resources/shopping.js"),
-                .embedInCode("Resources/tasks.js"),
-                .embedInCode("Resources/backlog.js"),
-                .embedInCode("Resources/kids.js"),
-                .embedInCode("Resources/more.js"),
-                .embedInCode("Resources/machines.js"),
-                .embedInCode("Resources/parents.js"),
-                .embedInCode("Resources/celebrate.js"),
-                .embedInCode("Resources/welcome.js"),
-                .embedInCode("Resources/computer.js"),
-                .embedInCode("Resources/phones.js"),
-                .embedInCode("Resources/offline.js"),
-                .embedInCode("Resources/notices.js"),
-                .embedInCode("Resources/connection.js"),
-                .embedInCode("Resources/live.js"),
-                // The phone app: installable (manifest, icons) and offline (the service worker).
-                .embedInCode("Resources/sw.js"), .embedInCode("Resources/manifest.webmanifest"),
-                .embedInCode("Resources/icon-192.png"), .embedInCode("Resources/icon-512.png"),
-            ]
+            // The page's files (docs/ARCHITECTURE.md, "The page"), each embedded as its own
+            // symbol; the PageFiles plugin writes the one table of them (`PageFiles.all`), so a
+            // file added to the folder needs no list (issue 55).
+            resources: [.embedInCode("Resources")],
+            plugins: ["PageFiles"]
         ),
+        // The PageFiles build plugin and its tool: PulseWeb's table of its embedded files.
+        .plugin(name: "PageFiles", capability: .buildTool(), dependencies: ["page-files-table"]),
+        .executableTarget(name: "page-files-table"),
         .executableTarget(
             name: "pulse-peer",
             dependencies: [

@@ -38,10 +38,10 @@ if [[ "$planted" != *"Sources/PulseWeb/WebRouter.swift:1: PulseWeb imports Pulse
   status=1
 fi
 rm -rf "$plant"
-# The format (.swift-format, the toolchain's swift-format): `swift format -i -r Sources Tests Package.swift` fixes it.
-if ! swift format lint --strict -r Sources Tests Package.swift > "$log" 2>&1; then
+# The format (.swift-format, the toolchain's swift-format): `swift format -i -r Sources Tests Plugins Package.swift` fixes it.
+if ! swift format lint --strict -r Sources Tests Plugins Package.swift > "$log" 2>&1; then
   head -40 "$log"
-  echo "the code is not formatted: run  swift format -i -r Sources Tests Package.swift" >&2
+  echo "the code is not formatted: run  swift format -i -r Sources Tests Plugins Package.swift" >&2
   status=1
 fi
 # The compiler holds the layers too: importing a target outside the dependencies fails the build.

@@ -33,39 +33,17 @@ enum WebAssets {
         found.remove(path)
         return found
     }
-    /// The page's ES modules by path (no build step: served as written).
-    static let modules: [String: [UInt8]] = [
-        "/main.js": PackageResources.main_js,
-        "/api.js": PackageResources.api_js,
-        "/messages.js": PackageResources.messages_js,
-        "/store.js": PackageResources.store_js,
-        "/page.js": PackageResources.page_js,
-        "/feed.js": PackageResources.feed_js,
-        "/ui.js": PackageResources.ui_js,
-        "/household.js": PackageResources.household_js,
-        "/shopping.js": PackageResources.shopping_js,
-        "/tasks.js": PackageResources.tasks_js,
-        "/backlog.js": PackageResources.backlog_js,
-        "/kids.js": PackageResources.kids_js,
-        "/more.js": PackageResources.more_js,
-        "/machines.js": PackageResources.machines_js,
-        "/parents.js": PackageResources.parents_js,
-        "/celebrate.js": PackageResources.celebrate_js,
-        "/welcome.js": PackageResources.welcome_js,
-        "/computer.js": PackageResources.computer_js,
-        "/phones.js": PackageResources.phones_js,
-        "/offline.js": PackageResources.offline_js,
-        "/notices.js": PackageResources.notices_js,
-        "/connection.js": PackageResources.connection_js,
-        "/live.js": PackageResources.live_js,
-    ]
+    /// The page's ES modules by path (no build step: served as written): every `.js` file of
+    /// the `Resources` folder but the service worker, from the table the PageFiles plugin
+    /// writes at build time (no list to keep: a module added to the folder is served, cached by
+    /// the phone app and, when `main.js` imports it, preloaded).
+    static let modules: [String: [UInt8]] = PageFiles.all.filter { $0.key.hasSuffix(".js") && $0.key != "/sw.js" }
     static var appCSS: [UInt8] { PackageResources.app_css }
 
     /// The service worker, its cache named by the version of the page's files (the first 12 hex
     /// digits of their SHA-256): an agent with other files serves another worker, which the
     /// browser installs, and the phone app takes the new files. The modules it caches are
-    /// ``modules``' paths, written in place of its placeholder: the page's modules are listed
-    /// here and in Package.swift only.
+    /// ``modules``' paths, written in place of its placeholder.
     static let serviceWorker: [UInt8] = {
         var hash = SHA256()
         for file in [PackageResources.index_html, PackageResources.app_css, PackageResources.icon_svg, PackageResources.manifest_webmanifest]
