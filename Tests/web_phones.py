@@ -456,11 +456,12 @@ def main():
         ok("the phone's session cookie is Secure, HttpOnly, SameSite=Strict (and the waiting cookie is gone)")
 
     wait("Milk on the phone", lambda: "Milk" in driver.find_element(By.ID, "shop-list").text)
-    if driver.execute_script("return document.body.classList.contains('phone')") is not True:
-        raise Failed("the phone's page is not in phone mode")
+    phone_mode = expect("the phone's page in phone mode", driver.execute_script("return document.body.classList.contains('phone')") is True,
+                        "the phone's page is not in phone mode")
     driver.find_element(By.ID, "t-more").click()
-    if driver.find_element(By.ID, "computers").is_displayed() or driver.find_element(By.ID, "phones").is_displayed():
-        raise Failed("the phone shows the computer's administration")
+    phone_mode &= expect("no computer's administration on a phone",
+                         not driver.find_element(By.ID, "computers").is_displayed() and not driver.find_element(By.ID, "phones").is_displayed(),
+                         "the phone shows the computer's administration")
     driver.find_element(By.ID, "t-shopping").click()
     cli("shop", "add", "Bread")
     wait("Bread on the phone (the live stream)", lambda: "Bread" in driver.find_element(By.ID, "shop-list").text)
@@ -469,7 +470,8 @@ def main():
     field.send_keys("Eggs", Keys.ENTER)
     wait("Eggs on the computer", lambda: "Eggs" in cli("shop", "list"))
     shot(driver, "phone-list")
-    ok("the phone shows the list, updates live (Bread from the CLI), adds Eggs (the computer has it), and shows no computer administration")
+    if phone_mode:
+        ok("the phone shows the list, updates live (Bread from the CLI), adds Eggs (the computer has it), and shows no computer administration")
 
     # Notifications by the desktop's rules: another member's addition is told (in the page and
     # by the phone, through the service worker); the phone's own member's never.
@@ -547,10 +549,11 @@ def main():
         print(phone.log())
         raise
     shown = driver.find_element(By.ID, "shop-list").text
-    if not all(name in shown for name in ["Milk", "Bread", "Eggs"]) or not driver.find_element(By.ID, "offline").is_displayed():
-        raise Failed(f"offline, the phone shows {shown!r}")
-    if "stay on this phone" not in driver.find_element(By.ID, "offline").text:
-        raise Failed(f"offline, the phone says {driver.find_element(By.ID, 'offline').text!r}")
+    offline_said = expect("offline, the last list shown", all(name in shown for name in ["Milk", "Bread", "Eggs"])
+                          and driver.find_element(By.ID, "offline").is_displayed(), f"offline, the phone shows {shown!r}")
+    offline_said &= expect("offline, the banner says changes stay on the phone",
+                           "stay on this phone" in driver.find_element(By.ID, "offline").text,
+                           f"offline, the phone says {driver.find_element(By.ID, 'offline').text!r}")
     add_items(driver, "Apples", "Butter", "Cheese")
     milk = next(e for e in driver.find_elements(By.CSS_SELECTOR, "#shop-list li") if "Milk" in e.text)
     press(driver, milk.find_element(By.CSS_SELECTOR, ".check"))
@@ -559,10 +562,11 @@ def main():
         and "Milk" not in driver.find_element(By.ID, "shop-list").text
         and all(n in driver.find_element(By.ID, "shop-list").text for n in ["Apples", "Butter", "Cheese"]), timeout=10)
     queued = driver.execute_script("return localStorage.getItem('house-pulse-queue-1')")
-    if any(name in cli("shop", "list") for name in ["Apples", "Butter", "Cheese"]):
-        raise Failed("a queued change reached the agent while it was unreachable")
+    offline_said &= expect("offline, nothing reaches the agent", not any(name in cli("shop", "list") for name in ["Apples", "Butter", "Cheese"]),
+                           "a queued change reached the agent while it was unreachable")
     shot(driver, "phone-offline")
-    ok("no agent reachable: the page still opens (service worker), shows the last list, and queues three additions and a check")
+    if offline_said:
+        ok("no agent reachable: the page still opens (service worker), shows the last list, and queues three additions and a check")
 
     in_namespace("phone", "nft", "delete", "table", "inet", "cut")
 
@@ -584,9 +588,8 @@ def main():
     wait("the queue emptied", lambda: driver.execute_script(
         "return document.body.dataset.ready === 'true' && (localStorage.getItem('house-pulse-queue-1') || '[]') === '[]'"), timeout=10)
     replay_queue(driver, queued, "true", "the replayed queue sent", timeout=15)
-    if listed(HOME) != expected:
-        raise Failed(f"the queue sent twice changed the list: {listed(HOME)}")
-    ok("an agent reachable again: each queued change applied once (A and the second computer agree); the same queue replayed: still once")
+    if expect("the queue sent twice applies once", listed(HOME) == expected, f"the queue sent twice changed the list: {listed(HOME)}"):
+        ok("an agent reachable again: each queued change applied once (A and the second computer agree); the same queue replayed: still once")
 
     # The phone's own computer out of reach while the second serves phones: the phone uses the
     # second (its roaming credential, which any agent checks), live, and comes back to its own.
@@ -622,24 +625,24 @@ def main():
                             cafile=os.path.join(SCRATCH, "root.pem")))
         raise
     said = driver.find_element(By.ID, "offline").text
-    if not driver.find_element(By.ID, "offline").is_displayed() or "does not answer" not in said:
-        raise Failed(f"roaming, the phone says {said!r}")
+    roamed = expect("roaming, the banner says its computer does not answer",
+                    driver.find_element(By.ID, "offline").is_displayed() and "does not answer" in said, f"roaming, the phone says {said!r}")
     add_items(driver, "Figs")
     wait("Figs on the second computer, sent (not queued)", lambda: "Figs" in listed(HOME_B)[0], timeout=10)
-    if driver.execute_script("return (localStorage.getItem('house-pulse-queue-1') || '[]')") != "[]":
-        raise Failed("roaming, the phone queued its change instead of sending it")
+    roamed &= expect("roaming, a change is sent, not queued",
+                     driver.execute_script("return (localStorage.getItem('house-pulse-queue-1') || '[]')") == "[]",
+                     "roaming, the phone queued its change instead of sending it")
     web_support.cli(BIN, HOME_B, "shop", "add", "Honey")
     wait("Honey, added on the second computer, live on the roaming phone",
          lambda: "Honey" in driver.find_element(By.ID, "shop-list").text, timeout=10)
     roaming_credential = driver.execute_script("return JSON.parse(localStorage.getItem('house-pulse-snapshot-1') || '{}').session?.roaming")
     if not roaming_credential:
-        raise Failed("the phone keeps no roaming credential")
+        raise Failed("the phone keeps no roaming credential")  # the forgery below is made from it
     forged = roaming_credential.rsplit(".", 1)[0] + "." + "0" * 64
     status, _, _ = https_request(AGENT_FOR_PHONE, port_b, "/api/call/shop.list", "POST",
                                  {"Authorization": f"Bearer {forged}", "Origin": mine, "Content-Type": "application/json"}, b"{}",
                                  cafile=os.path.join(SCRATCH, "root.pem"))
-    if status != 401:
-        raise Failed(f"a forged roaming credential got {status} from the second computer")
+    roamed &= expect("a forged roaming credential is refused", status == 401, f"a forged roaming credential got {status} from the second computer")
     shot(driver, "phone-roaming")
     if BIN_A != BIN:
         # Across releases (issue 53): the phone's own computer runs the next release, the second
@@ -651,27 +654,30 @@ def main():
         code = driver.execute_script("""return Promise.all([import('/api.js'), import('/ui.js')]).then(([api, ui]) =>
             api.call('next.shop.quantity', {name: 'Figs', quantity: '2'}).then(() => 'accepted', (e) => { ui.fail(e); return e.code; }))""")
         if code != "unknown_method":
-            raise Failed(f"the older computer answered the next release's method with {code!r}")
+            raise Failed(f"the older computer answered the next release's method with {code!r}")  # no refusal to read below
         said, _ = wait("the refusal in words", lambda: driver.find_element(By.ID, "toast-text").text if driver.find_element(
             By.ID, "toast").is_displayed() else None, timeout=5)
         # "{name} runs an older House Pulse…": the computer named as the household names it.
-        if "runs an older House Pulse and cannot do this yet" not in said or said.startswith("?"):
-            raise Failed(f"the refusal of a method the older computer lacks reads {said!r}")
+        across = expect("the older computer's refusal said in words",
+                        "runs an older House Pulse and cannot do this yet" in said and not said.startswith("?"),
+                        f"the refusal of a method the older computer lacks reads {said!r}")
         add_items(driver, "Dates")
         wait("Dates on the older computer after the refusal", lambda: "Dates" in listed(HOME_B)[0], timeout=10)
         before = listed(HOME_B)
         replay_queue(driver, queued, "roaming", "the queue replayed to the older computer", timeout=20)
-        if listed(HOME_B) != before:
-            raise Failed(f"the queue replayed to the older computer changed its list: {before} → {listed(HOME_B)}")
-        ok("across releases (the own computer runs the next test release, the second this one): "
-           f"a method the older computer lacks is refused (unknown_method) and said in words ({said!r}); the app goes on (Dates added "
-           "there); the queue A applied, replayed to the older computer, still once")
+        across &= expect("the queue replayed to the older computer applies once", listed(HOME_B) == before,
+                         f"the queue replayed to the older computer changed its list: {before} → {listed(HOME_B)}")
+        if across:
+            ok("across releases (the own computer runs the next test release, the second this one): "
+               f"a method the older computer lacks is refused (unknown_method) and said in words ({said!r}); the app goes on (Dates added "
+               "there); the queue A applied, replayed to the older computer, still once")
     cli("phones", "on")
     wait("back on its own computer", lambda: driver.execute_script(
         "return document.body.dataset.ready === 'true' && document.getElementById('offline').hidden"), timeout=15)
     wait("… where Figs arrived by sync", lambda: "Figs" in listed(HOME)[0], timeout=10)
-    ok(f"its own computer stopped serving while the app was open: the phone used the second computer in {took:.1f} s (its roaming credential; "
-       "a forged one refused, 401): Figs sent there at once, Honey added there shown live; back on its own computer after")
+    if roamed:
+        ok(f"its own computer stopped serving while the app was open: the phone used the second computer in {took:.1f} s (its roaming credential; "
+           "a forged one refused, 401): Figs sent there at once, Honey added there shown live; back on its own computer after")
     sh(BIN, "phones", "off", "--home", HOME_B)
 
     cookie = session["value"]
@@ -743,10 +749,11 @@ def main():
     _, waited = wait("the silent connections closed", lambda: open_fds(pid) <= fds_before + 2, timeout=20)
     holder.stdin.close()
     holder.wait(timeout=10)
-    if fds_during - fds_before > 8 + 4:  # the 8, and the phone's page's own connections coming and going
-        raise Failed(f"40 silent connections from one address held {fds_during - fds_before} descriptors")
-    ok(f"40 silent connections from one address: 8 held ({fds_during - fds_before} descriptors more), all closed "
-       f"{waited:.0f}s later; RSS {rss_before} → {rss_kib(pid)} KiB; the phone still loads meanwhile")
+    # (the 8, and the phone's page's own connections coming and going)
+    if expect("silent connections hold at most 8 places", fds_during - fds_before <= 8 + 4,
+              f"40 silent connections from one address held {fds_during - fds_before} descriptors"):
+        ok(f"40 silent connections from one address: 8 held ({fds_during - fds_before} descriptors more), all closed "
+           f"{waited:.0f}s later; RSS {rss_before} → {rss_kib(pid)} KiB; the phone still loads meanwhile")
 
     # Removal from the *other* computer's page: a replicated write; the agent serving the
     # phone refuses it as soon as the removal arrives, and closes its stream.
@@ -756,9 +763,9 @@ def main():
     stream = context.wrap_socket(stream)
     stream.sendall(f"GET /api/events HTTP/1.1\r\nHost: {AGENT_FOR_PHONE}:{port}\r\nCookie: pulse_phone_{port}={cookie}\r\n\r\n".encode())
     if b"200 OK" not in stream.recv(4096):
-        raise Failed("the phone's live stream did not open")
-    if computer.find_element(By.ID, "phone-pairing").is_displayed():
-        raise Failed("the QR codes are still shown after the phone was added")
+        raise Failed("the phone's live stream did not open")  # its end is the check below
+    expect("the QR codes hidden once the phone is added", not computer.find_element(By.ID, "phone-pairing").is_displayed(),
+           "the QR codes are still shown after the phone was added")
     second = browser(1366, 1000)
     cleanups.append(second.quit)
     signed_in_page(second, HOME_B)
@@ -766,8 +773,8 @@ def main():
     second.execute_script("document.getElementById('phones').scrollIntoView()")
     row = wait("A's phone listed on B's page",
                lambda: next(e for e in second.find_elements(By.CSS_SELECTOR, "#phone-list li") if "Anna's phone" in e.text), timeout=15)[0]
-    if second.find_element(By.ID, "phones-on").is_selected():
-        raise Failed("B serves phones though only A was turned on")
+    expect("phones on for one computer only", not second.find_element(By.ID, "phones-on").is_selected(),
+           "B serves phones though only A was turned on")
     shot(second, "other-computer-phones")
     computer = second  # the removal is made on B
     press(computer, row.find_element(By.CSS_SELECTOR, "button.remove"))
@@ -792,20 +799,22 @@ def main():
     closed_after = time.monotonic() - start
     status = driver.execute_script("return fetch('/api/session').then(r => r.status)")
     refused_after = time.monotonic() - start
-    if not ended or closed_after > 1.0 or status != 401 or refused_after > 2.0:
-        raise Failed(f"after removal: stream ended={ended} after {closed_after:.2f}s, session {status} after {refused_after:.2f}s")
-    ok(f"removed from the other computer's page (B): A closed the phone's live stream {closed_after * 1000:.0f} ms later and refuses it (401)")
+    if expect("a phone removed elsewhere is cut off within a second", ended and closed_after <= 1.0 and status == 401 and refused_after <= 2.0,
+              f"after removal: stream ended={ended} after {closed_after:.2f}s, session {status} after {refused_after:.2f}s"):
+        ok(f"removed from the other computer's page (B): A closed the phone's live stream {closed_after * 1000:.0f} ms later and refuses it (401)")
 
     # Off from A's page: the port closes.
     computer = first
     computer.find_element(By.ID, "phones-on").click()
     wait("phones off", lambda: not cli_json("phones")["on"])
-    try:
-        socket.create_connection((AGENT_FOR_PHONE, port), timeout=2).close()
-        raise Failed("the phones' port still accepts connections once turned off")
-    except ConnectionRefusedError:
-        pass
-    ok("turned off from the computer's page: the port no longer accepts connections")
+    def port_closed():
+        try:
+            socket.create_connection((AGENT_FOR_PHONE, port), timeout=2).close()
+            return False
+        except ConnectionRefusedError:
+            return True
+    if expect("phones off closes the port", port_closed(), "the phones' port still accepts connections once turned off"):
+        ok("turned off from the computer's page: the port no longer accepts connections")
 
     errors = [e for e in first.get_log("browser") + second.get_log("browser") + phone.log() if e["level"] == "SEVERE"
               and "favicon" not in e["message"] and "401" not in e["message"]
@@ -813,9 +822,8 @@ def main():
               and not (e["source"] == "network" and "Failed to load resource: net::ERR_" in e["message"])
               # The older computer's refusal of the next release's method, asked for above:
               and not (e["source"] == "network" and "/api/call/next.shop.quantity" in e["message"] and "404" in e["message"])]
-    if errors:
-        raise Failed(f"script errors: {errors}")
-    ok("no script errors")
+    if expect("no script errors", not errors, f"script errors: {errors}"):
+        ok("no script errors")
 
 
 def cleanup():
