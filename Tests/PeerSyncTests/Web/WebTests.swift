@@ -351,7 +351,8 @@ struct WebRouterTests {
     }
 
     /// The phone app's worker caches exactly the modules the agent serves (their paths written in
-    /// place of its placeholder), under a cache named by the page's version.
+    /// place of its placeholder), under a cache named by the page's version; and the agent serves
+    /// every module of the folder (`PageFiles`, written at build time: no list to keep).
     @Test func theServiceWorkerCachesEveryModuleTheAgentServes() async throws {
         let (router, _) = router()
         let worker = try #require(response(await router.respond(to: request("GET", "/sw.js"))))
@@ -359,6 +360,9 @@ struct WebRouterTests {
         let listed = try #require(text.firstMatch(of: /const MODULES = \[([^\]]*)\];/)).output.1
         let paths = listed.split(separator: ", ").map { String($0.dropFirst().dropLast()) } // each in quotes
         #expect(paths == WebAssets.modules.keys.sorted() && paths.count > 20)
+        let folder = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../../Sources/PulseWeb/Resources")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(paths == files.filter { $0.hasSuffix(".js") && $0 != "sw.js" }.map { "/" + $0 }.sorted())
         #expect(!text.contains("house-pulse-modules") && !text.contains("\"house-pulse-version\""))
         #expect(text.firstMatch(of: /const CACHE = "house-pulse-[0-9a-f]{12}";/) != nil)
     }
