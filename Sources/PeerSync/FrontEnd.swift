@@ -116,11 +116,7 @@ public struct LocalAPI: Sendable {
 
     /// The language chosen for this computer's person (``LanguageChoice``); nil when the
     /// household cannot say (then the browser's language is used).
-    public func languageChoice() async -> LanguageChoice? {
-        let answer = await callMethod("language.get", [:], .agent)
-        guard answer.ok, let result = answer.result, let data = try? JSONEncoder().encode(result) else { return nil }
-        return try? JSONDecoder().decode(LanguageChoice.self, from: data)
-    }
+    public func languageChoice() async -> LanguageChoice? { try? await read { try $0.languageChoice() } }
 
     /// The same as `pulse-peer status --json`.
     public func status() async throws -> AgentStatus { try await currentStatus() }

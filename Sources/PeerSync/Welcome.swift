@@ -16,8 +16,8 @@ public struct WelcomeAgent: Sendable {
     let logger: Logger
     let onServing: @Sendable (String?) -> Void
 
-    /// The page's methods while there is no household.
-    public static let methods = ["welcome.start", "welcome.join"]
+    /// The page's methods while there is no household (``declared``).
+    public static var methods: [String] { declared.keys.sorted() }
 
     /// `onServing` gets the page's address once it is served (nil: the page could not listen).
     public init(options: AgentOptions, logger: Logger, onServing: @escaping @Sendable (String?) -> Void) {
@@ -127,19 +127,25 @@ public struct WelcomeAgent: Sendable {
             ]))
     }
 
-    /// The welcome's two methods (docs/API.md, "First run"): `welcome.start {household,
-    /// members}` makes a household as `pulse-peer init` does (this computer belongs to the
-    /// first member); `welcome.join {code, peer?, name?, member?}` joins as `pulse-peer join` does
-    /// (`member`: who uses this computer).
-    static func call(
-        _ method: String, _ params: [String: JSONValue], home: HouseholdHome, logger: Logger,
-        joinedAt: @Sendable (PeerAddress) -> Void = { _ in }
-    ) async -> ControlResponse {
+    /// One call of a welcome's method: its parameters, the home, and where a join was told to
+    /// find the other computer.
+    struct Call: Sendable {
+        let params: [String: JSONValue]
+        let home: HouseholdHome
+        let logger: Logger
+        let joinedAt: @Sendable (PeerAddress) -> Void
         func text(_ key: String) -> String? { if case let .string(value)? = params[key] { value } else { nil } }
-        switch method {
-        case "welcome.start":
+    }
+
+    /// The welcome's two methods (docs/API.md, "First run"), each declared once: there is no
+    /// household to run the household's (``HouseholdAPI``) on, and a join waits on the network.
+    /// `welcome.start {household, members}` makes a household as `pulse-peer init` does (this
+    /// computer belongs to the first member); `welcome.join {code, peer?, name?, member?}` joins
+    /// as `pulse-peer join` does (`member`: who uses this computer).
+    static let declared: [String: @Sendable (Call) async -> ControlResponse] = [
+        "welcome.start": { call in
             var members: [String] = []
-            if let value = params["members"] {
+            if let value = call.params["members"] {
                 guard case let .array(items) = value, items.count <= 20 else {
                     return .refused(.wrongType, ["key": "members", "type": "strings"])
                 }
@@ -149,25 +155,28 @@ public struct WelcomeAgent: Sendable {
                 }
             }
             do {
-                let household = try Household.create(home, name: text("household"), members: members, label: text("name"))
-                logger.notice("household created from the page", metadata: ["household": "\(household.householdID)"])
+                let household = try Household.create(call.home, name: call.text("household"), members: members, label: call.text("name"))
+                call.logger.notice("household created from the page", metadata: ["household": "\(household.householdID)"])
                 return ControlResponse(ok: true, result: .object(["household": .string(household.householdID)]))
             } catch {
                 return .failed(error)
             }
-        case "welcome.join":
-            guard let code = text("code") else { return .refused(.missingParameter, ["method": .string(method), "key": "code", "type": "string"]) }
+        },
+        "welcome.join": { call in
+            guard let code = call.text("code") else {
+                return .refused(.missingParameter, ["method": "welcome.join", "key": "code", "type": "string"])
+            }
             var peer: PeerAddress?
-            if let address = text("peer"), !address.trimmed.isEmpty {
+            if let address = call.text("peer"), !address.trimmed.isEmpty {
                 guard let parsed = PeerAddress(address.trimmed) else { return .refused(.peerAddress, ["value": .string(address)]) }
                 peer = parsed
             }
             do {
                 let joined = try await Pairing.join(
-                    home: home, code: code, peer: peer, timeout: .seconds(30), label: text("name"),
-                    member: text("member").flatMap { $0.trimmed.isEmpty ? nil : $0 })
-                logger.notice("joined a household from the page", metadata: ["household": "\(joined.householdID)"])
-                if let peer { joinedAt(peer) }
+                    home: call.home, code: code, peer: peer, timeout: .seconds(30), label: call.text("name"),
+                    member: call.text("member").flatMap { $0.trimmed.isEmpty ? nil : $0 })
+                call.logger.notice("joined a household from the page", metadata: ["household": "\(joined.householdID)"])
+                if let peer { call.joinedAt(peer) }
                 return ControlResponse(
                     ok: true, result: .object(["household": .string(joined.householdID), "name": .string(joined.householdName)]))
             } catch let error as PairingError {
@@ -175,8 +184,15 @@ public struct WelcomeAgent: Sendable {
             } catch {
                 return .failed(error)
             }
-        default:
-            return .refused(.noHousehold, ["path": .string(home.path)])
-        }
+        },
+    ]
+
+    /// Calls a welcome's method; any other is refused as there being no household yet.
+    static func call(
+        _ method: String, _ params: [String: JSONValue], home: HouseholdHome, logger: Logger,
+        joinedAt: @escaping @Sendable (PeerAddress) -> Void = { _ in }
+    ) async -> ControlResponse {
+        guard let run = declared[method] else { return .refused(.noHousehold, ["path": .string(home.path)]) }
+        return await run(Call(params: params, home: home, logger: logger, joinedAt: joinedAt))
     }
 }
