@@ -116,7 +116,13 @@ public struct LocalAPI: Sendable {
 
     /// The language chosen for this computer's person (``LanguageChoice``); nil when the
     /// household cannot say (then the browser's language is used).
-    public func languageChoice() async -> LanguageChoice? { try? await read { try $0.languageChoice() } }
+    /// Asked as the page's methods are (`language.get`), so that the web layer's tests stand in
+    /// for the agent with no household.
+    public func languageChoice() async -> LanguageChoice? {
+        let answer = await callMethod("language.get", [:], .agent)
+        guard answer.ok, let result = answer.result, let data = try? JSONEncoder().encode(result) else { return nil }
+        return try? JSONDecoder().decode(LanguageChoice.self, from: data)
+    }
 
     /// The same as `pulse-peer status --json`.
     public func status() async throws -> AgentStatus { try await currentStatus() }
