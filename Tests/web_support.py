@@ -113,6 +113,8 @@ def check(name, function):
         failures.append(name)
         print(f"FAILED: {name}: {error}", flush=True)
         return False
+    finally:
+        _said[0] = len(failures)  # the next check's parts are judged by their own failures
 
 
 def expect(name, condition, why):

@@ -35,4 +35,23 @@ import Testing
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         #expect(run.stdout.contains("ok axe-core finds no WCAG 2.2 AA violation"), "\(run.stdout)\(run.stderr)")
     }
+
+    /// A family's day with the keyboard only (Tests/web_keyboard.py): the welcome, the lists, a
+    /// task edited, parents' mode with the PIN, the catalogue, a reward and "Add a computer", with
+    /// no mouse event; every stop of the focus visible, ringed and uncovered, dialogs keeping it
+    /// and giving it back, a redrawn list keeping it (issue 56, item 2).
+    @Test(.enabled(if: WebPageTests.canRunBrowser, "needs chromium, chromium-driver and selenium (scripts/setup.sh --tests)"))
+    func aFamilysDayWorksWithTheKeyboardOnly() throws {
+        if let problem = WebPageTests.browserProblem { Issue.record("\(problem)"); return }
+        let run = try Shell.run(["python3", WebPageTests.script("web_keyboard.py"), PulsePeer.executable.path, scratch.home("a")], timeout: 300)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        for part in [
+            "the welcome by keys", "Skip to content", "shopping by keys", "tasks by keys", "parents' mode by keys", "a reward taken",
+            "Add a computer by keys", "no mouse event in the whole walk",
+        ] {
+            #expect(
+                run.stdout.contains("ok ") && run.stdout.split(separator: "\n").contains { $0.hasPrefix("ok ") && $0.contains(part) },
+                "missing: \(part)\n\(run.stdout)\(run.stderr)")
+        }
+    }
 }

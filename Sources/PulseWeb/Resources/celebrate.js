@@ -12,7 +12,7 @@ export function celebrationsOn() { return store.view("household")?.settings?.cel
 const reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
 
 let sheetTimer = null;
-/** The half-sheet: `headline` and a line under it; tap or Escape closes it early. */
+/** The half-sheet: `headline` and a line under it; a tap or any key closes it early. */
 export function greatJob(detail) {
   const sheet = $("celebration");
   $("celebration-headline").textContent = t("page.kids.great_job");
@@ -59,5 +59,6 @@ export function wireCelebrations() {
   const close = () => { $("celebration").hidden = true; $("confetti").hidden = true; };
   $("celebration").addEventListener("click", close);
   $("confetti").addEventListener("click", close);
-  document.addEventListener("keydown", (e) => { if (e.key === "Escape") close(); });
+  // Any key ends it: a celebration covers the page, and a key (Tab) would move the focus under it.
+  document.addEventListener("keydown", close);
 }

@@ -60,7 +60,7 @@ function render() {
   if (kid && local.kidView === "earn") {
     for (const item of catalogue.filter((i) => i.selected && i.kind !== "reward")) {
       const done = item.doneToday === true;
-      cards.push(el("button", { type: "button", class: `kid-card ${item.category}`, "aria-disabled": String(done),
+      cards.push(el("button", { type: "button", class: `kid-card ${item.category}`, "data-id": item.id, "aria-disabled": String(done),
         "aria-label": t(done ? "page.kids.earn.label_done" : "page.kids.earn.label", { title: titleOf(item), peanuts: item.peanuts }),
         onclick: () => { if (!done) kidDone(kid, item); } },
         titleOf(item), el("span", { class: "peanuts", text: t(done ? "page.kids.peanuts_done" : "page.kids.peanuts", { peanuts: item.peanuts }) })));
@@ -68,7 +68,7 @@ function render() {
     empty = t("page.kids.earn.empty.parents");
   } else if (kid && local.kidView === "rewards") {
     for (const item of catalogue.filter((i) => i.selected && i.kind === "reward")) {
-      cards.push(el("button", { type: "button", class: `kid-card ${item.category}`,
+      cards.push(el("button", { type: "button", class: `kid-card ${item.category}`, "data-id": item.id,
         "aria-label": t("page.kids.reward.label", { title: titleOf(item), peanuts: item.peanuts }), onclick: () => redeem(kid, item) },
         titleOf(item), el("span", { class: "peanuts", text: t("page.kids.peanuts", { peanuts: item.peanuts }) })));
     }

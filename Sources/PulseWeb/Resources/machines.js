@@ -140,7 +140,7 @@ async function addComputer() {
     $("pairing-countdown").textContent = left > 0
       ? t("page.machines.pairing.countdown", { minutes: Math.floor(left / 60), seconds: String(left % 60).padStart(2, "0") })
       : t("page.machines.pairing.expired");
-    if (left === 0) { clearInterval(countdown); $("pairing-code").classList.add("expired"); }
+    if (left === 0) { clearInterval(countdown); $("pairing-code").classList.add("expired"); $("pairing-ended").textContent = t("page.machines.pairing.expired"); }
     // The new computer is admitted inside the agent (no event for it): ask while the code is shown,
     // and whether the code still works (three wrong codes, or a join, end it before its time).
     if (left % 2 === 0) {
@@ -151,16 +151,25 @@ async function addComputer() {
         clearInterval(countdown);
         $("pairing-code").classList.add("expired");
         $("pairing-countdown").textContent = t("page.machines.pairing.ended");
+        $("pairing-ended").textContent = t("page.machines.pairing.ended");
       }, () => {});
     }
   };
   $("pairing-code").classList.remove("expired");
+  $("pairing-ended").textContent = "";
   tick();
   countdown = setInterval(tick, 1000);
   $("pairing").scrollIntoView({ block: "nearest" });
 }
 
-function closePairing() { clearInterval(countdown); known = null; $("pairing").hidden = true; }
+/** Hides the code; the focus, when it was in it ("Done"), goes back to "Add a computer". */
+function closePairing() {
+  clearInterval(countdown);
+  known = null;
+  const focused = $("pairing").contains(document.activeElement);
+  $("pairing").hidden = true;
+  if (focused) $("add-computer").focus();
+}
 
 function wire() {
   $("add-computer").addEventListener("click", addComputer);

@@ -25,8 +25,40 @@ export function register(part) {
 function used() { return [...parts.values()].filter((part) => !(local.phone && part.computerOnly)); }
 
 store.subscribe((changed) => {
+  const place = focusPlace();
   for (const part of used()) if ((part.reads || [part.id]).includes(changed)) part.render();
+  restoreFocus(place);
 });
+
+/**
+ * Where the keyboard's focus is, as a redraw can find it again: its row (`[data-id]`) in its
+ * list (the nearest element with an id) and its kind (its first class, or its tag). A part draws
+ * its lists anew, and the focused control goes with the old row: without this, a change from
+ * anywhere (a live update from another computer) sent a keyboard's focus back to the page's top.
+ * @returns {{list: string, row: string, index: number, kind: string | null, tag: string} | null}
+ */
+function focusPlace() {
+  const focused = document.activeElement;
+  const row = focused instanceof HTMLElement ? focused.closest("[data-id]") : null;
+  const list = row?.parentElement?.closest("[id]");
+  if (!(focused instanceof HTMLElement) || !(row instanceof HTMLElement) || !list) return null;
+  const rows = [...list.querySelectorAll("[data-id]")];
+  return { list: list.id, row: row.dataset.id || "", index: rows.indexOf(row), kind: focused.classList[0] || null, tag: focused.tagName.toLowerCase() };
+}
+
+/** Gives the focus back to the same control of the same row, or of the row now in its place (the
+ * row went: checked off, removed), when a redraw dropped it (it is on the page itself). */
+function restoreFocus(/** @type {ReturnType<typeof focusPlace>} */ place) {
+  if (!place || (document.activeElement && document.activeElement !== document.body)) return;
+  const list = document.getElementById(place.list);
+  const rows = list ? /** @type {HTMLElement[]} */ ([...list.querySelectorAll("[data-id]")]) : [];
+  const row = rows.find((r) => r.dataset.id === place.row) || rows[Math.min(place.index, rows.length - 1)];
+  if (!row) return;
+  const same = row.matches(place.tag) && (!place.kind || row.classList.contains(place.kind)) ? row
+    : row.querySelector(place.kind ? `${place.tag}.${CSS.escape(place.kind)}` : place.tag);
+  const target = same || row.querySelector("button, input, select, [tabindex]");
+  if (target instanceof HTMLElement) target.focus();
+}
 
 function partsConcerned(event) {
   return used().filter((part) => concerns(part.topics || [], event));

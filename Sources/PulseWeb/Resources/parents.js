@@ -88,6 +88,8 @@ function unlock(digits) {
   pin = digits;
   touch();
   render();
+  // The keypad gave the focus back to 🔒 Parents, hidden now: parents' mode takes it (its title).
+  $("parents-title").focus();
 }
 
 export function lock() {

@@ -100,13 +100,14 @@ async function addPhone(event) {
   $("phone-setup-url").textContent = invitation.setup;
   $("phone-fingerprint").textContent = invitation.fingerprint;
   $("phone-pairing").hidden = false;
+  $("phone-ended").textContent = "";
   clearInterval(countdown);
   const tick = () => {
     const left = Math.max(0, Math.round((Number(invitation.expires) - Date.now()) / 1000));
     $("phone-countdown").textContent = left > 0
       ? t("page.machines.pairing.countdown", { minutes: Math.floor(left / 60), seconds: String(left % 60).padStart(2, "0") })
       : t("page.machines.pairing.expired");
-    if (left === 0) clearInterval(countdown);
+    if (left === 0) { clearInterval(countdown); $("phone-ended").textContent = t("page.machines.pairing.expired"); }
     // A phone asking is known inside the agent only (no event): ask while the codes are shown.
     if (left % 2 === 0) refresh("phones");
   };
@@ -115,7 +116,13 @@ async function addPhone(event) {
   $("phone-pairing").scrollIntoView({ block: "nearest" });
 }
 
-function closePairing() { clearInterval(countdown); $("phone-pairing").hidden = true; }
+/** Hides the codes; the focus, when it was in them ("Done"), goes back to the phone's name. */
+function closePairing() {
+  clearInterval(countdown);
+  const focused = $("phone-pairing").contains(document.activeElement);
+  $("phone-pairing").hidden = true;
+  if (focused) $("phone-name").focus();
+}
 
 function fillMembers() {
   const members = store.view("household")?.members || [];

@@ -74,6 +74,13 @@ function taskRow(task) {
 let editing = null;
 function editTask(task, li) {
   editing = task.id;
+  /** The edit ended (kept or left): the list as it is, the focus on the task's ✎ again. */
+  const leave = () => {
+    editing = null;
+    render();
+    const again = $("task-list").querySelector(`li[data-id="${CSS.escape(task.id)}"] .edit`);
+    if (again instanceof HTMLElement) again.focus();
+  };
   const title = el("input", { name: "title", value: task.title, maxlength: "200", required: true, "aria-label": t("page.tasks.edit.title") });
   const assignee = el("select", { name: "assignee", "aria-label": t("page.tasks.assignee") },
     el("option", { value: "", text: t("page.tasks.nobody") }),
@@ -82,8 +89,8 @@ function editTask(task, li) {
   const due = el("input", { name: "due", type: "date", value: task.due || "", "aria-label": t("page.tasks.due") });
   const form = el("form", { class: "task-edit", autocomplete: "off" }, title, assignee, due,
     el("button", { type: "submit", text: t("page.tasks.edit.save") }),
-    el("button", { type: "button", class: "plain", text: t("page.confirm.cancel"), onclick: () => { editing = null; render(); } }));
-  form.addEventListener("keydown", (e) => { if (e.key === "Escape") { editing = null; render(); } });
+    el("button", { type: "button", class: "plain", text: t("page.confirm.cancel"), onclick: leave }));
+  form.addEventListener("keydown", (e) => { if (e.key === "Escape") leave(); });
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     const params = { task: task.id };
@@ -95,7 +102,7 @@ function editTask(task, li) {
     if (Object.keys(params).length > 1) {
       try { await call("task.edit", params); } catch (error) { fail(error); }
     }
-    render();
+    leave();
     refresh("tasks");
   });
   li.replaceChildren(form);
