@@ -205,11 +205,17 @@ def shopping(driver):
     wait("Milk in the restock pool", lambda: "Milk" in cli("shop", "list", "--restock"), timeout=10)
     expect("Milk checked by Space only", "Milk" not in cli("shop", "list"), "Milk is still on the list")
     # Milk's row went to the restock pool: the focus goes to the row now in its place (Bread's).
-    after, _ = wait("the list redrawn", lambda: "Milk" not in driver.execute_script(
-        "return document.getElementById('shop-list').textContent") and focus(driver), timeout=10)
+    wait("the list redrawn", lambda: "Milk" not in driver.execute_script("return document.getElementById('shop-list').textContent"), timeout=10)
+    after = focus(driver)
     if expect("the focus stays in the list when its row leaves", after is not None and "check" in after["cls"] and "Bread" in after["name"],
               f"after Milk left the list the focus is on {describe(after)}"):
         seen_well(after, "after Milk left the list")
+        # Another computer's change redraws the list (the live feed): the focus stays where it is.
+        cli("shop", "add", "Eggs")
+        wait("Eggs shown live", lambda: "Eggs" in driver.execute_script("return document.getElementById('shop-list').textContent"), timeout=10)
+        live = focus(driver)
+        expect("the focus stays through a live update", live is not None and live["name"] == after["name"],
+               f"after Eggs came live the focus is on {describe(live)}")
     shoot(driver, "shopping")
     section_ok(f"shopping by keys: “+ Add item” with Enter, Milk and Bread typed (Enter after each), Milk checked with Space ({describe(f)})")
 
