@@ -2,9 +2,13 @@
 the browser, the one way to wait (a condition polled under a deadline), the CLI, and how a
 script reports its checks."""
 import json
+import os
 import queue
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -78,6 +82,156 @@ def browser(width=900, height=1000, accept_language=None):
         options.add_experimental_option("prefs", {"intl.accept_languages": accept_language})
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def webkit(width=900, height=1000):
+    """WebKitGTK (Safari's engine family) through its own WebDriver (Debian's webkit2gtk-driver),
+    under an Xvfb display of its own; `quit()` ends the browser, the driver and the display."""
+    from selenium.webdriver.remote.webdriver import WebDriver
+    display = next(f":{n}" for n in range(200, 300) if not os.path.exists(f"/tmp/.X11-unix/X{n}") and not os.path.exists(f"/tmp/.X{n}-lock"))
+    port = free_port()
+    home = tempfile.mkdtemp(prefix="pulse-webkit-")
+    process = subprocess.Popen(["bash", "-c", f"Xvfb {display} -screen 0 {width}x{height}x24 -nolisten tcp >/dev/null 2>&1 &\n"
+                                f"export DISPLAY={display} HOME={home}\nexec WebKitWebDriver --host=127.0.0.1 --port={port}\n"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def end():
+        for sent in (15, 9):  # SIGTERM, then SIGKILL: the driver and its Xvfb, one process group
+            try:
+                os.killpg(process.pid, sent)
+                process.wait(timeout=5)
+                break
+            except ProcessLookupError:
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        shutil.rmtree(home, ignore_errors=True)
+
+    def listening():
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            return False
+    try:
+        wait("WebKitWebDriver", listening, timeout=20)
+        driver = webdriver.Remote(command_executor=f"http://127.0.0.1:{port}", options=webdriver.WebKitGTKOptions())
+        driver.set_window_size(width, height)
+    except BaseException:
+        end()
+        raise
+    quit_driver = driver.quit
+
+    def quit():
+        try:
+            quit_driver()
+        finally:
+            end()
+    driver.quit = quit
+    driver.engine = "webkit"
+    return driver
+
+
+def firefox_problem():
+    """Why Firefox cannot run here (None: it can): Debian's firefox-esr and Mozilla's own
+    Marionette client (PyPI marionette-driver; geckodriver is neither in Debian nor on PyPI)."""
+    if shutil.which("firefox-esr") is None:
+        return "firefox-esr is missing (scripts/setup.sh --tests installs it)"
+    try:
+        import marionette_driver  # noqa: F401
+    except ImportError:
+        return "marionette-driver is missing (PyPI: scripts/setup.sh --tests installs it)"
+    return None
+
+
+class Firefox:
+    """Headless Firefox ESR driven through Marionette, with the part of Selenium's WebDriver the
+    page's scripts use (`get`, `refresh`, `execute_script`, `save_screenshot`, `quit`) and the
+    keyboard (`send_keys`, `chord`: W3C actions, as Selenium's). Its own profile, in a directory
+    of its own, removed at `quit`."""
+
+    engine = "firefox"
+
+    def __init__(self, width=900, height=1000, accept_language=None):
+        from marionette_driver.marionette import Marionette
+        self.profile = tempfile.mkdtemp(prefix="pulse-firefox-")
+        port = free_port()
+        prefs = {"marionette.port": port, "browser.shell.checkDefaultBrowser": False, "app.update.disabledForTesting": True,
+                 "datareporting.policy.dataSubmissionEnabled": False, "toolkit.telemetry.reportingpolicy.firstRun": False,
+                 "browser.startup.homepage_override.mstone": "ignore", "network.captive-portal-service.enabled": False,
+                 "browser.aboutwelcome.enabled": False}
+        if accept_language:
+            prefs["intl.accept_languages"] = accept_language
+        with open(os.path.join(self.profile, "user.js"), "w", encoding="utf-8") as f:
+            f.writelines(f"user_pref({json.dumps(k)}, {json.dumps(v)});\n" for k, v in prefs.items())
+        self.process = subprocess.Popen(["firefox-esr", "--marionette", "--headless", "--no-remote", "--profile", self.profile],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        env={**os.environ, "MOZ_HEADLESS_WIDTH": str(width), "MOZ_HEADLESS_HEIGHT": str(height)})
+
+        def listening():
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return True
+            except OSError:
+                return False
+        try:
+            wait("Firefox's Marionette port", listening, timeout=60)
+            self.client = Marionette(host="127.0.0.1", port=port)
+            self.client.start_session()
+            self.client.set_window_rect(width=width, height=height)
+        except BaseException:
+            self.process.kill()
+            self.process.wait(timeout=20)
+            shutil.rmtree(self.profile, ignore_errors=True)
+            raise
+
+    def get(self, url):
+        self.client.navigate(url)
+
+    def refresh(self):
+        self.client.refresh()
+
+    def execute_script(self, script, *args):
+        # In the page's own scope (no sandbox), as Selenium's: the page's globals are seen.
+        return self.client.execute_script(script, script_args=list(args), sandbox=None)
+
+    def save_screenshot(self, path):
+        with open(path, "wb") as f:
+            self.client.save_screenshot(f, full=False)
+
+    def set_window_size(self, width, height):
+        self.client.set_window_rect(width=width, height=height)
+
+    def send_keys(self, *pressed):
+        """Each key of each string pressed and released in turn (Selenium's `Keys` are the
+        W3C's key codes, as Marionette reads them)."""
+        sequence = self.client.actions.sequence("key", "keyboard")
+        for text in pressed:
+            for key in text:
+                sequence.key_down(key).key_up(key)
+        sequence.perform()
+
+    def chord(self, modifier, key):
+        self.client.actions.sequence("key", "keyboard").key_down(modifier).key_down(key).key_up(key).key_up(modifier).perform()
+
+    def quit(self):
+        try:
+            self.client.delete_session()
+        except Exception:  # the browser may be gone already: it is ended below either way
+            pass
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=20)
+        shutil.rmtree(self.profile, ignore_errors=True)
 
 
 def run(main):

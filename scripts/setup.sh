@@ -20,7 +20,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 packages=(libsqlite3-dev libavahi-client-dev libdbus-1-dev libqrencode-dev avahi-daemon avahi-utils dbus pkg-config python3)
-if [ "${1:-}" = "--tests" ]; then packages+=(faketime iproute2 nftables openssl python3 python3-dbus python3-gi chromium chromium-driver fonts-noto-color-emoji nodejs node-typescript zbar-tools librsvg2-bin libnss3-tools help2man lintian binutils desktop-file-utils systemd util-linux webkit2gtk-driver xvfb); fi
+if [ "${1:-}" = "--tests" ]; then packages+=(faketime iproute2 nftables openssl python3 python3-dbus python3-gi chromium chromium-driver firefox-esr fonts-noto-color-emoji nodejs node-typescript zbar-tools librsvg2-bin libnss3-tools help2man lintian binutils desktop-file-utils systemd util-linux webkit2gtk-driver xvfb); fi
 need=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
@@ -44,6 +44,14 @@ if [ "${1:-}" = "--tests" ] && ! python3 -c 'import axe_playwright_python' >/dev
   echo "setup: installing axe-core (axe-playwright-python, PyPI)" >&2
   python3 -m pip install -q --disable-pip-version-check --no-deps axe-playwright-python==0.1.8 2>/dev/null \
     || python3 -m pip install -q --disable-pip-version-check --break-system-packages --no-deps axe-playwright-python==0.1.8
+fi
+
+# Firefox ESR is driven by Mozilla's own Marionette client (geckodriver is neither in Debian nor
+# on PyPI: Tests/web_support.py's Firefox, Tests/web_keyboard.py).
+if [ "${1:-}" = "--tests" ] && ! python3 -c 'import marionette_driver' >/dev/null 2>&1; then
+  echo "setup: installing marionette-driver (PyPI)" >&2
+  python3 -m pip install -q --disable-pip-version-check marionette-driver==3.7.1 2>/dev/null \
+    || python3 -m pip install -q --disable-pip-version-check --break-system-packages marionette-driver==3.7.1
 fi
 
 # The web page's default port (47654) lies inside Linux's ephemeral range: as root, keep the
