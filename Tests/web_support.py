@@ -201,6 +201,10 @@ class Firefox:
         # In the page's own scope (no sandbox), as Selenium's: the page's globals are seen.
         return self.client.execute_script(script, script_args=list(args), sandbox=None)
 
+    def execute_async_script(self, script, *args):
+        """`script` calls its last argument with the answer (as Selenium's)."""
+        return self.client.execute_async_script(script, script_args=list(args), sandbox=None, script_timeout=60000)
+
     def save_screenshot(self, path):
         with open(path, "wb") as f:
             self.client.save_screenshot(f, full=False)
