@@ -525,6 +525,33 @@ def main():
     if prepared:
         check("notifications", notifications_told)
 
+    # An iPhone's Safari (its user agent) is told how to put the app on its Home Screen, where
+    # its copy and its queue are not deleted after a week (docs/ENGINES.md); another phone is not.
+    def home_screen_steps():
+        def steps_shown():
+            driver.find_element(By.ID, "t-more").click()
+            return driver.find_element(By.ID, "home-screen").is_displayed()
+        if steps_shown():
+            raise Failed("the Home Screen's steps are shown on a phone that is not an iPhone")
+        own = driver.execute_script("return navigator.userAgent")
+        iphone = ("Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+                  "Version/18.1 Mobile/15E148 Safari/604.1")
+        phone.cdp("Emulation.setUserAgentOverride", {"userAgent": iphone, "platform": "iPhone"})
+        try:
+            driver.refresh()
+            wait("the page as an iPhone's", lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), timeout=15)
+            if not steps_shown() or "Add to Home Screen" not in driver.find_element(By.ID, "home-screen").text:
+                raise Failed(f"an iPhone is not shown the Home Screen's steps: {driver.find_element(By.ID, 'home-screen').text!r}")
+            shot(driver, "phone-home-screen")
+        finally:
+            phone.cdp("Emulation.setUserAgentOverride", {"userAgent": own})
+            driver.refresh()
+            wait("the page again", lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), timeout=15)
+            driver.find_element(By.ID, "t-shopping").click()
+        ok("an iPhone's Safari is shown how to put House Pulse on its Home Screen (More), another phone is not")
+
+    check("the Home Screen's steps", home_screen_steps)
+
     # Installable, and offline in the shop.
     wait("the service worker in control", lambda: driver.execute_script(
         "return navigator.serviceWorker.controller !== null || (location.reload(), false)"), timeout=20)

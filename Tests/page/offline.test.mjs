@@ -157,3 +157,17 @@ test("an addition's answer names the pool's item: the ops after it are sent with
   assert.deepEqual(later.map((op) => op.params.item), ["p", "y"]);
   assert.deepEqual(idsGiven(add, [{ id: "x", state: "deleted" }]), {}, "a row the agent only keeps names nothing");
 });
+
+test("the Home Screen's steps are shown on an iPhone's or an iPad's browser only, and never once installed", async () => {
+  const { outsideHomeScreen } = await import("../../Sources/PulseWeb/Resources/offline.js");
+  const iPhone = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1";
+  const iPadAsMac = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15";
+  const chromeOnIPhone = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) CriOS/131.0 Mobile/15E148 Safari/604.1";
+  const android = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Mobile Safari/537.36";
+  assert.equal(outsideHomeScreen({ userAgent: iPhone, maxTouchPoints: 5, standalone: false }), true);
+  assert.equal(outsideHomeScreen({ userAgent: chromeOnIPhone, maxTouchPoints: 5, standalone: false }), true, "every iPhone browser is WebKit");
+  assert.equal(outsideHomeScreen({ userAgent: iPadAsMac, maxTouchPoints: 5, standalone: false }), true, "an iPad says it is a Mac");
+  assert.equal(outsideHomeScreen({ userAgent: iPadAsMac, maxTouchPoints: 0, standalone: false }), false, "a Mac");
+  assert.equal(outsideHomeScreen({ userAgent: android, maxTouchPoints: 5, standalone: false }), false);
+  assert.equal(outsideHomeScreen({ userAgent: iPhone, maxTouchPoints: 5, standalone: true }), false, "installed");
+});

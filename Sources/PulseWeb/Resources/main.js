@@ -14,7 +14,7 @@ import "./kids.js";
 import "./more.js";
 import { wireCelebrations } from "./celebrate.js";
 import { restore as restoreOffline, keep, flush, queue, setOffline, keepWords, keptWords, forget, wayBack, keepWayBack } from "./offline.js";
-import { wireNotices } from "./notices.js";
+import { wireNotices, wireHomeScreen } from "./notices.js";
 import { initial, next, banner as bannerOf } from "./connection.js";
 
 // The computer's own parts — parents' mode, machines, phones, this computer, the welcome — are
@@ -166,6 +166,7 @@ function wire() {
   wireAll();
   wireCelebrations();
   wireNotices();
+  wireHomeScreen();
 }
 
 // The page's words in `language` (the agent's choice for this page), else in English; then

@@ -4,6 +4,7 @@
 // notifications through the service worker (Chrome on Android shows none from
 // `new Notification`). With no internet there is no push: nothing reaches a closed app.
 import { $, t, toast } from "./ui.js";
+import { outsideHomeScreen } from "./offline.js";
 
 export function showNotice(notice) {
   toast(notice.body ? `${notice.summary} — ${notice.body}` : notice.summary, { seconds: 6 });
@@ -11,6 +12,15 @@ export function showNotice(notice) {
   navigator.serviceWorker?.ready.then((registration) => registration.showNotification(notice.summary, {
     body: notice.body, tag: `pulse-${notice.replaces ?? notice.id}`, icon: "/icon-192.png",
   })).catch((error) => console.warn(error));
+}
+
+/** More → "Keep House Pulse on this iPhone": the Home Screen's steps, where they matter; once
+ * installed, the browser is asked to keep the app's storage (`navigator.storage.persist`). */
+export function wireHomeScreen() {
+  const standalone = /** @type {{standalone?: boolean}} */ (navigator).standalone === true
+    || window.matchMedia("(display-mode: standalone)").matches;
+  $("home-screen").hidden = !outsideHomeScreen({ userAgent: navigator.userAgent, maxTouchPoints: navigator.maxTouchPoints, standalone });
+  if (standalone) navigator.storage?.persist?.().catch(() => {});
 }
 
 /** More → Notifications on this phone: asked from a tap, as the browsers require. */

@@ -223,3 +223,15 @@ export function forget({ keepQueue = false } = {}) {
   for (const key of [SNAPSHOT, WORDS, ...(keepQueue ? [] : [QUEUE])]) storage()?.removeItem(key);
   offline = false;
 }
+
+/**
+ * Whether this is an iPhone's or an iPad's browser (all of them WebKit) with the app opened in
+ * the browser, not from the Home Screen: there Safari deletes what the app keeps (its copy, the
+ * changes not sent yet) after 7 days without a visit (docs/ENGINES.md, "The iPhone's rules").
+ * An iPad says it is a Mac: it is told by its touch screen.
+ * @param {{userAgent: string, maxTouchPoints: number, standalone: boolean}} device
+ */
+export function outsideHomeScreen({ userAgent, maxTouchPoints, standalone }) {
+  const ios = /\b(iPhone|iPad|iPod)\b/.test(userAgent) || (/\bMacintosh\b/.test(userAgent) && maxTouchPoints > 1);
+  return ios && !standalone;
+}
