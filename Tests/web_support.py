@@ -90,6 +90,15 @@ def free_port():
         return probe.getsockname()[1]
 
 
+def accepts(port):
+    """Whether something listens on this loopback port (a driver started here)."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
 def webkit(width=900, height=1000):
     """WebKitGTK (Safari's engine family) through its own WebDriver (Debian's webkit2gtk-driver),
     under an Xvfb display of its own; `quit()` ends the browser, the driver and the display."""
@@ -113,14 +122,8 @@ def webkit(width=900, height=1000):
                 continue
         shutil.rmtree(home, ignore_errors=True)
 
-    def listening():
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return True
-        except OSError:
-            return False
     try:
-        wait("WebKitWebDriver", listening, timeout=20)
+        wait("WebKitWebDriver", lambda: accepts(port), timeout=20)
         driver = webdriver.Remote(command_executor=f"http://127.0.0.1:{port}", options=webdriver.WebKitGTKOptions())
         driver.set_window_size(width, height)
     except BaseException:
@@ -173,15 +176,8 @@ class Firefox:
         self.process = subprocess.Popen(["firefox-esr", "--marionette", "--headless", "--no-remote", "--profile", self.profile],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                         env={**os.environ, "MOZ_HEADLESS_WIDTH": str(width), "MOZ_HEADLESS_HEIGHT": str(height)})
-
-        def listening():
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                return True
-            except OSError:
-                return False
         try:
-            wait("Firefox's Marionette port", listening, timeout=60)
+            wait("Firefox's Marionette port", lambda: accepts(port), timeout=60)
             self.client = Marionette(host="127.0.0.1", port=port)
             self.client.start_session()
             self.client.set_window_rect(width=width, height=height)
