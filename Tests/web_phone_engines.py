@@ -138,20 +138,25 @@ def tap(driver, verb, name):
         wait(f"{name} on the list", lambda: any(name in text(e) for e in driver.find_elements(By.CSS_SELECTOR, "#shop-list li")))
     elif verb == "check":
         # The page takes a checked row off at once (its guess): a row still there a second after
-        # its press was drawn anew under the press (the list redrawn as the app settles, seen on
-        # WebKitGTK on a loaded machine) and is pressed again; one more check of a checked item
-        # is answered unchanged (`once`), so the outcome below is still the check's.
-        pressed = [None]
+        # its press, with nothing queued by it, was drawn anew under the press (the list redrawn
+        # as the app settles, seen on WebKitGTK on a loaded machine) and is pressed again. A
+        # press the page took (the queue grew) is never repeated: the queue holds one change per
+        # tap (a repeat on a loaded machine, the row not yet drawn off, made one too many).
+        pressed = [None, 0]
+
+        def queued():
+            return len(json.loads(driver.execute_script("return localStorage.getItem('house-pulse-queue-1') || '[]'")))
 
         def checked():
             rows = [e for e in driver.find_elements(By.CSS_SELECTOR, "#shop-list li") if name in text(e)]
-            if not rows:
+            if not rows or (pressed[0] is not None and queued() > pressed[1]):
                 return True
             if pressed[0] is None or time.monotonic() - pressed[0] > 1.0:
+                pressed[1] = queued()
                 phones.press(driver, rows[0].find_element(By.CSS_SELECTOR, ".check"))
                 pressed[0] = time.monotonic()
             return False
-        wait(f"{name} checked, off the list", checked, timeout=15)
+        wait(f"{name} checked (queued, or off the list)", checked, timeout=15)
     else:
         # The toggle shows once the pool is drawn (after an offline start, a moment later on a
         # loaded machine): pressed when it shows and the sheet is closed, again only if a

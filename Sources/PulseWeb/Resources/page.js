@@ -57,7 +57,8 @@ function restoreFocus(/** @type {ReturnType<typeof focusPlace>} */ place) {
   const same = row.matches(place.tag) && (!place.kind || row.classList.contains(place.kind)) ? row
     : row.querySelector(place.kind ? `${place.tag}.${CSS.escape(place.kind)}` : place.tag);
   const target = same || row.querySelector("button, input, select, [tabindex]");
-  if (target instanceof HTMLElement) target.focus();
+  // Where the focus was, on the screen already: a redraw never scrolls the page.
+  if (target instanceof HTMLElement) target.focus({ preventScroll: true });
 }
 
 function partsConcerned(event) {
