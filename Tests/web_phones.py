@@ -130,12 +130,7 @@ class PhoneBrowser:
         try:
             self.driver.quit()
         finally:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+            web_support.end_process(self.process, timeout=10)
 
 
 def decode_qr(svg_text, name):

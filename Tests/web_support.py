@@ -84,6 +84,17 @@ def browser(width=900, height=1000, accept_language=None):
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
 
+def end_process(process, timeout=20):
+    """Ends a program started here: asked (SIGTERM), then made (SIGKILL) if it does not end in
+    `timeout` seconds; always reaped."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=timeout)
+
+
 def free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -225,12 +236,7 @@ class Firefox:
             self.client.delete_session()
         except Exception:  # the browser may be gone already: it is ended below either way
             pass
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=20)
+        end_process(self.process)
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
