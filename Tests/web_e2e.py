@@ -2,7 +2,9 @@
 """The web page in a real browser (headless Chromium driven by Selenium), against two
 running agents of one household: A (Anna's machine) and B (Tom's).
 
-    web_e2e.py PULSE_PEER HOME_A HOME_B AGENT_B_PID AGENT_B_WEB_PORT [SCREENSHOT_DIR]
+    web_e2e.py PULSE_PEER HOME_A HOME_B AGENT_B_PID AGENT_B_WEB_PORT [SCREENSHOT_DIR] [--engine=firefox|webkit]
+
+On Chromium by default; `--engine=` runs the same checks on Firefox ESR or WebKitGTK (issue 56).
 
 Each check prints one line `ok <what> [figures]`; the first failure raises (exit 1) with
 what was expected and what the page showed. Waits are conditions with deadlines, never
@@ -21,6 +23,7 @@ from selenium.webdriver.common.keys import Keys
 import web_support
 from web_support import Failed, browser, wait
 
+ENGINE = web_support.engine_option(sys.argv)
 BIN, HOME_A, HOME_B, PID_B, WEB_PORT_B = sys.argv[1:6]
 SHOTS = sys.argv[6] if len(sys.argv) > 6 else None
 
@@ -83,7 +86,12 @@ def background(driver):
 
 
 def main():
-    a, b = browser(), browser()
+    a = web_support.open_browser(ENGINE)
+    try:
+        b = web_support.open_browser(ENGINE)
+    except BaseException:
+        a.quit()
+        raise
     try:
         sign_in(a, HOME_A)
         sign_in(b, HOME_B)
@@ -255,7 +263,10 @@ def main():
         console = [entry for entry in a.get_log("browser") + b.get_log("browser") if entry["level"] == "SEVERE"
                    and "/api/events" not in entry["message"] and "Failed to load resource" not in entry["message"]]
         web_support.expect(f"errors in the browser console: {console}", not (console), "")
-        web_support.section_ok("no script errors in either console")
+        if a.console_read:
+            web_support.section_ok("no script errors in either console")
+        else:
+            web_support.ok(f"the consoles not read: {ENGINE}'s WebDriver gives no console log")
     finally:
         a.quit()
         b.quit()

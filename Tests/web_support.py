@@ -110,15 +110,21 @@ def accepts(port):
         return False
 
 
-def webkit(width=900, height=1000):
+def webkit(width=900, height=1000, accept_language=None):
     """WebKitGTK (Safari's engine family) through its own WebDriver (Debian's webkit2gtk-driver),
-    under an Xvfb display of its own; `quit()` ends the browser, the driver and the display."""
+    under an Xvfb display of its own; `quit()` ends the browser, the driver and the display.
+    Its languages are the process's (`LANGUAGE`, from `accept_language`). Its WebDriver has no
+    console log: `get_log("browser")` gives nothing, and `console_read` says so."""
     from selenium.webdriver.remote.webdriver import WebDriver
     display = next(f":{n}" for n in range(200, 300) if not os.path.exists(f"/tmp/.X11-unix/X{n}") and not os.path.exists(f"/tmp/.X{n}-lock"))
     port = free_port()
     home = tempfile.mkdtemp(prefix="pulse-webkit-")
+    languages = ""
+    if accept_language:
+        tags = [part.split(";")[0].strip().replace("-", "_") for part in accept_language.split(",") if part.strip()]
+        languages = f" LANGUAGE={':'.join(tags)}"
     process = subprocess.Popen(["bash", "-c", f"Xvfb {display} -screen 0 {width}x{height}x24 -nolisten tcp >/dev/null 2>&1 &\n"
-                                f"export DISPLAY={display} HOME={home}\nexec WebKitWebDriver --host=127.0.0.1 --port={port}\n"],
+                                f"export DISPLAY={display} HOME={home}{languages}\nexec WebKitWebDriver --host=127.0.0.1 --port={port}\n"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
     def end():
@@ -149,6 +155,8 @@ def webkit(width=900, height=1000):
             end()
     driver.quit = quit
     driver.engine = "webkit"
+    driver.get_log = lambda kind: []
+    driver.console_read = False
     return driver
 
 
@@ -164,13 +172,87 @@ def firefox_problem():
     return None
 
 
+class FirefoxElement:
+    """A page's element in Firefox with Selenium's element API (Marionette's, but for
+    `get_attribute`, which reads the property first and the attribute after, as Selenium's)."""
+
+    def __init__(self, element):
+        self.element = element
+
+    def __eq__(self, other):
+        return isinstance(other, FirefoxElement) and self.element == other.element
+
+    def __hash__(self):
+        return hash(self.element)
+
+    def __getattr__(self, name):  # click, send_keys, clear, is_displayed, is_enabled, is_selected, value_of_css_property
+        return getattr(self.element, name)
+
+    @property
+    def text(self):
+        return self.element.text
+
+    @property
+    def tag_name(self):
+        return self.element.tag_name
+
+    @property
+    def rect(self):
+        return self.element.rect
+
+    @property
+    def size(self):
+        return {"width": self.element.rect["width"], "height": self.element.rect["height"]}
+
+    @property
+    def location(self):
+        return {"x": self.element.rect["x"], "y": self.element.rect["y"]}
+
+    def find_element(self, by, value):
+        return FirefoxElement(self.element.find_element(by, value))
+
+    def find_elements(self, by, value):
+        return [FirefoxElement(e) for e in self.element.find_elements(by, value)]
+
+    def get_attribute(self, name):
+        value = self.element.get_property(name)
+        if value is None or isinstance(value, (dict, list)):
+            return self.element.get_attribute(name)
+        if isinstance(value, bool):  # Selenium's: "true", or None
+            return "true" if value else None
+        return value if isinstance(value, str) else str(value)
+
+
+def _firefox_in(value):
+    if isinstance(value, FirefoxElement):
+        return value.element
+    if isinstance(value, (list, tuple)):
+        return [_firefox_in(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _firefox_in(v) for k, v in value.items()}
+    return value
+
+
+def _firefox_out(value):
+    from marionette_driver.marionette import WebElement
+    if isinstance(value, WebElement):
+        return FirefoxElement(value)
+    if isinstance(value, list):
+        return [_firefox_out(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _firefox_out(v) for k, v in value.items()}
+    return value
+
+
 class Firefox:
     """Headless Firefox ESR driven through Marionette, with the part of Selenium's WebDriver the
-    page's scripts use (`get`, `refresh`, `execute_script`, `save_screenshot`, `quit`) and the
-    keyboard (`send_keys`, `chord`: W3C actions, as Selenium's). Its own profile, in a directory
-    of its own, removed at `quit`."""
+    page's scripts use (`get`, `refresh`, `execute_script`, `find_element(s)` and Selenium's
+    element API, `switch_to.active_element`, `current_url`, `get_log("browser")`,
+    `save_screenshot`, window sizes, `quit`) and the keyboard (`send_keys`, `chord`: W3C actions,
+    as Selenium's). Its own profile, in a directory of its own, removed at `quit`."""
 
     engine = "firefox"
+    console_read = True
 
     def __init__(self, width=900, height=1000, accept_language=None):
         from marionette_driver.marionette import Marionette
@@ -184,7 +266,7 @@ class Firefox:
             prefs["intl.accept_languages"] = accept_language
         with open(os.path.join(self.profile, "user.js"), "w", encoding="utf-8") as f:
             f.writelines(f"user_pref({json.dumps(k)}, {json.dumps(v)});\n" for k, v in prefs.items())
-        self.process = subprocess.Popen(["firefox-esr", "--marionette", "--headless", "--no-remote", "--profile", self.profile],
+        self.process = subprocess.Popen(["firefox-esr", "--marionette", "--remote-allow-system-access", "--headless", "--no-remote", "--profile", self.profile],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                         env={**os.environ, "MOZ_HEADLESS_WIDTH": str(width), "MOZ_HEADLESS_HEIGHT": str(height)})
         try:
@@ -201,16 +283,65 @@ class Firefox:
     def get(self, url):
         self.client.navigate(url)
 
+    @property
+    def current_url(self):
+        return self.client.get_url()
+
+    @property
+    def page_source(self):
+        return self.client.page_source
+
+    @property
+    def switch_to(self):
+        client = self.client
+
+        class SwitchTo:
+            @property
+            def active_element(self):
+                return FirefoxElement(client.get_active_element())
+        return SwitchTo()
+
+    def find_element(self, by, value):
+        return FirefoxElement(self.client.find_element(by, value))
+
+    def find_elements(self, by, value):
+        return [FirefoxElement(e) for e in self.client.find_elements(by, value)]
+
+    def get_window_size(self):
+        rect = self.client.window_rect
+        return {"width": rect["width"], "height": rect["height"]}
+
+    def get_log(self, kind):
+        """The pages' script errors, as Chromium's `get_log("browser")` gives them (level SEVERE):
+        read from the browser's console service (every error of every page of this profile since
+        its start is kept there; entries read before are not said again)."""
+        if kind != "browser":
+            raise ValueError(f"no {kind} log in Firefox")
+        self.client.set_context("chrome")
+        try:
+            errors = self.client.execute_script(
+                "return Services.console.getMessageArray().filter(m => m instanceof Ci.nsIScriptError && !(m.flags & 1)"
+                " && !m.isFromChromeContext && !String(m.sourceName).startsWith('chrome:') && !String(m.sourceName).startsWith('resource:'))"
+                ".map(m => `${m.sourceName} ${m.lineNumber}:${m.columnNumber} ${m.errorMessage}`)")
+        finally:
+            self.client.set_context("content")
+        fresh = errors[self._errors_read:]
+        self._errors_read = len(errors)
+        return [{"level": "SEVERE", "message": message} for message in fresh]
+
+    _errors_read = 0
+
     def refresh(self):
         self.client.refresh()
 
     def execute_script(self, script, *args):
         # In the page's own scope (no sandbox), as Selenium's: the page's globals are seen.
-        return self.client.execute_script(script, script_args=list(args), sandbox=None)
+        return _firefox_out(self.client.execute_script(script, script_args=_firefox_in(list(args)), sandbox=None))
 
     def execute_async_script(self, script, *args):
         """`script` calls its last argument with the answer (as Selenium's)."""
-        return self.client.execute_async_script(script, script_args=list(args), sandbox=None, script_timeout=60000)
+        return _firefox_out(self.client.execute_async_script(script, script_args=_firefox_in(list(args)), sandbox=None,
+                                                             script_timeout=60000))
 
     def save_screenshot(self, path):
         with open(path, "wb") as f:
@@ -238,6 +369,35 @@ class Firefox:
             pass
         end_process(self.process)
         shutil.rmtree(self.profile, ignore_errors=True)
+
+
+ENGINES = ["chromium", "firefox", "webkit"]
+
+
+def engine_option(argv):
+    """`--engine=chromium|firefox|webkit` taken out of a script's arguments (default chromium)."""
+    engine = "chromium"
+    for argument in list(argv):
+        if argument.startswith("--engine="):
+            engine = argument.split("=", 1)[1]
+            argv.remove(argument)
+    if engine not in ENGINES:
+        raise SystemExit(f"unknown engine {engine!r}: one of {', '.join(ENGINES)}")
+    return engine
+
+
+def open_browser(engine, width=900, height=1000, accept_language=None):
+    """A browser of this engine with Selenium's WebDriver API (as far as the scripts use it):
+    headless Chromium, headless Firefox ESR (Marionette) or WebKitGTK (under an Xvfb of its own;
+    it takes its languages from the display's locale, not from `accept_language`)."""
+    if engine == "firefox":
+        return Firefox(width, height, accept_language=accept_language)
+    if engine == "webkit":
+        return webkit(width, height, accept_language=accept_language)
+    driver = browser(width, height, accept_language=accept_language)
+    driver.engine = "chromium"
+    driver.console_read = True
+    return driver
 
 
 def run(main):
