@@ -110,10 +110,27 @@ def accepts(port):
         return False
 
 
+_LOCALES = os.path.join(tempfile.gettempdir(), "pulse-test-locales")
+
+
+def _locale(accept_language):
+    """The locale WebKitGTK takes its languages from (its Accept-Language is its locale's:
+    LC_CTYPE), made for this test in a directory of its own (LOCPATH, from Debian's `locales`
+    sources): the machine's own locales are left as they are."""
+    tag = accept_language.split(",")[0].split(";")[0].strip()
+    language, _, region = tag.partition("-")
+    name = f"{language.lower()}_{(region or {'en': 'US'}.get(language.lower(), language)).upper()}.UTF-8"
+    if not os.path.isdir(os.path.join(_LOCALES, name)):
+        os.makedirs(_LOCALES, exist_ok=True)
+        subprocess.run(["localedef", "-i", name.split(".")[0], "-f", "UTF-8", os.path.join(_LOCALES, name)],
+                       check=True, capture_output=True, timeout=60)
+    return name
+
+
 def webkit(width=900, height=1000, accept_language=None):
     """WebKitGTK (Safari's engine family) through its own WebDriver (Debian's webkit2gtk-driver),
     under an Xvfb display of its own; `quit()` ends the browser, the driver and the display.
-    Its languages are the process's (`LANGUAGE`, from `accept_language`). Its WebDriver has no
+    Its languages are its locale's (`_locale`, from `accept_language`'s first). Its WebDriver has no
     console log: `get_log("browser")` gives nothing, and `console_read` says so."""
     from selenium.webdriver.remote.webdriver import WebDriver
     display = next(f":{n}" for n in range(200, 300) if not os.path.exists(f"/tmp/.X11-unix/X{n}") and not os.path.exists(f"/tmp/.X{n}-lock"))
@@ -121,8 +138,7 @@ def webkit(width=900, height=1000, accept_language=None):
     home = tempfile.mkdtemp(prefix="pulse-webkit-")
     languages = ""
     if accept_language:
-        tags = [part.split(";")[0].strip().replace("-", "_") for part in accept_language.split(",") if part.strip()]
-        languages = f" LANGUAGE={':'.join(tags)}"
+        languages = f" LOCPATH={_LOCALES} LC_ALL={_locale(accept_language)}"
     process = subprocess.Popen(["bash", "-c", f"Xvfb {display} -screen 0 {width}x{height}x24 -nolisten tcp >/dev/null 2>&1 &\n"
                                 f"export DISPLAY={display} HOME={home}{languages}\nexec WebKitWebDriver --host=127.0.0.1 --port={port}\n"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -213,6 +229,9 @@ class FirefoxElement:
 
     def find_elements(self, by, value):
         return [FirefoxElement(e) for e in self.element.find_elements(by, value)]
+
+    def get_dom_attribute(self, name):
+        return self.element.get_attribute(name)
 
     def get_attribute(self, name):
         value = self.element.get_property(name)
