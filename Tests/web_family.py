@@ -2,7 +2,7 @@
 """The whole household from the page (issue 41), in a real browser (headless Chromium,
 Selenium), as a family member who never opens a terminal would do it:
 
-    web_family.py PULSE_PEER HOME_A HOME_B [SCREENSHOT_DIR]
+    web_family.py PULSE_PEER HOME_A HOME_B [SCREENSHOT_DIR] [--engine=firefox|webkit]
 
 HOME_A and HOME_B are empty: two new computers. Each runs `pulse-peer run` (started here);
 A's page starts the household, B's page joins it with the code A's page shows. Each check
@@ -19,13 +19,19 @@ import sys
 from selenium.webdriver.common.by import By
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
 
 import web_support
-from web_support import Failed, browser, wait
+from web_support import Failed, wait
 
+ENGINE = web_support.engine_option(sys.argv)
 BIN, HOME_A, HOME_B = sys.argv[1:4]
 SHOTS = sys.argv[4] if len(sys.argv) > 4 else None
 PIN, NEW_PIN, WRONG = "2580", "1357", "1111"
+
+
+def browser(width, height):
+    return web_support.open_browser(ENGINE, width, height)
 
 
 def Agent(home, *args):
@@ -382,9 +388,12 @@ def lists(a):
     press(a, a.find_element(By.ID, "toast-action"))
     wait("the task back", lambda: "Water the roses" in names(a, "#task-list .name"))
     web_support.section_ok("a task deleted, and Undo brings it back")
+    # The moment lasts 2.4 s: watched as it comes (a loaded machine's polling could miss it).
+    a.execute_script("""window.__allDone = false; const chip = document.getElementById('tasks-all-done');
+      new MutationObserver(() => { if (!chip.hidden) window.__allDone = true; }).observe(chip, { attributes: true });""")
     for name in names(a, "#task-list .name"):
         click_row_button(a, "#task-list", name, "button.check", f"complete {name}")
-    _, seconds = wait("the all-done moment", lambda: shown(a, "tasks-all-done"), timeout=3)
+    _, seconds = wait("the all-done moment", lambda: a.execute_script("return window.__allDone") or shown(a, "tasks-all-done"), timeout=3)
     if SHOTS:
         shoot(a, "tasks-all-done", keep="tasks-all-done")
     web_support.section_ok("the last active task done → the “All done ✓” moment")
@@ -429,13 +438,15 @@ def lists(a):
 def this_computer(a):
     """More → This computer: who uses it and its notifications, kept on this computer."""
     tab(a, "more")
-    a.find_element(By.ID, "computer-member").send_keys("Tom")
+    # Chosen as a pointer does (the option clicked): typing into the same select a second time
+    # changes nothing through WebKitGTK's WebDriver (the first typing does).
+    Select(a.find_element(By.ID, "computer-member")).select_by_visible_text("Tom")
     wait("Tom at this computer", lambda: cli(HOME_A, "whoami").strip().startswith("Tom"))
     wait("the header of Tasks saying so", lambda: any(m["name"] == "Tom" and m["isThisMachine"] for m in cli_json(HOME_A, "member", "list")))
     press(a, a.find_element(By.ID, "notify-tasks"))
     a.find_element(By.ID, "notify-window").send_keys("2 minutes")
     wait("the notifications kept", lambda: (n := cli_json(HOME_A, "notifications")) and n["tasks"] is True and n["windowSeconds"] == 120)
-    a.find_element(By.ID, "computer-member").send_keys("Anna")
+    Select(a.find_element(By.ID, "computer-member")).select_by_visible_text("Anna")
     wait("Anna at this computer again", lambda: cli(HOME_A, "whoami").strip().startswith("Anna"))
     if SHOTS:
         shoot(a, "this-computer", element="this-computer")
@@ -692,7 +703,10 @@ def main():
         console = [e for e in a.get_log("browser") if e["level"] == "SEVERE"
                    and "/api/" not in e["message"] and "Failed to load resource" not in e["message"]]
         web_support.expect(f"errors in the browser console: {console}", not (console), "")
-        web_support.section_ok("no script errors in the console")
+        if a.console_read:
+            web_support.section_ok("no script errors in the console")
+        else:
+            web_support.ok(f"the console not read: {ENGINE}'s WebDriver gives no console log")
     finally:
         a.quit()
         agent_a.stop()

@@ -5,6 +5,7 @@ import json
 import os
 import queue
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -14,6 +15,12 @@ import time
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+
+# A script started by the Swift tests inherits the signal mask of the thread that started it (a
+# libdispatch worker: nearly every signal blocked), and so would every program it starts: a
+# browser asked to end (SIGTERM) would not hear it, and each quit would wait out its deadline
+# (Firefox's took 20 s). The script and its children get the ordinary, empty mask.
+signal.pthread_sigmask(signal.SIG_SETMASK, [])
 
 
 class Failed(Exception):
@@ -110,6 +117,30 @@ def accepts(port):
         return False
 
 
+class _WebKitElementBase:
+    pass
+
+
+try:
+    from selenium.webdriver.remote.webelement import WebElement as _SeleniumElement
+except ImportError:  # Selenium is checked by the scripts' callers
+    _SeleniumElement = _WebKitElementBase
+
+
+class WebKitElement(_SeleniumElement):
+    """WebKitGTK's elements, whose WebDriver text leaves out what a person sees: a computer's
+    name in More (a `.name` whose overflow is hidden, beside blocks) was missing from its row's
+    text, and the row's lines ran together. The text is the element's rendered text
+    (`innerText`, its ends trimmed) when it has a box on the page and is not hidden, as
+    Selenium's is on the other engines."""
+
+    @property
+    def text(self):
+        return self.parent.execute_script(
+            "const e = arguments[0]; return e.getClientRects().length && getComputedStyle(e).visibility === 'visible'"
+            " ? e.innerText.trim() : ''", self)
+
+
 _LOCALES = os.path.join(tempfile.gettempdir(), "pulse-test-locales")
 
 
@@ -158,6 +189,7 @@ def webkit(width=900, height=1000, accept_language=None):
     try:
         wait("WebKitWebDriver", lambda: accepts(port), timeout=20)
         driver = webdriver.Remote(command_executor=f"http://127.0.0.1:{port}", options=webdriver.WebKitGTKOptions())
+        driver._web_element_cls = WebKitElement
         driver.set_window_size(width, height)
     except BaseException:
         end()
@@ -235,7 +267,7 @@ class FirefoxElement:
 
     def get_attribute(self, name):
         value = self.element.get_property(name)
-        if value is None or isinstance(value, (dict, list)):
+        if value is None or not isinstance(value, (str, int, float, bool)):  # an object (`list`: its datalist): the attribute
             return self.element.get_attribute(name)
         if isinstance(value, bool):  # Selenium's: "true", or None
             return "true" if value else None
@@ -438,8 +470,11 @@ def run(main):
 failures = []
 
 
+_STARTED = time.monotonic()
+
+
 def ok(message):
-    print(f"ok {message}", flush=True)
+    print(f"ok {message}" + (f" [{time.monotonic() - _STARTED:.1f} s]" if os.environ.get("PULSE_TIMINGS") else ""), flush=True)
 
 
 def check(name, function):
@@ -472,5 +507,5 @@ def section_ok(message):
     """The `ok` of a part of a script, said only when none of its checks failed since the last
     part's (``expect``, ``check``)."""
     if len(failures) == _said[0]:
-        print(f"ok {message}", flush=True)
+        ok(message)
     _said[0] = len(failures)
