@@ -1,7 +1,8 @@
-"""A phone's offline taps on one name, applied once as meant, on two browser engines (issue 51):
-Chromium (the NSS database of its own) and WebKitGTK (Safari's engine family; it trusts the
+"""A phone's offline taps on one name, applied once as meant, on three browser engines (issues 51
+and 56): Chromium (the NSS database of its own), WebKitGTK (Safari's engine family; it trusts the
 system's CA bundle, so it runs in a private mount namespace where that bundle holds the
-household root too), each in the phone's own network namespace, each paired with the agent.
+household root too) and Firefox ESR (its profile's own NSS database), each in the phone's own
+network namespace, each paired with the agent.
 
 For each sequence: the household's starting state is made with the CLI, the agent is cut off
 from the phone (connections reset), the page is opened offline from its service worker and
@@ -97,7 +98,11 @@ def pair(driver, name):
     wait("the app's files in the worker's cache", lambda: driver.execute_async_script(
         "const done = arguments[arguments.length - 1]; caches.keys().then((keys) => Promise.all(keys.map((k) => caches.open(k).then((c) => c.match('/')))))"
         ".then((found) => done(found.some(Boolean)), () => done(false))"), timeout=30)
-    driver.refresh()  # the next load is the worker's
+    # The next load is the worker's: the app closed and opened again (a navigation; Firefox's
+    # Marionette reload, as WebKitGTK's, may skip the worker as a forced reload does).
+    page = driver.current_url.split("#")[0]
+    driver.get("about:blank")
+    driver.get(page)
     wait("the page again, under its service worker", lambda: driver.execute_script(
         "return document.body.dataset.ready === 'true' && navigator.serviceWorker.controller !== null"), timeout=20)
 
@@ -243,9 +248,11 @@ def main():
     os.makedirs(os.path.join(home, ".pki", "nssdb"))
     phones.sh("certutil", "-d", f"sql:{home}/.pki/nssdb", "-N", "--empty-password")
     phones.sh("certutil", "-d", f"sql:{home}/.pki/nssdb", "-A", "-t", "C,,", "-n", "House Pulse", "-i", root_der)
-    only = os.environ.get("PULSE_ENGINES", "Chromium,WebKitGTK").split(",")
+    only = os.environ.get("PULSE_ENGINES", "Chromium,WebKitGTK,Firefox").split(",")
     for engine, start in [("Chromium", lambda: phones.PhoneBrowser(home, 9515 + phones.OCTET)),
-                          ("WebKitGTK", lambda: WebKitPhone(root_pem, 4444 + phones.OCTET))]:
+                          ("WebKitGTK", lambda: WebKitPhone(root_pem, 4444 + phones.OCTET)),
+                          ("Firefox", lambda: web_support.Firefox(390, 844, namespace=phones.NETS["phone"][0],
+                                                                  address=phones.NETS["phone"][4], trust=root_der))]:
         if engine not in only:
             continue
         try:

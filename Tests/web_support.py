@@ -108,10 +108,10 @@ def free_port():
         return probe.getsockname()[1]
 
 
-def accepts(port):
-    """Whether something listens on this loopback port (a driver started here)."""
+def accepts(port, host="127.0.0.1"):
+    """Whether something listens on this port (a driver started here)."""
     try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        socket.create_connection((host, port), timeout=1).close()
         return True
     except OSError:
         return False
@@ -220,6 +220,33 @@ def firefox_problem():
     return None
 
 
+# A TCP forwarder (ADDRESS PORT → 127.0.0.1:TARGET), run in a network namespace.
+_FORWARDER = """
+import asyncio, sys
+async def pipe(reader, writer):
+    try:
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+    except OSError:
+        pass
+    finally:
+        writer.close()
+async def handle(reader, writer):
+    try:
+        target = await asyncio.open_connection("127.0.0.1", int(sys.argv[3]))
+    except OSError:
+        writer.close()
+        return
+    await asyncio.gather(pipe(reader, target[1]), pipe(target[0], writer))
+async def main():
+    server = await asyncio.start_server(handle, sys.argv[1], int(sys.argv[2]))
+    async with server:
+        await server.serve_forever()
+asyncio.run(main())
+"""
+
+
 class FirefoxElement:
     """A page's element in Firefox with Selenium's element API (Marionette's, but for
     `get_attribute`, which reads the property first and the attribute after, as Selenium's)."""
@@ -305,9 +332,17 @@ class Firefox:
     engine = "firefox"
     console_read = True
 
-    def __init__(self, width=900, height=1000, accept_language=None):
+    def __init__(self, width=900, height=1000, accept_language=None, namespace=None, address=None, trust=None):
+        """`namespace`, `address`: Firefox runs in that network namespace (a phone's), its
+        Marionette reached at that address of it. `trust`: a root certificate (DER) the profile's
+        own NSS database trusts for websites, as a person's Settings → Certificates → Import."""
         from marionette_driver.marionette import Marionette
         self.profile = tempfile.mkdtemp(prefix="pulse-firefox-")
+        self.forwarder = None
+        if trust:
+            subprocess.run(["certutil", "-d", f"sql:{self.profile}", "-N", "--empty-password"], check=True, capture_output=True, timeout=30)
+            subprocess.run(["certutil", "-d", f"sql:{self.profile}", "-A", "-t", "C,,", "-n", "House Pulse", "-i", trust],
+                           check=True, capture_output=True, timeout=30)
         port = free_port()
         prefs = {"marionette.port": port, "browser.shell.checkDefaultBrowser": False, "app.update.disabledForTesting": True,
                  "datareporting.policy.dataSubmissionEnabled": False, "toolkit.telemetry.reportingpolicy.firstRun": False,
@@ -317,19 +352,46 @@ class Firefox:
             prefs["intl.accept_languages"] = accept_language
         with open(os.path.join(self.profile, "user.js"), "w", encoding="utf-8") as f:
             f.writelines(f"user_pref({json.dumps(k)}, {json.dumps(v)});\n" for k, v in prefs.items())
-        self.process = subprocess.Popen(["firefox-esr", "--marionette", "--remote-allow-system-access", "--headless", "--no-remote", "--profile", self.profile],
+        inside = ["ip", "netns", "exec", namespace] if namespace else []
+        self.process = subprocess.Popen(inside + ["firefox-esr", "--marionette", "--remote-allow-system-access", "--headless", "--no-remote",
+                                                  "--profile", self.profile],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                         env={**os.environ, "MOZ_HEADLESS_WIDTH": str(width), "MOZ_HEADLESS_HEIGHT": str(height)})
+        host = "127.0.0.1"
         try:
-            wait("Firefox's Marionette port", lambda: accepts(port), timeout=60)
-            self.client = Marionette(host="127.0.0.1", port=port)
+            if namespace:
+                # Marionette listens on its namespace's loopback only: a forwarder in the namespace
+                # gives it at the namespace's address.
+                outside = free_port()
+                self.forwarder = subprocess.Popen(inside + [sys.executable, "-c", _FORWARDER, address, str(outside), str(port)],
+                                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                host, port = address, outside
+            wait("Firefox's Marionette port", lambda: accepts(port, host) and self._answers(host, port), timeout=60)
+            self.client = Marionette(port=port)
+            self.client.host = host  # its constructor takes a host and keeps 127.0.0.1 (marionette-driver 3.7.1)
             self.client.start_session()
             self.client.set_window_rect(width=width, height=height)
         except BaseException:
             self.process.kill()
             self.process.wait(timeout=20)
+            if self.forwarder:
+                end_process(self.forwarder)
             shutil.rmtree(self.profile, ignore_errors=True)
             raise
+
+    @property
+    def driver(self):  # as the phone scripts' browsers: `phone.driver`
+        return self
+
+    @staticmethod
+    def _answers(host, port):
+        """Marionette's greeting read (through a forwarder, a connection is taken before
+        Firefox listens)."""
+        try:
+            with socket.create_connection((host, port), timeout=2) as connection:
+                return bool(connection.recv(16))
+        except OSError:
+            return False
 
     def get(self, url):
         self.client.navigate(url)
@@ -419,6 +481,8 @@ class Firefox:
         except Exception:  # the browser may be gone already: it is ended below either way
             pass
         end_process(self.process)
+        if self.forwarder:
+            end_process(self.forwarder)
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
