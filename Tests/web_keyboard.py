@@ -343,6 +343,50 @@ def parents(driver):
                "for 25 Tabs and Escape gives it back to its button; locked with Enter")
 
 
+def dialogs(driver):
+    """The confirming dialog (More → a member's ✕) and the PIN reset (from the keypad): each takes
+    the focus, closes on Escape and on its own button, and gives the focus back to what opened
+    it; closing changes nothing."""
+    tab_bar(driver, "more")
+    opener = tab_to(driver, lambda f: f["tag"] == "button" and f["name"] == "Remove Tom", "Tom's ✕ (Remove Tom)")
+    before = [m["name"] for m in cli_json("member", "list")]
+    for how in ["Escape", "Cancel"]:
+        keys(driver, Keys.ENTER)
+        wait("the confirming dialog", lambda: driver.execute_script("return document.getElementById('confirm').open"))
+        f = focus(driver)
+        expect(f"the confirming dialog takes the focus ({how})", f is not None and f["dialog"] == "confirm", f"the focus is on {describe(f)}")
+        if how == "Escape":
+            keys(driver, Keys.ESCAPE)
+        else:
+            tab_to(driver, by_id("confirm-cancel"), "Cancel", limit=6)
+            keys(driver, Keys.ENTER)
+        wait("the confirming dialog closed", lambda: not driver.execute_script("return document.getElementById('confirm').open"))
+        back = focus(driver)
+        if expect(f"{how} gives the focus back to Tom's ✕", back is not None and back["name"] == opener["name"],
+                  f"after {how} the focus is on {describe(back)}"):
+            seen_well(back, f"after {how} in the confirming dialog")
+    after = [m["name"] for m in cli_json("member", "list")]
+    expect("closing the confirming dialog removed nobody", after == before, f"members {before} → {after}")
+    tab_bar(driver, "kids")
+    opener = tab_to(driver, by_id("parents-open"), "🔒 Parents")
+    keys(driver, Keys.ENTER)
+    wait("the keypad", lambda: driver.execute_script("return document.getElementById('pin-pad').open"))
+    tab_to(driver, by_id("pin-forgot-pad"), "“Forgot the PIN?”", limit=20)
+    keys(driver, Keys.ENTER)
+    wait("the PIN reset", lambda: driver.execute_script("return document.getElementById('pin-reset').open"))
+    f = focus(driver)
+    expect("the PIN reset takes the focus", f is not None and f["dialog"] == "pin-reset", f"the focus is on {describe(f)}")
+    shoot(driver, "pin-reset")
+    keys(driver, Keys.ESCAPE)
+    wait("the PIN reset closed", lambda: not driver.execute_script("return document.getElementById('pin-reset').open"))
+    back = focus(driver)
+    if expect("Escape gives the focus back to 🔒 Parents", back is not None and back["id"] == opener["id"],
+              f"after Escape the focus is on {describe(back)}"):
+        seen_well(back, "after the PIN reset")
+    section_ok("dialogs by keys: the confirming dialog of a member's ✕ (Escape, then Cancel) and the PIN reset from the keypad (Escape) "
+               "take the focus and give it back to their button; nobody removed")
+
+
 def reward(driver):
     """Mia's reward taken with Enter, from the Rewards view reached by keys."""
     tab_to(driver, lambda f: f["tag"] == "button" and f["name"] in ("Rewards",), "the Rewards view")
@@ -395,6 +439,7 @@ def main():
         web_support.check("tasks by keys", lambda: tasks(driver))
         web_support.check("parents' mode by keys", lambda: parents(driver))
         web_support.check("a reward by keys", lambda: reward(driver))
+        web_support.check("dialogs by keys", lambda: dialogs(driver))
         web_support.check("Add a computer by keys", lambda: add_computer(driver))
         mouse = driver.execute_script("return window.pulseMouse")
         if expect("no mouse event", mouse == [], f"mouse events in the walk: {mouse} (None: the page loaded anew, uncounted)"):

@@ -163,28 +163,35 @@ def webkit(width=900, height=1000, accept_language=None):
     under an Xvfb display of its own; `quit()` ends the browser, the driver and the display.
     Its languages are its locale's (`_locale`, from `accept_language`'s first). Its WebDriver has no
     console log: `get_log("browser")` gives nothing, and `console_read` says so."""
-    from selenium.webdriver.remote.webdriver import WebDriver
-    display = next(f":{n}" for n in range(200, 300) if not os.path.exists(f"/tmp/.X11-unix/X{n}") and not os.path.exists(f"/tmp/.X{n}-lock"))
-    port = free_port()
     home = tempfile.mkdtemp(prefix="pulse-webkit-")
-    languages = ""
+    environment = {**os.environ, "HOME": home}
     if accept_language:
-        languages = f" LOCPATH={_LOCALES} LC_ALL={_locale(accept_language)}"
-    process = subprocess.Popen(["bash", "-c", f"Xvfb {display} -screen 0 {width}x{height}x24 -nolisten tcp >/dev/null 2>&1 &\n"
-                                f"export DISPLAY={display} HOME={home}{languages}\nexec WebKitWebDriver --host=127.0.0.1 --port={port}\n"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        environment.update(LOCPATH=_LOCALES, LC_ALL=_locale(accept_language))
+    # The display is Xvfb's own choice of a free one (-displayfd): two browsers started at once
+    # never share one (the first to end would take the other's display, and its session, along).
+    read, write = os.pipe()
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", f"{width}x{height}x24", "-nolisten", "tcp"],
+                            pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write)
+    processes = [xvfb]
 
     def end():
-        for sent in (15, 9):  # SIGTERM, then SIGKILL: the driver and its Xvfb, one process group
-            try:
-                os.killpg(process.pid, sent)
-                process.wait(timeout=5)
-                break
-            except ProcessLookupError:
-                break
-            except subprocess.TimeoutExpired:
-                continue
+        for process in reversed(processes):
+            end_process(process, timeout=5)
         shutil.rmtree(home, ignore_errors=True)
+
+    try:
+        with os.fdopen(read) as said:
+            number = said.readline().strip()
+        if not number.isdigit():
+            raise Failed(f"Xvfb gave no display (exit status {xvfb.poll()})")
+        environment["DISPLAY"] = f":{number}"
+        port = free_port()
+        processes.append(subprocess.Popen(["WebKitWebDriver", "--host=127.0.0.1", f"--port={port}"], env=environment,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    except BaseException:
+        end()
+        raise
 
     try:
         wait("WebKitWebDriver", lambda: accepts(port), timeout=20)
