@@ -590,6 +590,30 @@ def main():
     if offline_said:
         ok("no agent reachable: the page still opens (service worker), shows the last list, and queues three additions and a check")
 
+    def iphone_banner():
+        """On an iPhone outside the Home Screen, Safari deletes what waits after a week unseen:
+        the banner says how many changes wait and to open the app at home within the week."""
+        own = driver.execute_script("return navigator.userAgent")
+        iphone = ("Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+                  "Version/18.1 Mobile/15E148 Safari/604.1")
+        phone.cdp("Emulation.setUserAgentOverride", {"userAgent": iphone, "platform": "iPhone"})
+        try:
+            driver.refresh()
+            said = wait("the iPhone's banner", lambda: driver.execute_script("return document.body.dataset.ready") == "offline"
+                        and driver.find_element(By.ID, "offline").text, timeout=15)[0]
+            if "4 changes wait on this phone" not in said or "within a week" not in said:
+                raise Failed(f"an iPhone with 4 changes waiting is told {said!r}")
+            shot(driver, "phone-offline-iphone")
+        finally:
+            phone.cdp("Emulation.setUserAgentOverride", {"userAgent": own})
+            driver.refresh()
+            wait("the page again, offline", lambda: driver.execute_script("return document.body.dataset.ready === 'offline'"), timeout=15)
+        if "stay on this phone" not in driver.find_element(By.ID, "offline").text:
+            raise Failed(f"another phone is told {driver.find_element(By.ID, 'offline').text!r}")
+        ok(f"offline on an iPhone's Safari with changes waiting, the banner says to send them within the week ({said!r}); another phone is not told so")
+
+    check("the iPhone's week", iphone_banner)
+
     in_namespace("phone", "nft", "delete", "table", "inet", "cut")
 
     def listed(home):

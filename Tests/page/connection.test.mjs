@@ -125,3 +125,21 @@ test("states are never changed in place, and an unknown event is a mistake", () 
   assert.ok(Object.isFrozen(step.state));
   assert.throws(() => next(initial, { type: "teleported" }), /unknown event teleported/);
 });
+
+test("a phone whose browser deletes what waits after a week unseen says so while changes wait and no computer is in reach", () => {
+  const running = walk([{ type: "answered", phone: true }, { type: "online", now: true }]).state;
+  const silent = walk([{ type: "online", now: false }], running).state;
+  const rows = [
+    // [what, state, changes waiting on such a phone, the banner's key (null: hidden), its count]
+    ["nothing waits", silent, 0, "page.offline.phone", undefined],
+    ["two wait", silent, 2, "page.offline.phone.week", 2],
+    ["another computer in use: the changes go there", walk([{ type: "found", agent: kitchen }], silent).state, 2, "page.offline.roaming", undefined],
+    ["a computer's page keeps no queue", walk([{ type: "answered", phone: false }, { type: "online", now: false }]).state, 2, "page.offline", undefined],
+    ["in reach: no banner", running, 2, null, undefined],
+  ];
+  for (const [what, state, evictable, key, count] of rows) {
+    const said = banner(state, { evictable });
+    assert.equal(said.hidden ? null : said.key, key, what);
+    assert.equal(said.params?.count, count, what);
+  }
+});

@@ -145,15 +145,20 @@ export function next(state, event) {
 
 /**
  * What the banner says in `state`: hidden, or a message key with its parameters, and whether it
- * is calm (nothing is wrong: the phone's own computer at another address).
+ * is calm (nothing is wrong: the phone's own computer at another address). `evictable`: how
+ * many changes wait on a phone whose browser deletes them after a week without a visit (an
+ * iPhone's, the app opened outside the Home Screen: offline.js `outsideHomeScreen`): with no
+ * computer in reach, the banner says to open the app at home within the week.
  * @param {Readonly<State>} state
+ * @param {{ evictable?: number }} device
  * @returns {{ hidden: boolean, calm?: boolean, key?: string, params?: object }}
  */
-export function banner(state) {
+export function banner(state, { evictable = 0 } = {}) {
   if (state.mode === "signed-out") return { hidden: true }; // one answered, and said no
   const other = state.via;
   if (other) return { hidden: false, calm: Boolean(other.self), key: other.self ? "page.offline.moved" : "page.offline.roaming", params: { name: other.name || "?" } };
   if (state.online) return { hidden: true };
   // A phone keeps what is changed meanwhile (offline.js): it says so, not "not saved".
+  if (state.phone && evictable > 0) return { hidden: false, calm: false, key: "page.offline.phone.week", params: { count: evictable } };
   return { hidden: false, calm: false, key: state.phone ? "page.offline.phone" : "page.offline", params: {} };
 }

@@ -13,8 +13,8 @@ import "./backlog.js";
 import "./kids.js";
 import "./more.js";
 import { wireCelebrations } from "./celebrate.js";
-import { restore as restoreOffline, keep, flush, queue, setOffline, keepWords, keptWords, forget, wayBack, keepWayBack } from "./offline.js";
-import { wireNotices, wireHomeScreen } from "./notices.js";
+import { restore as restoreOffline, keep, flush, queue, setOffline, keepWords, keptWords, forget, wayBack, keepWayBack, outsideHomeScreen } from "./offline.js";
+import { wireNotices, wireHomeScreen, device } from "./notices.js";
 import { initial, next, banner as bannerOf } from "./connection.js";
 
 // The computer's own parts — parents' mode, machines, phones, this computer, the welcome — are
@@ -72,7 +72,7 @@ function startSoon(ms) {
 /** The banner: no agent in reach, or (a phone) its own at another address or another agent of
  * the household in use (connection.js says which). */
 function banner() {
-  const said = bannerOf(connection);
+  const said = bannerOf(connection, { evictable: onPhone() && outsideHomeScreen(device()) ? queue().length : 0 });
   $("offline").hidden = said.hidden;
   if (said.hidden) return;
   $("offline").classList.toggle("calm", said.calm);
@@ -340,7 +340,13 @@ async function showHousehold(phone) {
     $("sign-out").dataset.i18n = "page.more.sign_out.phone"; // it removes the phone: said so
     $("sign-out").textContent = t("page.more.sign_out.phone");
     // What was last seen is kept for opening with no network; changes made meanwhile go now.
-    if (!subscribed) { subscribed = true; store.subscribe((part) => keep(store, part)); }
+    if (!subscribed) {
+      subscribed = true;
+      store.subscribe((part) => {
+        keep(store, part);
+        if (part === "shopping" && !$("offline").hidden) banner(); // a change queued meanwhile: counted
+      });
+    }
     keep(store, "session");
     setOffline(false);
     if (queue().length) { setOffline(true); await sendQueue(); }

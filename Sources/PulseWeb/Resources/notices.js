@@ -14,13 +14,21 @@ export function showNotice(notice) {
   })).catch((error) => console.warn(error));
 }
 
+/** This browser as `outsideHomeScreen` reads it: its user agent, its touch points, and whether
+ * the app was opened from the Home Screen (iOS's `navigator.standalone`, or an installed app's
+ * display mode). */
+export function device() {
+  const standalone = /** @type {{standalone?: boolean}} */ (navigator).standalone === true
+    || window.matchMedia("(display-mode: standalone)").matches;
+  return { userAgent: navigator.userAgent, maxTouchPoints: navigator.maxTouchPoints, standalone };
+}
+
 /** More → "Keep House Pulse on this iPhone": the Home Screen's steps, where they matter; once
  * installed, the browser is asked to keep the app's storage (`navigator.storage.persist`). */
 export function wireHomeScreen() {
-  const standalone = /** @type {{standalone?: boolean}} */ (navigator).standalone === true
-    || window.matchMedia("(display-mode: standalone)").matches;
-  $("home-screen").hidden = !outsideHomeScreen({ userAgent: navigator.userAgent, maxTouchPoints: navigator.maxTouchPoints, standalone });
-  if (standalone) navigator.storage?.persist?.().catch(() => {});
+  const seen = device();
+  $("home-screen").hidden = !outsideHomeScreen(seen);
+  if (seen.standalone) navigator.storage?.persist?.().catch(() => {});
 }
 
 /** More → Notifications on this phone: asked from a tap, as the browsers require. */
