@@ -10,6 +10,7 @@ Usage: web_phones.py BIN HOME_A HOME_B [SHOTS]   (two computers of one household
 the list, no agent running; run as root: namespaces). A serves the phone; B's page removes it. Prints `ok …` per check, `FAILED: …` and exits 1 on the
 first failure.
 """
+import contextlib
 import hashlib
 import json
 import os
@@ -201,6 +202,25 @@ def replay_queue(driver, queued, ready, what, timeout):
     wait(what, lambda: driver.execute_script(
         "return document.body.dataset.ready === arguments[0] && (localStorage.getItem('house-pulse-queue-1') || '[]') === '[]'",
         ready), timeout=timeout)
+
+
+@contextlib.contextmanager
+def as_iphone(phone, ready):
+    """The phone's Chromium as an iPhone's Safari (its user agent, the page loaded again until
+    `document.body.dataset.ready` is `ready`), then as itself again."""
+    driver = phone.driver
+    own = driver.execute_script("return navigator.userAgent")
+    iphone = ("Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+              "Version/18.1 Mobile/15E148 Safari/604.1")
+    phone.cdp("Emulation.setUserAgentOverride", {"userAgent": iphone, "platform": "iPhone"})
+    try:
+        driver.refresh()
+        wait("the page as an iPhone's", lambda: driver.execute_script("return document.body.dataset.ready") == ready, timeout=15)
+        yield
+    finally:
+        phone.cdp("Emulation.setUserAgentOverride", {"userAgent": own})
+        driver.refresh()
+        wait("the page again", lambda: driver.execute_script("return document.body.dataset.ready") == ready, timeout=15)
 
 
 def shot(driver, name):
@@ -528,21 +548,11 @@ def main():
             return driver.find_element(By.ID, "home-screen").is_displayed()
         if steps_shown():
             raise Failed("the Home Screen's steps are shown on a phone that is not an iPhone")
-        own = driver.execute_script("return navigator.userAgent")
-        iphone = ("Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
-                  "Version/18.1 Mobile/15E148 Safari/604.1")
-        phone.cdp("Emulation.setUserAgentOverride", {"userAgent": iphone, "platform": "iPhone"})
-        try:
-            driver.refresh()
-            wait("the page as an iPhone's", lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), timeout=15)
+        with as_iphone(phone, "true"):
             if not steps_shown() or "Add to Home Screen" not in driver.find_element(By.ID, "home-screen").text:
                 raise Failed(f"an iPhone is not shown the Home Screen's steps: {driver.find_element(By.ID, 'home-screen').text!r}")
             shot(driver, "phone-home-screen")
-        finally:
-            phone.cdp("Emulation.setUserAgentOverride", {"userAgent": own})
-            driver.refresh()
-            wait("the page again", lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), timeout=15)
-            driver.find_element(By.ID, "t-shopping").click()
+        driver.find_element(By.ID, "t-shopping").click()
         ok("an iPhone's Safari is shown how to put House Pulse on its Home Screen (More), another phone is not")
 
     check("the Home Screen's steps", home_screen_steps)
@@ -593,21 +603,13 @@ def main():
     def iphone_banner():
         """On an iPhone outside the Home Screen, Safari deletes what waits after a week unseen:
         the banner says how many changes wait and to open the app at home within the week."""
-        own = driver.execute_script("return navigator.userAgent")
-        iphone = ("Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
-                  "Version/18.1 Mobile/15E148 Safari/604.1")
-        phone.cdp("Emulation.setUserAgentOverride", {"userAgent": iphone, "platform": "iPhone"})
-        try:
-            driver.refresh()
-            said = wait("the iPhone's banner", lambda: driver.execute_script("return document.body.dataset.ready") == "offline"
-                        and driver.find_element(By.ID, "offline").text, timeout=15)[0]
-            if "4 changes wait on this phone" not in said or "within a week" not in said:
-                raise Failed(f"an iPhone with 4 changes waiting is told {said!r}")
+        with as_iphone(phone, "offline"):
+            try:
+                said = wait("the iPhone's banner", lambda: (t := driver.find_element(By.ID, "offline").text)
+                            and "4 changes wait on this phone" in t and "within a week" in t and t, timeout=10)[0]
+            except Failed:
+                raise Failed(f"an iPhone with 4 changes waiting is told {driver.find_element(By.ID, 'offline').text!r}")
             shot(driver, "phone-offline-iphone")
-        finally:
-            phone.cdp("Emulation.setUserAgentOverride", {"userAgent": own})
-            driver.refresh()
-            wait("the page again, offline", lambda: driver.execute_script("return document.body.dataset.ready === 'offline'"), timeout=15)
         if "stay on this phone" not in driver.find_element(By.ID, "offline").text:
             raise Failed(f"another phone is told {driver.find_element(By.ID, 'offline').text!r}")
         ok(f"offline on an iPhone's Safari with changes waiting, the banner says to send them within the week ({said!r}); another phone is not told so")
