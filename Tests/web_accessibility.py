@@ -19,7 +19,7 @@ import sys
 import axe_playwright_python
 
 import web_support
-from web_support import Failed, browser, cli, wait
+from web_support import Failed, cli, wait
 
 BIN, HOME, PIN = sys.argv[1:4]
 ENGINE = sys.argv[4] if len(sys.argv) > 4 else "chromium"
@@ -57,8 +57,7 @@ def click(driver, script):
 
 
 def walk(language, accept):
-    driver = {"firefox": lambda: web_support.Firefox(1366, 900, accept_language=accept), "webkit": lambda: web_support.webkit(1366, 900),
-              "chromium": lambda: browser(1366, 900, accept_language=accept)}[ENGINE]()
+    driver = web_support.open_browser(ENGINE, 1366, 900, accept_language=accept)
     seen = []
     try:
         driver.get(cli(BIN, HOME, "open", "--print").split()[-1])

@@ -28,7 +28,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
 import web_support
-from web_support import Failed, browser, expect, section_ok, wait
+from web_support import Failed, expect, section_ok, wait
 
 BIN, HOME, ENGINE = sys.argv[1:4]
 SHOTS = sys.argv[4] if len(sys.argv) > 4 else None
@@ -426,8 +426,7 @@ def add_computer(driver):
 
 
 def main():
-    driver = {"firefox": lambda: web_support.Firefox(1366, 900), "webkit": lambda: web_support.webkit(1366, 900),
-              "chromium": lambda: browser(1366, 900)}[ENGINE]()
+    driver = web_support.open_browser(ENGINE, 1366, 900)
     agent = web_support.Agent(BIN, HOME, "--web", "127.0.0.1:0")
     if ENGINE == "chromium":
         driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": MOUSE})

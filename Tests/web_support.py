@@ -15,6 +15,7 @@ import time
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.remote.webelement import WebElement
 
 # A script started by the Swift tests inherits the signal mask of the thread that started it (a
 # libdispatch worker: nearly every signal blocked), and so would every program it starts: a
@@ -117,17 +118,7 @@ def accepts(port, host="127.0.0.1"):
         return False
 
 
-class _WebKitElementBase:
-    pass
-
-
-try:
-    from selenium.webdriver.remote.webelement import WebElement as _SeleniumElement
-except ImportError:  # Selenium is checked by the scripts' callers
-    _SeleniumElement = _WebKitElementBase
-
-
-class WebKitElement(_SeleniumElement):
+class WebKitElement(WebElement):
     """WebKitGTK's elements, whose WebDriver text leaves out what a person sees: a computer's
     name in More (a `.name` whose overflow is hidden, beside blocks) was missing from its row's
     text, and the row's lines ran together. The text is the element's rendered text
