@@ -247,21 +247,8 @@ def layouts():
                     driver.execute_script(f"document.documentElement.dataset.appearance = '{appearance}'")
                     for name in TABS:
                         tab(driver, name)
-                        wide = driver.execute_script(
-                            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
-                        web_support.expect(f"{language} {name} at {width} px ({appearance}) is {wide[0]} px wide: it overflows", not (wide[0] > wide[1]), "")
-                        # Fixed parts (the tab bar) and text cut inside its box overflow without widening the page.
-                        out = driver.execute_script("""
-                          const out = [];
-                          for (const e of document.querySelectorAll('body *')) {
-                            if (e.offsetParent === null && getComputedStyle(e).position !== 'fixed') continue;
-                            const r = e.getBoundingClientRect();
-                            if (r.width <= 1 || r.height <= 1) continue;  // nothing, or for screen readers only
-                            if (r.right > window.innerWidth + 1) out.push(`${e.tagName}#${e.id}.${e.className}: right edge at ${Math.round(r.right)}`);
-                            else if (e.children.length === 0 && e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflow !== 'visible'
-                                     && getComputedStyle(e).textOverflow !== 'ellipsis') out.push(`${e.tagName}.${e.className} "${e.textContent}" is cut`);
-                          }
-                          return out;""")
+                        # Nothing scrolls sideways, nothing is cut (fixed parts, the tab bar, too).
+                        out = web_support.overflowing(driver)
                         web_support.expect(f"{language} {name} at {width} px ({appearance}): {out[:5]}", not (out), "")
                         if name == "more":
                             broken, long = driver.execute_script(BROKEN_WORDS, driver.find_element(By.ID, "machine-list"))

@@ -1,15 +1,23 @@
-"""A phone's offline taps on one name, applied once as meant, on three browser engines (issues 51
-and 56): Chromium (the NSS database of its own), WebKitGTK (Safari's engine family; it trusts the
-system's CA bundle, so it runs in a private mount namespace where that bundle holds the
-household root too) and Firefox ESR (its profile's own NSS database), each in the phone's own
-network namespace, each paired with the agent.
+"""The phone app on three browser engines (issues 51 and 56): Chromium (the NSS database of its
+own), WebKitGTK (Safari's engine family; it trusts the system's CA bundle, so it runs in a
+private mount namespace where that bundle holds the household root too) and Firefox ESR (its
+profile's own NSS database), each in the phone's own network namespace. On each engine:
 
-For each sequence: the household's starting state is made with the CLI, the agent is cut off
-from the phone (connections reset), the page is opened offline from its service worker and
-the taps are made on what it shows; then the agent is reachable again and the list and the
-pool must be what the person meant, on the agent, with nothing refused.
+- the CA page (step one, plain HTTP) shows the fingerprint the computer shows;
+- the phone is paired by the link its QR code holds (zbarimg reads the code `phones add` made),
+  and the computer approves it;
+- four sequences of offline taps on one name, each applied once as meant: the household's
+  starting state is made with the CLI, both computers are cut off from the phone (connections
+  reset), the page is opened offline from its service worker and the taps are made on what it
+  shows; then the computers are reachable again and the list and the pool must be what the
+  person meant, with nothing refused;
+- roaming: its own computer's agent frozen (a computer asleep), the phone says so and uses the
+  other computer (its roaming credential), a change sent there at once and the other's shown
+  live; back on its own computer when it wakes;
+- axe-core (WCAG 2.0/2.1/2.2 A and AA) on the app online, offline and roaming, light and dark.
 
-Usage: web_phone_engines.py BIN HOME [SHOTS]   (a household, no agent running; root).
+Usage: web_phone_engines.py BIN HOME_A HOME_B [SHOTS]   (two computers of one household, no
+agent running; root).
 Prints `ok …` per check, `FAILED: …` per failed check (the others still run); exit 1 if any.
 """
 import json
@@ -76,9 +84,37 @@ class WebKitPhone:
                     continue
 
 
+def accessible(driver, state):
+    """axe-core on the app as it is now, at the phone's width, light and dark: no violation; and
+    nothing of it scrolls sideways or is cut (WCAG's reflow: the banner once reached past both
+    edges of a phone's screen)."""
+    out = web_support.overflowing(driver)
+    if out:
+        raise Failed(f"the app {state} does not fit the phone's screen: {out[:5]}")
+    was = driver.execute_script("return document.documentElement.dataset.appearance")
+    try:
+        for appearance in ["light", "dark"]:
+            driver.execute_script("document.documentElement.dataset.appearance = arguments[0]", appearance)
+            found = web_support.axe_violations(driver)
+            if found:
+                raise Failed(f"axe-core on the app {state} ({appearance}): {found}")
+    finally:
+        driver.execute_script("document.documentElement.dataset.appearance = arguments[0]", was)
+
+
+def ca_page(driver, setup, fingerprint):
+    """Step one on the phone: the CA's page over plain HTTP shows the computer's fingerprint."""
+    driver.get(setup)
+    wait("the CA's page", lambda: driver.find_element(By.CSS_SELECTOR, "code.fingerprint").text == fingerprint, timeout=15)
+
+
 def pair(driver, name):
+    """Step two: the link the pairing QR code holds (as the phone's camera reads it), approved."""
     invitation = phones.cli_json("phones", "add", name, "--host", phones.AGENT_FOR_PHONE)
-    driver.get(invitation["pair"])
+    link = phones.decode_qr(invitation["pairQR"], "pair-" + name.split()[0].lower())
+    if link != invitation["pair"]:
+        raise Failed(f"the pairing QR code reads {link!r}, not the link {invitation['pair']!r}")
+    driver.get(link)
     try:
         request = wait("the phone asking", lambda: next((r for r in phones.cli_json("phones").get("requests", []) if r["name"] == name), None),
                        timeout=15)[0]
@@ -107,11 +143,12 @@ def pair(driver, name):
         "return document.body.dataset.ready === 'true' && navigator.serviceWorker.controller !== null"), timeout=20)
 
 
-def cut(port, on):
+def cut(ports, on):
+    """The phone's connections to both computers' phone listeners reset (or no longer)."""
     if on:
+        rules = "".join(f"  ip daddr {phones.AGENT_FOR_PHONE} tcp dport {port} reject with tcp reset\n" for port in ports)
         phones.in_namespace("phone", "nft", "-f", "-", input=(
-            "table inet cut {\n chain out {\n  type filter hook output priority 0;\n"
-            f"  ip daddr {phones.AGENT_FOR_PHONE} tcp dport {port} reject with tcp reset\n }}\n}}\n"))
+            "table inet cut {\n chain out {\n  type filter hook output priority 0;\n" + rules + " }\n}\n"))
     else:
         phones.in_namespace("phone", "nft", "delete", "table", "inet", "cut", check=False)
 
@@ -182,7 +219,7 @@ def tap(driver, verb, name):
         wait(f"{name} on the list", lambda: any(name in text(e) for e in driver.find_elements(By.CSS_SELECTOR, "#shop-list li")))
 
 
-def sequences(engine, driver, port):
+def sequences(engine, driver, ports):
     for n, (what, (on_list, in_pool), taps, (meant_list, meant_pool)) in enumerate(SEQUENCES):
         name = f"{engine[:3]}{n}Oats"
 
@@ -196,7 +233,7 @@ def sequences(engine, driver, port):
                 return ([x["name"] for x in shopping["list"] if x["name"] == name], [x["name"] for x in shopping["pool"] if x["name"] == name]) \
                     == (on_list and [name], in_pool and [name])
             wait("the phone's copy up to date", copied, timeout=10)
-            cut(port, True)
+            cut(ports, True)
             try:
                 # The app closed and opened again (a navigation: WebKit's WebDriver reload may
                 # skip the service worker, as a forced reload does).
@@ -208,8 +245,10 @@ def sequences(engine, driver, port):
                     tap(driver, verb, name)
                 wait("every tap queued", lambda: len(json.loads(driver.execute_script(
                     "return localStorage.getItem('house-pulse-queue-1') || '[]'"))) == len(taps), timeout=10)
+                if n == 0:
+                    accessible(driver, "offline")
             finally:
-                cut(port, False)
+                cut(ports, False)
             wait("the queue sent", lambda: driver.execute_script(
                 "return document.body.dataset.ready === 'true' && (localStorage.getItem('house-pulse-queue-1') || '[]') === '[]'"),
                 timeout=25)
@@ -231,12 +270,62 @@ def sequences(engine, driver, port):
         check(f"{engine}: {what}", shown_on_failure)
 
 
+def roaming(engine, driver, agent, port_b):
+    """Its own computer's agent frozen: the phone says so and uses the other computer; back after."""
+    name, honey = f"{engine[:3]}Figs", f"{engine[:3]}Honey"
+    wait("the phone's kept session naming the other computer", lambda: f":{port_b}" in driver.execute_script(
+        "return JSON.stringify(JSON.parse(localStorage.getItem('house-pulse-snapshot-1') || '{}').session?.agents || [])"), timeout=15)
+    wait("the worker's copy of the page allowing the other computer", lambda: f":{port_b}" in (driver.execute_script(
+        "return caches.keys().then((k) => caches.open(k[0])).then((c) => c.match('/')).then((r) => r && r.headers.get('content-security-policy'))")
+        or ""), timeout=15)
+    os.kill(agent.process.pid, signal.SIGSTOP)
+    start = time.monotonic()
+    try:
+        try:
+            took = wait("the phone using the other computer", lambda: driver.execute_script("return document.body.dataset.ready") == "roaming",
+                        timeout=20)[1]
+        except Failed:
+            raise Failed(f"its computer frozen, the phone shows {driver.execute_script('return document.body.dataset.ready')!r}: "
+                         f"{driver.find_element(By.ID, 'offline').get_attribute('textContent')!r}")
+        said = driver.find_element(By.ID, "offline").get_attribute("textContent")
+        if "does not answer" not in said:
+            raise Failed(f"roaming, the banner says {said!r}")
+        tap(driver, "add", name)
+        wait(f"{name} on the other computer", lambda: name in web_support.cli(phones.BIN, phones.HOME_B, "shop", "list"), timeout=10)
+        queued = driver.execute_script("return localStorage.getItem('house-pulse-queue-1') || '[]'")
+        if queued != "[]":
+            raise Failed(f"roaming, the phone queued its change instead of sending it: {queued}")
+        web_support.cli(phones.BIN, phones.HOME_B, "shop", "add", honey)
+        wait(f"{honey}, added on the other computer, live on the phone",
+             lambda: any(honey in text(e) for e in driver.find_elements(By.CSS_SELECTOR, "#shop-list li")), timeout=10)
+        accessible(driver, "roaming")
+        phones.shot(driver, f"roaming-{engine.lower()}")
+    finally:
+        os.kill(agent.process.pid, signal.SIGCONT)
+    wait("back on its own computer", lambda: driver.execute_script(
+        "return document.body.dataset.ready === 'true' && document.getElementById('offline').hidden"), timeout=25)
+    wait(f"{name} on its own computer, by sync", lambda: name in listed()[0], timeout=15)
+    ok(f"{engine}: its computer frozen, the phone used the other computer after {took:.1f} s (saying so): {name} sent there at once, "
+       f"{honey} added there shown live; back on its own computer when it woke")
+
+
 def main():
     phones.namespaces()
     agent = web_support.Agent(phones.BIN, phones.HOME, "--web", "127.0.0.1:0")
     phones.cleanups.append(agent.stop)
-    agent.event("ready")
-    port = phones.cli_json("phones", "on", "--port", "0")["port"]
+    ready = agent.event("ready")
+    other = web_support.Agent(phones.BIN, phones.HOME_B, "--web", "127.0.0.1:0", "--peer", f"127.0.0.1:{ready['port']}")
+    phones.cleanups.append(other.stop)
+    other.event("ready")
+    state = phones.cli_json("phones", "on", "--port", "0")
+    port, fingerprint = state["port"], state["fingerprint"]
+    # Its certificate comes from the root's keeper through the household: it may say "not yet" first.
+    phones.sh(phones.BIN, "phones", "on", "--port", "0", "--home", phones.HOME_B, check=False)
+
+    def other_serving():
+        state_b = json.loads(web_support.cli(phones.BIN, phones.HOME_B, "phones", "--json"))
+        return state_b if state_b.get("fingerprint") == fingerprint and state_b.get("port") and not state_b.get("problem") else None
+    port_b = wait("the other computer serving phones under the household's CA", other_serving, timeout=20)[0]["port"]
     setup = phones.cli_json("phones", "add", "Setup", "--host", phones.AGENT_FOR_PHONE)["setup"]
     der = urllib.request.urlopen(setup + ".crt", timeout=10).read()
     root_der, root_pem = os.path.join(phones.SCRATCH, "root.der"), os.path.join(phones.SCRATCH, "root.pem")
@@ -263,20 +352,25 @@ def main():
             continue
         phones.cleanups.append(phone.quit)
         try:
+            ca_page(phone.driver, setup, fingerprint)
             pair(phone.driver, f"{engine} phone")
-            ok(f"{engine}: paired, trusting the household root, its service worker in control")
-            sequences(engine, phone.driver, port)
-            phones.shot(phone.driver, f"engine-{engine.lower()}")
-        except Exception as error:  # the pairing failed: the engine's sequences cannot run
+            accessible(phone.driver, "online")
+            ok(f"{engine}: the CA page shows the computer's fingerprint; paired by the link its QR code holds, trusting the household root, "
+               "its service worker in control")
+        except Exception as error:  # the pairing failed: the engine's other checks cannot run
             failures.append(engine)
             print(f"FAILED: {engine}: {error}", flush=True)
+            continue
+        sequences(engine, phone.driver, (port, port_b))
+        check(f"{engine}: roaming", lambda: roaming(engine, phone.driver, agent, port_b))
+        phones.shot(phone.driver, f"engine-{engine.lower()}")
     print(f"engines: {len(failures)} failed")
     if failures:
         sys.exit(1)
 
 
 if __name__ == "__main__":
-    phones.configure(sys.argv[1], sys.argv[2], None, sys.argv[3] if len(sys.argv) > 3 else None)
+    phones.configure(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
     try:
         web_support.run(main)
     finally:

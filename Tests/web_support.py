@@ -442,6 +442,14 @@ class Firefox:
 
     _errors_read = 0
 
+    def clear_http_cache(self):
+        """Empties the browser's HTTP cache (its cache service, from the chrome context)."""
+        self.client.set_context("chrome")
+        try:
+            self.client.execute_script("Services.cache2.clear()")
+        finally:
+            self.client.set_context("content")
+
     def refresh(self):
         self.client.refresh()
 
@@ -485,6 +493,54 @@ class Firefox:
 
 
 ENGINES = ["chromium", "firefox", "webkit"]
+
+
+AXE_RULES = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
+_axe_source = []
+
+
+def axe_violations(driver):
+    """axe-core's violations of WCAG 2.0/2.1/2.2 A and AA (`AXE_RULES`) on the page as it is now,
+    once its animations ended (a fading element is not what a person reads): `rule (impact):
+    selectors`. axe.min.js comes from the PyPI wheel axe-playwright-python (scripts/setup.sh)."""
+    if not _axe_source:
+        import axe_playwright_python
+        with open(os.path.join(os.path.dirname(axe_playwright_python.__file__), "axe.min.js"), encoding="utf-8") as f:
+            _axe_source.append(f.read())
+    wait("the page's animations to end", lambda: driver.execute_script(
+        "return document.getAnimations().filter((a) => a.playState === 'running').length === 0"))
+    if not driver.execute_script("return typeof axe === 'object'"):
+        driver.execute_script(_axe_source[0])
+    result = driver.execute_async_script(
+        "axe.run(document, {runOnly: {type: 'tag', values: arguments[0]}, resultTypes: ['violations']})"
+        ".then(arguments[arguments.length - 1])", AXE_RULES)
+    return [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]} {v['nodes'][0].get('failureSummary', '')[:160]!r}"
+            for v in result["violations"]]
+
+
+# What a person loses when the page does not reflow: an element reaching past the window's right
+# edge, or text cut inside its box (not an ellipsis the page chose). Fixed parts (the tab bar)
+# count too; what is hidden, only for screen readers (1 px) or only decoration (aria-hidden: a
+# reward's confetti falling from anywhere across the screen) does not.
+_OVERFLOWING = """
+  const out = [];
+  for (const e of document.querySelectorAll('body *')) {
+    if (e.offsetParent === null && getComputedStyle(e).position !== 'fixed') continue;
+    if (e.closest('[aria-hidden="true"]')) continue;
+    const r = e.getBoundingClientRect();
+    if (r.width <= 1 || r.height <= 1) continue;
+    if (r.right > window.innerWidth + 1) out.push(`${e.tagName}#${e.id}.${e.className}: right edge at ${Math.round(r.right)}`);
+    else if (e.children.length === 0 && e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflow !== 'visible'
+             && getComputedStyle(e).textOverflow !== 'ellipsis') out.push(`${e.tagName}.${e.className} "${e.textContent}" is cut`);
+  }
+  const wide = document.documentElement.scrollWidth, seen = document.documentElement.clientWidth;
+  if (wide > seen) out.unshift(`the page is ${wide} px wide in a window of ${seen}: it scrolls sideways`);
+  return out;"""
+
+
+def overflowing(driver):
+    """What does not fit the window as the page is now (WCAG 1.4.10, reflow): [] when all of it does."""
+    return driver.execute_script(_OVERFLOWING)
 
 
 def engine_option(argv):

@@ -16,8 +16,10 @@ import Testing
         return nil
     }
 
-    /// On Chromium in three languages; on Firefox ESR and WebKitGTK in English (the rules are
-    /// the engine's to apply; the words are checked once).
+    /// On Chromium in four languages, each state also reflowing at 320 px and at 200 % zoom; on
+    /// Firefox ESR and WebKitGTK in English (the rules are the engine's to apply; the words are
+    /// checked once). The script starts the agents: this household's (stopped at the end, the
+    /// page saying so) and a new home's (the welcome).
     @Test(
         .enabled(if: WebPageTests.canRunBrowser, "needs chromium, chromium-driver and selenium (scripts/setup.sh --tests)"),
         arguments: ["chromium", "firefox", "webkit"])
@@ -28,19 +30,30 @@ import Testing
         try a.run(["init", "--household", "The Smiths", "--member", "Anna", "--member", "Tom"])
         try a.run(["shop", "add", "Milk", "Bread"])
         try a.run(["shop", "check", "Bread"])
+        // Three active tasks: the page's fourth is refused by the focus rule.
         try a.run(["task", "add", "Water the plants", "--assignee", "Tom"])
+        try a.run(["task", "add", "Call the plumber"])
+        try a.run(["task", "add", "Take out the bins"])
         try a.run(["backlog", "category", "add", "Garden"])
         try a.run(["backlog", "add", "Garden", "Plant tulips"])
         try a.run(["kids", "pin", "set", "--pin-stdin"], stdin: "1234\n")
         try a.run(["kids", "add", "Mia", "--pin-stdin"], stdin: "1234\n")
-        try a.run(["kids", "select", "rule_001", "chore_001", "reward_001", "--pin-stdin"], stdin: "1234\n")
+        // Four rules: each language's walk earns one (its "Great job!"), once a day each.
+        try a.run(["kids", "select", "rule_001", "rule_002", "rule_003", "rule_004", "chore_001", "reward_001", "--pin-stdin"], stdin: "1234\n")
         try a.run(["kids", "done", "Mia", "chore_001"]) // a card done today: its own colours
-        let agent = try AgentProcess(home: a.path)
-        defer { _ = agent.stop() }
-        let run = try Shell.run(
-            ["python3", WebPageTests.script("web_accessibility.py"), PulsePeer.executable.path, a.path, "1234", engine], timeout: 400)
+        try a.run(["kids", "adjust", "Mia", "--add", "500", "--reason", "Pocket money", "--pin-stdin"], stdin: "1234\n") // rewards to take
+        var environment = ProcessInfo.processInfo.environment
+        if let directory = environment["PULSE_SCREENSHOTS"] { environment["PULSE_SCREENSHOTS"] = directory + "/" + engine }
+        let run = try PulsePeer.runProcess(
+            ["python3", WebPageTests.script("web_accessibility.py"), PulsePeer.executable.path, a.path, "1234", engine],
+            environment: environment, timeout: 500)
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
-        #expect(run.stdout.contains("ok axe-core finds no WCAG 2.2 AA violation") && run.stdout.contains("on \(engine) ("), "\(run.stdout)\(run.stderr)")
+        #expect(
+            run.stdout.contains("ok axe-core finds no WCAG 2.2 AA violation on the welcome") && run.stdout.contains("on \(engine) ("),
+            "\(run.stdout)\(run.stderr)")
+        if engine == "chromium" {
+            #expect(run.stdout.contains("ok every one of them reflows at 320 px and at 200 % zoom"), "\(run.stdout)\(run.stderr)")
+        }
     }
 
     /// Whether the engine's test can run: where it cannot, CI fails it, and elsewhere it is
