@@ -8,9 +8,12 @@ beside the same measured on the computer's own loopback page in the same run:
 - warm load: the same with the service worker in control, which shows the phone's copy at once
   (the computer's page: its HTTP cache, then the agent's answers).
 
-The phone is Chromium in its own network namespace trusting the household CA (web_phones.py's
-set-up). Usage: bench_phones.py BIN HOME [ROUNDS] (HOME: a household, no agent running; as root).
-Prints one JSON object.
+The phone is in its own network namespace trusting the household CA (web_phones.py's set-up),
+on each engine in turn: Chromium, Firefox ESR, WebKitGTK (web_phone_engines.py's ways of
+trusting it); the computer's page is Chromium, measured beside each engine's rounds.
+Usage: bench_phones.py BIN HOME [ROUNDS] [ENGINES] (HOME: a household, no agent running; as root;
+ENGINES: chromium,firefox,webkit by default). Prints one JSON object: Chromium's figures under
+their names, the other engines' prefixed `firefox_`, `webkit_`.
 """
 import json
 import os
@@ -22,6 +25,7 @@ import urllib.request
 
 from selenium.webdriver.common.by import By
 
+import web_phone_engines
 import web_phones as wp
 import web_support
 from web_support import browser, wait
@@ -44,41 +48,40 @@ def ready_ms(driver):
     return driver.execute_script("return performance.getEntriesByName('pulse-shown')[0].startTime")
 
 
-def main():
-    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 30
-    wp.configure(sys.argv[1], sys.argv[2])
-    wp.namespaces()
-    agent = web_support.Agent(wp.BIN, wp.HOME, "--web", "127.0.0.1:0")
-    wp.cleanups.append(agent.stop)
-    agent.event("ready")
-    port = wp.cli_json("phones", "on", "--port", "0")["port"]
-    mine = f"https://{wp.AGENT_FOR_PHONE}:{port}"
-    invitation = wp.cli_json("phones", "add", "Bench phone", "--host", wp.AGENT_FOR_PHONE)
-    phone_home = os.path.join(wp.SCRATCH, "phone-home")
-    os.makedirs(os.path.join(phone_home, ".pki", "nssdb"))
-    der = os.path.join(wp.SCRATCH, "root.der")
-    with open(der, "wb") as f:
-        f.write(urllib.request.urlopen(f"http://{wp.AGENT_FOR_PHONE}:{port}/ca.crt", timeout=10).read())
-    wp.sh("certutil", "-d", f"sql:{phone_home}/.pki/nssdb", "-N", "--empty-password")
-    wp.sh("certutil", "-d", f"sql:{phone_home}/.pki/nssdb", "-A", "-t", "C,,", "-n", "House Pulse", "-i", der)
-    phone = wp.PhoneBrowser(phone_home, 9815 + wp.OCTET)
-    wp.cleanups.append(phone.quit)
-    d = phone.driver
-    d.get(invitation["pair"])
-    request = wait("the phone asking", lambda: wp.cli_json("phones")["requests"], timeout=10)[0][0]
-    wp.cli("phones", "approve", request["id"])
-    wait("the phone signed in", lambda: d.execute_script("return document.body.dataset.ready === 'true'"), timeout=20)
-    computer = browser(390, 844)
-    wp.cleanups.append(computer.quit)
-    wp.signed_in_page(computer, wp.HOME)
-    web = computer.current_url.split("/#")[0].rstrip("/")
+def p(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
 
-    # Cold: no HTTP cache, no service worker (each round).
-    cold, cold_base = [], []
-    for _ in range(5):
-        d.get("about:blank")
+
+def forget(engine, phone, d, mine):
+    """No HTTP cache, no service worker, no copy of what the phone saw (its cookie kept)."""
+    d.get("about:blank")
+    if engine == "chromium":
         phone.cdp("Storage.clearDataForOrigin", {"origin": mine, "storageTypes": "service_workers,cache_storage,local_storage"})
         phone.cdp("Network.clearBrowserCache")
+        return
+    d.get(mine + "/bench-forget")  # the origin's 404, which starts nothing (the worker lets it through): its storage reached from there
+    said = d.execute_async_script("""const done = arguments[arguments.length - 1];
+      const race = (p, what) => Promise.race([p.then(() => what + ' ok', (e) => what + ' ' + e),
+                                              new Promise((r) => setTimeout(() => r(what + ' hung'), 3000))]);
+      try { localStorage.clear(); } catch (e) { done('localStorage ' + e); return; }
+      Promise.all([race(navigator.serviceWorker.getRegistrations().then((all) => Promise.all(all.map((r) => r.unregister()))), 'workers'),
+                   race(caches.keys().then((keys) => Promise.all(keys.map((k) => caches.delete(k)))), 'caches')]).then(done);""")
+    if said != ["workers ok", "caches ok"]:
+        raise web_support.Failed(f"the phone's storage not cleared: {said}")
+    if engine == "firefox":
+        phone.clear_http_cache()
+    # WebKitGTK's WebDriver cannot clear its HTTP cache: its cold load revalidates the files it
+    # kept (the agent's `no-cache`: one request each, answered 304), said beside its figure.
+    d.get("about:blank")
+
+
+def measure(engine, phone, computer, mine, web, rounds):
+    """Cold, warm and live on this phone, each round beside the computer's page (Chromium)."""
+    d = phone.driver
+    cold, cold_base = [], []
+    for _ in range(5):
+        forget(engine, phone, d, mine)
         d.get(mine + "/")
         cold.append(ready_ms(d))
         computer.execute_cdp_cmd("Network.clearBrowserCache", {})
@@ -89,14 +92,9 @@ def main():
         "return navigator.serviceWorker.controller !== null || (location.reload(), false)"), timeout=20)
     warm, warm_base = [], []
     for _ in range(5):
+        d.get("about:blank")  # a navigation each time (a reload may skip the worker: Marionette's, WebKitGTK's)
         d.get(mine + "/")
         warm.append(ready_ms(d))
-        if os.environ.get("BENCH_DETAIL"):
-            print(json.dumps(d.execute_script("""const n = performance.getEntriesByType('navigation')[0];
-              return {nav: [n.workerStart, n.fetchStart, n.responseStart, n.responseEnd, n.domInteractive, n.domContentLoadedEventEnd],
-                shown: performance.getEntriesByName('pulse-shown')[0].startTime,
-                res: performance.getEntriesByType('resource').map(e => [e.name.split('/').pop(), Math.round(e.startTime), Math.round(e.responseEnd)])}""")),
-                  file=sys.stderr)
         computer.get(web + "/")
         warm_base.append(ready_ms(computer))
 
@@ -111,7 +109,7 @@ def main():
     csrf = computer.execute_script("return fetch('/api/session').then(r => r.json()).then(s => s.csrf)")
     live, live_base = [], []
     for i in range(rounds):
-        name = f"bench-{i}"
+        name = f"bench-{engine}-{i}"
         body = json.dumps({"names": [name]}).encode()
         post = urllib.request.Request(f"{web}/api/call/shop.add", data=body, method="POST", headers={
             "Content-Type": "application/json", "Origin": web, "X-Pulse-CSRF": csrf,
@@ -122,15 +120,64 @@ def main():
                     if all(drv.execute_script(f"return '{name}' in window.__seen") for drv in (d, computer)) else None, timeout=10)[0]
         live.append(seen[0] - start)
         live_base.append(seen[1] - start)
-
-    def p(values, q):
-        values = sorted(values)
-        return values[min(len(values) - 1, int(q * len(values)))]
-    print(json.dumps({
+    return {
         "live_p50": p(live, 0.5), "live_p95": p(live, 0.95), "live_base_p50": p(live_base, 0.5), "live_base_p95": p(live_base, 0.95),
         "cold": statistics.median(cold), "cold_base": statistics.median(cold_base),
-        "warm": statistics.median(warm), "warm_base": statistics.median(warm_base), "rounds": rounds,
-    }))
+        "warm": statistics.median(warm), "warm_base": statistics.median(warm_base),
+    }
+
+
+def start_phone(engine, der, pem):
+    """The phone's browser of this engine, in its namespace, trusting the household root."""
+    if engine == "chromium":
+        phone_home = os.path.join(wp.SCRATCH, "phone-home")
+        os.makedirs(os.path.join(phone_home, ".pki", "nssdb"))
+        wp.sh("certutil", "-d", f"sql:{phone_home}/.pki/nssdb", "-N", "--empty-password")
+        wp.sh("certutil", "-d", f"sql:{phone_home}/.pki/nssdb", "-A", "-t", "C,,", "-n", "House Pulse", "-i", der)
+        return wp.PhoneBrowser(phone_home, 9815 + wp.OCTET)
+    if engine == "firefox":
+        return web_support.Firefox(390, 844, namespace=wp.NETS["phone"][0], address=wp.NETS["phone"][4], trust=der)
+    return web_phone_engines.WebKitPhone(pem, 4444 + wp.OCTET)
+
+
+def main():
+    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 30
+    engines = sys.argv[4].split(",") if len(sys.argv) > 4 else ["chromium"] + [
+        engine for engine, needs in [("firefox", ["/usr/bin/firefox-esr"]), ("webkit", ["/usr/bin/WebKitWebDriver", "/usr/bin/Xvfb"])]
+        if all(os.access(path, os.X_OK) for path in needs)]
+    wp.configure(sys.argv[1], sys.argv[2])
+    wp.namespaces()
+    agent = web_support.Agent(wp.BIN, wp.HOME, "--web", "127.0.0.1:0")
+    wp.cleanups.append(agent.stop)
+    agent.event("ready")
+    port = wp.cli_json("phones", "on", "--port", "0")["port"]
+    mine = f"https://{wp.AGENT_FOR_PHONE}:{port}"
+    der, pem = os.path.join(wp.SCRATCH, "root.der"), os.path.join(wp.SCRATCH, "root.pem")
+    with open(der, "wb") as f:
+        f.write(urllib.request.urlopen(f"http://{wp.AGENT_FOR_PHONE}:{port}/ca.crt", timeout=10).read())
+    wp.sh("openssl", "x509", "-inform", "der", "-in", der, "-out", pem)
+    computer = browser(390, 844)
+    wp.cleanups.append(computer.quit)
+    wp.signed_in_page(computer, wp.HOME)
+    web = computer.current_url.split("/#")[0].rstrip("/")
+    figures = {"rounds": rounds}
+    for engine in engines:
+        phone = None
+        try:
+            phone = start_phone(engine, der, pem)
+            web_phone_engines.pair(phone.driver, f"Bench {engine}")  # its service worker in control before the rounds
+            measured = measure(engine, phone, computer, mine, web, rounds)
+        except Exception as error:
+            if engine == "chromium":
+                raise
+            print(f"{engine}: not measured: {error}", file=sys.stderr)  # Chromium's figures are still said
+            continue
+        finally:
+            if phone:
+                phone.quit()
+        prefix = "" if engine == "chromium" else engine + "_"
+        figures.update({prefix + key: value for key, value in measured.items()})
+    print(json.dumps(figures))
 
 
 if __name__ == "__main__":

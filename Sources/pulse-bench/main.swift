@@ -504,8 +504,9 @@ if selected("mdns") {
 }
 
 // MARK: 8. The phone app over the LAN listener (issue 42): Tests/bench_phones.py drives a
-// phone's Chromium in its own network namespace (it needs root, chromium, selenium and
-// certutil: `scripts/setup.sh --tests`), and the computer's own page as the baseline.
+// phone's browser in its own network namespace, Chromium, then Firefox ESR and WebKitGTK where
+// they are installed (it needs root, chromium, selenium and certutil: `scripts/setup.sh
+// --tests`), and the computer's own page as the baseline.
 if selected("phone") {
     let household = try Household.create(home("phone"), name: nil, members: [])
     _ = try household.addShoppingItems(["Milk", "Bread"])
@@ -540,6 +541,22 @@ if selected("phone") {
         report(
             "Phone: cold load (no cache, no service worker) → the household shown", "**\(m("cold"))**", "the computer's page: \(m("cold_base"))",
             "≤ 300 ms", met: (f["cold"] ?? .infinity) <= 300)
+        // The same phone on the other engines (issue 56), each beside Chromium's phone and the
+        // computer's page measured in the same run, next to its own rounds.
+        for (engine, name) in [("firefox", "Firefox ESR"), ("webkit", "WebKitGTK")] where f["\(engine)_warm"] != nil {
+            func e(_ key: String) -> String { m("\(engine)_\(key)") }
+            report(
+                "Phone on \(name): live update p50 / p95", "**\(e("live_p50"))** / \(e("live_p95"))",
+                "Chromium's phone: \(m("live_p50")) / \(m("live_p95")); the computer's page: \(e("live_base_p50")) / \(e("live_base_p95"))",
+                "p50 ≤ 16 ms, p95 ≤ 33 ms", met: live("\(engine)_live_p50", "\(engine)_live_p95"))
+            report(
+                "Phone on \(name): warm load", "**\(e("warm"))**", "Chromium's phone: \(m("warm")); the computer's page: \(e("warm_base"))",
+                "≤ 100 ms", met: (f["\(engine)_warm"] ?? .infinity) <= 100)
+            report(
+                "Phone on \(name): cold load" + (engine == "webkit" ? " (its HTTP cache revalidated: its WebDriver cannot clear it)" : ""),
+                "**\(e("cold"))**", "Chromium's phone: \(m("cold")); the computer's page: \(e("cold_base"))",
+                "≤ 300 ms", met: (f["\(engine)_cold"] ?? .infinity) <= 300)
+        }
     } else {
         report("Phone: live update, warm and cold load", "not measured (needs root, chromium, selenium, certutil: setup.sh --tests)", "—", "—")
     }
