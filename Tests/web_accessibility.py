@@ -8,7 +8,8 @@ active tasks, a PIN), and one on a new home (the welcome):
 
 The screens and states: the welcome, every tab, the focus rule's refusal, the keypad and a wrong
 PIN said on it, parents' mode, the catalogue modal, the "Great job!" half-sheet, a reward's
-confetti, "Add a computer", and the page telling its agent does not answer; at 390 and 1366 px,
+confetti, "Add a phone" (its codes and steps), "Add a computer", and the page telling its agent
+does not answer (the phone app online, offline and roaming: web_phone_engines.py); at 390 and 1366 px,
 light and dark, in English, Polish, German and Dutch (on Chromium; on `firefox` and `webkit`, the
 other engines, in English: the rules are the same, the words Chromium's run checks): no
 violation of the rules tagged wcag2a, wcag2aa, wcag21a, wcag21aa and wcag22aa (names of
@@ -38,15 +39,37 @@ BIN, HOME, PIN = sys.argv[1:4]
 ENGINE = sys.argv[4] if len(sys.argv) > 4 else "chromium"
 TABS = ["shopping", "tasks", "backlog", "kids", "more"]
 SHOTS = os.path.join(os.environ["PULSE_SCREENSHOTS"], "accessibility") if os.environ.get("PULSE_SCREENSHOTS") else None
-# Until `release()`: a page's timer of a second or more (a celebration's, a toast's) waits.
-HOLD = """window.pulseHeld = []; window.pulseTimeout = window.setTimeout;
-window.setTimeout = (f, ms, ...a) => ms >= 1000 ? (window.pulseHeld.push(f), 0) : window.pulseTimeout(f, ms, ...a);"""
-# The held timers then run, after this script returned (one may navigate: WebKitGTK's driver then
-# waits for a script that never returns).
-RELEASE = "window.setTimeout = window.pulseTimeout; const held = window.pulseHeld; window.pulseHeld = []; held.forEach((f) => window.setTimeout(f, 0));"
+# While held, a page's timer of a second or more (a celebration's, a toast's) waits; cleared, it
+# is forgotten; released, it runs its whole delay from then (the feed's silence timer, re-armed at
+# every ping, keeps working: a timer's id stays the page's to clear, before and after).
+HOLD = """if (!window.pulseRelease) {
+  const realSet = window.setTimeout.bind(window), realClear = window.clearTimeout.bind(window);
+  const held = new Map(), armed = new Map();
+  let next = -1;
+  window.setTimeout = (f, ms, ...a) => {
+    if (!window.pulseHolding || !(ms >= 1000)) return realSet(f, ms, ...a);
+    const id = next--;
+    held.set(id, [f, ms, a]);
+    return id;
+  };
+  window.clearTimeout = (id) => {
+    if (held.delete(id)) return;
+    if (armed.has(id)) { realClear(armed.get(id)); armed.delete(id); return; }
+    realClear(id);
+  };
+  window.pulseRelease = () => {
+    window.pulseHolding = false;
+    for (const [id, [f, ms, a]] of held) armed.set(id, realSet(() => { armed.delete(id); f(...a); }, ms));
+    held.clear();
+  };
+}
+window.pulseHolding = true;"""
+RELEASE = "window.pulseRelease();"
 
 
-def check(driver, where, seen, language):
+def check(driver, where, seen, language, element=None):
+    """axe at 390 and 1366 px, light and dark; on Chromium the reflow too (`element`: what the
+    pictures show, scrolled into view)."""
     for width, height in [(390, 844), (1366, 900)]:
         driver.set_window_size(width, height)
         for appearance in ["light", "dark"]:
@@ -57,10 +80,10 @@ def check(driver, where, seen, language):
             seen.append(where)
     driver.execute_script("document.documentElement.dataset.appearance = 'light'")
     if ENGINE == "chromium":
-        reflow(driver, where, language)
+        reflow(driver, where, language, element)
 
 
-def reflow(driver, where, language):
+def reflow(driver, where, language, element=None):
     """At 320 px, and 1366 × 900 at 200 % zoom: nothing scrolls sideways, no text is cut."""
     for label, width, height, scale in [("320px", 320, 640, 1), ("zoom200", 683, 450, 2)]:
         driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
@@ -72,6 +95,8 @@ def reflow(driver, where, language):
             if out:
                 raise Failed(f"{where} at {label} ({language}) does not reflow: {out[:5]}")
             if SHOTS:
+                if element:
+                    driver.execute_script("document.getElementById(arguments[0]).scrollIntoView({block: 'start'})", element)
                 os.makedirs(SHOTS, exist_ok=True)
                 name = re.sub(r"[^a-zA-Z0-9]+", "-", where).strip("-")
                 driver.save_screenshot(os.path.join(SHOTS, f"{language}-{name}-{label}.png"))
@@ -113,7 +138,7 @@ def walk(language, accept, welcome_home, agent=None):
         field = driver.find_element("id", "task-title")
         field.send_keys("Paint the fence", Keys.ENTER)
         wait("the focus rule's refusal", lambda: shown(driver, "focus-refusal"), timeout=10)
-        check(driver, "the focus rule's refusal", seen, language)
+        check(driver, "the focus rule's refusal", seen, language, "focus-refusal")
         click(driver, "document.getElementById('task-refusal-close').click()")
         click(driver, "document.getElementById('t-kids').click()")
         click(driver, "document.getElementById('parents-open').click()")
@@ -148,9 +173,16 @@ def walk(language, accept, welcome_home, agent=None):
                 driver.execute_script(RELEASE)
             wait(f"{what} gone", lambda: not shown(driver, moment), timeout=10)
         click(driver, "document.getElementById('t-more').click()")
+        # "Add a phone": its two QR codes, the certificate's fingerprint and the steps.
+        wait("More → Phones, on", lambda: driver.execute_script("return !document.getElementById('phone-add-form').hidden"), timeout=10)
+        driver.execute_script("document.getElementById('phone-name').value = arguments[0]", "Anna's phone")
+        click(driver, "document.querySelector('#phone-add-form button[type=submit]').click()")
+        wait("the phone's two codes", lambda: shown(driver, "phone-pairing"), timeout=10)
+        check(driver, "“Add a phone”", seen, language, "phone-pairing")
+        click(driver, "document.getElementById('phone-pairing-close').click()")
         click(driver, "document.getElementById('add-computer').click()")
         wait("the pairing code", lambda: driver.execute_script("return document.getElementById('pairing-code').textContent"), timeout=10)
-        check(driver, "“Add a computer”", seen, language)
+        check(driver, "“Add a computer”", seen, language, "pairing")
         if agent:
             click(driver, "document.getElementById('t-shopping').click()")
             agent.stop()
@@ -170,6 +202,7 @@ def main():
     try:
         greeter.event("welcome")
         agent.event("ready")
+        cli(BIN, HOME, "phones", "on", "--port", "0")  # More → Phones, to add one
         for n, (language, accept) in enumerate(languages):
             checked += walk(language, accept, welcome_home, agent if n == len(languages) - 1 else None)
     finally:
@@ -178,7 +211,7 @@ def main():
                 process.stop()
     said = "in English, Polish, German and Dutch" if ENGINE == "chromium" else "in English"
     print(f"ok axe-core finds no WCAG 2.2 AA violation on the welcome, 5 tabs, the focus rule's refusal, the keypad and a wrong PIN, "
-          f"parents' mode, the catalogue, “Great job!”, a reward's confetti, “Add a computer” and the agent not answering, "
+          f"parents' mode, the catalogue, “Great job!”, a reward's confetti, “Add a phone”, “Add a computer” and the agent not answering, "
           f"at 390 and 1366 px, light and dark, {said}, on {ENGINE} ({checked} screens)")
     if ENGINE == "chromium":
         print("ok every one of them reflows at 320 px and at 200 % zoom (1366 × 900): nothing scrolls sideways, no text is cut"

@@ -530,7 +530,8 @@ _OVERFLOWING = """
     const r = e.getBoundingClientRect();
     if (r.width <= 1 || r.height <= 1) continue;
     if (r.right > window.innerWidth + 1) out.push(`${e.tagName}#${e.id}.${e.className}: right edge at ${Math.round(r.right)}`);
-    else if (e.children.length === 0 && e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflow !== 'visible'
+    else if (e.children.length === 0 && !['INPUT', 'TEXTAREA', 'SELECT'].includes(e.tagName)  // a field's own text scrolls in it
+             && e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflow !== 'visible'
              && getComputedStyle(e).textOverflow !== 'ellipsis') out.push(`${e.tagName}.${e.className} "${e.textContent}" is cut`);
   }
   const wide = document.documentElement.scrollWidth, seen = document.documentElement.clientWidth;
