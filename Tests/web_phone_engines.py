@@ -279,7 +279,6 @@ def roaming(engine, driver, agent, port_b):
         "return caches.keys().then((k) => caches.open(k[0])).then((c) => c.match('/')).then((r) => r && r.headers.get('content-security-policy'))")
         or ""), timeout=15)
     os.kill(agent.process.pid, signal.SIGSTOP)
-    start = time.monotonic()
     try:
         try:
             took = wait("the phone using the other computer", lambda: driver.execute_script("return document.body.dataset.ready") == "roaming",
