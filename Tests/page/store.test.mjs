@@ -65,3 +65,37 @@ test("a feed event's change is shown at once under the open guesses, and a chang
   assert.equal(store.patch("shopping", (s) => s), false, "the same answer: nothing drawn again");
   assert.deepEqual(seen, ["shopping", "shopping"]);
 });
+
+test("an answer asked for before a call settled keeps that call's guess, and a later one takes it", async () => {
+  // The page's check-offs in a row: the reload after the first can be asked before the second's
+  // call settles and arrive after it; the second must still show done (the all-done moment counts on it).
+  const store = new Store();
+  store.set("tasks", [{ id: 1, done: false }, { id: 2, done: false }]);
+  const done = (id) => (tasks) => tasks.map((x) => (x.id === id ? { ...x, done: true } : x));
+  await store.guess("tasks", done(1), async () => "ok");
+  const reload = deferred();
+  const loading = store.load("tasks", () => reload.promise);
+  await store.guess("tasks", done(2), async () => "ok");
+  reload.resolve([{ id: 1, done: true }, { id: 2, done: false }]);
+  assert.equal(await loading, true);
+  assert.deepEqual(store.view("tasks"), [{ id: 1, done: true }, { id: 2, done: true }]);
+  assert.ok(store.guessing("tasks"));
+  await store.load("tasks", async () => [{ id: 1, done: true }, { id: 2, done: true }]);
+  assert.ok(!store.guessing("tasks"));
+  assert.deepEqual(store.view("tasks"), [{ id: 1, done: true }, { id: 2, done: true }]);
+});
+
+test("an answer asked for before the one shown is dropped when it arrives after it", async () => {
+  const store = new Store();
+  const older = deferred();
+  const newer = deferred();
+  const first = store.load("shop", () => older.promise);
+  const second = store.load("shop", () => newer.promise);
+  newer.resolve(["Milk", "Eggs"]);
+  assert.equal(await second, true);
+  older.resolve(["Milk"]);
+  assert.equal(await first, false);
+  assert.deepEqual(store.view("shop"), ["Milk", "Eggs"]);
+  store.set("shop", ["Bread"]); // an answer given now (the offline copy, an answer to a write) always shows
+  assert.deepEqual(store.view("shop"), ["Bread"]);
+});

@@ -9,7 +9,7 @@ register({
   id: "backlog",
   tab: true,
   topics: ["backlog_category", "backlog_item"],
-  async load() { store.set("backlog", await call("backlog.list")); },
+  async load() { await store.load("backlog", () => call("backlog.list")); },
   render,
   wire() { $("goto-categories").addEventListener("click", () => { switchTab("more"); $("category-name").focus(); }); },
 });

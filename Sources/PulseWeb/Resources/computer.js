@@ -13,7 +13,7 @@ register({
   computerOnly: true,
   topics: [],
   reads: ["notifications", "household"],
-  async load() { store.set("notifications", await call("notifications.get")); },
+  async load() { await store.load("notifications", () => call("notifications.get")); },
   render,
   wire,
 });

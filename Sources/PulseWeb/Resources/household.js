@@ -8,9 +8,7 @@ register({
   id: "household",
   topics: ["member", "setting", "household"],
   async load() {
-    const household = await call("household.get");
-    applyAppearance(household.settings.appearance);
-    store.set("household", household);
+    if (await store.load("household", () => call("household.get"))) applyAppearance(store.agent("household").settings.appearance);
   },
   render: renderHeader,
 });
@@ -18,7 +16,7 @@ register({
 register({
   id: "status",
   topics: ["peer.", "conflict"],
-  async load() { store.set("status", await status()); },
+  async load() { await store.load("status", status); },
   render: renderHeader,
 });
 

@@ -14,14 +14,16 @@ register({
   tab: true,
   topics: ["kid.", "kid", "catalogue_selection", "ledger_entry"],
   async load() {
-    const kids = await call("kids.list");
-    if (!kids.some((k) => k.id === local.kid)) local.kid = kids.length ? kids[0].id : null;
-    // Parents' mode needs the catalogue even before there is a kid.
-    if (!local.kid) { store.set("kids", { kids, catalogue: await call("kids.catalogue.list"), ledger: [], basket: [] }); return; }
-    const [catalogue, ledger, basket] = await Promise.all([
-      call("kids.catalogue.list", { kid: local.kid }).catch(() => []),
-      call("kids.history.list", { kid: local.kid }), call("kids.basket.list", { kid: local.kid })]);
-    store.set("kids", { kids, catalogue, ledger, basket });
+    await store.load("kids", async () => {
+      const kids = await call("kids.list");
+      if (!kids.some((k) => k.id === local.kid)) local.kid = kids.length ? kids[0].id : null;
+      // Parents' mode needs the catalogue even before there is a kid.
+      if (!local.kid) return { kids, catalogue: await call("kids.catalogue.list"), ledger: [], basket: [] };
+      const [catalogue, ledger, basket] = await Promise.all([
+        call("kids.catalogue.list", { kid: local.kid }).catch(() => []),
+        call("kids.history.list", { kid: local.kid }), call("kids.basket.list", { kid: local.kid })]);
+      return { kids, catalogue, ledger, basket };
+    });
   },
   render,
   wire() {
@@ -34,7 +36,7 @@ register({
 register({
   id: "pin",
   topics: ["kid.pin"],
-  async load() { store.set("pin", await call("kids.pin.get")); },
+  async load() { await store.load("pin", () => call("kids.pin.get")); },
   render: renderPINNotice,
 });
 

@@ -12,7 +12,7 @@ register({
   computerOnly: true,
   topics: ["peer.", "machine", "machine_removal"],
   reads: ["machines", "status"],
-  async load() { store.set("machines", await call("machine.list")); },
+  async load() { await store.load("machines", () => call("machine.list")); },
   render,
   wire,
 });
@@ -23,7 +23,7 @@ register({
   id: "conflicts",
   computerOnly: true,
   topics: ["conflict"],
-  async load() { store.set("conflicts", await call("conflicts.list", { limit: 20, language: language() })); },
+  async load() { await store.load("conflicts", () => call("conflicts.list", { limit: 20, language: language() })); },
   render() {
     const conflicts = store.view("conflicts") || [];
     $("conflict-list").replaceChildren(...conflicts.map((c) => el("li", {},

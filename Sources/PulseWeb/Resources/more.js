@@ -31,7 +31,7 @@ register({
 register({
   id: "recurring",
   topics: ["recurring_template"],
-  async load() { store.set("recurring", await call("recurring.list")); },
+  async load() { await store.load("recurring", () => call("recurring.list")); },
   render() {},
 });
 

@@ -12,7 +12,7 @@ register({
   computerOnly: true,
   // A phone asking to be added (or answered on another page): this agent's own event.
   topics: ["phone_request"],
-  async load() { store.set("phones", await call("phones.get")); },
+  async load() { await store.load("phones", () => call("phones.get")); },
   render,
   wire,
 });

@@ -26,8 +26,10 @@ register({
   topics: ["shopping.", "shopping_item"],
   after: shoppingAfter,
   async load() {
-    const [list, pool] = await Promise.all([call("shop.list"), call("shop.list", { pool: "restock" })]);
-    store.set("shopping", { list, pool });
+    await store.load("shopping", async () => {
+      const [list, pool] = await Promise.all([call("shop.list"), call("shop.list", { pool: "restock" })]);
+      return { list, pool };
+    });
   },
   render,
   wire,

@@ -9,14 +9,30 @@ export class Store {
     this.guesses = [];
     this.nextGuess = 1;
     this.listeners = new Set();
+    // A clock of questions and settled calls: an answer holds the calls settled before it was
+    // asked for, and only those (an answer asked for earlier can arrive later, on another connection).
+    this.clock = 0;
+    this.askedAt = new Map();
   }
 
-  /** The agent's answer for `part` (a list, an object): replaces the last one. */
-  set(part, value) {
+  /**
+   * The agent's answer for `part` (a list, an object): replaces the last one, unless it was asked
+   * for before the answer shown (`asked`, from `load`; now when not given). Returns whether it did.
+   */
+  set(part, value, asked = ++this.clock) {
+    if (asked < (this.askedAt.get(part) ?? 0)) return false;
+    this.askedAt.set(part, asked);
     this.said.set(part, value);
-    // Guesses whose call has settled are now in the agent's answer (or were refused).
-    this.guesses = this.guesses.filter((g) => g.part !== part || !g.settled);
+    // Guesses whose call settled before the question are in its answer (or were refused).
+    this.guesses = this.guesses.filter((g) => g.part !== part || g.settledAt === undefined || g.settledAt > asked);
     this.#changed(part);
+    return true;
+  }
+
+  /** Asks the agent for `part` with `fetch` and keeps the answer as `set` says. */
+  async load(part, fetch) {
+    const asked = ++this.clock;
+    return this.set(part, await fetch(), asked);
   }
 
   /**
@@ -49,12 +65,12 @@ export class Store {
    * undone at once when `call` fails. Resolves to the call's result (or rethrows).
    */
   async guess(part, apply, call) {
-    const guess = { id: this.nextGuess++, part, apply, settled: false };
+    const guess = { id: this.nextGuess++, part, apply, settledAt: undefined };
     this.guesses.push(guess);
     this.#changed(part);
     try {
       const result = await call();
-      guess.settled = true;
+      guess.settledAt = ++this.clock;
       return result;
     } catch (error) {
       this.guesses = this.guesses.filter((g) => g !== guess);

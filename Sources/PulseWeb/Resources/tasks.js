@@ -14,7 +14,7 @@ register({
   topics: ["task.", "task", "recurring_template", "member"],
   reads: ["tasks", "household"],
   after: tasksAfter,
-  async load() { store.set("tasks", await call("task.list")); },
+  async load() { await store.load("tasks", () => call("task.list")); },
   render,
   wire,
 });
