@@ -334,6 +334,31 @@ def lists(a):
     wait("Apples back", lambda: "Apples" in names(a, "#shop-list .name") and any(i["name"] == "Apples" for i in cli_json(HOME_A, "shop")))
     web_support.section_ok("one shopping item deleted (gone from the household), Undo brings the same item back")
 
+    # Rapid entry reads an amount first (issue 57); a quantity and a note are edited in place.
+    press(a, a.find_element(By.ID, "add-item"))
+    wait("the rapid-entry row", lambda: a.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0].send_keys("500 g flour", Keys.ENTER)
+    flour = lambda: next((i for i in cli_json(HOME_A, "shop") if i["name"] == "flour"), None)
+    item = wait("flour with its quantity in the household", flour)[0]
+    web_support.expect(f"the amount read as a quantity: {item}", item.get("quantity") == "500 g", "")
+    wait("the next row", lambda: a.find_element(By.CSS_SELECTOR, "#shop-rapid input.rapid"))[0].send_keys(Keys.ESCAPE)
+    row = lambda: next((li for li in a.find_elements(By.CSS_SELECTOR, "#shop-list li[data-id]")
+                        if [n.get_attribute("textContent") for n in li.find_elements(By.CSS_SELECTOR, ".name")] == ["flour"]), None)
+    wait("the quantity before the name", lambda: row().find_element(By.CSS_SELECTOR, ".qty").text == "500 g")
+    click_row_button(a, "#shop-list", "flour", "button.details", "Quantity and note: flour")
+    form = wait("the item's edit form", lambda: a.find_element(By.CSS_SELECTOR, "#shop-list form.item-edit"))[0]
+    form.find_element(By.NAME, "note").send_keys("the fine one")
+    if SHOTS:
+        shoot(a, "shopping-item-edit")
+    form.find_element(By.NAME, "note").send_keys(Keys.ENTER)
+    wait("the note in the household", lambda: (flour() or {}).get("note") == "the fine one")
+    wait("the note under the name", lambda: row().find_element(By.CSS_SELECTOR, ".item-note").text == "the fine one")
+    wait("the focus back on the item's ✎", lambda: "details" in (a.switch_to.active_element.get_attribute("class") or ""))
+    if SHOTS:
+        shoot(a, "shopping-quantity-note")
+    cli(HOME_A, "shop", "delete", "flour")
+    wait("flour gone from the page", lambda: row() is None)
+    web_support.section_ok("“500 g flour” typed is 500 g of flour; its note set in place (“the fine one”), shown under it, the focus kept")
+
     # At phone size the row being typed in stays clear of the floating tab bar, and so does
     # the end of a long list (seed 003: "Ensure the focused row is always visible").
     a.set_window_size(390, 844)

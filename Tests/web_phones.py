@@ -694,13 +694,13 @@ def main():
     shot(driver, "phone-roaming")
     if BIN_A != BIN:
         # Across releases (issue 53): the phone's own computer runs the next release, the second
-        # this one, which lacks the next release's `next.shop.quantity` (the next build lets
+        # this one, which lacks the next release's `next.shop.brand` (the next build lets
         # phones call it; its page has no button for it, so it is called as the page calls any
         # method). The refusal is said in the reader's words, naming that computer; the app
         # goes on working there; and the queue sent to the own computer, replayed to the
         # second, still applies once.
         code = driver.execute_script("""return Promise.all([import('/api.js'), import('/ui.js')]).then(([api, ui]) =>
-            api.call('next.shop.quantity', {name: 'Figs', quantity: '2'}).then(() => 'accepted', (e) => { ui.fail(e); return e.code; }))""")
+            api.call('next.shop.brand', {name: 'Figs', brand: 'Acme'}).then(() => 'accepted', (e) => { ui.fail(e); return e.code; }))""")
         if code != "unknown_method":
             raise Failed(f"the older computer answered the next release's method with {code!r}")  # no refusal to read below
         said, _ = wait("the refusal in words", lambda: driver.find_element(By.ID, "toast-text").text if driver.find_element(
@@ -869,7 +869,7 @@ def main():
               # What the network did (no agent reachable, the phone removed, phones turned off), not the page:
               and not (e["source"] == "network" and "Failed to load resource: net::ERR_" in e["message"])
               # The older computer's refusal of the next release's method, asked for above:
-              and not (e["source"] == "network" and "/api/call/next.shop.quantity" in e["message"] and "404" in e["message"])]
+              and not (e["source"] == "network" and "/api/call/next.shop.brand" in e["message"] and "404" in e["message"])]
     if expect("no script errors", not errors, f"script errors: {errors}"):
         ok("no script errors")
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The "next" test release: this tree's debug build started with PULSE_NEXT_RELEASE=1
 # (Sources/PulseModel/TestRelease.swift), which adds an entity (`note`) and a field
-# (`shopping_item.quantity`) to the registry, a migration and two API methods (`next.note.add`,
-# `next.shop.quantity`). The tests of two releases in one household
+# (`shopping_item.brand`) to the registry, a migration and two API methods (`next.note.add`,
+# `next.shop.brand`). The tests of two releases in one household
 # (Tests/TwoPeerTests/TwoReleasesTests.swift, Tests/web_phones.py) run it beside the ordinary
 # agent: agents of two schemas, no protocol change between them. Never packaged or released
 # (a release build has none of it). Builds the debug agent if needed, writes a launcher of it

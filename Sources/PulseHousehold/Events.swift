@@ -131,6 +131,8 @@ public enum EventRules {
             case "deleted"?: out.append(.shoppingRemoved)
             default: break
             }
+            // A quantity or a note alone (issue 57): shown wherever the item is.
+            if out.isEmpty, fields["quantity"] != nil || fields["note"] != nil { out.append(.changed) }
         case .task:
             if fields["title"] != nil, fields["created"] != nil { return EventKinds(.taskAdded) }
             if fields["deleted"]?.boolValue == true { return EventKinds(.taskRemoved) }

@@ -252,7 +252,7 @@ public enum HouseholdAPI {
 
     #if DEBUG
     /// The "next" test release's methods (``TestRelease``: TwoReleasesTests): a note, a shopping
-    /// item's quantity.
+    /// item's brand.
     static let nextReleaseMethods = TestRelease.next ? Household.nextMethods : []
     #else
     static let nextReleaseMethods: [APIMethod] = []

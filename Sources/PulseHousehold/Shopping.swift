@@ -10,12 +10,23 @@ public struct ShoppingItem: Sendable, Codable, Equatable {
     /// Ordering key: when the item entered its present state (the list: added or restocked;
     /// the restock pool: bought).
     public let listed: Int64
+    /// How much ("2", "1 kg"), and a word about it ("the lactose-free one"): optional, kept
+    /// through the restock pool (issue 57).
+    public var quantity: String?
+    public var note: String?
 
-    public init(id: String, name: String, state: State, listed: Int64) {
+    public init(id: String, name: String, state: State, listed: Int64, quantity: String? = nil, note: String? = nil) {
         self.id = id
         self.name = name
         self.state = state
         self.listed = listed
+        self.quantity = quantity
+        self.note = note
+    }
+
+    /// This item in `state` since `listed`.
+    func moved(to state: State, listed: Int64? = nil) -> ShoppingItem {
+        ShoppingItem(id: id, name: name, state: state, listed: listed ?? self.listed, quantity: quantity, note: note)
     }
 }
 
@@ -23,7 +34,25 @@ extension ShoppingItem {
     /// The item a complete `shopping_item` row holds.
     init(row: StoredRow) {
         self.init(
-            id: row.id, name: row.text("name"), state: State(rawValue: row.text("state")) ?? .active, listed: row.integer("listed"))
+            id: row.id, name: row.text("name"), state: State(rawValue: row.text("state")) ?? .active, listed: row.integer("listed"),
+            quantity: row.optionalText("quantity"), note: row.optionalText("note"))
+    }
+
+    /// The item of a row's fields as they have arrived (`store.row`).
+    init(id: String, fields row: [String: FieldValue], name: String = "", state: State = .active) {
+        self.init(
+            id: id, name: row["name"]?.textValue ?? name, state: row["state"]?.textValue.flatMap(State.init(rawValue:)) ?? state,
+            listed: row["listed"]?.integerValue ?? 0, quantity: row["quantity"]?.textValue, note: row["note"]?.textValue)
+    }
+}
+
+/// A change of an item's quantity and note: `nil` leaves a field as it is, `.some(nil)` clears it.
+public struct ShoppingItemEdit: Sendable, Equatable {
+    public var quantity: String??
+    public var note: String??
+    public init(quantity: String?? = nil, note: String?? = nil) {
+        self.quantity = quantity
+        self.note = note
     }
 }
 
@@ -63,8 +92,16 @@ extension Household {
     /// promise, one tap and no retyping (``ShoppingRules/plan(_:pool:)``).
     @discardableResult
     public func addOrRestockShoppingItems(_ names: [String]) throws -> ShoppingAddition {
-        // Blank names are skipped; each other one is checked (one array, not three).
-        let cleaned = try names.compactMap { $0.trimmed.isEmpty ? nil : try Validation.name($0, what: "item_name", max: 200) }
+        try addOrRestockShoppingItems(names.map { ShoppingEntry(name: $0) })
+    }
+
+    /// Adds items as ``addOrRestockShoppingItems(_:)-([String])`` does, each with its quantity and
+    /// note: an item back from the restock pool takes those given and keeps its own otherwise.
+    @discardableResult
+    public func addOrRestockShoppingItems(_ entries: [ShoppingEntry]) throws -> ShoppingAddition {
+        // Blank names are skipped; each other one is checked.
+        let checked = try entries.compactMap { $0.name.trimmed.isEmpty ? nil : try $0.checked() }
+        let cleaned = checked.map(\.name)
         guard !cleaned.isEmpty else { throw HouseholdError.refuse(.nothingToAdd) }
         // The pool and the listing key are read inside the write's transaction: under its
         // lock, so a name another process restocks or adds meanwhile is seen, and without
@@ -85,13 +122,17 @@ extension Household {
                     continue
                 }
                 if step.repeatOf != nil { continue } // the same name twice in one addition: once
-                let item = ShoppingItem(
+                let entry = checked[index]
+                var item = ShoppingItem(
                     id: step.restock?.id ?? RowIDRules.newRowID(), name: step.restock?.name ?? step.name, state: .active,
-                    listed: base + Int64(index))
+                    listed: base + Int64(index), quantity: entry.quantity ?? step.restock?.quantity, note: entry.note ?? step.restock?.note)
                 if step.restock != nil {
-                    try tx.put(.shoppingItem, item.id, ["state": .text("active"), "listed": .integer(item.listed)])
+                    try tx.put(.shoppingItem, item.id, with(["state": .text("active"), "listed": .integer(item.listed)], entry))
                 } else {
-                    try tx.create(.shoppingItem, item.id, ["name": .text(item.name), "state": .text("active"), "listed": .integer(item.listed)])
+                    try tx.create(
+                        .shoppingItem, item.id, with(["name": .text(item.name), "state": .text("active"), "listed": .integer(item.listed)], entry))
+                    item.quantity = entry.quantity
+                    item.note = entry.note
                 }
                 items.append(item)
             }
@@ -106,14 +147,36 @@ extension Household {
         let name = try Validation.name(newName, what: "item_name", max: 200)
         let item = try resolveShoppingItem(handle, in: [.active, .restock])
         try store.write(member: memberID) { try $0.put(.shoppingItem, item.id, ["name": .text(name)]) }
-        return ShoppingItem(id: item.id, name: name, state: item.state, listed: item.listed)
+        return ShoppingItem(id: item.id, name: name, state: item.state, listed: item.listed, quantity: item.quantity, note: item.note)
+    }
+
+    /// Sets or clears an item's quantity and note (on the list or in the restock pool). An edit
+    /// that changes nothing writes nothing; one that names no field is refused.
+    public func editShoppingItem(_ handle: String, _ edit: ShoppingItemEdit) throws -> ShoppingItem {
+        guard edit.quantity != nil || edit.note != nil else { throw HouseholdError.refuse(.nothingToChange) }
+        let quantity = try edit.quantity.map { try $0.flatMap { try ShoppingEntry.checkedQuantity($0) } }
+        let note = try edit.note.map { try $0.flatMap { try ShoppingEntry.checkedNote($0) } }
+        var item = try resolveShoppingItem(handle, in: [.active, .restock])
+        var fields: [String: FieldValue] = [:]
+        if let quantity, quantity != item.quantity {
+            fields["quantity"] = quantity.map(FieldValue.text) ?? .null
+            item.quantity = quantity
+        }
+        if let note, note != item.note {
+            fields["note"] = note.map(FieldValue.text) ?? .null
+            item.note = note
+        }
+        if !fields.isEmpty { try store.write(member: memberID) { try $0.put(.shoppingItem, item.id, RowFields(fields)) } }
+        return item
     }
 
     /// Deletes one item (a wrong one) from the list or the restock pool: gone on every
     /// machine (the seeds' Deleted state; the row stays, so an undo brings back the same item).
+    /// It is this machine's last removal: `shop undo` brings it back where it was.
     public func deleteShoppingItem(_ handle: String) throws -> ShoppingItem {
         let item = try resolveShoppingItem(handle, in: [.active, .restock])
         try store.write(member: memberID) { try $0.put(.shoppingItem, item.id, ["state": .text("deleted")]) }
+        try store.setMeta(Self.lastClearKey, .text(item.state == .restock ? "\(item.id)@restock" : item.id))
         return item
     }
 
@@ -123,19 +186,17 @@ extension Household {
     public func undeleteShoppingItem(_ id: String, to state: ShoppingItem.State) throws -> ShoppingItem {
         guard state != .deleted else { throw HouseholdError.refuse(.invalidPool, ["value": .string(state.rawValue)]) }
         let row = try store.row(.shoppingItem, id)
-        guard row["state"]?.textValue == ShoppingItem.State.deleted.rawValue, let name = row["name"]?.textValue,
-            let listed = row["listed"]?.integerValue
-        else {
+        guard row["state"]?.textValue == ShoppingItem.State.deleted.rawValue, row["name"]?.textValue != nil, row["listed"]?.integerValue != nil else {
             throw HouseholdError.refuse(.nothingToUndo)
         }
-        let item = ShoppingItem(id: id, name: name, state: .deleted, listed: listed)
+        let item = ShoppingItem(id: id, fields: row)
         let found = try shoppingItems(named: [item.name])
         let again = ShoppingRules.readded([item], active: state == .active ? found.active : found.pool)
         guard again.isEmpty else {
             throw HouseholdError.refuse(.undoWouldDuplicate, ["names": JSONValue(again), "count": JSONValue(again.count)])
         }
         try store.write(member: memberID) { try $0.put(.shoppingItem, item.id, ["state": .text(state.rawValue)]) }
-        return ShoppingItem(id: item.id, name: item.name, state: state, listed: item.listed)
+        return item.moved(to: state)
     }
 
     /// Bought: the item leaves the list for the restock pool. `once` (a phone's queued
@@ -159,20 +220,25 @@ extension Household {
     /// addition (a name in the pool brings that item back); the id is then kept by a deleted
     /// row of that name, so that the addition arriving again still finds it and changes nothing.
     public func addShoppingItems(_ names: [String], ids: [String]) throws -> ShoppingAddition {
-        guard ids.count == names.count else {
+        try addShoppingItems(names.map { ShoppingEntry(name: $0) }, ids: ids)
+    }
+
+    /// Adds items under ids the caller chose, as ``addShoppingItems(_:ids:)-([String],_)`` does,
+    /// each with its quantity and note (as ``addOrRestockShoppingItems(_:)-([ShoppingEntry])`` takes them).
+    public func addShoppingItems(_ entries: [ShoppingEntry], ids: [String]) throws -> ShoppingAddition {
+        guard ids.count == entries.count else {
             throw HouseholdError.refuse(.wrongType, ["key": "ids", "type": "strings"])
         }
         for id in ids where !RowIDRules.isValid(id) { throw HouseholdError.refuse(.invalidID, ["kind": "item", "value": .string(String(id.prefix(64)))]) }
-        let cleaned = try names.map { try Validation.name($0, what: "item_name", max: 200) }
+        let checked = try entries.map { try $0.checked() }
+        let cleaned = checked.map(\.name)
         guard !cleaned.isEmpty else { throw HouseholdError.refuse(.nothingToAdd) }
         let (addition, _) = try store.write(member: memberID, keepingChanges: false) { tx in
             var known: [Int: ShoppingItem] = [:]
             for (index, id) in ids.enumerated() {
                 let row = try store.row(.shoppingItem, id)
                 guard !row.isEmpty else { continue }
-                let item = ShoppingItem(
-                    id: id, name: row["name"]?.textValue ?? cleaned[index],
-                    state: row["state"]?.textValue.flatMap(ShoppingItem.State.init(rawValue:)) ?? .active, listed: row["listed"]?.integerValue ?? 0)
+                let item = ShoppingItem(id: id, fields: row, name: cleaned[index])
                 known[index] = item
                 // The id kept by a restock (below): answered as the item it brought back, while
                 // that item is where this addition put it (same name, same place in the list),
@@ -203,14 +269,18 @@ extension Household {
                     if !already.contains(twin.id) { already.append(twin.id) }
                     continue
                 }
+                let entry = checked[index]
                 if let back = step.restock {
-                    try tx.put(.shoppingItem, back.id, ["state": .text("active"), "listed": .integer(listed)])
+                    try tx.put(.shoppingItem, back.id, with(["state": .text("active"), "listed": .integer(listed)], entry))
                     try tx.create(.shoppingItem, ids[index], ["name": .text(step.name), "state": .text("deleted"), "listed": .integer(listed)])
-                    items[index] = ShoppingItem(id: back.id, name: back.name, state: .active, listed: listed)
+                    items[index] = ShoppingItem(
+                        id: back.id, name: back.name, state: .active, listed: listed, quantity: entry.quantity ?? back.quantity, note: entry.note ?? back.note)
                     restocked.append(back.id)
                 } else {
-                    try tx.create(.shoppingItem, ids[index], ["name": .text(step.name), "state": .text("active"), "listed": .integer(listed)])
-                    items[index] = ShoppingItem(id: ids[index], name: step.name, state: .active, listed: listed)
+                    try tx.create(
+                        .shoppingItem, ids[index], with(["name": .text(step.name), "state": .text("active"), "listed": .integer(listed)], entry))
+                    items[index] = ShoppingItem(
+                        id: ids[index], name: step.name, state: .active, listed: listed, quantity: entry.quantity, note: entry.note)
                 }
             }
             var addition = ShoppingAddition(items: cleaned.indices.compactMap { items[$0] }, restocked: restocked)
@@ -218,6 +288,13 @@ extension Household {
             return addition
         }
         return addition
+    }
+
+    /// `fields` and the quantity and note `entry` gives (most entries give none: the literal as it is).
+    private func with(_ fields: RowFields, _ entry: ShoppingEntry) -> RowFields {
+        let extra = entry.fields
+        guard !extra.isEmpty else { return fields }
+        return RowFields(Dictionary(fields.pairs, uniquingKeysWith: { $1 }).merging(extra) { $1 })
     }
 
     /// Moves an item between the list and the pool; `listed` records when (the list's
@@ -228,7 +305,7 @@ extension Household {
             try tx.put(.shoppingItem, item.id, ["state": .text(state.rawValue), "listed": .integer(listed)])
             return listed
         }
-        return ShoppingItem(id: item.id, name: item.name, state: state, listed: listed)
+        return item.moved(to: state, listed: listed)
     }
 
     /// An item by its position in the list (1, 2, …), its exact name (any case), or a
@@ -241,9 +318,9 @@ extension Household {
     }
 }
 
-/// Clear all, and its undo. The last clear stays undoable on this machine until the
-/// next clear (a CLI has no 4-second toast); undo brings back exactly the items that
-/// clear removed and that nobody has changed since.
+/// Clear all, and its undo. The last removal (a clear, or one item deleted) stays undoable on
+/// this machine until the next one (a CLI has no 4-second toast); undo brings back exactly the
+/// items it removed and that nobody has changed since, where they were.
 extension Household {
     package static let lastClearKey = "last_shopping_clear"
 
@@ -258,22 +335,29 @@ extension Household {
         return items
     }
 
-    /// Undoes this machine's last clear: the cleared items that are still deleted come back
-    /// (the same rows, so every machine sees them return). Refused, changing nothing, when
-    /// one of them was added to the list again since (it would be there twice), or when
-    /// none is left to bring back. Another machine sees the clear, then the undo, as
-    /// ordinary changes; its own `shop undo` knows only its own clears.
+    /// Undoes this machine's last removal (a clear, or a deleted item): the items that are still
+    /// deleted come back where they were (the same rows, so every machine sees them return).
+    /// Refused, changing nothing, when one of them was added there again since (it would be
+    /// there twice), or when none is left to bring back. Another machine sees the removal, then
+    /// the undo, as ordinary changes; its own `shop undo` knows only its own removals.
     @discardableResult
     public func undoClearShoppingList() throws -> [ShoppingItem] {
         guard case let .text(list)? = try store.meta(Self.lastClearKey), !list.isEmpty else {
             throw HouseholdError.refuse(.noClearToUndo)
         }
-        let ids = list.split(separator: ",").map(String.init)
+        // Each removed item: its id, and "@restock" when it was taken from the pool.
+        var whereFrom: [String: ShoppingItem.State] = [:]
+        for entry in list.split(separator: ",") {
+            let parts = entry.split(separator: "@")
+            whereFrom[String(parts[0])] = parts.count > 1 && parts[1] == "restock" ? .restock : .active
+        }
         let deletedItems = try shoppingItems(.deleted)
         let deleted = Set(deletedItems.map(\.id))
-        let restorable = ids.filter { deleted.contains($0) }
-        let back = deletedItems.filter { restorable.contains($0.id) }
-        let again = ShoppingRules.readded(back, active: try shoppingItems(.active))
+        let restorable = whereFrom.keys.filter { deleted.contains($0) }
+        let back = deletedItems.filter { whereFrom[$0.id] != nil }
+        let again =
+            ShoppingRules.readded(back.filter { whereFrom[$0.id] == .active }, active: try shoppingItems(.active))
+            + ShoppingRules.readded(back.filter { whereFrom[$0.id] == .restock }, active: try shoppingItems(.restock))
         guard again.isEmpty else {
             throw HouseholdError.refuse(.undoWouldDuplicate, ["names": JSONValue(again), "count": JSONValue(again.count)])
         }
@@ -282,11 +366,11 @@ extension Household {
             throw HouseholdError.refuse(.nothingToUndo)
         }
         try store.write(member: memberID, keepingChanges: false) { tx in
-            for id in restorable { try tx.put(.shoppingItem, id, ["state": .text("active")]) }
+            for id in restorable.sorted() { try tx.put(.shoppingItem, id, ["state": .text((whereFrom[id] ?? .active).rawValue)]) }
         }
         try store.setMeta(Self.lastClearKey, .text(""))
         let restored = Set(restorable)
-        return try shoppingItems(.active).filter { restored.contains($0.id) }
+        return try (shoppingItems(.active) + shoppingItems(.restock)).filter { restored.contains($0.id) }
     }
 }
 
@@ -351,19 +435,19 @@ extension Household {
         return id
     }
 
-    /// The "next" test release's quantity of the active item named `name`.
-    public func setQuantity(item name: String, _ quantity: String) throws {
+    /// The "next" test release's brand of the active item named `name`.
+    public func setBrand(item name: String, _ brand: String) throws {
         guard let item = try shoppingItems(.active).first(where: { $0.name.lowercased() == name.lowercased() }) else {
             throw HouseholdError.refuse(.notFound, ["name": .string(name)])
         }
-        try store.write(member: memberID) { tx in _ = try tx.put(.shoppingItem, item.id, ["quantity": .text(quantity)]) }
+        try store.write(member: memberID) { tx in _ = try tx.put(.shoppingItem, item.id, ["brand": .text(brand)]) }
     }
 
     /// The "next" test release's methods, which this release lacks (Tests/web_phones.py).
     static let nextMethods: [APIMethod] = [
         .write("next.note.add", for: APIMethod.everyone) { a, h in try h.addNote(a.string("title")) },
-        .write("next.shop.quantity", for: APIMethod.everyone) { a, h in
-            try h.setQuantity(item: a.string("name"), a.string("quantity"))
+        .write("next.shop.brand", for: APIMethod.everyone) { a, h in
+            try h.setBrand(item: a.string("name"), a.string("brand"))
             return true
         },
     ]
@@ -376,8 +460,10 @@ extension Household {
         .write("shop.add", for: APIMethod.everyone) { a, h in
             // Each item says whether it came back from the restock pool (the page tells so).
             // With `ids` (a phone's queued addition): those ids, once (see addShoppingItems(_:ids:)).
-            let addition =
-                a["ids"] == nil ? try h.addOrRestockShoppingItems(a.strings("names")) : try h.addShoppingItems(a.strings("names"), ids: a.strings("ids"))
+            // Each name is read as rapid entry reads a line ("2 milk": ShoppingEntry), unless `exact`;
+            // `quantity` and `note`, when given, go with every name.
+            let entries = try shoppingEntries(a)
+            let addition = a["ids"] == nil ? try h.addOrRestockShoppingItems(entries) : try h.addShoppingItems(entries, ids: a.strings("ids"))
             // `already`: the name was on the list (any case): that item, nothing added.
             let restocked = Set(addition.restocked), already = Set(addition.already)
             return JSONValue.array(
@@ -391,11 +477,27 @@ extension Household {
         .write("shop.check", for: APIMethod.everyone) { a, h in try h.checkShoppingItem(a.string("item"), once: a.flag("once")) },
         .write("shop.restock", for: APIMethod.everyone) { a, h in try h.restockShoppingItem(a.string("item"), once: a.flag("once")) },
         .write("shop.rename", for: APIMethod.everyone) { a, h in try h.renameShoppingItem(a.string("item"), to: a.string("name")) },
+        // `quantity`, `note`: a text sets it, "" or null clears it, absent leaves it.
+        .write("shop.edit", for: APIMethod.everyone) { a, h in
+            try h.editShoppingItem(a.string("item"), ShoppingItemEdit(quantity: try a.edit("quantity"), note: try a.edit("note")))
+        },
         .write("shop.delete", for: APIMethod.everyone) { a, h in try h.deleteShoppingItem(a.string("item")) },
         .write("shop.undelete", for: APIMethod.everyone) { a, h in try h.undeleteShoppingItem(a.string("item"), to: shoppingPool(a)) },
         .write("shop.clear", for: APIMethod.everyone) { _, h in try h.clearShoppingList() },
         .write("shop.undo", for: APIMethod.everyone) { _, h in try h.undoClearShoppingList() },
     ]
+
+    /// `names`, each read as a line of rapid entry unless `exact`, with `quantity` and `note`.
+    private static func shoppingEntries(_ a: APIArguments) throws -> [ShoppingEntry] {
+        let quantity: String? = try a.optional("quantity"), note: String? = try a.optional("note")
+        let exact = a.flag("exact")
+        return try a.strings("names").map { name in
+            var entry = exact ? ShoppingEntry(name: name) : ShoppingEntry.parse(name)
+            if let quantity { entry.quantity = quantity }
+            if let note { entry.note = note }
+            return entry
+        }
+    }
 
     /// `pool`: `active` (the default) or `restock`.
     private static func shoppingPool(_ a: APIArguments) throws -> ShoppingItem.State {

@@ -66,6 +66,7 @@ package enum Migrations {
         Step(name: "kept fields in bytes", sql: "", code: ReplicaStore.reencodeKeptFields),
         Step(name: "phones signed in again", sql: migration20),
         Step(name: "shopping names by key", sql: KeyColumn.migration21, code: KeyColumn.fillMigration21),
+        Step(name: "shopping quantities and notes", sql: migration22),
     ]
 
     package static var latest: Int { all.count }

@@ -28,15 +28,22 @@ extension Migrations {
         ALTER TABLE phone ADD COLUMN renewed TEXT CHECK (renewed IS NULL OR length(renewed) BETWEEN 1 AND 64);
         """
 
+    /// Migration 22: a shopping item's quantity and note (issue 57), optional fields; the
+    /// columns take what the schema takes.
+    static let migration22 = """
+        ALTER TABLE shopping_item ADD COLUMN quantity TEXT CHECK (quantity IS NULL OR length(quantity) BETWEEN 1 AND 40);
+        ALTER TABLE shopping_item ADD COLUMN note TEXT CHECK (note IS NULL OR length(note) BETWEEN 1 AND 200);
+        """
+
     #if DEBUG
     /// The "next" test release's migration (``TestRelease``: TwoReleasesTests): notes, and a
-    /// shopping item's quantity. Never in a release build.
+    /// shopping item's brand. Never in a release build.
     static let nextRelease =
         !TestRelease.next
         ? []
         : [
             Step(
-                name: "next release: notes and quantities",
+                name: "next release: notes and brands",
                 sql: """
                     CREATE TABLE note (
                         id TEXT PRIMARY KEY NOT NULL,
@@ -45,7 +52,7 @@ extension Migrations {
                         deleted INTEGER NOT NULL CHECK (deleted IN (0, 1)),
                         versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
                     ) WITHOUT ROWID;
-                    ALTER TABLE shopping_item ADD COLUMN quantity TEXT CHECK (quantity IS NULL OR length(quantity) BETWEEN 1 AND 40);
+                    ALTER TABLE shopping_item ADD COLUMN brand TEXT CHECK (brand IS NULL OR length(brand) BETWEEN 1 AND 40);
                     """)
         ]
     #else

@@ -8,13 +8,16 @@ struct Shop: ParsableCommand {
         discussion: """
             Examples:
               pulse-peer shop add Milk Eggs Bread      add (a name in the restock pool comes back from it)
+              pulse-peer shop add "2 milk" "500 g flour"   with an amount first: 2 × Milk, 500 g of flour
+              pulse-peer shop edit Milk --note "the lactose-free one"
+              pulse-peer shop delete Eggs; pulse-peer shop undo
               pulse-peer shop check Milk               bought: to the restock pool
               pulse-peer shop list --restock           the restock pool, most recently bought first
               pulse-peer shop restock Milk             needed again
               pulse-peer shop clear; pulse-peer shop undo
             An item is named by its number in the list, its name, or the start of its id.
             """,
-        subcommands: [Add.self, List.self, Rename.self, Check.self, Restock.self, Clear.self, Undo.self],
+        subcommands: [Add.self, List.self, Rename.self, Edit.self, Check.self, Restock.self, Delete.self, Clear.self, Undo.self],
         defaultSubcommand: List.self
     )
 
@@ -22,12 +25,17 @@ struct Shop: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add items. Without names, reads one item per line from standard input until an empty line or EOF.",
             discussion: """
-                A name that is in the restock pool (any case) brings that item back instead of adding a second one;
-                a name already on the list (any case) adds nothing.
-                Example: pulse-peer shop add Milk "Rye bread"
+                A name that is in the restock pool (any case) brings that item back instead of adding a second one
+                (with its last quantity and note, unless new ones are given); a name already on the list (any case) adds nothing.
+                A name may start with an amount: "2 milk", "500 g flour", "1,5 l mleka", "3 Dosen Tomaten", "2x eggs";
+                a name that merely starts with a digit stays whole ("7up", "100% juice"). --exact takes names as they are.
+                Example: pulse-peer shop add Milk "Rye bread" "2 kg potatoes"
                 """)
         @OptionGroup var options: HomeOptions
         @Argument(help: "Item names.") var names: [String] = []
+        @Option(help: "The quantity of every item added (\"2\", \"1 kg\").") var quantity: String?
+        @Option(help: "A note on every item added (\"the lactose-free one\").") var note: String?
+        @Flag(help: "Take the names as they are: no amount read from them.") var exact = false
         @Flag(help: "Print JSON.") var json = false
 
         func run() throws {
@@ -35,7 +43,13 @@ struct Shop: ParsableCommand {
             if names.isEmpty {
                 while let line = readLine(), !line.allSatisfy(\.isWhitespace) { names.append(line) }
             }
-            let result = try options.write { try $0.addOrRestockShoppingItems(names) }
+            let entries = names.map { name in
+                var entry = exact ? ShoppingEntry(name: name) : ShoppingEntry.parse(name)
+                if let quantity { entry.quantity = quantity }
+                if let note { entry.note = note }
+                return entry
+            }
+            let result = try options.write { try $0.addOrRestockShoppingItems(entries) }
             if json { return try Output.json(result) }
             let back = result.items.filter { result.restocked.contains($0.id) }
             let onList = result.items.filter { result.already.contains($0.id) }
@@ -67,7 +81,35 @@ struct Shop: ParsableCommand {
                 return
             }
             print(say(restock ? "cli.shop.list.restock_heading" : "cli.shop.list.heading", ["count": JSONValue(items.count)]))
-            for (index, item) in items.enumerated() { print("\(String(index + 1).leftPadded(3))  \(item.name)") }
+            for (index, item) in items.enumerated() { print("\(String(index + 1).leftPadded(3))  \(item.described)") }
+        }
+    }
+
+    struct Edit: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set an item's quantity or note (by position, name or id); an empty text clears it.",
+            discussion: "Example: pulse-peer shop edit Milk --quantity 2 --note \"the lactose-free one\"; pulse-peer shop edit 1 --note \"\"")
+        @OptionGroup var options: HomeOptions
+        @Argument var item: String
+        @Option(help: "The quantity (\"2\", \"1 kg\"; \"\" clears it).") var quantity: String?
+        @Option(help: "The note (\"\" clears it).") var note: String?
+        @Flag(help: "Print JSON.") var json = false
+        func run() throws {
+            let edit = ShoppingItemEdit(quantity: quantity.map { Optional($0) }, note: note.map { Optional($0) })
+            let edited = try options.write { try $0.editShoppingItem(item, edit) }
+            if json { return try Output.json(edited) }
+            print(say("cli.shop.edited", ["item": .string(edited.described)]))
+        }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete one item from the list or the restock pool (by position, name or id). `shop undo` brings it back.")
+        @OptionGroup var options: HomeOptions
+        @Argument var item: String
+        func run() throws {
+            let deleted = try options.write { try $0.deleteShoppingItem(item) }
+            print(say("cli.shop.deleted", ["name": .string(deleted.name)]))
         }
     }
 
@@ -113,12 +155,22 @@ struct Shop: ParsableCommand {
     }
 
     struct Undo: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Undo the last clear.")
+        static let configuration = CommandConfiguration(abstract: "Undo the last clear, or the last item deleted, on this computer.")
         @OptionGroup var options: HomeOptions
         func run() throws {
             let restored = try options.write { try $0.undoClearShoppingList() }
             print(say("cli.shop.restored", ["count": JSONValue(restored.count)]))
         }
+    }
+}
+
+extension ShoppingItem {
+    /// "Milk (2) — the lactose-free one": the name, then the quantity and the note it has.
+    var described: String {
+        var line = name
+        if let quantity { line += " (\(quantity))" }
+        if let note { line += " — \(note)" }
+        return line
     }
 }
 

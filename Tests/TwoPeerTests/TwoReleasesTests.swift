@@ -3,7 +3,7 @@ import Testing
 
 /// Two releases in one household (issue 53): agents built from two schemas — this tree, and the
 /// "next" test release built from it with `PULSE_NEXT_RELEASE` (`scripts/build-next.sh`: a
-/// `note` entity and `shopping_item.quantity` more, nothing else) — with no protocol change
+/// `note` entity and `shopping_item.brand` more, nothing else) — with no protocol change
 /// between them. A (next) ↔ B (this release) ↔ C (next), A and C never connected: what A writes
 /// in the new entity and field reaches C intact **through** B, and back; B keeps syncing what it
 /// knows both ways and shows nothing it cannot read; a B that was offline while A wrote catches
@@ -49,28 +49,28 @@ import Testing
 
         // A writes the new entity and the new field; C has them, through B.
         _ = try a.api("shop.add", ["names": ["Flour"]])
-        _ = try a.api("next.shop.quantity", ["name": "Flour", "quantity": "2 kg"])
+        _ = try a.api("next.shop.brand", ["name": "Flour", "brand": "Acme"])
         _ = try a.api("next.note.add", ["title": "Call the plumber"])
-        #expect(try eventuallyExport(c, contains: ["Call the plumber", "\"2 kg\"", "Flour"]), "C never got A's note and quantity through B")
+        #expect(try eventuallyExport(c, contains: ["Call the plumber", "\"Acme\"", "Flour"]), "C never got A's note and brand through B")
         // B syncs what it knows, and shows nothing it cannot read.
         #expect(try eventuallyExport(b, contains: ["Flour"]))
         let exportOfB = try b.export()
-        #expect(!exportOfB.contains("plumber") && !exportOfB.contains("2 kg") && !exportOfB.contains("quantity"), "\(exportOfB)")
-        // Both ways: B's own change reaches A and C; C's quantity reaches A through B.
+        #expect(!exportOfB.contains("plumber") && !exportOfB.contains("Acme") && !exportOfB.contains("brand"), "\(exportOfB)")
+        // Both ways: B's own change reaches A and C; C's brand reaches A through B.
         try b.run(["shop", "add", "Milk"])
         #expect(try eventuallyExport(a, contains: ["Milk"]) && eventuallyExport(c, contains: ["Milk"]))
-        _ = try c.api("next.shop.quantity", ["name": "Milk", "quantity": "1 l"])
-        #expect(try eventuallyExport(a, contains: ["\"1 l\""]), "A never got C's quantity through B")
+        _ = try c.api("next.shop.brand", ["name": "Milk", "brand": "Bolt"])
+        #expect(try eventuallyExport(a, contains: ["\"Bolt\""]), "A never got C's brand through B")
         try b.waitUntil("synced", peers: 2)
 
         // B offline while A writes: it catches up when it is back, and relays to C.
         #expect(agentB.stop() == 0)
         _ = try a.api("next.note.add", ["title": "Fix the fence"])
         _ = try a.api("shop.add", ["names": ["Eggs"]])
-        _ = try a.api("next.shop.quantity", ["name": "Eggs", "quantity": "12"])
+        _ = try a.api("next.shop.brand", ["name": "Eggs", "brand": "Coop"])
         // (On another port: B now dials C too, as C's dialer knew B's former one.)
         agentB = try AgentProcess(home: b.path, ["--peer", agentA.address, "--peer", agentC.address])
-        #expect(try eventuallyExport(c, contains: ["Fix the fence", "\"12\"", "Eggs"]), "C never got what A wrote while B was away")
+        #expect(try eventuallyExport(c, contains: ["Fix the fence", "\"Coop\"", "Eggs"]), "C never got what A wrote while B was away")
         try b.waitUntil("synced", peers: 2)
         #expect(agentB.stop() == 0)
 
@@ -79,7 +79,7 @@ import Testing
         upgraded.binary = next
         let agentBNext = try AgentProcess(home: b.path, binary: next)
         let exportOfUpgraded = try upgraded.export()
-        for text in ["Call the plumber", "Fix the fence", "\"2 kg\"", "\"1 l\"", "\"12\""] {
+        for text in ["Call the plumber", "Fix the fence", "\"Acme\"", "\"Bolt\"", "\"Coop\""] {
             #expect(exportOfUpgraded.contains(text), "the upgraded B does not show \(text)")
         }
         #expect(exportOfUpgraded == (try a.export()), "the upgraded B differs from A")

@@ -45,6 +45,7 @@ register({
 
 function render() {
   const { list = [], pool = [] } = store.view("shopping") || {};
+  if (editing && $("shop-list").querySelector("form.item-edit")) return; // a live update waits for the edit
   $("shop-list").replaceChildren(...list.map(shopRow));
   $("shop-count").textContent = list.length;
   $("shop-empty").hidden = list.length > 0 || rapidActive;
@@ -67,13 +68,24 @@ function renderNewItems() {
   if (show) banner.textContent = t("page.shopping.new_items", { count: newItems.count });
 }
 
+/** An item's quantity ("2", "1 kg") before its name, and its note under it, when it has them. */
+function details(item) {
+  return {
+    quantity: item.quantity ? el("span", { class: "qty", text: item.quantity }) : null,
+    note: item.note ? el("span", { class: "item-note", text: item.note }) : null,
+  };
+}
+
 function shopRow(item) {
   const name = el("span", { class: "name", text: item.name, title: t("page.shopping.rename.title"), role: "button", tabindex: "0",
     "aria-label": t("page.shopping.item.label", { name: item.name }) });
+  const { quantity, note } = details(item);
   const li = el("li", { "data-id": item.id, class: item.pending ? "pending" : "" },
     el("button", { type: "button", class: "check", "aria-pressed": "false", "aria-label": t("page.shopping.check", { name: item.name }),
       onclick: () => checkItem(item, li) }),
-    el("span", { class: "grow" }, name),
+    el("span", { class: "grow" }, el("span", { class: "item-line" }, quantity, name), note),
+    item.pending ? null : el("button", { type: "button", class: "row-button details", text: "✎",
+      "aria-label": t("page.shopping.details", { name: item.name }), onclick: () => editDetails(item, li) }),
     el("button", { type: "button", class: "row-button remove", text: "✕", "aria-label": t("page.shopping.delete", { name: item.name }),
       onclick: () => deleteItem(item) }));
   const rename = () => startRename(item, name);
@@ -97,8 +109,9 @@ async function undelete(item) {
 }
 
 function poolRow(item) {
+  const { quantity, note } = details(item);
   return el("li", { "data-id": item.id },
-    el("span", { class: "grow name", text: item.name }),
+    el("span", { class: "grow" }, el("span", { class: "item-line" }, quantity, el("span", { class: "name", text: item.name })), note),
     el("button", { type: "button", class: "row-button restock", "aria-label": t("page.shopping.restock_item", { name: item.name }), text: "+",
       onclick: () => restockItem(item) }));
 }
@@ -136,6 +149,46 @@ function startRename(item, name) {
       () => call("shop.rename", { item: item.id, name: text })),
     done: () => { render(); refresh("shopping"); },
   });
+}
+
+// An item's quantity and note, edited in place: Enter or Save keeps (an emptied field clears it),
+// Escape or Cancel leaves; the focus goes back to the item's ✎.
+let editing = null;
+function editDetails(item, li) {
+  editing = item.id;
+  const leave = () => {
+    editing = null;
+    render();
+    const again = $("shop-list").querySelector(`li[data-id="${CSS.escape(item.id)}"] .details`);
+    if (again instanceof HTMLElement) again.focus();
+  };
+  const quantity = el("input", { name: "quantity", value: item.quantity || "", maxlength: "40", class: "quantity",
+    placeholder: t("page.shopping.quantity.placeholder"), "aria-label": t("page.shopping.quantity", { name: item.name }) });
+  const note = el("input", { name: "note", value: item.note || "", maxlength: "200",
+    placeholder: t("page.shopping.note.placeholder"), "aria-label": t("page.shopping.note", { name: item.name }) });
+  const form = el("form", { class: "item-edit", autocomplete: "off" }, el("span", { class: "name", text: item.name }), quantity, note,
+    el("button", { type: "submit", text: t("page.tasks.edit.save") }),
+    el("button", { type: "button", class: "plain", text: t("page.confirm.cancel"), onclick: leave }));
+  form.addEventListener("keydown", (e) => { if (e.key === "Escape") leave(); });
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const params = { item: item.id };
+    if (quantity.value.trim() !== (item.quantity || "")) params.quantity = quantity.value.trim();
+    if (note.value.trim() !== (item.note || "")) params.note = note.value.trim();
+    editing = null;
+    if (Object.keys(params).length > 1) {
+      const apply = (x) => (x.id === item.id ? { ...x, ...("quantity" in params ? { quantity: params.quantity || undefined } : {}),
+        ...("note" in params ? { note: params.note || undefined } : {}) } : x);
+      try {
+        await store.guess("shopping", (s) => ({ ...s, list: s.list.map(apply) }), () => call("shop.edit", params));
+      } catch (error) { fail(error); }
+    }
+    leave();
+    refresh("shopping");
+  });
+  li.replaceChildren(form);
+  quantity.focus();
+  quantity.select();
 }
 
 // Rapid entry: Enter saves and opens the next row; Enter on an empty row (or Escape) ends it;

@@ -43,6 +43,12 @@ private func added(
             ("item back by an undo", change(.shoppingItem, ["state": .text("active")]), [.changed], nil),
             ("item cleared", change(.shoppingItem, ["state": .text("deleted")]), [.shoppingRemoved], nil),
             ("item renamed", change(.shoppingItem, ["name": .text("Oat milk")]), [.shoppingRenamed], "Oat milk"),
+            ("a quantity set", change(.shoppingItem, ["quantity": .text("2")]), [.changed], nil),
+            ("a note cleared", change(.shoppingItem, ["note": .null]), [.changed], nil),
+            (
+                "restocked with a new quantity", change(.shoppingItem, ["state": .text("active"), "listed": .integer(9), "quantity": .text("3")]),
+                [.shoppingRestocked], nil
+            ),
             ("task added", change(.task, ["title": .text("Dishes"), "created": .integer(1), "done": .bool(false)]), [.taskAdded], "Dishes"),
             ("task done", change(.task, ["done": .bool(true)]), [.taskDone], nil),
             ("task reopened", change(.task, ["done": .bool(false)]), [.taskReopened], nil),

@@ -18,8 +18,8 @@ import Testing
 
     func at(_ offset: Int64) -> HybridTimestamp { HybridTimestamp(milliseconds: clock.now - 10_000 + offset) }
 
-    /// What a later release sends: a shopping item with a `quantity` (a field this release
-    /// lacks), a row of entity 200 (`note`), and the item's quantity changed later.
+    /// What a later release sends: a shopping item with a `brand` (a field this release
+    /// lacks), a row of entity 200 (`note`), and the item's brand changed later.
     func laterBatch() -> DeltaBatch {
         let o = Self.later
         return DeltaBatch(
@@ -27,12 +27,12 @@ import Testing
                 Change(
                     origin: o, seq: 1, hlc: at(1), member: "anna", entity: .shoppingItem, rowID: "s1",
                     fields: [
-                        FieldWrite(field: "listed", value: .integer(1)), FieldWrite(field: "name", value: .text("Flour")),
-                        FieldWrite(field: "quantity", value: .text("2 kg")), FieldWrite(field: "state", value: .text("active")),
+                        FieldWrite(field: "brand", value: .text("Acme kg")), FieldWrite(field: "listed", value: .integer(1)),
+                        FieldWrite(field: "name", value: .text("Flour")), FieldWrite(field: "state", value: .text("active")),
                     ]),
                 Change(
                     origin: o, seq: 3, hlc: at(3), member: "tom", entity: .shoppingItem, rowID: "s1",
-                    fields: [FieldWrite(field: "quantity", value: .text("3 kg"), base: Stamp(hlc: at(1), origin: o))]),
+                    fields: [FieldWrite(field: "brand", value: .text("Bolt kg"), base: Stamp(hlc: at(1), origin: o))]),
             ],
             coverage: [Coverage(origin: o, after: 0, upTo: 3)],
             kept: [
@@ -56,17 +56,17 @@ import Testing
     @Test func aLaterReleasesEntityAndFieldAreKeptCountedRelayedAndNeverShown() throws {
         let b = try makeStore(dir, "b", clock: clock, id: 0xB)
         let outcome = try b.apply(laterBatch())
-        #expect(outcome.kept == 2) // the note and the item's last quantity (the first one was overwritten in the same batch)
+        #expect(outcome.kept == 2) // the note and the item's last brand (the first one was overwritten in the same batch)
         #expect(try b.versionVector()[Self.later] == 3, "counted as any change")
-        // Shown: the item as this release knows it; nothing of the quantity or the note.
+        // Shown: the item as this release knows it; nothing of the brand or the note.
         #expect(try b.canonicalState()[.shoppingItem]?["s1"] == ["name": .text("Flour"), "state": .text("active"), "listed": .integer(1)])
         let export = String(describing: try b.canonicalState()) // what the export and the pages read
-        #expect(!export.contains("kg") && !export.contains("plumber") && !export.contains("quantity"))
+        #expect(!export.contains("kg") && !export.contains("plumber") && !export.contains("brand"))
         #expect(outcome.applied.map(\.fields.count) == [3], "events see the known fields only")
-        // Kept: per field, the last writer wins (the first quantity was overwritten).
+        // Kept: per field, the last writer wins (the first brand was overwritten).
         let kept = try b.keptChanges()
         #expect(kept.map(\.seq) == [2, 3])
-        #expect(kept.first { $0.seq == 3 }?.fields == [FieldWrite(field: "quantity", value: .text("3 kg"), base: Stamp(hlc: at(1), origin: Self.later))])
+        #expect(kept.first { $0.seq == 3 }?.fields == [FieldWrite(field: "brand", value: .text("Bolt kg"), base: Stamp(hlc: at(1), origin: Self.later))])
         // Relayed, a batch at a time or all at once: C gets what B keeps, as B got it.
         for limit in [1, 2, 1000] {
             let c = try makeStore(dir, "c\(limit)", clock: clock, id: 0xD)
@@ -76,7 +76,7 @@ import Testing
             #expect(try c.keptChanges() == b.keptChanges(), "batches of \(limit)")
             #expect(try c.canonicalState() == b.canonicalState(), "batches of \(limit)")
             let sent = batches.flatMap(\.changes)
-            #expect(sent.first { $0.seq == 3 }?.fields.map(\.field) == ["quantity"], "a kept field alone travels as the item's change")
+            #expect(sent.first { $0.seq == 3 }?.fields.map(\.field) == ["brand"], "a kept field alone travels as the item's change")
             #expect(batches.flatMap(\.kept).map(\.code) == [200])
         }
         // Arriving again changes nothing.
@@ -93,8 +93,8 @@ import Testing
                 KeptChange(
                     origin: Self.later, seq: 1, hlc: at(1), member: "anna", code: EntityKind.shoppingItem.code, rowID: "s9",
                     fields: [
-                        FieldWrite(field: "listed", value: .integer(1)), FieldWrite(field: "name", value: .text("Yeast")),
-                        FieldWrite(field: "quantity", value: .text("1")), FieldWrite(field: "state", value: .text("active")),
+                        FieldWrite(field: "brand", value: .text("Acme")), FieldWrite(field: "listed", value: .integer(1)),
+                        FieldWrite(field: "name", value: .text("Yeast")), FieldWrite(field: "state", value: .text("active")),
                     ])
             ])
             try b.saveVersion(Self.later, 1)
@@ -102,11 +102,11 @@ import Testing
         #expect(try b.canonicalState()[.shoppingItem]?["s9"] == nil)
         #expect(try b.adoptKnownKeptChanges() == 1)
         #expect(try b.canonicalState()[.shoppingItem]?["s9"]?["name"] == .text("Yeast"))
-        #expect(try b.keptChanges().map(\.fields) == [[FieldWrite(field: "quantity", value: .text("1"))]], "what is still unknown stays")
+        #expect(try b.keptChanges().map(\.fields) == [[FieldWrite(field: "brand", value: .text("Acme"))]], "what is still unknown stays")
         #expect(try b.adoptKnownKeptChanges() == 0, "once")
         // And it travels whole again: one change, the item's fields and the kept one.
         let sent = try relayed(b).flatMap(\.changes)
-        #expect(sent.map { $0.fields.map(\.field) } == [["listed", "name", "quantity", "state"]])
+        #expect(sent.map { $0.fields.map(\.field) } == [["brand", "listed", "name", "state"]])
     }
 
     @Test func beyondTheBoundsOfWhatIsKeptABatchIsRefusedAndChangesNothing() throws {

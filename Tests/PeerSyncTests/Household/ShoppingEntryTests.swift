@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+@testable import PulseModel
+@testable import PulseStore
+@testable import PulseHousehold
+
+/// Rapid entry's amounts (issue 57): the rule of `ShoppingEntry.parse`, a line per case, in
+/// every language we speak; then quantities and notes through the household's rules.
+@Suite struct ShoppingEntryTests: HouseholdFixture {
+    let dir: TemporaryDirectory
+    let a: Household
+    init() throws {
+        dir = try TemporaryDirectory()
+        a = try Household.create(HouseholdHome(directory: dir.url.appendingPathComponent("a")), name: nil, members: ["Anna", "Tom"])
+    }
+
+    /// (line, name, quantity): nil quantity means the line is a name as typed.
+    static let cases: [(String, String, String?)] = [
+        // English
+        ("2 milk", "milk", "2"),
+        ("500 g flour", "flour", "500 g"),
+        ("500g flour", "flour", "500 g"),
+        ("1.5 kg potatoes", "potatoes", "1.5 kg"),
+        ("2x eggs", "eggs", "2"),
+        ("2 x eggs", "eggs", "2"),
+        ("3 × lemons", "lemons", "3"),
+        ("2 bottles of wine", "wine", "2 bottles"),
+        ("2 bags", "bags", "2"),
+        ("½ watermelon", "watermelon", "½"),
+        ("1½ l cream", "cream", "1½ l"),
+        ("1/2 l cream", "cream", "1/2 l"),
+        ("  12   eggs  ", "eggs", "12"),
+        // Names that merely start with a digit stay whole.
+        ("7up", "7up", nil),
+        ("100% juice", "100% juice", nil),
+        ("3-in-1 coffee", "3-in-1 coffee", nil),
+        ("4x4 tyres", "4x4 tyres", nil),
+        ("1984 book", "1984 book", nil),
+        ("0 milk", "0 milk", nil),
+        ("42", "42", nil),
+        ("500 g", "500 g", nil),
+        ("2 %", "2 %", nil),
+        ("12345678901 batteries", "12345678901 batteries", nil),
+        ("Milk", "Milk", nil),
+        ("milk 2", "milk 2", nil),
+        // Polish
+        ("2 mleka", "mleka", "2"),
+        ("1,5 l mleka", "mleka", "1,5 l"),
+        ("3 szt. bułek", "bułek", "3 szt."),
+        ("2 opak. makaronu", "makaronu", "2 opak."),
+        ("1 kostka masła", "masła", "1 kostka"),
+        ("10 dag sera", "sera", "10 dag"),
+        // German
+        ("3 Dosen Tomaten", "Tomaten", "3 Dosen"),
+        ("2 Stk. Brötchen", "Brötchen", "2 Stk."),
+        ("1 Bund Petersilie", "Petersilie", "1 Bund"),
+        ("250 ml Sahne", "Sahne", "250 ml"),
+        ("4 Äpfel", "Äpfel", "4"),
+        // Dutch
+        ("2 pakken melk", "melk", "2 pakken"),
+        ("1 bos bloemen", "bloemen", "1 bos"),
+        ("6 stuks eieren", "eieren", "6 stuks"),
+        ("1,5 kg aardappelen", "aardappelen", "1,5 kg"),
+    ]
+
+    @Test(arguments: cases) func aLineIsReadAsAnAmountAndANameOrAsANameAlone(line: String, name: String, quantity: String?) {
+        #expect(ShoppingEntry.parse(line) == ShoppingEntry(name: name, quantity: quantity), "\(line)")
+    }
+
+    @Test func anAmountAddsTheItemWithItsQuantityAndTheRestockPoolKeepsItsQuantityAndNote() throws {
+        let added = try a.addOrRestockShoppingItems(["2 milk", "500 g flour", "7up"].map(ShoppingEntry.parse))
+        #expect(added.items.map(\.name) == ["milk", "flour", "7up"])
+        #expect(added.items.map(\.quantity) == ["2", "500 g", nil])
+        #expect(try a.shoppingItems().map(\.quantity) == ["2", "500 g", nil])
+        _ = try a.editShoppingItem("milk", ShoppingItemEdit(note: .some("the lactose-free one")))
+        _ = try a.checkShoppingItem("milk")
+        #expect(try a.shoppingItems(.restock).first?.note == "the lactose-free one")
+        // Back from the pool with no amount: its own quantity and note; with one: the new quantity.
+        var back = try a.addOrRestockShoppingItems([ShoppingEntry.parse("Milk")])
+        #expect(back.restocked.count == 1 && back.items[0].quantity == "2" && back.items[0].note == "the lactose-free one")
+        _ = try a.checkShoppingItem("milk")
+        back = try a.addOrRestockShoppingItems([ShoppingEntry.parse("3 milk")])
+        #expect(back.restocked.count == 1 && back.items[0].quantity == "3" && back.items[0].note == "the lactose-free one")
+        #expect(try a.shoppingItems().first { $0.name == "milk" }?.quantity == "3")
+    }
+
+    @Test func aQuantityAndANoteAreSetClearedAndSyncedAndAnEmptyEditWritesNothing() throws {
+        try a.addShoppingItems(["Milk"])
+        let b = try secondMachine()
+        var item = try a.editShoppingItem("1", ShoppingItemEdit(quantity: .some(" 2 l "), note: .some("organic")))
+        #expect(item.quantity == "2 l" && item.note == "organic")
+        try sync(a, b)
+        #expect(try b.shoppingItems().first.map { [$0.quantity, $0.note] } == ["2 l", "organic"])
+        let before = try a.store.versionVector()
+        #expect(try a.editShoppingItem("Milk", ShoppingItemEdit(quantity: .some("2 l"))) == item, "the same value writes nothing")
+        #expect(try a.store.versionVector() == before)
+        item = try b.editShoppingItem("Milk", ShoppingItemEdit(quantity: .some(nil), note: .some("  ")))
+        #expect(item.quantity == nil && item.note == nil)
+        try sync(a, b)
+        #expect(try a.shoppingItems().first.map { [$0.quantity, $0.note] } == [nil, nil])
+    }
+
+    @Test func badQuantitiesAndNotesAreRefusedAndChangeNothing() throws {
+        try a.addShoppingItems(["Milk"])
+        let export = try a.canonicalExport()
+        #expect(code { _ = try a.editShoppingItem("1", ShoppingItemEdit(quantity: .some(String(repeating: "9", count: 41)))) } == "too_long")
+        #expect(code { _ = try a.editShoppingItem("1", ShoppingItemEdit(note: .some(String(repeating: "n", count: 201)))) } == "too_long")
+        #expect(code { _ = try a.editShoppingItem("1", ShoppingItemEdit(note: .some("a\u{7}b"))) } == "control_characters")
+        #expect(code { _ = try a.editShoppingItem("1", ShoppingItemEdit()) } == "nothing_to_change")
+        #expect(code { _ = try a.editShoppingItem("Bread", ShoppingItemEdit(note: .some("x"))) } == "not_found")
+        #expect(code { try a.addOrRestockShoppingItems([ShoppingEntry(name: "Eggs", quantity: String(repeating: "1", count: 41))]) } == "too_long")
+        #expect(message { _ = try a.editShoppingItem("1", ShoppingItemEdit(quantity: .some(String(repeating: "9", count: 41)))) }.contains("quantity"))
+        #expect(try a.canonicalExport() == export)
+    }
+
+    @Test func oneItemDeletedComesBackWhereItWasWithUndo() throws {
+        try a.addShoppingItems(["Milk", "Eggs", "Bread"])
+        _ = try a.checkShoppingItem("Bread")
+        _ = try a.deleteShoppingItem("Eggs")
+        #expect(try a.undoClearShoppingList().map(\.name) == ["Eggs"])
+        #expect(try a.shoppingItems().map(\.name) == ["Milk", "Eggs"])
+        _ = try a.deleteShoppingItem("Bread")
+        #expect(try a.undoClearShoppingList().map { [$0.name, $0.state.rawValue] } == [["Bread", "restock"]])
+        #expect(code { try a.undoClearShoppingList() } == "no_clear_to_undo")
+        // A clear after a delete: undo brings back the clear.
+        _ = try a.deleteShoppingItem("Eggs")
+        try a.clearShoppingList()
+        #expect(try a.undoClearShoppingList().map(\.name) == ["Milk"])
+    }
+}
