@@ -141,8 +141,18 @@ import Testing
         try writeEverything(a, "first", parents: true)
         try b.waitUntil("synced")
         try writeEverything(b, "second", parents: false)
+        // A field the previous release does not know (issue 57's quantity and note): B keeps the
+        // item and shows it without them, edits what it knows, and shows them once upgraded.
+        try a.run(["shop", "add", "2 kg Flour", "--note", "the fine one"])
         try a.waitUntil("synced")
         try b.waitUntil("synced")
+        let flourOnB = try b.run(["shop", "list", "--json"]).stdout
+        #expect(flourOnB.contains("\"Flour\"") && !flourOnB.contains("2 kg") && !flourOnB.contains("fine one"), "\(flourOnB)")
+        try b.run(["shop", "rename", "Flour", "Rye flour"])
+        try a.waitUntil("synced")
+        try b.waitUntil("synced")
+        let flourOnA = try a.run(["shop", "list", "--json"]).stdout
+        #expect(flourOnA.contains("\"Rye flour\"") && flourOnA.contains("\"2 kg\"") && flourOnA.contains("\"the fine one\""), "\(flourOnA)")
         #expect(agentB.stop() == 0)
         let schema = { () throws -> Int64 in
             try Connection(path: b.path + "/household.sqlite").scalarInt("PRAGMA user_version") ?? 0
@@ -168,6 +178,8 @@ import Testing
         for name in ["Milk first", "Milk second", "While B was upgraded", "Upgraded B's", "A's after the upgrade"] {
             #expect(names.contains(name), "\(name) is missing: \(names)")
         }
+        let flour = try b.run(["shop", "list", "--json"]).stdout
+        #expect(flour.contains("\"Rye flour\"") && flour.contains("\"2 kg\"") && flour.contains("\"the fine one\""), "upgraded B: \(flour)")
         let peer = (try a.status()["peers"] as? [[String: Any]])?.first
         #expect(peer?["release"] as? String == (try release(of: nil)), "\(String(describing: peer))")
     }
