@@ -359,6 +359,28 @@ def lists(a):
     wait("flour gone from the page", lambda: row() is None)
     web_support.section_ok("“500 g flour” typed is 500 g of flour; its note set in place (“the fine one”), shown under it, the focus kept")
 
+    # The shop's walking order (issue 57): a trip checks Yogurt, then Zucchini; back on the list
+    # (added Zucchini first), "In the shop's order" shows them as walked, as the CLI does, and the
+    # choice is kept by this browser.
+    cli(HOME_A, "shop", "add", "Yogurt", "Zucchini")
+    for name in ["Yogurt", "Zucchini"]:
+        cli(HOME_A, "shop", "check", name)
+    cli(HOME_A, "shop", "add", "Zucchini", "Yogurt")
+    walked = lambda shown: [n for n in shown if n in ("Yogurt", "Zucchini")]
+    wait("as added: Zucchini, Yogurt", lambda: walked(names(a, "#shop-list .name")) == ["Zucchini", "Yogurt"])
+    press(a, a.find_element(By.ID, "order-shop"))
+    by_cli = [i["name"] for i in cli_json(HOME_A, "shop", "list", "--order", "shop")]
+    wait("in the shop's order: Yogurt, Zucchini, as the CLI lists them",
+         lambda: walked(names(a, "#shop-list .name")) == ["Yogurt", "Zucchini"] and names(a, "#shop-list .name") == by_cli)
+    a.refresh()
+    wait("the order kept after a reload", lambda: a.find_element(By.ID, "order-shop").get_attribute("aria-pressed") == "true"
+         and walked(names(a, "#shop-list .name")) == ["Yogurt", "Zucchini"])
+    press(a, a.find_element(By.ID, "order-added"))
+    wait("as added again", lambda: walked(names(a, "#shop-list .name")) == ["Zucchini", "Yogurt"])
+    for name in ["Yogurt", "Zucchini"]:
+        cli(HOME_A, "shop", "delete", name)
+    web_support.section_ok(f"“In the shop's order” lists the items as a trip walked them ({by_cli}), as the CLI does, and stays chosen after a reload")
+
     # At phone size the row being typed in stays clear of the floating tab bar, and so does
     # the end of a long list (seed 003: "Ensure the focused row is always visible").
     a.set_window_size(390, 844)

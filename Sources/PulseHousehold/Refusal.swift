@@ -48,7 +48,7 @@ public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         case restoreOtherHousehold = "restore_other_household"
         // The API itself
         case missingParameter = "missing_parameter", wrongType = "wrong_type", titleNotNull = "title_not_null"
-        case invalidPool = "invalid_pool", unknownMethod = "unknown_method"
+        case invalidPool = "invalid_pool", invalidOrder = "invalid_order", unknownMethod = "unknown_method"
         // The agent's socket and page
         case badRequest = "bad_request", unknownOp = "unknown_op", unknownTopic = "unknown_topic", agentStopping = "agent_stopping"
         case timedOut = "timed_out", noWebPage = "no_web_page", inviteMinutes = "invite_minutes"

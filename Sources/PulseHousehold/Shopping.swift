@@ -202,9 +202,36 @@ extension Household {
     /// Bought: the item leaves the list for the restock pool. `once` (a phone's queued
     /// check, which may arrive twice): an item already in the pool is answered as it is,
     /// unchanged, instead of refused.
+    /// Each check is recorded (`shopping_checkoff`: the name, who, when): the shop's walking
+    /// order is learned from them (``shoppingItems(inWalkingOrder:)``).
     public func checkShoppingItem(_ handle: String, once: Bool = false) throws -> ShoppingItem {
         if once, let item = try? resolveShoppingItem(handle, in: [.restock]) { return item }
         return try move(try resolveShoppingItem(handle, in: [.active]), to: .restock)
+    }
+
+    /// The list in the shop's walking order, learned from the household's check-offs
+    /// (``WalkingOrder``); the restock pool as ``shoppingItems(_:)`` orders it.
+    public func shoppingItems(inWalkingOrder state: ShoppingItem.State) throws -> [ShoppingItem] {
+        let items = try shoppingItems(state)
+        guard state == .active, items.count > 1 else { return items }
+        let trips = WalkingOrder.trips(try shoppingCheckoffs())
+        let keys = items.map(\.name.nameKey)
+        var byKey: [String: [ShoppingItem]] = [:]
+        for item in items { byKey[item.name.nameKey, default: []].append(item) }
+        return WalkingOrder.order(keys, trips: trips).compactMap { key in
+            guard var same = byKey[key], !same.isEmpty else { return nil }
+            let first = same.removeFirst()
+            byKey[key] = same
+            return first
+        }
+    }
+
+    /// Every check-off of the household, as the walking order reads them.
+    public func shoppingCheckoffs() throws -> [WalkingOrder.CheckOff] {
+        try store.rows(.shoppingCheckoff, RowQuery(orderedBy: ["at"])).map {
+            WalkingOrder.CheckOff(
+                name: $0.text("name").nameKey, member: $0.optionalText("member"), at: HybridTimestamp(rawValue: $0.integer("at")).milliseconds)
+        }
     }
 
     /// Needed again: the same item comes back to the end of the list (`once`: as for a check).
@@ -303,6 +330,11 @@ extension Household {
         let (listed, _) = try store.write(member: memberID) { tx in
             let listed = try store.orderingKey()
             try tx.put(.shoppingItem, item.id, ["state": .text(state.rawValue), "listed": .integer(listed)])
+            if state == .restock {
+                try tx.create(
+                    .shoppingCheckoff, RowIDRules.newRowID(),
+                    ["name": .text(item.name), "member": memberID.map(FieldValue.text) ?? .null, "at": .integer(listed)])
+            }
             return listed
         }
         return item.moved(to: state, listed: listed)
@@ -456,7 +488,14 @@ extension Household {
 
 extension Household {
     static let shoppingMethods: [APIMethod] = [
-        .read("shop.list", for: APIMethod.everyone) { a, h in try h.shoppingItems(shoppingPool(a)) },
+        // `order`: `added` (the default) or `shop` (the walking order learned from check-offs).
+        .read("shop.list", for: APIMethod.everyone) { a, h in
+            switch try a.optional("order") ?? "added" {
+            case "added": return try h.shoppingItems(shoppingPool(a))
+            case "shop": return try h.shoppingItems(inWalkingOrder: shoppingPool(a))
+            case let other: throw HouseholdError.refuse(.invalidOrder, ["value": .string(String(other.prefix(40)))])
+            }
+        },
         .write("shop.add", for: APIMethod.everyone) { a, h in
             // Each item says whether it came back from the restock pool (the page tells so).
             // With `ids` (a phone's queued addition): those ids, once (see addShoppingItems(_:ids:)).

@@ -41,6 +41,10 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
     /// `https://` addresses while phones are on there, null when off. A phone uses another
     /// agent of the household when its own does not answer.
     case phoneService = "phone_service"
+    /// A shopping item checked off (issue 57; row id: a new one each time): the name as it was,
+    /// who checked it and when. Append-only: the shop's walking order is learned from these
+    /// (`WalkingOrder`), the same on every replica from the same rows.
+    case shoppingCheckoff = "shopping_checkoff"
     #if DEBUG
     /// A note: an entity of the "next" test release (``TestRelease``, with
     /// `shopping_item.brand`); in `allCases` only there, never in a release build.
@@ -54,7 +58,7 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
         let released: [EntityKind] = [
             .household, .settings, .member, .replica, .shoppingItem, .task, .backlogCategory, .backlogItem,
             .recurringTemplate, .kid, .catalogueSelection, .ledgerEntry, .machine, .machineRemoval, .discoveryKey,
-            .kidsPIN, .phone, .caRoot, .caGrant, .phoneService,
+            .kidsPIN, .phone, .caRoot, .caGrant, .phoneService, .shoppingCheckoff,
         ]
         #if DEBUG
         if TestRelease.next { return released + [.note] }
@@ -246,8 +250,9 @@ extension EntityKind {
         case .caRoot: 18
         case .caGrant: 19
         case .phoneService: 20
+        case .shoppingCheckoff: 21
         #if DEBUG
-        case .note: 21
+        case .note: 250
         #endif
         }
     }
@@ -284,8 +289,9 @@ extension EntityKind {
         case .caRoot: 17
         case .caGrant: 18
         case .phoneService: 19
+        case .shoppingCheckoff: 20
         #if DEBUG
-        case .note: 20
+        case .note: 21
         #endif
         }
     }
@@ -468,6 +474,13 @@ extension EntityKind {
                 fields: [
                     FieldSpec("urls", .text(max: 600), nullable: true),
                     FieldSpec("updated", .timestamp),
+                ], tombstone: nil, singletonRowID: nil),
+            EntitySchema(
+                kind: .shoppingCheckoff,
+                fields: [
+                    FieldSpec("name", .text(max: 200), immutable: true),
+                    FieldSpec("member", .reference(.member), nullable: true, immutable: true),
+                    FieldSpec("at", .timestamp, immutable: true),
                 ], tombstone: nil, singletonRowID: nil),
         ]
         #if DEBUG

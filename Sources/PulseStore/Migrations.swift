@@ -67,6 +67,7 @@ package enum Migrations {
         Step(name: "phones signed in again", sql: migration20),
         Step(name: "shopping names by key", sql: KeyColumn.migration21, code: KeyColumn.fillMigration21),
         Step(name: "shopping quantities and notes", sql: migration22),
+        Step(name: "shopping check-offs", sql: migration23),
     ]
 
     package static var latest: Int { all.count }
@@ -137,9 +138,9 @@ package enum Migrations {
     /// The entities whose tables migration 1 creates (later ones are born with `versions`).
     static let entitiesOfMigration1 = EntityKind.allCases.filter { !entitiesAfterMigration1.contains($0) }
     /// The entities made by later migrations (6: machines; 13: the kids' PIN; 15: phones;
-    /// 16: the household CA).
+    /// 16: the household CA; 23: shopping check-offs).
     static let entitiesAfterMigration1: [EntityKind] = {
-        var entities: [EntityKind] = [.machine, .machineRemoval, .discoveryKey, .kidsPIN, .phone, .caRoot, .caGrant, .phoneService]
+        var entities: [EntityKind] = [.machine, .machineRemoval, .discoveryKey, .kidsPIN, .phone, .caRoot, .caGrant, .phoneService, .shoppingCheckoff]
         #if DEBUG
         if TestRelease.next { entities.append(.note) }
         #endif

@@ -35,6 +35,18 @@ extension Migrations {
         ALTER TABLE shopping_item ADD COLUMN note TEXT CHECK (note IS NULL OR length(note) BETWEEN 1 AND 200);
         """
 
+    /// Migration 23: the shopping check-offs the walking order is learned from (issue 57).
+    static let migration23 = """
+        CREATE TABLE shopping_checkoff (
+            id TEXT PRIMARY KEY NOT NULL,
+            name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
+            member TEXT,
+            at INTEGER NOT NULL CHECK (at >= 0),
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+        ) WITHOUT ROWID;
+        CREATE INDEX shopping_checkoff_at ON shopping_checkoff (at);
+        """
+
     #if DEBUG
     /// The "next" test release's migration (``TestRelease``: TwoReleasesTests): notes, and a
     /// shopping item's brand. Never in a release build.

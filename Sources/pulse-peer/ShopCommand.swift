@@ -68,12 +68,19 @@ struct Shop: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the active items, in order.")
         @OptionGroup var options: HomeOptions
         @Flag(help: "List the restock pool (most recently bought first) instead.") var restock = false
+        @Option(help: "added (the default): as added; shop: in the shop's walking order, learned from the family's check-offs.")
+        var order: Order = .added
         @Flag(help: "Print JSON.") var json = false
+
+        enum Order: String, ExpressibleByArgument, CaseIterable { case added, shop }
 
         func run() throws {
             let household = try options.openHousehold()
             let items: [ShoppingItem]
-            do { items = try household.shoppingItems(restock ? .restock : .active) } catch { throw CLIError(error) }
+            do {
+                let state: ShoppingItem.State = restock ? .restock : .active
+                items = try order == .shop ? household.shoppingItems(inWalkingOrder: state) : household.shoppingItems(state)
+            } catch { throw CLIError(error) }
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

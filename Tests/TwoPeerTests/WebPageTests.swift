@@ -109,7 +109,7 @@ import Testing
             "“Start a household” makes The Smiths", "a first PIN chosen on the keypad", "three categories of six", "makes her balance 40",
             "Mia → Mia Rose", "three wrong PINs refused", "the right PIN opens", "the old one is refused",
             "“Great job!” half-sheet, gone by itself", "full-screen confetti", "Celebrations off: no sheet",
-            "Undo brings the same item back", "is 500 g of flour; its note set in place", "stays above the tab bar", "restock pool's names are offered",
+            "Undo brings the same item back", "is 500 g of flour; its note set in place", "as a trip walked them", "stays above the tab bar", "restock pool's names are offered",
             "a task edited in place", "Undo brings it back",
             "“All done ✓”", "moved up with the keyboard", "renamed in place", "shown in words", "More → This computer",
             "typed on the new computer's page it joins", "“Kitchen laptop” on B too", "a conflict", "saying it is permanent",

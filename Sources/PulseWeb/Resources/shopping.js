@@ -18,6 +18,23 @@ function change(method, params) {
 function settled() { if (isOffline()) store.set("shopping", store.agent("shopping")); }
 
 const newItems = { ids: [], count: 0 };
+
+// The list's order, this reader's choice, kept in this browser: as added, or in the shop's
+// walking order the agent learns from the family's check-offs (`shop.list`'s `order`).
+const ORDER = "pulse.shopping.order";
+function shopOrder() {
+  try { return localStorage.getItem(ORDER) === "shop" ? "shop" : "added"; } catch { return "added"; }
+}
+function chooseOrder(order) {
+  try { localStorage.setItem(ORDER, order); } catch { /* not kept: this page only */ }
+  renderOrder();
+  refresh("shopping");
+}
+function renderOrder() {
+  const order = shopOrder();
+  $("order-added").setAttribute("aria-pressed", String(order === "added"));
+  $("order-shop").setAttribute("aria-pressed", String(order === "shop"));
+}
 let rapidActive = false;
 
 register({
@@ -27,7 +44,8 @@ register({
   after: shoppingAfter,
   async load() {
     await store.load("shopping", async () => {
-      const [list, pool] = await Promise.all([call("shop.list"), call("shop.list", { pool: "restock" })]);
+      const order = shopOrder();
+      const [list, pool] = await Promise.all([call("shop.list", order === "shop" ? { order } : {}), call("shop.list", { pool: "restock" })]);
       return { list, pool };
     });
   },
@@ -284,6 +302,9 @@ async function undoClear() {
 }
 
 function wire() {
+  renderOrder();
+  $("order-added").addEventListener("click", () => chooseOrder("added"));
+  $("order-shop").addEventListener("click", () => chooseOrder("shop"));
   $("add-item").addEventListener("click", startRapid);
   $("clear-all").addEventListener("click", clearAll);
   $("restock-toggle").addEventListener("click", () => {

@@ -190,6 +190,9 @@ import Testing
         #expect(changes.first { $0.seq == 1 && $0.origin == origin }?.member == "anna")
     }
 
+    /// Migration 23's table (the shopping check-offs), gone: a database from before it.
+    static let undoMigration23 = "DROP TABLE shopping_checkoff;"
+
     /// A current database's `change_index` back to before migration 11: entities by name,
     /// row ids as text (migrations 12 to 16 undone first: `published_seq`, the kids' PIN,
     /// members' languages, phones, the household CA).
@@ -251,7 +254,7 @@ import Testing
             #expect(
                 try shape(store) == Array(repeating: "integer blob 16", count: 6) + ["integer text 2", "integer text 36", "integer text 7", "integer blob 16"])
             before = try store.allDeltas(for: VersionVector())
-            try store.connection.execute(Self.undoMigration11 + "PRAGMA user_version = 10")
+            try store.connection.execute(Self.undoMigration23 + Self.undoMigration11 + "PRAGMA user_version = 10")
             #expect(try shape(store).allSatisfy { $0.hasPrefix("text text") })
         }
         let store = try ReplicaStore(path: path, physicalClock: clock.function)
@@ -324,7 +327,8 @@ import Testing
                 _ = try tx.create(.backlogItem, "b1", RowFields(item))
                 _ = try tx.create(.backlogItem, "b2", ["title": .text("Fence"), "category": .text("c1"), "created": .integer(6)])
             }
-            try store.connection.execute(Self.undoMigration11 + Self.undoMigration9 + "ALTER TABLE backlog_item DROP COLUMN position; PRAGMA user_version = 6")
+            try store.connection.execute(
+                Self.undoMigration23 + Self.undoMigration11 + Self.undoMigration9 + "ALTER TABLE backlog_item DROP COLUMN position; PRAGMA user_version = 6")
         }
         let store = try ReplicaStore(path: path, physicalClock: clock.function)
         #expect(try store.connection.scalarInt("PRAGMA user_version") == Int64(Migrations.latest))
@@ -362,6 +366,7 @@ import Testing
                 DROP TABLE shopping_item;
                 ALTER TABLE shopping_item_20 RENAME TO shopping_item;
                 CREATE INDEX shopping_item_by_state ON shopping_item (state, listed);
+                DROP TABLE shopping_checkoff;
                 PRAGMA user_version = 20;
                 """)
         }

@@ -181,7 +181,7 @@ import Testing
             }
         }
         try b.connection.execute("ALTER TABLE phone DROP COLUMN renewed") // migration 20's
-        try b.connection.execute("PRAGMA user_version = 18")
+        try b.connection.execute(MigrationTests.undoMigration23 + "PRAGMA user_version = 18")
         #expect(try b.connection.scalarInt("SELECT count(*) FROM kept_change WHERE substr(fields, 1, 1) = X'7B'") == Int64(kept.count))
         let path = b.path
         let reopened = try ReplicaStore(path: path, physicalClock: clock.function)

@@ -73,7 +73,8 @@ import Testing
             while try statement.step() {}
             statement.reset()
             sizeBefore = try records(store).values.reduce(0) { $0 + $1.count }
-            try store.connection.execute(MigrationTests.undoMigration11 + MigrationTests.undoMigration9 + "PRAGMA user_version = 7")
+            try store.connection.execute(
+                MigrationTests.undoMigration23 + MigrationTests.undoMigration11 + MigrationTests.undoMigration9 + "PRAGMA user_version = 7")
         }
         let store = try ReplicaStore(path: path, physicalClock: clock.function)
         #expect(try store.connection.scalarInt("PRAGMA user_version") == Int64(Migrations.latest))

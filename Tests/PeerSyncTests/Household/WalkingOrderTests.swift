@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+@testable import PulseModel
+@testable import PulseStore
+@testable import PulseHousehold
+
+/// The shop's walking order learned from check-offs (issue 57, ★): the rule on its own, by
+/// tables and by a simulated family; then through the household, the same on two computers.
+@Suite struct WalkingOrderTests: HouseholdFixture {
+    let dir: TemporaryDirectory
+    let a: Household
+    init() throws {
+        dir = try TemporaryDirectory()
+        a = try Household.create(HouseholdHome(directory: dir.url.appendingPathComponent("a")), name: nil, members: ["Anna", "Tom"])
+    }
+
+    static let minute: Int64 = 60_000
+
+    @Test func checkOffsCloseTogetherByOneMemberAreATripAndAGapOrAnotherMemberStartsAnother() {
+        let m = Self.minute
+        let checkoffs: [WalkingOrder.CheckOff] = [
+            .init(name: "bread", member: "anna", at: 0), .init(name: "milk", member: "anna", at: 2 * m),
+            .init(name: "eggs", member: "tom", at: 3 * m), .init(name: "apples", member: "tom", at: 4 * m),
+            .init(name: "milk", member: "anna", at: 5 * m), // twice in a trip: its first place
+            .init(name: "cheese", member: "anna", at: 30 * m), // after a gap: a trip of one, left out
+            .init(name: "soap", member: nil, at: 100 * m), .init(name: "tea", member: nil, at: 101 * m),
+        ]
+        #expect(WalkingOrder.trips(checkoffs.reversed()) == [["bread", "milk"], ["eggs", "apples"], ["soap", "tea"]])
+    }
+
+    static let orders: [(String, [String], [[String]], [String])] = [
+        ("no trips: as added", ["a", "b", "c"], [], ["a", "b", "c"]),
+        ("one trip", ["c", "a", "b"], [["a", "b", "c"]], ["a", "b", "c"]),
+        ("the majority of trips wins a pair", ["a", "b", "c"], [["c", "b", "a"], ["c", "b", "a"], ["b", "c", "a"]], ["c", "b", "a"]),
+        ("an item missing from a trip keeps the others' votes", ["a", "b", "c"], [["b", "c"], ["a", "b", "c"], ["a", "c"]], ["a", "b", "c"]),
+        ("names not on the list are ignored", ["b", "a"], [["x", "a", "y", "b"]], ["a", "b"]),
+        ("never seen: after the seen item sharing a word", ["oat milk", "bread", "milk"], [["milk", "bread"]], ["milk", "oat milk", "bread"]),
+        ("never seen, no shared word: at the end, as added", ["zz", "b", "yy", "a"], [["a", "b"]], ["a", "b", "zz", "yy"]),
+        (
+            "two unseen sharing one word keep their order", ["rye bread", "spelt bread", "bread", "milk"], [["bread", "milk"]],
+            ["bread", "rye bread", "spelt bread", "milk"]
+        ),
+        ("a tie goes to the average place", ["b", "a"], [["a", "b"], ["b", "a"], ["a", "x", "x2", "b"]], ["a", "b"]),
+    ]
+
+    @Test(arguments: orders) func theOrderFollowsTheRule(_ what: String, _ names: [String], _ trips: [[String]], _ expected: [String]) {
+        #expect(WalkingOrder.order(names, trips: trips) == expected, "\(what)")
+    }
+
+    /// A family walking a shop with a fixed aisle order, with noise: each trip skips some items,
+    /// has one check-off out of place, and two members take turns. Seeded: the same every run.
+    @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8]) func aSimulatedFamilyTeachesTheAisleOrderWithinAKendallTauOf09(seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        let aisles = (1...30).map { "item \($0)" }
+        var checkoffs: [WalkingOrder.CheckOff] = []
+        var time: Int64 = 0
+        for trip in 0..<5 {
+            var walked = aisles.filter { _ in Double.random(in: 0..<1, using: &random) < 0.75 }
+            let from = Int.random(in: 0..<walked.count, using: &random)
+            let moved = walked.remove(at: from)
+            walked.insert(moved, at: Int.random(in: 0...walked.count, using: &random))
+            for name in walked {
+                time += Int64.random(in: 10_000...90_000, using: &random)
+                checkoffs.append(.init(name: name, member: trip % 2 == 0 ? "anna" : "tom", at: time))
+            }
+            time += 3 * 24 * 60 * Self.minute
+        }
+        let trips = WalkingOrder.trips(checkoffs)
+        #expect(trips.count == 5)
+        let seen = aisles.filter { name in trips.contains { $0.contains(name) } }
+        let learned = WalkingOrder.order(seen.shuffled(using: &random), trips: trips)
+        let tau = WalkingOrder.kendallTau(learned, aisles)
+        #expect(tau >= 0.9, "τ = \(tau): \(learned)")
+    }
+
+    @Test func kendallTauIsOneForTheSameOrderAndMinusOneReversed() {
+        #expect(WalkingOrder.kendallTau(["a", "b", "c"], ["a", "b", "c"]) == 1)
+        #expect(WalkingOrder.kendallTau(["c", "b", "a"], ["a", "b", "c"]) == -1)
+    }
+
+    @Test func checkOffsOnOneComputerOrderTheListTheSameOnAnother() throws {
+        let b = try secondMachine()
+        // Two trips in the shop's order: bread, milk, eggs, soap.
+        for _ in 0..<2 {
+            try a.addShoppingItems(["Soap", "Eggs", "Milk", "Bread"])
+            for name in ["Bread", "Milk", "Eggs", "Soap"] { _ = try a.checkShoppingItem(name) }
+        }
+        try a.addShoppingItems(["Soap", "Oat milk", "Eggs", "Bread", "Candles"])
+        #expect(try a.shoppingItems(inWalkingOrder: .active).map(\.name) == ["Bread", "Oat milk", "Eggs", "Soap", "Candles"])
+        #expect(try a.shoppingItems().map(\.name) == ["Soap", "Oat milk", "Eggs", "Bread", "Candles"], "as added, still")
+        try sync(a, b)
+        #expect(try b.shoppingItems(inWalkingOrder: .active).map(\.name) == ["Bread", "Oat milk", "Eggs", "Soap", "Candles"])
+        #expect(try b.shoppingCheckoffs().count == 8)
+    }
+}
