@@ -375,11 +375,19 @@ def lists(a):
     a.refresh()
     wait("the order kept after a reload", lambda: a.find_element(By.ID, "order-shop").get_attribute("aria-pressed") == "true"
          and walked(names(a, "#shop-list .name")) == ["Yogurt", "Zucchini"])
+    # A person corrects the order with the keyboard (⠿, ↑): the household keeps it, the focus stays.
+    handle = wait("Zucchini's handle", lambda: a.find_element(By.CSS_SELECTOR, '#shop-list .handle[aria-label^="Move Zucchini"]'))[0]
+    handle.send_keys(Keys.ARROW_UP)
+    wait("the correction in the household", lambda: walked([i["name"] for i in cli_json(HOME_A, "shop", "list", "--order", "shop")])
+         == ["Zucchini", "Yogurt"])
+    wait("the correction shown, the focus on Zucchini's handle", lambda: walked(names(a, "#shop-list .name")) == ["Zucchini", "Yogurt"]
+         and (a.switch_to.active_element.get_attribute("aria-label") or "").startswith("Move Zucchini: 1 of"))
     press(a, a.find_element(By.ID, "order-added"))
     wait("as added again", lambda: walked(names(a, "#shop-list .name")) == ["Zucchini", "Yogurt"])
     for name in ["Yogurt", "Zucchini"]:
         cli(HOME_A, "shop", "delete", name)
-    web_support.section_ok(f"“In the shop's order” lists the items as a trip walked them ({by_cli}), as the CLI does, and stays chosen after a reload")
+    web_support.section_ok(f"“In the shop's order” lists the items as a trip walked them ({by_cli}), as the CLI does, stays chosen after a reload, "
+                           "and a person's correction (⠿ and ↑) is kept by the household")
 
     # At phone size the row being typed in stays clear of the floating tab bar, and so does
     # the end of a long list (seed 003: "Ensure the focused row is always visible").

@@ -214,11 +214,13 @@ extension Household {
     public func shoppingItems(inWalkingOrder state: ShoppingItem.State) throws -> [ShoppingItem] {
         let items = try shoppingItems(state)
         guard state == .active, items.count > 1 else { return items }
-        let trips = WalkingOrder.trips(try shoppingCheckoffs())
+        let evidence = try walkingEvidence()
         let keys = items.map(\.name.nameKey)
         var byKey: [String: [ShoppingItem]] = [:]
         for item in items { byKey[item.name.nameKey, default: []].append(item) }
-        return WalkingOrder.order(keys, trips: trips).compactMap { key in
+        let order = WalkingOrder.order(
+            keys, trips: WalkingOrder.trips(evidence.checkoffs), corrections: evidence.corrections, lastChecked: evidence.lastChecked)
+        return order.compactMap { key in
             guard var same = byKey[key], !same.isEmpty else { return nil }
             let first = same.removeFirst()
             byKey[key] = same
@@ -227,11 +229,46 @@ extension Household {
     }
 
     /// Every check-off of the household, as the walking order reads them.
-    public func shoppingCheckoffs() throws -> [WalkingOrder.CheckOff] {
-        try store.rows(.shoppingCheckoff, RowQuery(orderedBy: ["at"])).map {
-            WalkingOrder.CheckOff(
-                name: $0.text("name").nameKey, member: $0.optionalText("member"), at: HybridTimestamp(rawValue: $0.integer("at")).milliseconds)
+    public func shoppingCheckoffs() throws -> [WalkingOrder.CheckOff] { try walkingEvidence().checkoffs }
+
+    /// The check-offs, the people's corrections, and each name's last check-off (ms).
+    func walkingEvidence() throws -> (checkoffs: [WalkingOrder.CheckOff], corrections: [WalkingOrder.Correction], lastChecked: [String: Int64]) {
+        var checkoffs: [WalkingOrder.CheckOff] = [], corrections: [WalkingOrder.Correction] = [], last: [String: Int64] = [:]
+        for row in try store.rows(.shoppingCheckoff, RowQuery(orderedBy: ["at"])) {
+            let name = row.text("name").nameKey, at = HybridTimestamp(rawValue: row.integer("at")).milliseconds
+            let after = row.optionalText("after"), before = row.optionalText("before")
+            if after != nil || before != nil {
+                corrections.append(WalkingOrder.Correction(name: name, after: after?.nameKey, before: before?.nameKey, at: at))
+            } else {
+                checkoffs.append(WalkingOrder.CheckOff(name: name, member: row.optionalText("member"), at: at))
+                last[name] = max(last[name] ?? .min, at)
+            }
         }
+        return (checkoffs, corrections, last)
+    }
+
+    /// A person's correction of the walking order: the item (on the list) put at `position`
+    /// (1 = first) of the list in the shop's order. Recorded as evidence beside the check-offs
+    /// (its neighbours' names), so every computer shows it, until the item is walked again.
+    /// Returns the list in the shop's order.
+    @discardableResult
+    public func moveShoppingItemInWalkingOrder(_ handle: String, to position: Int) throws -> [ShoppingItem] {
+        let ordered = try shoppingItems(inWalkingOrder: .active)
+        let item = try resolveShoppingItem(handle, in: [.active])
+        guard (1...max(1, ordered.count)).contains(position) else {
+            throw HouseholdError.refuse(.positionOutOfRange, ["max": JSONValue(ordered.count)])
+        }
+        let rest = ordered.filter { $0.id != item.id }
+        let after = position >= 2 ? rest[position - 2].name : nil
+        let before = position - 1 < rest.count ? rest[position - 1].name : nil
+        guard after != nil || before != nil, ordered.firstIndex(where: { $0.id == item.id }) != position - 1 else { return ordered }
+        try store.write(member: memberID) { tx in
+            var fields: [String: FieldValue] = ["name": .text(item.name), "member": memberID.map(FieldValue.text) ?? .null, "at": .integer(try store.orderingKey())]
+            if let after { fields["after"] = .text(after) }
+            if let before { fields["before"] = .text(before) }
+            try tx.create(.shoppingCheckoff, RowIDRules.newRowID(), RowFields(fields))
+        }
+        return try shoppingItems(inWalkingOrder: .active)
     }
 
     /// Needed again: the same item comes back to the end of the list (`once`: as for a check).
@@ -515,6 +552,8 @@ extension Household {
         },
         .write("shop.check", for: APIMethod.everyone) { a, h in try h.checkShoppingItem(a.string("item"), once: a.flag("once")) },
         .write("shop.restock", for: APIMethod.everyone) { a, h in try h.restockShoppingItem(a.string("item"), once: a.flag("once")) },
+        // `position`: 1 = first, in the list in the shop's order (a person's correction of it).
+        .write("shop.move", for: APIMethod.everyone) { a, h in try h.moveShoppingItemInWalkingOrder(a.string("item"), to: a.integer("position")) },
         .write("shop.rename", for: APIMethod.everyone) { a, h in try h.renameShoppingItem(a.string("item"), to: a.string("name")) },
         // `quantity`, `note`: a text sets it, "" or null clears it, absent leaves it.
         .write("shop.edit", for: APIMethod.everyone) { a, h in

@@ -56,6 +56,43 @@ public enum WalkingOrder {
         return trips.filter { $0.count > 1 }
     }
 
+    /// A person's correction: `name` put after `after` and before `before` (name keys) at `at`.
+    public struct Correction: Sendable, Equatable {
+        public let name: String
+        public let after: String?
+        public let before: String?
+        public let at: Int64
+        public init(name: String, after: String?, before: String?, at: Int64) {
+            self.name = name
+            self.after = after
+            self.before = before
+            self.at = at
+        }
+    }
+
+    /// `names` in the walking order `trips` teach, then each of `corrections` (oldest first) that
+    /// no check-off of its item has followed since (`lastChecked`: a name's last check-off, ms):
+    /// the item moved right after its `after`, or right before its `before` when `after` is not
+    /// on the list (neither: left where it is). A correction holds until the item is walked again;
+    /// from then on the trips, which the correction does not outvote, decide.
+    public static func order(_ names: [String], trips: [[String]], corrections: [Correction], lastChecked: [String: Int64]) -> [String] {
+        var result = order(names, trips: trips)
+        for correction in corrections.sorted(by: { $0.at < $1.at }) where (lastChecked[correction.name] ?? .min) <= correction.at {
+            guard let from = result.firstIndex(of: correction.name) else { continue }
+            var moved = result
+            moved.remove(at: from)
+            if let after = correction.after, let anchor = moved.firstIndex(of: after) {
+                moved.insert(correction.name, at: anchor + 1)
+            } else if let before = correction.before, let anchor = moved.firstIndex(of: before) {
+                moved.insert(correction.name, at: anchor)
+            } else {
+                continue
+            }
+            result = moved
+        }
+        return result
+    }
+
     /// `names` (name keys, in the order added) in the walking order `trips` teach.
     public static func order(_ names: [String], trips: [[String]]) -> [String] {
         let count = names.count

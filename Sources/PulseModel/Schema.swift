@@ -481,6 +481,10 @@ extension EntityKind {
                     FieldSpec("name", .text(max: 200), immutable: true),
                     FieldSpec("member", .reference(.member), nullable: true, immutable: true),
                     FieldSpec("at", .timestamp, immutable: true),
+                    // A person's correction instead of a check-off: the item was put after `after`
+                    // (the name shown before it) and before `before` (the one after it).
+                    FieldSpec("after", .text(max: 200), immutable: true, optional: true),
+                    FieldSpec("before", .text(max: 200), immutable: true, optional: true),
                 ], tombstone: nil, singletonRowID: nil),
         ]
         #if DEBUG

@@ -42,6 +42,8 @@ extension Migrations {
             name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
             member TEXT,
             at INTEGER NOT NULL CHECK (at >= 0),
+            after TEXT CHECK (after IS NULL OR length(after) BETWEEN 1 AND 200),
+            before TEXT CHECK (before IS NULL OR length(before) BETWEEN 1 AND 200),
             versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
         ) WITHOUT ROWID;
         CREATE INDEX shopping_checkoff_at ON shopping_checkoff (at);

@@ -56,6 +56,21 @@ import Testing
         try home.run(["member", "add", "Mia \(tag)"])
     }
 
+    /// The entities this release added since the previous one, which that release keeps and
+    /// relays without showing (the open schema): the shopping check-offs (issue 57).
+    static let addedSince = ["shopping_checkoff"]
+
+    /// `home`'s export as the previous release can show it: without ``addedSince`` (both sides
+    /// read through the same serialization, so that they compare).
+    func shown(_ home: Home) throws -> String {
+        var export = try JSONSerialization.jsonObject(with: Data(home.export().utf8)) as? [String: Any] ?? [:]
+        if var entities = export["entities"] as? [String: Any] {
+            for name in Self.addedSince { entities[name] = nil }
+            export["entities"] = entities
+        }
+        return String(decoding: try JSONSerialization.data(withJSONObject: export, options: [.sortedKeys, .prettyPrinted]), as: UTF8.self)
+    }
+
     /// The previous release's binary; nil when HEAD is the first tagged release (nothing
     /// before it to meet) or, recorded as a failure, when it was not built.
     func previousBinary() -> String? {
@@ -87,8 +102,8 @@ import Testing
         try first.waitUntil("synced")
         try second.waitUntil("synced")
         #expect(
-            eventually(timeout: 30) { (try? old.export()) == (try? new.export()) },
-            "the previous release and this one hold different households:\n\((try? old.export()) ?? "")\n---\n\((try? new.export()) ?? "")")
+            eventually(timeout: 30) { (try? shown(old)) == (try? shown(new)) },
+            "the previous release and this one hold different households:\n\((try? shown(old)) ?? "")\n---\n\((try? shown(new)) ?? "")")
         let export = try new.export()
         for tag in ["first", "second"] {
             for text in ["Milk \(tag)", "Laundry \(tag)", "Water the plants \(tag)", "Mia \(tag)", "Fence \(tag)"] {

@@ -64,7 +64,11 @@ register({
 function render() {
   const { list = [], pool = [] } = store.view("shopping") || {};
   if (editing && $("shop-list").querySelector("form.item-edit")) return; // a live update waits for the edit
-  $("shop-list").replaceChildren(...list.map(shopRow));
+  $("shop-list").replaceChildren(...list.map((item, index) => shopRow(item, index, list.length)));
+  if (focusAfter) {
+    $("shop-list").querySelector(`li[data-id="${CSS.escape(focusAfter)}"] .handle`)?.focus();
+    focusAfter = null;
+  }
   $("shop-count").textContent = list.length;
   $("shop-empty").hidden = list.length > 0 || rapidActive;
   $("shop-list").hidden = list.length === 0;
@@ -94,11 +98,19 @@ function details(item) {
   };
 }
 
-function shopRow(item) {
+let focusAfter = null; // the item whose handle keeps the focus after a keyboard move
+let dragged = null;
+
+function shopRow(item, index, count) {
   const name = el("span", { class: "name", text: item.name, title: t("page.shopping.rename.title"), role: "button", tabindex: "0",
     "aria-label": t("page.shopping.item.label", { name: item.name }) });
   const { quantity, note } = details(item);
-  const li = el("li", { "data-id": item.id, class: item.pending ? "pending" : "" },
+  // In the shop's order, a person corrects it: the ⠿ handle with ↑ / ↓, or drag and drop.
+  const movable = shopOrder() === "shop" && !item.pending && count > 1;
+  const handle = movable ? el("button", { type: "button", class: "handle", text: "⠿",
+    "aria-label": t("page.shopping.move.label", { name: item.name, position: index + 1, count }) }) : null;
+  const li = el("li", { "data-id": item.id, class: item.pending ? "pending" : "", ...(movable ? { draggable: "true" } : {}) },
+    handle,
     el("button", { type: "button", class: "check", "aria-pressed": "false", "aria-label": t("page.shopping.check", { name: item.name }),
       onclick: () => checkItem(item, li) }),
     el("span", { class: "grow" }, el("span", { class: "item-line" }, quantity, name), note),
@@ -106,10 +118,41 @@ function shopRow(item) {
       "aria-label": t("page.shopping.details", { name: item.name }), onclick: () => editDetails(item, li) }),
     el("button", { type: "button", class: "row-button remove", text: "✕", "aria-label": t("page.shopping.delete", { name: item.name }),
       onclick: () => deleteItem(item) }));
+  if (handle) {
+    handle.addEventListener("keydown", (e) => {
+      const step = e.key === "ArrowUp" ? -1 : e.key === "ArrowDown" ? 1 : 0;
+      if (!step) return;
+      e.preventDefault();
+      const position = index + 1 + step;
+      if (position < 1 || position > count) return;
+      focusAfter = item.id;
+      moveItem(item, position);
+    });
+    li.addEventListener("dragstart", (e) => { dragged = item; li.classList.add("dragging"); e.dataTransfer.effectAllowed = "move"; e.dataTransfer.setData("text/plain", item.id); });
+    li.addEventListener("dragend", () => { dragged = null; li.classList.remove("dragging"); });
+    li.addEventListener("dragover", (e) => { if (dragged && dragged.id !== item.id) { e.preventDefault(); li.classList.add("drop-target"); } });
+    li.addEventListener("dragleave", () => li.classList.remove("drop-target"));
+    li.addEventListener("drop", (e) => {
+      e.preventDefault();
+      li.classList.remove("drop-target");
+      if (dragged && dragged.id !== item.id) moveItem(dragged, index + 1);
+    });
+  }
   const rename = () => startRename(item, name);
   name.addEventListener("click", rename);
   name.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); rename(); } });
   return li;
+}
+
+/** The walking order corrected: `item` at `position` (1 = first) of the list in the shop's order. */
+async function moveItem(item, position) {
+  try {
+    await store.guess("shopping", (s) => {
+      const rest = without(s.list, item.id);
+      return { ...s, list: [...rest.slice(0, position - 1), item, ...rest.slice(position - 1)] };
+    }, () => call("shop.move", { item: item.id, position }));
+  } catch (error) { focusAfter = null; fail(error); }
+  refresh("shopping");
 }
 
 // One wrong item: gone at once on every computer, and Undo brings the same item back.

@@ -73,6 +73,38 @@ import Testing
         #expect(tau >= 0.9, "τ = \(tau): \(learned)")
     }
 
+    @Test func aCorrectionMovesItsItemUntilTheItemIsCheckedOffAgain() {
+        let trips = [["a", "b", "c", "d"]]
+        let moveDAfterA = WalkingOrder.Correction(name: "d", after: "a", before: "b", at: 100)
+        #expect(WalkingOrder.order(["a", "b", "c", "d"], trips: trips, corrections: [moveDAfterA], lastChecked: ["d": 50]) == ["a", "d", "b", "c"])
+        // Walked again after the correction: the trips decide.
+        #expect(WalkingOrder.order(["a", "b", "c", "d"], trips: trips, corrections: [moveDAfterA], lastChecked: ["d": 150]) == ["a", "b", "c", "d"])
+        // Its `after` not on the list: before its `before`; neither: where it was.
+        #expect(WalkingOrder.order(["b", "c", "d"], trips: trips, corrections: [moveDAfterA], lastChecked: [:]) == ["d", "b", "c"])
+        #expect(WalkingOrder.order(["c", "d"], trips: trips, corrections: [moveDAfterA], lastChecked: [:]) == ["c", "d"])
+        // To the top (no `after`), and corrections in the order they were made.
+        let top = WalkingOrder.Correction(name: "c", after: nil, before: "a", at: 200)
+        #expect(WalkingOrder.order(["a", "b", "c", "d"], trips: trips, corrections: [top, moveDAfterA], lastChecked: [:]) == ["c", "a", "d", "b"])
+    }
+
+    @Test func aPersonsCorrectionIsShownOnEveryComputerAndRefusedOutOfRange() throws {
+        let b = try secondMachine()
+        try a.addShoppingItems(["Bread", "Milk", "Eggs", "Soap"])
+        for name in ["Bread", "Milk", "Eggs", "Soap"] { _ = try a.checkShoppingItem(name) }
+        try a.addShoppingItems(["Bread", "Milk", "Eggs", "Soap"])
+        let export = try a.canonicalExport()
+        #expect(code { try a.moveShoppingItemInWalkingOrder("Soap", to: 5) } == "position_out_of_range")
+        #expect(code { try a.moveShoppingItemInWalkingOrder("Soap", to: 0) } == "position_out_of_range")
+        #expect(try a.canonicalExport() == export)
+        #expect(try a.moveShoppingItemInWalkingOrder("Soap", to: 2).map(\.name) == ["Bread", "Soap", "Milk", "Eggs"])
+        try sync(a, b)
+        #expect(try b.shoppingItems(inWalkingOrder: .active).map(\.name) == ["Bread", "Soap", "Milk", "Eggs"])
+        try b.moveShoppingItemInWalkingOrder("Bread", to: 4)
+        try sync(a, b)
+        #expect(try a.shoppingItems(inWalkingOrder: .active).map(\.name) == ["Soap", "Milk", "Eggs", "Bread"])
+        #expect(try a.shoppingItems().map(\.name) == ["Bread", "Milk", "Eggs", "Soap"], "as added, unchanged")
+    }
+
     @Test func kendallTauIsOneForTheSameOrderAndMinusOneReversed() {
         #expect(WalkingOrder.kendallTau(["a", "b", "c"], ["a", "b", "c"]) == 1)
         #expect(WalkingOrder.kendallTau(["c", "b", "a"], ["a", "b", "c"]) == -1)
