@@ -263,7 +263,9 @@ extension Household {
         let before = position - 1 < rest.count ? rest[position - 1].name : nil
         guard after != nil || before != nil, ordered.firstIndex(where: { $0.id == item.id }) != position - 1 else { return ordered }
         try store.write(member: memberID) { tx in
-            var fields: [String: FieldValue] = ["name": .text(item.name), "member": memberID.map(FieldValue.text) ?? .null, "at": .integer(try store.orderingKey())]
+            var fields: [String: FieldValue] = [
+                "name": .text(item.name), "member": memberID.map(FieldValue.text) ?? .null, "at": .integer(try store.orderingKey()),
+            ]
             if let after { fields["after"] = .text(after) }
             if let before { fields["before"] = .text(before) }
             try tx.create(.shoppingCheckoff, RowIDRules.newRowID(), RowFields(fields))
