@@ -231,17 +231,19 @@ extension Household {
     /// Every check-off of the household, as the walking order reads them.
     public func shoppingCheckoffs() throws -> [WalkingOrder.CheckOff] { try walkingEvidence().checkoffs }
 
-    /// The check-offs, the people's corrections, and each name's last check-off (ms).
-    func walkingEvidence() throws -> (checkoffs: [WalkingOrder.CheckOff], corrections: [WalkingOrder.Correction], lastChecked: [String: Int64]) {
-        var checkoffs: [WalkingOrder.CheckOff] = [], corrections: [WalkingOrder.Correction] = [], last: [String: Int64] = [:]
+    /// The check-offs, the people's corrections, and each name's last check-off.
+    func walkingEvidence() throws -> (
+        checkoffs: [WalkingOrder.CheckOff], corrections: [WalkingOrder.Correction], lastChecked: [String: HybridTimestamp]
+    ) {
+        var checkoffs: [WalkingOrder.CheckOff] = [], corrections: [WalkingOrder.Correction] = [], last: [String: HybridTimestamp] = [:]
         for row in try store.rows(.shoppingCheckoff, RowQuery(orderedBy: ["at"])) {
-            let name = row.text("name").nameKey, at = HybridTimestamp(rawValue: row.integer("at")).milliseconds
+            let name = row.text("name").nameKey, at = HybridTimestamp(rawValue: row.integer("at"))
             let after = row.optionalText("after"), before = row.optionalText("before")
             if after != nil || before != nil {
                 corrections.append(WalkingOrder.Correction(name: name, after: after?.nameKey, before: before?.nameKey, at: at))
             } else {
                 checkoffs.append(WalkingOrder.CheckOff(name: name, member: row.optionalText("member"), at: at))
-                last[name] = max(last[name] ?? .min, at)
+                last[name] = max(last[name] ?? at, at)
             }
         }
         return (checkoffs, corrections, last)

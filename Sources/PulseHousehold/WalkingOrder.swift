@@ -25,12 +25,13 @@ public enum WalkingOrder {
     /// Check-offs further apart than this (milliseconds) are two trips.
     public static let tripGap: Int64 = 15 * 60_000
 
-    /// One check-off: the item's name key, who checked it, when (Unix milliseconds).
+    /// One check-off: the item's name key, who checked it, when (the hybrid clock's reading: two
+    /// check-offs in one millisecond keep the order they were made in).
     public struct CheckOff: Sendable, Equatable {
         public let name: String
         public let member: String?
-        public let at: Int64
-        public init(name: String, member: String?, at: Int64) {
+        public let at: HybridTimestamp
+        public init(name: String, member: String?, at: HybridTimestamp) {
             self.name = name
             self.member = member
             self.at = at
@@ -40,17 +41,18 @@ public enum WalkingOrder {
     /// The trips of `checkoffs` (any order), each its name keys in the order walked; the trips
     /// in the order they began.
     public static func trips(_ checkoffs: [CheckOff]) -> [[String]] {
-        let sorted = checkoffs.sorted { ($0.at, $0.member ?? "", $0.name) < ($1.at, $1.member ?? "", $1.name) }
+        let sorted = checkoffs.sorted { ($0.at.rawValue, $0.member ?? "", $0.name) < ($1.at.rawValue, $1.member ?? "", $1.name) }
         var open: [String: (last: Int64, index: Int)] = [:] // per member: the trip being walked
         var trips: [[String]] = []
         for checkoff in sorted {
             let who = checkoff.member ?? ""
-            if let trip = open[who], checkoff.at - trip.last <= tripGap {
+            let at = checkoff.at.milliseconds
+            if let trip = open[who], at - trip.last <= tripGap {
                 if !trips[trip.index].contains(checkoff.name) { trips[trip.index].append(checkoff.name) }
-                open[who] = (checkoff.at, trip.index)
+                open[who] = (at, trip.index)
             } else {
                 trips.append([checkoff.name])
-                open[who] = (checkoff.at, trips.count - 1)
+                open[who] = (at, trips.count - 1)
             }
         }
         return trips.filter { $0.count > 1 }
@@ -61,8 +63,8 @@ public enum WalkingOrder {
         public let name: String
         public let after: String?
         public let before: String?
-        public let at: Int64
-        public init(name: String, after: String?, before: String?, at: Int64) {
+        public let at: HybridTimestamp
+        public init(name: String, after: String?, before: String?, at: HybridTimestamp) {
             self.name = name
             self.after = after
             self.before = before
@@ -71,13 +73,13 @@ public enum WalkingOrder {
     }
 
     /// `names` in the walking order `trips` teach, then each of `corrections` (oldest first) that
-    /// no check-off of its item has followed since (`lastChecked`: a name's last check-off, ms):
+    /// no check-off of its item has followed since (`lastChecked`: a name's last check-off):
     /// the item moved right after its `after`, or right before its `before` when `after` is not
     /// on the list (neither: left where it is). A correction holds until the item is walked again;
     /// from then on the trips, which the correction does not outvote, decide.
-    public static func order(_ names: [String], trips: [[String]], corrections: [Correction], lastChecked: [String: Int64]) -> [String] {
+    public static func order(_ names: [String], trips: [[String]], corrections: [Correction], lastChecked: [String: HybridTimestamp]) -> [String] {
         var result = order(names, trips: trips)
-        for correction in corrections.sorted(by: { $0.at < $1.at }) where (lastChecked[correction.name] ?? .min) <= correction.at {
+        for correction in corrections.sorted(by: { $0.at < $1.at }) where (lastChecked[correction.name]?.rawValue ?? .min) <= correction.at.rawValue {
             guard let from = result.firstIndex(of: correction.name) else { continue }
             var moved = result
             moved.remove(at: from)

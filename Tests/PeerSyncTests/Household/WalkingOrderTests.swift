@@ -15,17 +15,22 @@ import Testing
     }
 
     static let minute: Int64 = 60_000
+    /// A reading of the hybrid clock at `milliseconds`.
+    func ms(_ milliseconds: Int64) -> HybridTimestamp { HybridTimestamp(milliseconds: milliseconds) }
 
     @Test func checkOffsCloseTogetherByOneMemberAreATripAndAGapOrAnotherMemberStartsAnother() {
         let m = Self.minute
         let checkoffs: [WalkingOrder.CheckOff] = [
-            .init(name: "bread", member: "anna", at: 0), .init(name: "milk", member: "anna", at: 2 * m),
-            .init(name: "eggs", member: "tom", at: 3 * m), .init(name: "apples", member: "tom", at: 4 * m),
-            .init(name: "milk", member: "anna", at: 5 * m), // twice in a trip: its first place
-            .init(name: "cheese", member: "anna", at: 30 * m), // after a gap: a trip of one, left out
-            .init(name: "soap", member: nil, at: 100 * m), .init(name: "tea", member: nil, at: 101 * m),
+            .init(name: "bread", member: "anna", at: ms(0)), .init(name: "milk", member: "anna", at: ms(2 * m)),
+            .init(name: "eggs", member: "tom", at: ms(3 * m)), .init(name: "apples", member: "tom", at: ms(4 * m)),
+            .init(name: "milk", member: "anna", at: ms(5 * m)), // twice in a trip: its first place
+            .init(name: "cheese", member: "anna", at: ms(30 * m)), // after a gap: a trip of one, left out
+            .init(name: "soap", member: nil, at: ms(100 * m)), .init(name: "tea", member: nil, at: ms(101 * m)),
+            // In one millisecond: the clock's counter keeps the order they were made in.
+            .init(name: "zucchini", member: "tom", at: HybridTimestamp(milliseconds: 200 * m, counter: 0)),
+            .init(name: "apples", member: "tom", at: HybridTimestamp(milliseconds: 200 * m, counter: 1)),
         ]
-        #expect(WalkingOrder.trips(checkoffs.reversed()) == [["bread", "milk"], ["eggs", "apples"], ["soap", "tea"]])
+        #expect(WalkingOrder.trips(checkoffs.reversed()) == [["bread", "milk"], ["eggs", "apples"], ["soap", "tea"], ["zucchini", "apples"]])
     }
 
     static let orders: [(String, [String], [[String]], [String])] = [
@@ -61,7 +66,7 @@ import Testing
             walked.insert(moved, at: Int.random(in: 0...walked.count, using: &random))
             for name in walked {
                 time += Int64.random(in: 10_000...90_000, using: &random)
-                checkoffs.append(.init(name: name, member: trip % 2 == 0 ? "anna" : "tom", at: time))
+                checkoffs.append(.init(name: name, member: trip % 2 == 0 ? "anna" : "tom", at: ms(time)))
             }
             time += 3 * 24 * 60 * Self.minute
         }
@@ -75,15 +80,15 @@ import Testing
 
     @Test func aCorrectionMovesItsItemUntilTheItemIsCheckedOffAgain() {
         let trips = [["a", "b", "c", "d"]]
-        let moveDAfterA = WalkingOrder.Correction(name: "d", after: "a", before: "b", at: 100)
-        #expect(WalkingOrder.order(["a", "b", "c", "d"], trips: trips, corrections: [moveDAfterA], lastChecked: ["d": 50]) == ["a", "d", "b", "c"])
+        let moveDAfterA = WalkingOrder.Correction(name: "d", after: "a", before: "b", at: ms(100))
+        #expect(WalkingOrder.order(["a", "b", "c", "d"], trips: trips, corrections: [moveDAfterA], lastChecked: ["d": ms(50)]) == ["a", "d", "b", "c"])
         // Walked again after the correction: the trips decide.
-        #expect(WalkingOrder.order(["a", "b", "c", "d"], trips: trips, corrections: [moveDAfterA], lastChecked: ["d": 150]) == ["a", "b", "c", "d"])
+        #expect(WalkingOrder.order(["a", "b", "c", "d"], trips: trips, corrections: [moveDAfterA], lastChecked: ["d": ms(150)]) == ["a", "b", "c", "d"])
         // Its `after` not on the list: before its `before`; neither: where it was.
         #expect(WalkingOrder.order(["b", "c", "d"], trips: trips, corrections: [moveDAfterA], lastChecked: [:]) == ["d", "b", "c"])
         #expect(WalkingOrder.order(["c", "d"], trips: trips, corrections: [moveDAfterA], lastChecked: [:]) == ["c", "d"])
         // To the top (no `after`), and corrections in the order they were made.
-        let top = WalkingOrder.Correction(name: "c", after: nil, before: "a", at: 200)
+        let top = WalkingOrder.Correction(name: "c", after: nil, before: "a", at: ms(200))
         #expect(WalkingOrder.order(["a", "b", "c", "d"], trips: trips, corrections: [top, moveDAfterA], lastChecked: [:]) == ["c", "a", "d", "b"])
     }
 
