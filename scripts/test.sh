@@ -125,6 +125,12 @@ total=$(grep -oE 'Test run with [0-9]+ tests' "$log" | grep -oE '[0-9]+' | awk '
 swift_failed=$(grep -E '^. Test .* failed after' "$log" | grep -vc '^. Test run with' || true)
 passed=$(( ${total:-0} - ${swift_failed:-0} + ${page_passed:-0} + ${package_passed:-0} ))
 failed=$(( ${swift_failed:-0} + ${page_failed:-0} + ${package_failed:-0} ))
+# What failed, again at the end where a reader of the log's tail sees it (each failed
+# expectation's line, with its values).
+if [ "${swift_failed:-0}" -ne 0 ]; then
+  echo "the failed expectations:"
+  grep -E -A12 '^. Test .* recorded an issue' "$log" | cut -c1-1500 | head -150
+fi
 echo "tests: ${passed} passed, ${failed} failed (in $((SECONDS / 60)) min $((SECONDS % 60)) s)"
 if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ]; then exit 1; fi
 if [ "$passed" -eq 0 ]; then echo "no test ran" >&2; exit 1; fi

@@ -60,8 +60,9 @@ import Testing
         kill(agentB.process.processIdentifier, SIGSTOP)
         let started = Date()
         let after = firstPeer(try a.waitUntil("disconnected", timeout: 30))
-        // Three keepalive intervals of silence (3 s), plus scheduling slack.
-        #expect(Date().timeIntervalSince(started) < 8)
+        // Three keepalive intervals of silence (3 s), plus the slack of a loaded machine (CI's
+        // browsers beside it); the default interval's 45 s could not meet it.
+        #expect(Date().timeIntervalSince(started) < 20)
         #expect((after["lastError"] as? String)?.contains("silent") == true)
         kill(agentB.process.processIdentifier, SIGCONT)
         try a.run(["shop", "add", "After the nap"])
