@@ -88,8 +88,11 @@ for (const kind of ['mousedown', 'mouseup', 'click', 'pointerdown', 'pointerup',
 
 def navigated(driver):
     """After a navigation: the mouse watched in the new document (Chromium adds it to every
-    document itself)."""
+    document itself), once that document is the page's, drawn: WebKitGTK's get() can return
+    on the sign-in link's document while the page's replaces it ("Callback was not called
+    before the unload event", once under load)."""
     if ENGINE != "chromium":
+        wait("the page drawn after the navigation", lambda: ready(driver), timeout=15)
         driver.execute_script(MOUSE)
     if ENGINE == "firefox":
         driver.execute_script("window.focus()")
