@@ -231,12 +231,13 @@ extension Household {
     /// Every check-off of the household, as the walking order reads them.
     public func shoppingCheckoffs() throws -> [WalkingOrder.CheckOff] { try walkingEvidence().checkoffs }
 
-    /// The check-offs, the people's corrections, and each name's last check-off.
+    /// The check-offs, the people's corrections, and each name's last check-off: the newest
+    /// ``WalkingOrder/evidence`` of them (a read bounded whatever the household's history).
     func walkingEvidence() throws -> (
         checkoffs: [WalkingOrder.CheckOff], corrections: [WalkingOrder.Correction], lastChecked: [String: HybridTimestamp]
     ) {
         var checkoffs: [WalkingOrder.CheckOff] = [], corrections: [WalkingOrder.Correction] = [], last: [String: HybridTimestamp] = [:]
-        for row in try store.rows(.shoppingCheckoff, RowQuery(orderedBy: ["at"])) {
+        for row in try store.rows(.shoppingCheckoff, RowQuery(orderedBy: ["at"], last: WalkingOrder.evidence)) {
             let name = row.text("name").nameKey, at = HybridTimestamp(rawValue: row.integer("at"))
             let after = row.optionalText("after"), before = row.optionalText("before")
             if after != nil || before != nil {

@@ -4,7 +4,8 @@ import PulseModel
 /// I/O, table-tested (WalkingOrderTests); the household reads the check-offs
 /// (`shopping_checkoff`, replicated) and every replica computes the same order from the same rows.
 ///
-/// **The method.**
+/// **The method.** From the newest ``evidence`` check-offs and corrections (every replica holds
+/// the same rows, so reads the same newest ones):
 /// 1. *Trips.* A trip is a run of check-offs by one member, each within ``tripGap`` of the one
 ///    before (a person walking the shop). A name checked twice in a trip counts at its first place.
 ///    Trips of one item say nothing of an order and are left out.
@@ -22,6 +23,11 @@ import PulseModel
 ///
 /// Names are compared by their folded key (``String/nameKey``), as the list compares them.
 public enum WalkingOrder {
+    /// The newest check-offs and corrections the order is learned from (≈ 100 trips of 40
+    /// items; years of a family's weekly shop): the learning costs the same after any length
+    /// of history, and a shop that moves its aisles is learned anew as its old trips leave.
+    public static let evidence = 4_000
+
     /// Check-offs further apart than this (milliseconds) are two trips.
     public static let tripGap: Int64 = 15 * 60_000
 

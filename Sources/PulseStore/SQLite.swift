@@ -46,6 +46,7 @@ final class Connection {
         let entity: EntityKind
         let filter: [String]
         let order: [String]
+        let last: Bool
     }
 
     /// The statement for `shape`, made from `sql()` once for the connection's life.

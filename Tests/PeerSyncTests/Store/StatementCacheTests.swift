@@ -34,3 +34,22 @@ import Testing
         #expect(try connection.statements.slot(StatementSlot.held(0), on: connection) { insert } !== slotted)
     }
 }
+
+/// A row query's `last`: the last rows of its order, in that order, each shape's statement kept.
+@Suite struct RowQueryTests {
+    @Test func theLastRowsOfAnOrderAreAnsweredInThatOrder() throws {
+        let dir = try TemporaryDirectory()
+        let store = try makeStore(dir, "a")
+        _ = try store.write(member: nil) { tx in
+            for (id, listed) in [("i1", 30), ("i2", 10), ("i3", 40), ("i4", 20), ("i5", 20)] {
+                _ = try tx.create(.shoppingItem, id, shoppingItem("Item \(id)", listed: Int64(listed)))
+            }
+        }
+        let ids = { (query: RowQuery) in try store.rows(.shoppingItem, query).map(\.id) }
+        #expect(try ids(RowQuery(orderedBy: ["listed"])) == ["i2", "i4", "i5", "i1", "i3"])
+        #expect(try ids(RowQuery(orderedBy: ["listed"], last: 3)) == ["i5", "i1", "i3"])
+        #expect(try ids(RowQuery(orderedBy: ["listed"], last: 1)) == ["i3"])
+        #expect(try ids(RowQuery(orderedBy: ["listed"], last: 9)) == ["i2", "i4", "i5", "i1", "i3"])
+        #expect(try ids(RowQuery(where: [("state", .text("active"))], orderedBy: ["listed"], last: 2)) == ["i1", "i3"])
+    }
+}
