@@ -46,7 +46,7 @@ public struct HouseholdEvent: Sendable, Codable, Equatable {
         case .conflict, .peerConnected, .peerLost, .peerSync: return .sync
         case .changed:
             switch entity.flatMap(EntityKind.init(rawValue:)) {
-            case .shoppingItem?: return .shopping
+            case .shoppingItem?, .shoppingCheckoff?: return .shopping // a check-off row alone: a person's correction of the order
             case .task?, .recurringTemplate?: return .tasks
             case .backlogCategory?, .backlogItem?: return .backlog
             case .kid?, .catalogueSelection?, .ledgerEntry?: return .kids

@@ -172,11 +172,13 @@ extension Household {
 
     /// Deletes one item (a wrong one) from the list or the restock pool: gone on every
     /// machine (the seeds' Deleted state; the row stays, so an undo brings back the same item).
-    /// It is this machine's last removal: `shop undo` brings it back where it was.
-    public func deleteShoppingItem(_ handle: String) throws -> ShoppingItem {
+    /// `remembered` (the CLI's `shop delete`, which has no toast): it becomes this machine's last
+    /// removal, which `shop undo` brings back where it was. A page or a phone undoes its own
+    /// delete by the item's id (``undeleteShoppingItem(_:to:)``) and leaves a clear's undo alone.
+    public func deleteShoppingItem(_ handle: String, remembered: Bool = false) throws -> ShoppingItem {
         let item = try resolveShoppingItem(handle, in: [.active, .restock])
         try store.write(member: memberID) { try $0.put(.shoppingItem, item.id, ["state": .text("deleted")]) }
-        try store.setMeta(Self.lastClearKey, .text(item.state == .restock ? "\(item.id)@restock" : item.id))
+        if remembered { try store.setMeta(Self.lastClearKey, .text(item.state == .restock ? "\(item.id)@restock" : item.id)) }
         return item
     }
 
@@ -257,7 +259,8 @@ extension Household {
     @discardableResult
     public func moveShoppingItemInWalkingOrder(_ handle: String, to position: Int) throws -> [ShoppingItem] {
         let ordered = try shoppingItems(inWalkingOrder: .active)
-        let item = try resolveShoppingItem(handle, in: [.active])
+        // A number is a place in the list as it is shown here: in the shop's order.
+        let item = try Handles.resolve(handle, in: ordered, positional: ordered, what: "item", list: "shopping_list", name: \.name, id: \.id)
         guard (1...max(1, ordered.count)).contains(position) else {
             throw HouseholdError.refuse(.positionOutOfRange, ["max": JSONValue(ordered.count)])
         }

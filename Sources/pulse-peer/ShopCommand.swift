@@ -115,7 +115,7 @@ struct Shop: ParsableCommand {
         @OptionGroup var options: HomeOptions
         @Argument var item: String
         func run() throws {
-            let deleted = try options.write { try $0.deleteShoppingItem(item) }
+            let deleted = try options.write { try $0.deleteShoppingItem(item, remembered: true) }
             print(say("cli.shop.deleted", ["name": .string(deleted.name)]))
         }
     }

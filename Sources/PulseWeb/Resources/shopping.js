@@ -40,7 +40,7 @@ let rapidActive = false;
 register({
   id: "shopping",
   tab: true,
-  topics: ["shopping.", "shopping_item"],
+  topics: ["shopping.", "shopping_item", "shopping_checkoff"],
   after: shoppingAfter,
   async load() {
     await store.load("shopping", async () => {
@@ -64,7 +64,10 @@ register({
 function render() {
   const { list = [], pool = [] } = store.view("shopping") || {};
   if (editing && $("shop-list").querySelector("form.item-edit")) return; // a live update waits for the edit
-  $("shop-list").replaceChildren(...list.map((item, index) => shopRow(item, index, list.length)));
+  // Places among the items the agent holds (a row still being sent has none: the agent's
+  // `position` counts only its own items).
+  const placed = list.filter((item) => !item.pending);
+  $("shop-list").replaceChildren(...list.map((item) => shopRow(item, placed.indexOf(item), placed.length)));
   if (focusAfter) {
     $("shop-list").querySelector(`li[data-id="${CSS.escape(focusAfter)}"] .handle`)?.focus();
     focusAfter = null;

@@ -70,6 +70,9 @@ private func added(
                 .first?.assignee == anna)
         #expect(EventRules.events(of: change(.task, ["assignee": .text(anna), "done": .bool(true)])).map(\.assignee) == [anna, nil])
         #expect(EventRules.events(of: change(.backlogItem, ["title": .text("x")])).first?.topic == .backlog)
+        // A person's correction of the shop's order is a check-off row alone: the list's topic,
+        // so a page showing the shop's order on another computer draws it again.
+        #expect(EventRules.events(of: change(.shoppingCheckoff, ["name": .text("Soap"), "after": .text("Bread")])).first?.topic == .shopping)
         // A chore done or a reward redeemed is the kid's doing (named by the kid, on whoever's
         // computer); an adult's adjustment (no catalogue item) is the adult's (issue 52, item 5).
         let redeemed = change(.ledgerEntry, ["kind": .text("spend"), "title": .text("Ice cream"), "kid": .text("k"), "selection": .text("reward_001")])

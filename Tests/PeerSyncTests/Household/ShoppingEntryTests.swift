@@ -116,15 +116,24 @@ import Testing
     @Test func oneItemDeletedComesBackWhereItWasWithUndo() throws {
         try a.addShoppingItems(["Milk", "Eggs", "Bread"])
         _ = try a.checkShoppingItem("Bread")
-        _ = try a.deleteShoppingItem("Eggs")
+        _ = try a.deleteShoppingItem("Eggs", remembered: true)
         #expect(try a.undoClearShoppingList().map(\.name) == ["Eggs"])
         #expect(try a.shoppingItems().map(\.name) == ["Milk", "Eggs"])
-        _ = try a.deleteShoppingItem("Bread")
+        _ = try a.deleteShoppingItem("Bread", remembered: true)
         #expect(try a.undoClearShoppingList().map { [$0.name, $0.state.rawValue] } == [["Bread", "restock"]])
         #expect(code { try a.undoClearShoppingList() } == "no_clear_to_undo")
         // A clear after a delete: undo brings back the clear.
-        _ = try a.deleteShoppingItem("Eggs")
+        _ = try a.deleteShoppingItem("Eggs", remembered: true)
         try a.clearShoppingList()
         #expect(try a.undoClearShoppingList().map(\.name) == ["Milk"])
+    }
+
+    @Test func aPageOrPhonesDeleteLeavesTheClearsUndoAlone() throws {
+        try a.addShoppingItems(["Milk", "Eggs"])
+        try a.clearShoppingList()
+        try a.addShoppingItems(["Bread"])
+        _ = try a.deleteShoppingItem("Bread") // a page's ✕ (it undoes by the item's id)
+        #expect(try a.undoClearShoppingList().map(\.name) == ["Milk", "Eggs"])
+        #expect(try a.shoppingItems(.deleted).map(\.name) == ["Bread"])
     }
 }

@@ -102,6 +102,9 @@ import Testing
         #expect(code { try a.moveShoppingItemInWalkingOrder("Soap", to: 0) } == "position_out_of_range")
         #expect(try a.canonicalExport() == export)
         #expect(try a.moveShoppingItemInWalkingOrder("Soap", to: 2).map(\.name) == ["Bread", "Soap", "Milk", "Eggs"])
+        // A number is a place as the list is shown, in the shop's order: 4 is Eggs.
+        #expect(try a.moveShoppingItemInWalkingOrder("4", to: 3).map(\.name) == ["Bread", "Soap", "Eggs", "Milk"])
+        #expect(try a.moveShoppingItemInWalkingOrder("3", to: 4).map(\.name) == ["Bread", "Soap", "Milk", "Eggs"])
         try sync(a, b)
         #expect(try b.shoppingItems(inWalkingOrder: .active).map(\.name) == ["Bread", "Soap", "Milk", "Eggs"])
         try b.moveShoppingItemInWalkingOrder("Bread", to: 4)
