@@ -230,7 +230,7 @@ extension Household {
         }
     }
 
-    /// Every check-off of the household, as the walking order reads them.
+    /// The check-offs the walking order reads (the newest ``WalkingOrder/evidence``, with the corrections).
     public func shoppingCheckoffs() throws -> [WalkingOrder.CheckOff] { try walkingEvidence().checkoffs }
 
     /// The check-offs, the people's corrections, and each name's last check-off: the newest

@@ -443,59 +443,11 @@ if selected("writes") {
 // MARK: 5b. The shop's walking order (issue 57): a list of 200 items after 500 trips of the
 // family through a shop (each trip checks off ~40 of the 200 in the aisles' order, on a clock
 // the bench advances: 30 s between check-offs, a day between trips). The order is recomputed
-// from every check-off on each read (no cache): the full recompute is `shop list --order
-// shop`, beside the same list as added in the same run; a check-off's cost is its write (the
-// item to the pool and its check-off row), beside a one-row write of the same run.
-if selected("shop") {
-    let clock = Mutex<Int64>(1_700_000_000_000)
-    let household = try Household.create(
-        home("shop"), name: nil, members: ["Anna", "Tom"], physicalClock: { clock.withLock { $0 } })
-    let aisles = (1...200).map { "Item \($0)" }
-    var random = SystemRandomNumberGenerator()
-    let trips = quick ? 100 : 500
-    var checkNanos: [Double] = [], addNanos: [Double] = []
-    for trip in 0..<trips {
-        let walked = aisles.filter { _ in Int.random(in: 0..<5, using: &random) == 0 }
-        try household.addShoppingItems(walked)
-        for name in walked {
-            clock.withLock { $0 += 30_000 }
-            let start = now()
-            _ = try household.checkShoppingItem(name)
-            checkNanos.append(Double(now() - start))
-            if trip.isMultiple(of: 25) {
-                let other = now()
-                try household.addShoppingItems(["Baseline \(trip)-\(name)"])
-                addNanos.append(Double(now() - other))
-                _ = try household.deleteShoppingItem("Baseline \(trip)-\(name)")
-            }
-        }
-        clock.withLock { $0 += 24 * 3_600_000 }
-    }
-    try household.addShoppingItems(aisles) // those in the pool come back, the rest are already on the list
-    var ordered: [Double] = [], added: [Double] = []
-    var learned: [String] = []
-    for round in 0..<20 {
-        for inOrder in round.isMultiple(of: 2) ? [true, false] : [false, true] {
-            let start = now()
-            if inOrder {
-                learned = try household.shoppingItems(inWalkingOrder: .active).map(\.name)
-                ordered.append(Double(now() - start) / 1e6)
-            } else {
-                _ = try household.shoppingItems(.active)
-                added.append(Double(now() - start) / 1e6)
-            }
-        }
-    }
-    let tau = WalkingOrder.kendallTau(learned.map(\.nameKey), aisles.map(\.nameKey))
-    report(
-        "Walking order: the list of \(aisles.count) in the shop's order after \(trips) trips (\(checkNanos.count) check-offs), full recompute (median of 20)",
-        String(format: "%.1f ms (worst %.1f), Kendall τ %.2f", percentile(ordered, 0.5), ordered.max()!, tau),
-        String(format: "as added %.1f ms", percentile(added, 0.5)), "≤ 20 ms", met: percentile(ordered, 0.5) <= 20)
-    report(
-        "Walking order: one check-off (the item to the pool and its check-off row)",
-        String(format: "%.0f µs median", percentile(checkNanos, 0.5) / 1e3),
-        String(format: "one-row write %.0f µs", percentile(addNanos, 0.5) / 1e3), "—")
-}
+// on each read (no cache) from the newest check-offs (`WalkingOrder.evidence`): the full
+// recompute is `shop list --order shop`, beside the same list as added in the same run; a
+// check-off's cost is its write (the item to the pool and its check-off row), beside a one-row
+// write of the same run.
+if selected("shop") { try walkingOrderFigures() }
 
 // MARK: 6. Scale: 16 agents, as hub and spokes (each dials agent 0; the hub relays) and as
 // the full mesh that mDNS makes (each dials every agent started before it)
