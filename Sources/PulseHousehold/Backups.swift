@@ -69,7 +69,7 @@ extension Household {
     /// Meta keys that are the lost machine's own, dropped by a restore.
     static let machineOwnKeys = [
         "static_peers", "went_back_in_time", AgentLockFile.publishingTokenKey, introducedByKey, introducedKeyKey,
-        pinFailuresKey, pinRetryAtKey, lastClearKey,
+        pinFailuresKey, pinRetryAtKey, lastClearKey(), lastClearKey("*"),
     ]
 
     /// Brings a household back from a backup into `home`, which must hold none: for when every

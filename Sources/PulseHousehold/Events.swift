@@ -46,7 +46,8 @@ public struct HouseholdEvent: Sendable, Codable, Equatable {
         case .conflict, .peerConnected, .peerLost, .peerSync: return .sync
         case .changed:
             switch entity.flatMap(EntityKind.init(rawValue:)) {
-            case .shoppingItem?, .shoppingCheckoff?: return .shopping // a check-off row alone: a person's correction of the order
+            // A check-off row alone: a person's correction of the order; a list: made, renamed, deleted.
+            case .shoppingItem?, .shoppingCheckoff?, .shoppingList?: return .shopping
             case .task?, .recurringTemplate?: return .tasks
             case .backlogCategory?, .backlogItem?: return .backlog
             case .kid?, .catalogueSelection?, .ledgerEntry?: return .kids
@@ -77,6 +78,10 @@ public struct HouseholdEvent: Sendable, Codable, Equatable {
     /// did it (id), whose name is then `authorName` — the kid acted, on whoever's computer.
     /// Nil for an adult's adjustment (its author is the adult).
     public var kid: String? = nil
+    /// For a shopping item's event: the list it is on (its id; nil: the first list) and, for a
+    /// list other than the first, its name (``Household/filledIn(_:local:)``).
+    public var list: String? = nil
+    public var listName: String? = nil
     /// When the change was made (its hybrid timestamp's wall clock), Unix milliseconds.
     public var time: Int64
     /// How many changes this event stands for: 1, or more for a summary (a catch-up after
@@ -131,8 +136,8 @@ public enum EventRules {
             case "deleted"?: out.append(.shoppingRemoved)
             default: break
             }
-            // A quantity or a note alone (issue 57): shown wherever the item is.
-            if out.isEmpty, fields["quantity"] != nil || fields["note"] != nil { out.append(.changed) }
+            // A quantity or a note alone, or a move to another list (issue 57): shown wherever the item is.
+            if out.isEmpty, fields["quantity"] != nil || fields["note"] != nil || fields["list"] != nil { out.append(.changed) }
         case .task:
             if fields["title"] != nil, fields["created"] != nil { return EventKinds(.taskAdded) }
             if fields["deleted"]?.boolValue == true { return EventKinds(.taskRemoved) }
@@ -441,6 +446,16 @@ extension Household {
         let names = try memberNames()
         let kidNames = events.contains { $0.kid != nil } ? try kids().reduce(into: [:]) { $0[$1.id] = $1.name } : [String: String]()
         var out = events
+        var lists: [String: String]? // the live lists' names by id, read at the first item on one
+        for index in events.indices where events[index].entity == EntityKind.shoppingItem.rawValue && events[index].type != .changed {
+            guard let row = events[index].row, let list = try store.value(.shoppingItem, row, "list")?.textValue else { continue }
+            if lists == nil { lists = Dictionary(try liveShoppingLists().map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a }) }
+            // A list deleted or unknown here: the item is on the first list.
+            if let name = lists?[list] {
+                out[index].list = list
+                out[index].listName = name
+            }
+        }
         for index in out.indices {
             out[index].local = local
             out[index].authorName = out[index].kid.flatMap { kidNames[$0] } ?? out[index].author.flatMap { names[$0] }

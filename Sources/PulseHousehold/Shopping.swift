@@ -14,19 +14,22 @@ public struct ShoppingItem: Sendable, Codable, Equatable {
     /// through the restock pool (issue 57).
     public var quantity: String?
     public var note: String?
+    /// The list it is on (a ``ShoppingList``'s id); nil: the household's first list.
+    public var list: String?
 
-    public init(id: String, name: String, state: State, listed: Int64, quantity: String? = nil, note: String? = nil) {
+    public init(id: String, name: String, state: State, listed: Int64, quantity: String? = nil, note: String? = nil, list: String? = nil) {
         self.id = id
         self.name = name
         self.state = state
         self.listed = listed
         self.quantity = quantity
         self.note = note
+        self.list = list
     }
 
     /// This item in `state` since `listed`.
     func moved(to state: State, listed: Int64? = nil) -> ShoppingItem {
-        ShoppingItem(id: id, name: name, state: state, listed: listed ?? self.listed, quantity: quantity, note: note)
+        ShoppingItem(id: id, name: name, state: state, listed: listed ?? self.listed, quantity: quantity, note: note, list: list)
     }
 }
 
@@ -35,14 +38,15 @@ extension ShoppingItem {
     init(row: StoredRow) {
         self.init(
             id: row.id, name: row.text("name"), state: State(rawValue: row.text("state")) ?? .active, listed: row.integer("listed"),
-            quantity: row.optionalText("quantity"), note: row.optionalText("note"))
+            quantity: row.optionalText("quantity"), note: row.optionalText("note"), list: row.optionalText("list"))
     }
 
     /// The item of a row's fields as they have arrived (`store.row`).
     init(id: String, fields row: [String: FieldValue], name: String = "", state: State = .active) {
         self.init(
             id: id, name: row["name"]?.textValue ?? name, state: row["state"]?.textValue.flatMap(State.init(rawValue:)) ?? state,
-            listed: row["listed"]?.integerValue ?? 0, quantity: row["quantity"]?.textValue, note: row["note"]?.textValue)
+            listed: row["listed"]?.integerValue ?? 0, quantity: row["quantity"]?.textValue, note: row["note"]?.textValue,
+            list: row["list"]?.textValue)
     }
 }
 
@@ -68,24 +72,31 @@ public struct ShoppingAddition: Sendable, Codable, Equatable {
 
 /// The shopping list's rules, shared by the CLI and the agent's local API.
 extension Household {
-    /// The list in the order items were added (or restocked); the restock pool most
-    /// recently bought first.
-    public func shoppingItems(_ state: ShoppingItem.State = .active) throws -> [ShoppingItem] {
-        let items = try store.rows(.shoppingItem, RowQuery(where: [("state", .text(state.rawValue))], orderedBy: ["listed"])).map(ShoppingItem.init(row:))
+    /// A list (`list`: its id; nil, the first list) in the order items were added (or
+    /// restocked); its restock pool most recently bought first.
+    public func shoppingItems(_ state: ShoppingItem.State = .active, on list: String? = nil) throws -> [ShoppingItem] {
+        let items = try listItems(state, on: list)
         return state == .restock ? items.reversed() : items
     }
 
     /// The items on the list and in the restock pool whose names are among `names` (any case),
     /// ordered as ``shoppingItems(_:)`` orders each: all that ``ShoppingRules/plan(_:pool:active:)``
     /// needs of them, found by the store's index of names, whatever the list's length.
-    func shoppingItems(named names: [String]) throws -> (active: [ShoppingItem], pool: [ShoppingItem]) {
-        let items = try store.liveRows(.shoppingItem, named: names).map(ShoppingItem.init(row:)).sorted { ($0.listed, $0.id) < ($1.listed, $1.id) }
+    /// Of `list`'s list only (nil: the first).
+    func shoppingItems(named names: [String], on list: String?) throws -> (active: [ShoppingItem], pool: [ShoppingItem]) {
+        var items = try store.liveRows(.shoppingItem, named: names).map(ShoppingItem.init(row:)).sorted { ($0.listed, $0.id) < ($1.listed, $1.id) }
+        if list != nil || items.contains(where: { $0.list != nil }) {
+            let live = Set(try liveShoppingLists().map(\.id))
+            items = items.filter { shownList(of: $0, live: live) == list }
+        }
         return (items.filter { $0.state == .active }, items.filter { $0.state == .restock }.reversed())
     }
 
     /// Adds items (names trimmed, empty ones skipped) in one transaction, in order.
     @discardableResult
-    public func addShoppingItems(_ names: [String]) throws -> [ShoppingItem] { try addOrRestockShoppingItems(names).items }
+    public func addShoppingItems(_ names: [String], on list: String? = nil) throws -> [ShoppingItem] {
+        try addOrRestockShoppingItems(names.map { ShoppingEntry(name: $0) }, on: list).items
+    }
 
     /// Adds items in one transaction, in order. A name that is in the restock pool (any
     /// case) brings that item back instead of making a second one: the seed's restock
@@ -98,7 +109,9 @@ extension Household {
     /// Adds items as ``addOrRestockShoppingItems(_:)-([String])`` does, each with its quantity and
     /// note: an item back from the restock pool takes those given and keeps its own otherwise.
     @discardableResult
-    public func addOrRestockShoppingItems(_ entries: [ShoppingEntry]) throws -> ShoppingAddition {
+    /// `list`: the list's id (nil: the first list); the name rules hold within it, each list
+    /// with its own restock pool.
+    public func addOrRestockShoppingItems(_ entries: [ShoppingEntry], on list: String? = nil) throws -> ShoppingAddition {
         // Blank names are skipped; each other one is checked.
         let checked = try entries.compactMap { $0.name.trimmed.isEmpty ? nil : try $0.checked() }
         let cleaned = checked.map(\.name)
@@ -107,7 +120,7 @@ extension Household {
         // lock, so a name another process restocks or adds meanwhile is seen, and without
         // two read transactions of their own before it (each takes and drops a WAL lock).
         let (addition, _) = try store.write(member: memberID, keepingChanges: false) { tx in
-            let found = try shoppingItems(named: cleaned)
+            let found = try shoppingItems(named: cleaned, on: list)
             let plan = ShoppingRules.plan(cleaned, pool: found.pool, active: found.active)
             let base = try store.orderingKey()
             var items: [ShoppingItem] = []
@@ -125,12 +138,13 @@ extension Household {
                 let entry = checked[index]
                 var item = ShoppingItem(
                     id: step.restock?.id ?? RowIDRules.newRowID(), name: step.restock?.name ?? step.name, state: .active,
-                    listed: base + Int64(index), quantity: entry.quantity ?? step.restock?.quantity, note: entry.note ?? step.restock?.note)
+                    listed: base + Int64(index), quantity: entry.quantity ?? step.restock?.quantity, note: entry.note ?? step.restock?.note, list: list)
                 if step.restock != nil {
                     try tx.put(.shoppingItem, item.id, with(["state": .text("active"), "listed": .integer(item.listed)], entry))
                 } else {
                     try tx.create(
-                        .shoppingItem, item.id, with(["name": .text(item.name), "state": .text("active"), "listed": .integer(item.listed)], entry))
+                        .shoppingItem, item.id,
+                        with(["name": .text(item.name), "state": .text("active"), "listed": .integer(item.listed)], entry, list: list))
                     item.quantity = entry.quantity
                     item.note = entry.note
                 }
@@ -143,20 +157,20 @@ extension Household {
         return addition
     }
 
-    public func renameShoppingItem(_ handle: String, to newName: String) throws -> ShoppingItem {
+    public func renameShoppingItem(_ handle: String, to newName: String, on list: String? = nil) throws -> ShoppingItem {
         let name = try Validation.name(newName, what: "item_name", max: 200)
-        let item = try resolveShoppingItem(handle, in: [.active, .restock])
+        let item = try resolveShoppingItem(handle, in: [.active, .restock], on: list)
         try store.write(member: memberID) { try $0.put(.shoppingItem, item.id, ["name": .text(name)]) }
-        return ShoppingItem(id: item.id, name: name, state: item.state, listed: item.listed, quantity: item.quantity, note: item.note)
+        return ShoppingItem(id: item.id, name: name, state: item.state, listed: item.listed, quantity: item.quantity, note: item.note, list: item.list)
     }
 
     /// Sets or clears an item's quantity and note (on the list or in the restock pool). An edit
     /// that changes nothing writes nothing; one that names no field is refused.
-    public func editShoppingItem(_ handle: String, _ edit: ShoppingItemEdit) throws -> ShoppingItem {
+    public func editShoppingItem(_ handle: String, _ edit: ShoppingItemEdit, on list: String? = nil) throws -> ShoppingItem {
         guard edit.quantity != nil || edit.note != nil else { throw HouseholdError.refuse(.nothingToChange) }
         let quantity = try edit.quantity.map { try $0.flatMap { try ShoppingEntry.checkedQuantity($0) } }
         let note = try edit.note.map { try $0.flatMap { try ShoppingEntry.checkedNote($0) } }
-        var item = try resolveShoppingItem(handle, in: [.active, .restock])
+        var item = try resolveShoppingItem(handle, in: [.active, .restock], on: list)
         var fields: [String: FieldValue] = [:]
         if let quantity, quantity != item.quantity {
             fields["quantity"] = quantity.map(FieldValue.text) ?? .null
@@ -175,10 +189,10 @@ extension Household {
     /// `remembered` (the CLI's `shop delete`, which has no toast): it becomes this machine's last
     /// removal, which `shop undo` brings back where it was. A page or a phone undoes its own
     /// delete by the item's id (``undeleteShoppingItem(_:to:)``) and leaves a clear's undo alone.
-    public func deleteShoppingItem(_ handle: String, remembered: Bool = false) throws -> ShoppingItem {
-        let item = try resolveShoppingItem(handle, in: [.active, .restock])
+    public func deleteShoppingItem(_ handle: String, remembered: Bool = false, on list: String? = nil) throws -> ShoppingItem {
+        let item = try resolveShoppingItem(handle, in: [.active, .restock], on: list)
         try store.write(member: memberID) { try $0.put(.shoppingItem, item.id, ["state": .text("deleted")]) }
-        if remembered { try store.setMeta(Self.lastClearKey, .text(item.state == .restock ? "\(item.id)@restock" : item.id)) }
+        if remembered { try store.setMeta(Self.lastClearKey(list), .text(item.state == .restock ? "\(item.id)@restock" : item.id)) }
         return item
     }
 
@@ -191,8 +205,9 @@ extension Household {
         guard row["state"]?.textValue == ShoppingItem.State.deleted.rawValue, row["name"]?.textValue != nil, row["listed"]?.integerValue != nil else {
             throw HouseholdError.refuse(.nothingToUndo)
         }
-        let item = ShoppingItem(id: id, fields: row)
-        let found = try shoppingItems(named: [item.name])
+        var item = ShoppingItem(id: id, fields: row)
+        item.list = shownList(of: item, live: Set(try liveShoppingLists().map(\.id)))
+        let found = try shoppingItems(named: [item.name], on: item.list)
         let again = ShoppingRules.readded([item], active: state == .active ? found.active : found.pool)
         guard again.isEmpty else {
             throw HouseholdError.refuse(.undoWouldDuplicate, ["names": JSONValue(again), "count": JSONValue(again.count)])
@@ -206,17 +221,18 @@ extension Household {
     /// unchanged, instead of refused.
     /// Each check is recorded (`shopping_checkoff`: the name, who, when): the shop's walking
     /// order is learned from them (``shoppingItems(inWalkingOrder:)``).
-    public func checkShoppingItem(_ handle: String, once: Bool = false) throws -> ShoppingItem {
-        if once, let item = try? resolveShoppingItem(handle, in: [.restock]) { return item }
-        return try move(try resolveShoppingItem(handle, in: [.active]), to: .restock)
+    public func checkShoppingItem(_ handle: String, once: Bool = false, on list: String? = nil) throws -> ShoppingItem {
+        if once, let item = try? resolveShoppingItem(handle, in: [.restock], on: list) { return item }
+        return try move(try resolveShoppingItem(handle, in: [.active], on: list), to: .restock)
     }
 
     /// The list in the shop's walking order, learned from the household's check-offs
     /// (``WalkingOrder``); the restock pool as ``shoppingItems(_:)`` orders it.
-    public func shoppingItems(inWalkingOrder state: ShoppingItem.State) throws -> [ShoppingItem] {
-        let items = try shoppingItems(state)
+    /// Each list learns its own shop, from the check-offs made on it.
+    public func shoppingItems(inWalkingOrder state: ShoppingItem.State, on list: String? = nil) throws -> [ShoppingItem] {
+        let items = try shoppingItems(state, on: list)
         guard state == .active, items.count > 1 else { return items }
-        let evidence = try walkingEvidence()
+        let evidence = try walkingEvidence(on: list)
         let keys = items.map(\.name.nameKey)
         var byKey: [String: [ShoppingItem]] = [:]
         for item in items { byKey[item.name.nameKey, default: []].append(item) }
@@ -231,15 +247,19 @@ extension Household {
     }
 
     /// The check-offs the walking order reads (the newest ``WalkingOrder/evidence``, with the corrections).
-    public func shoppingCheckoffs() throws -> [WalkingOrder.CheckOff] { try walkingEvidence().checkoffs }
+    public func shoppingCheckoffs(on list: String? = nil) throws -> [WalkingOrder.CheckOff] { try walkingEvidence(on: list).checkoffs }
 
     /// The check-offs, the people's corrections, and each name's last check-off: the newest
     /// ``WalkingOrder/evidence`` of them (a read bounded whatever the household's history).
-    func walkingEvidence() throws -> (
+    /// Of one list (the first: the check-offs that name none, as every one before lists did).
+    func walkingEvidence(
+        on list: String? = nil
+    ) throws -> (
         checkoffs: [WalkingOrder.CheckOff], corrections: [WalkingOrder.Correction], lastChecked: [String: HybridTimestamp]
     ) {
         var checkoffs: [WalkingOrder.CheckOff] = [], corrections: [WalkingOrder.Correction] = [], last: [String: HybridTimestamp] = [:]
-        for row in try store.rows(.shoppingCheckoff, RowQuery(orderedBy: ["at"], last: WalkingOrder.evidence)) {
+        let query = RowQuery(where: [("list", list.map(FieldValue.text) ?? .null)], orderedBy: ["at"], last: WalkingOrder.evidence)
+        for row in try store.rows(.shoppingCheckoff, query) {
             let name = row.text("name").nameKey, at = HybridTimestamp(rawValue: row.integer("at"))
             let after = row.optionalText("after"), before = row.optionalText("before")
             if after != nil || before != nil {
@@ -257,8 +277,8 @@ extension Household {
     /// (its neighbours' names), so every computer shows it, until the item is walked again.
     /// Returns the list in the shop's order.
     @discardableResult
-    public func moveShoppingItemInWalkingOrder(_ handle: String, to position: Int) throws -> [ShoppingItem] {
-        let ordered = try shoppingItems(inWalkingOrder: .active)
+    public func moveShoppingItemInWalkingOrder(_ handle: String, to position: Int, on list: String? = nil) throws -> [ShoppingItem] {
+        let ordered = try shoppingItems(inWalkingOrder: .active, on: list)
         // A number is a place in the list as it is shown here: in the shop's order.
         let item = try Handles.resolve(handle, in: ordered, positional: ordered, what: "item", list: "shopping_list", name: \.name, id: \.id)
         guard (1...max(1, ordered.count)).contains(position) else {
@@ -274,15 +294,16 @@ extension Household {
             ]
             if let after { fields["after"] = .text(after) }
             if let before { fields["before"] = .text(before) }
+            if let list { fields["list"] = .text(list) }
             try tx.create(.shoppingCheckoff, RowIDRules.newRowID(), RowFields(fields))
         }
-        return try shoppingItems(inWalkingOrder: .active)
+        return try shoppingItems(inWalkingOrder: .active, on: list)
     }
 
     /// Needed again: the same item comes back to the end of the list (`once`: as for a check).
-    public func restockShoppingItem(_ handle: String, once: Bool = false) throws -> ShoppingItem {
-        if once, let item = try? resolveShoppingItem(handle, in: [.active]) { return item }
-        return try move(try resolveShoppingItem(handle, in: [.restock]), to: .active)
+    public func restockShoppingItem(_ handle: String, once: Bool = false, on list: String? = nil) throws -> ShoppingItem {
+        if once, let item = try? resolveShoppingItem(handle, in: [.active], on: list) { return item }
+        return try move(try resolveShoppingItem(handle, in: [.restock], on: list), to: .active)
     }
 
     /// Adds items under ids the caller chose (a phone's queued additions, made offline), each
@@ -291,13 +312,13 @@ extension Household {
     /// addition make the same row, which merges into one. The restock rule holds as for any
     /// addition (a name in the pool brings that item back); the id is then kept by a deleted
     /// row of that name, so that the addition arriving again still finds it and changes nothing.
-    public func addShoppingItems(_ names: [String], ids: [String]) throws -> ShoppingAddition {
-        try addShoppingItems(names.map { ShoppingEntry(name: $0) }, ids: ids)
+    public func addShoppingItems(_ names: [String], ids: [String], on list: String? = nil) throws -> ShoppingAddition {
+        try addShoppingItems(names.map { ShoppingEntry(name: $0) }, ids: ids, on: list)
     }
 
     /// Adds items under ids the caller chose, as ``addShoppingItems(_:ids:)-([String],_)`` does,
     /// each with its quantity and note (as ``addOrRestockShoppingItems(_:)-([ShoppingEntry])`` takes them).
-    public func addShoppingItems(_ entries: [ShoppingEntry], ids: [String]) throws -> ShoppingAddition {
+    public func addShoppingItems(_ entries: [ShoppingEntry], ids: [String], on list: String? = nil) throws -> ShoppingAddition {
         guard ids.count == entries.count else {
             throw HouseholdError.refuse(.wrongType, ["key": "ids", "type": "strings"])
         }
@@ -317,14 +338,14 @@ extension Household {
                 // so that a phone whose first answer was lost learns that item's id again and
                 // its changes queued after the addition reach it (issue 51).
                 if item.state == .deleted {
-                    let found = try shoppingItems(named: [item.name])
+                    let found = try shoppingItems(named: [item.name], on: list)
                     if let back = (found.active + found.pool).first(where: { $0.listed == item.listed }) {
                         known[index] = back
                     }
                 }
             }
             let fresh = cleaned.indices.filter { known[$0] == nil }
-            let found = try shoppingItems(named: fresh.map { cleaned[$0] })
+            let found = try shoppingItems(named: fresh.map { cleaned[$0] }, on: list)
             let plan = ShoppingRules.plan(fresh.map { cleaned[$0] }, pool: found.pool, active: found.active)
             let base = try store.orderingKey()
             var items = known
@@ -336,7 +357,8 @@ extension Household {
                 // kept by a deleted row of that name at that item's place, so that this addition
                 // arriving again is answered as that item (as for a restock, above).
                 if let twin = step.onList ?? step.repeatOf.flatMap({ items[fresh[$0]] }) {
-                    try tx.create(.shoppingItem, ids[index], ["name": .text(step.name), "state": .text("deleted"), "listed": .integer(twin.listed)])
+                    try tx.create(
+                        .shoppingItem, ids[index], with(["name": .text(step.name), "state": .text("deleted"), "listed": .integer(twin.listed)], list: list))
                     items[index] = twin
                     if !already.contains(twin.id) { already.append(twin.id) }
                     continue
@@ -344,15 +366,17 @@ extension Household {
                 let entry = checked[index]
                 if let back = step.restock {
                     try tx.put(.shoppingItem, back.id, with(["state": .text("active"), "listed": .integer(listed)], entry))
-                    try tx.create(.shoppingItem, ids[index], ["name": .text(step.name), "state": .text("deleted"), "listed": .integer(listed)])
+                    try tx.create(
+                        .shoppingItem, ids[index], with(["name": .text(step.name), "state": .text("deleted"), "listed": .integer(listed)], list: list))
                     items[index] = ShoppingItem(
-                        id: back.id, name: back.name, state: .active, listed: listed, quantity: entry.quantity ?? back.quantity, note: entry.note ?? back.note)
+                        id: back.id, name: back.name, state: .active, listed: listed, quantity: entry.quantity ?? back.quantity,
+                        note: entry.note ?? back.note, list: list)
                     restocked.append(back.id)
                 } else {
                     try tx.create(
-                        .shoppingItem, ids[index], with(["name": .text(step.name), "state": .text("active"), "listed": .integer(listed)], entry))
+                        .shoppingItem, ids[index], with(["name": .text(step.name), "state": .text("active"), "listed": .integer(listed)], entry, list: list))
                     items[index] = ShoppingItem(
-                        id: ids[index], name: step.name, state: .active, listed: listed, quantity: entry.quantity, note: entry.note)
+                        id: ids[index], name: step.name, state: .active, listed: listed, quantity: entry.quantity, note: entry.note, list: list)
                 }
             }
             var addition = ShoppingAddition(items: cleaned.indices.compactMap { items[$0] }, restocked: restocked)
@@ -362,9 +386,11 @@ extension Household {
         return addition
     }
 
-    /// `fields` and the quantity and note `entry` gives (most entries give none: the literal as it is).
-    private func with(_ fields: RowFields, _ entry: ShoppingEntry) -> RowFields {
-        let extra = entry.fields
+    /// `fields` and the quantity and note `entry` gives (most entries give none: the literal as
+    /// it is), and the list when it is not the first.
+    private func with(_ fields: RowFields, _ entry: ShoppingEntry = ShoppingEntry(name: ""), list: String? = nil) -> RowFields {
+        var extra = entry.fields
+        if let list { extra["list"] = .text(list) }
         guard !extra.isEmpty else { return fields }
         return RowFields(Dictionary(fields.pairs, uniquingKeysWith: { $1 }).merging(extra) { $1 })
     }
@@ -376,9 +402,9 @@ extension Household {
             let listed = try store.orderingKey()
             try tx.put(.shoppingItem, item.id, ["state": .text(state.rawValue), "listed": .integer(listed)])
             if state == .restock {
-                try tx.create(
-                    .shoppingCheckoff, RowIDRules.newRowID(),
-                    ["name": .text(item.name), "member": memberID.map(FieldValue.text) ?? .null, "at": .integer(listed)])
+                var fields: [String: FieldValue] = ["name": .text(item.name), "member": memberID.map(FieldValue.text) ?? .null, "at": .integer(listed)]
+                if let list = item.list { fields["list"] = .text(list) }
+                try tx.create(.shoppingCheckoff, RowIDRules.newRowID(), RowFields(fields))
             }
             return listed
         }
@@ -387,8 +413,8 @@ extension Household {
 
     /// An item by its position in the list (1, 2, …), its exact name (any case), or a
     /// prefix of its id (4+ characters). Ambiguity is an error naming the candidates.
-    public func resolveShoppingItem(_ handle: String, in states: [ShoppingItem.State]) throws -> ShoppingItem {
-        let lists = try states.map { try shoppingItems($0) }
+    public func resolveShoppingItem(_ handle: String, in states: [ShoppingItem.State], on list: String? = nil) throws -> ShoppingItem {
+        let lists = try states.map { try shoppingItems($0, on: list) }
         return try Handles.resolve(
             handle, in: lists.flatMap { $0 }, positional: lists[0], what: "item",
             list: states == [.restock] ? "restock_pool" : "shopping_list", name: \.name, id: \.id)
@@ -399,16 +425,17 @@ extension Household {
 /// this machine until the next one (a CLI has no 4-second toast); undo brings back exactly the
 /// items it removed and that nobody has changed since, where they were.
 extension Household {
-    package static let lastClearKey = "last_shopping_clear"
+    /// Each list's last removal is its own: the first list's key is the one of every release before lists.
+    package static func lastClearKey(_ list: String? = nil) -> String { list.map { "last_shopping_clear:\($0)" } ?? "last_shopping_clear" }
 
     @discardableResult
-    public func clearShoppingList() throws -> [ShoppingItem] {
-        let items = try shoppingItems(.active)
+    public func clearShoppingList(on list: String? = nil) throws -> [ShoppingItem] {
+        let items = try shoppingItems(.active, on: list)
         guard !items.isEmpty else { throw HouseholdError.refuse(.listAlreadyEmpty) }
         try store.write(member: memberID, keepingChanges: false) { tx in
             for item in items { try tx.put(.shoppingItem, item.id, ["state": .text("deleted")]) }
         }
-        try store.setMeta(Self.lastClearKey, .text(items.map(\.id).joined(separator: ",")))
+        try store.setMeta(Self.lastClearKey(list), .text(items.map(\.id).joined(separator: ",")))
         return items
     }
 
@@ -418,8 +445,9 @@ extension Household {
     /// there twice), or when none is left to bring back. Another machine sees the removal, then
     /// the undo, as ordinary changes; its own `shop undo` knows only its own removals.
     @discardableResult
-    public func undoClearShoppingList() throws -> [ShoppingItem] {
-        guard case let .text(list)? = try store.meta(Self.lastClearKey), !list.isEmpty else {
+    public func undoClearShoppingList(on shoppingList: String? = nil) throws -> [ShoppingItem] {
+        let key = Self.lastClearKey(shoppingList)
+        guard case let .text(list)? = try store.meta(key), !list.isEmpty else {
             throw HouseholdError.refuse(.noClearToUndo)
         }
         // Each removed item: its id, and "@restock" when it was taken from the pool.
@@ -428,26 +456,26 @@ extension Household {
             let parts = entry.split(separator: "@")
             whereFrom[String(parts[0])] = parts.count > 1 && parts[1] == "restock" ? .restock : .active
         }
-        let deletedItems = try shoppingItems(.deleted)
+        let deletedItems = try shoppingItems(.deleted, on: shoppingList)
         let deleted = Set(deletedItems.map(\.id))
         let restorable = whereFrom.keys.filter { deleted.contains($0) }
         let back = deletedItems.filter { whereFrom[$0.id] != nil }
         let again =
-            ShoppingRules.readded(back.filter { whereFrom[$0.id] == .active }, active: try shoppingItems(.active))
-            + ShoppingRules.readded(back.filter { whereFrom[$0.id] == .restock }, active: try shoppingItems(.restock))
+            ShoppingRules.readded(back.filter { whereFrom[$0.id] == .active }, active: try shoppingItems(.active, on: shoppingList))
+            + ShoppingRules.readded(back.filter { whereFrom[$0.id] == .restock }, active: try shoppingItems(.restock, on: shoppingList))
         guard again.isEmpty else {
             throw HouseholdError.refuse(.undoWouldDuplicate, ["names": JSONValue(again), "count": JSONValue(again.count)])
         }
         guard !restorable.isEmpty else {
-            try store.setMeta(Self.lastClearKey, .text(""))
+            try store.setMeta(key, .text(""))
             throw HouseholdError.refuse(.nothingToUndo)
         }
         try store.write(member: memberID, keepingChanges: false) { tx in
             for id in restorable.sorted() { try tx.put(.shoppingItem, id, ["state": .text((whereFrom[id] ?? .active).rawValue)]) }
         }
-        try store.setMeta(Self.lastClearKey, .text(""))
+        try store.setMeta(key, .text(""))
         let restored = Set(restorable)
-        return try (shoppingItems(.active) + shoppingItems(.restock)).filter { restored.contains($0.id) }
+        return try (shoppingItems(.active, on: shoppingList) + shoppingItems(.restock, on: shoppingList)).filter { restored.contains($0.id) }
     }
 }
 
@@ -530,67 +558,3 @@ extension Household {
     ]
 }
 #endif
-
-extension Household {
-    static let shoppingMethods: [APIMethod] = [
-        // `order`: `added` (the default) or `shop` (the walking order learned from check-offs).
-        .read("shop.list", for: APIMethod.everyone) { a, h in
-            switch try a.optional("order") ?? "added" {
-            case "added": return try h.shoppingItems(shoppingPool(a))
-            case "shop": return try h.shoppingItems(inWalkingOrder: shoppingPool(a))
-            case let other: throw HouseholdError.refuse(.invalidOrder, ["value": .string(String(other.prefix(40)))])
-            }
-        },
-        .write("shop.add", for: APIMethod.everyone) { a, h in
-            // Each item says whether it came back from the restock pool (the page tells so).
-            // With `ids` (a phone's queued addition): those ids, once (see addShoppingItems(_:ids:)).
-            // Each name is read as rapid entry reads a line ("2 milk": ShoppingEntry), unless `exact`;
-            // `quantity` and `note`, when given, go with every name.
-            let entries = try shoppingEntries(a)
-            let addition = a["ids"] == nil ? try h.addOrRestockShoppingItems(entries) : try h.addShoppingItems(entries, ids: a.strings("ids"))
-            // `already`: the name was on the list (any case): that item, nothing added.
-            let restocked = Set(addition.restocked), already = Set(addition.already)
-            return JSONValue.array(
-                try addition.items.map { item in
-                    guard case var .object(fields) = try JSONValue.from(item) else { return try .from(item) }
-                    fields["restocked"] = .bool(restocked.contains(item.id))
-                    fields["already"] = .bool(already.contains(item.id))
-                    return .object(fields)
-                })
-        },
-        .write("shop.check", for: APIMethod.everyone) { a, h in try h.checkShoppingItem(a.string("item"), once: a.flag("once")) },
-        .write("shop.restock", for: APIMethod.everyone) { a, h in try h.restockShoppingItem(a.string("item"), once: a.flag("once")) },
-        // `position`: 1 = first, in the list in the shop's order (a person's correction of it).
-        .write("shop.move", for: APIMethod.everyone) { a, h in try h.moveShoppingItemInWalkingOrder(a.string("item"), to: a.integer("position")) },
-        .write("shop.rename", for: APIMethod.everyone) { a, h in try h.renameShoppingItem(a.string("item"), to: a.string("name")) },
-        // `quantity`, `note`: a text sets it, "" or null clears it, absent leaves it.
-        .write("shop.edit", for: APIMethod.everyone) { a, h in
-            try h.editShoppingItem(a.string("item"), ShoppingItemEdit(quantity: try a.edit("quantity"), note: try a.edit("note")))
-        },
-        .write("shop.delete", for: APIMethod.everyone) { a, h in try h.deleteShoppingItem(a.string("item")) },
-        .write("shop.undelete", for: APIMethod.everyone) { a, h in try h.undeleteShoppingItem(a.string("item"), to: shoppingPool(a)) },
-        .write("shop.clear", for: APIMethod.everyone) { _, h in try h.clearShoppingList() },
-        .write("shop.undo", for: APIMethod.everyone) { _, h in try h.undoClearShoppingList() },
-    ]
-
-    /// `names`, each read as a line of rapid entry unless `exact`, with `quantity` and `note`.
-    private static func shoppingEntries(_ a: APIArguments) throws -> [ShoppingEntry] {
-        let quantity: String? = try a.optional("quantity"), note: String? = try a.optional("note")
-        let exact = a.flag("exact")
-        return try a.strings("names").map { name in
-            var entry = exact ? ShoppingEntry(name: name) : ShoppingEntry.parse(name)
-            if let quantity { entry.quantity = quantity }
-            if let note { entry.note = note }
-            return entry
-        }
-    }
-
-    /// `pool`: `active` (the default) or `restock`.
-    private static func shoppingPool(_ a: APIArguments) throws -> ShoppingItem.State {
-        let pool = try a.optional("pool") ?? "active"
-        guard let state = ShoppingItem.State(rawValue: pool), state != .deleted else {
-            throw HouseholdError.refuse(.invalidPool, ["value": .string(pool)])
-        }
-        return state
-    }
-}

@@ -45,6 +45,10 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
     /// who checked it and when. Append-only: the shop's walking order is learned from these
     /// (`WalkingOrder`), the same on every replica from the same rows.
     case shoppingCheckoff = "shopping_checkoff"
+    /// A shopping list beside the household's first one ("Lidl", "Pharmacy": issue 57; row
+    /// id: a new one). An item names its list (`shopping_item.list`); an item with none, or whose
+    /// list was deleted, is on the first list (the household's, which has no row).
+    case shoppingList = "shopping_list"
     #if DEBUG
     /// A note: an entity of the "next" test release (``TestRelease``, with
     /// `shopping_item.brand`); in `allCases` only there, never in a release build.
@@ -58,7 +62,7 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
         let released: [EntityKind] = [
             .household, .settings, .member, .replica, .shoppingItem, .task, .backlogCategory, .backlogItem,
             .recurringTemplate, .kid, .catalogueSelection, .ledgerEntry, .machine, .machineRemoval, .discoveryKey,
-            .kidsPIN, .phone, .caRoot, .caGrant, .phoneService, .shoppingCheckoff,
+            .kidsPIN, .phone, .caRoot, .caGrant, .phoneService, .shoppingCheckoff, .shoppingList,
         ]
         #if DEBUG
         if TestRelease.next { return released + [.note] }
@@ -251,6 +255,7 @@ extension EntityKind {
         case .caGrant: 19
         case .phoneService: 20
         case .shoppingCheckoff: 21
+        case .shoppingList: 22
         #if DEBUG
         case .note: 250
         #endif
@@ -290,8 +295,9 @@ extension EntityKind {
         case .caGrant: 18
         case .phoneService: 19
         case .shoppingCheckoff: 20
+        case .shoppingList: 21
         #if DEBUG
-        case .note: 21
+        case .note: 22
         #endif
         }
     }
@@ -312,6 +318,8 @@ extension EntityKind {
             FieldSpec("listed", .timestamp),
             FieldSpec("quantity", .text(max: 40), optional: true),
             FieldSpec("note", .text(max: 200), optional: true),
+            // The list it is on (a `shopping_list` row); null: the household's first list.
+            FieldSpec("list", .reference(.shoppingList), optional: true),
         ]
         #if DEBUG
         if TestRelease.next { fields.append(FieldSpec("brand", .text(max: 40), optional: true)) }
@@ -485,7 +493,16 @@ extension EntityKind {
                     // (the name shown before it) and before `before` (the one after it).
                     FieldSpec("after", .text(max: 200), immutable: true, optional: true),
                     FieldSpec("before", .text(max: 200), immutable: true, optional: true),
+                    // The list it was checked off (or corrected) on: each list learns its own shop.
+                    FieldSpec("list", .reference(.shoppingList), immutable: true, optional: true),
                 ], tombstone: nil, singletonRowID: nil),
+            EntitySchema(
+                kind: .shoppingList,
+                fields: [
+                    FieldSpec("name", .text(max: 60)),
+                    FieldSpec("created", .timestamp, immutable: true),
+                    FieldSpec("deleted", .bool),
+                ], tombstone: deleted, singletonRowID: nil),
         ]
         #if DEBUG
         if TestRelease.next {

@@ -198,7 +198,17 @@ public struct NotificationBatcher: Sendable {
         params["title"] = titles.first.map { .string($0) } ?? .null
         let key: String
         switch group {
-        case .shopping: key = count == 1 && !titles.isEmpty ? "notify.shopping.one" : "notify.shopping.many"
+        case .shopping:
+            // Every item of the burst on one list other than the first: the list is named ("3 new items on Lidl").
+            let lists = Set(events.map { $0.listName ?? "" })
+            if lists.count == 1, let name = lists.first, !name.isEmpty {
+                params["list"] = .string(name)
+                key = count == 1 && !titles.isEmpty ? "notify.shopping.list_one" : "notify.shopping.list_many"
+            } else if lists.count > 1 {
+                key = "notify.shopping.mixed" // on several lists: none named
+            } else {
+                key = count == 1 && !titles.isEmpty ? "notify.shopping.one" : "notify.shopping.many"
+            }
         case .tasks: key = count == 1 && !titles.isEmpty ? "notify.tasks.one" : "notify.tasks.many"
         case .assigned: key = count == 1 && !titles.isEmpty ? "notify.assigned.one" : "notify.assigned.many"
         case .done: key = count == 1 && !titles.isEmpty ? "notify.done.one" : "notify.done.many"

@@ -159,7 +159,8 @@ extension ReplicaStore {
     /// A database restored from a backup belongs to a new machine: it starts a new replica
     /// (the backup's replica was the lost machine's: its changes stay under its id, as any
     /// other machine's), has sent nothing yet, keeps its clock, and forgets `keys` of `meta`
-    /// (the lost machine's own state: its remembered peers, its notices).
+    /// (the lost machine's own state: its remembered peers, its notices); a key ending in `*`
+    /// is a pattern (SQLite's GLOB: every key starting so).
     public func beginAsRestoredReplica(dropping keys: [String]) throws {
         try inWords {
             try connection.transaction {
@@ -172,7 +173,10 @@ extension ReplicaStore {
                         """
                     ).run([.text(key), .integer(value)])
                 }
-                for key in keys { try connection.statement("DELETE FROM meta WHERE key = ?1").run([.text(key)]) }
+                for key in keys {
+                    let sql = key.hasSuffix("*") ? "DELETE FROM meta WHERE key GLOB ?1" : "DELETE FROM meta WHERE key = ?1"
+                    try connection.statement(sql).run([.text(key)])
+                }
                 replicaID = fresh
             }
         }

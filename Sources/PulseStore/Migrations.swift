@@ -70,6 +70,7 @@ package enum Migrations {
         Step(name: "shopping names by key", sql: KeyColumn.migration21, code: KeyColumn.fillMigration21),
         Step(name: "shopping quantities and notes", sql: migration22),
         Step(name: "shopping check-offs", sql: migration23),
+        Step(name: "shopping lists", sql: migration24),
     ]
 
     package static var latest: Int { all.count }
@@ -140,9 +141,11 @@ package enum Migrations {
     /// The entities whose tables migration 1 creates (later ones are born with `versions`).
     static let entitiesOfMigration1 = EntityKind.allCases.filter { !entitiesAfterMigration1.contains($0) }
     /// The entities made by later migrations (6: machines; 13: the kids' PIN; 15: phones;
-    /// 16: the household CA; 23: shopping check-offs).
+    /// 16: the household CA; 23: shopping check-offs; 24: shopping lists).
     static let entitiesAfterMigration1: [EntityKind] = {
-        var entities: [EntityKind] = [.machine, .machineRemoval, .discoveryKey, .kidsPIN, .phone, .caRoot, .caGrant, .phoneService, .shoppingCheckoff]
+        var entities: [EntityKind] = [
+            .machine, .machineRemoval, .discoveryKey, .kidsPIN, .phone, .caRoot, .caGrant, .phoneService, .shoppingCheckoff, .shoppingList,
+        ]
         #if DEBUG
         if TestRelease.next { entities.append(.note) }
         #endif

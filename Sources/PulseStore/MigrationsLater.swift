@@ -49,6 +49,23 @@ extension Migrations {
         CREATE INDEX shopping_checkoff_at ON shopping_checkoff (at);
         """
 
+    /// Migration 24: the household's shopping lists beside its first one (issue 57), the list an
+    /// item is on and the one a check-off was made on (optional fields: null, the first list);
+    /// an item's list is read with its state, a list's check-offs newest first.
+    static let migration24 = """
+        CREATE TABLE shopping_list (
+            id TEXT PRIMARY KEY NOT NULL,
+            name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 60),
+            created INTEGER NOT NULL CHECK (created >= 0),
+            deleted INTEGER NOT NULL CHECK (deleted IN (0, 1)),
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+        ) WITHOUT ROWID;
+        ALTER TABLE shopping_item ADD COLUMN list TEXT CHECK (list IS NULL OR length(list) BETWEEN 1 AND 128);
+        CREATE INDEX shopping_item_by_list ON shopping_item (list, state, listed) WHERE list IS NOT NULL;
+        ALTER TABLE shopping_checkoff ADD COLUMN list TEXT CHECK (list IS NULL OR length(list) BETWEEN 1 AND 128);
+        CREATE INDEX shopping_checkoff_by_list ON shopping_checkoff (list, at);
+        """
+
     #if DEBUG
     /// The "next" test release's migration (``TestRelease``: TwoReleasesTests): notes, and a
     /// shopping item's brand. Never in a release build.

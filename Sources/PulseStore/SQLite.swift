@@ -45,6 +45,8 @@ final class Connection {
     struct RowQueryShape: Hashable {
         let entity: EntityKind
         let filter: [String]
+        /// Which of `filter`'s fields are asked to be null (`IS NULL`: `= NULL` holds for no row).
+        var nulls: [Bool] = []
         let order: [String]
         let last: Bool
     }

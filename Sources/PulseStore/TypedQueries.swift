@@ -25,8 +25,8 @@ public struct RowQuery: Sendable {
     /// The last `last` rows of that order (still answered in that order); nil: all.
     public var last: Int?
 
-    /// Rows whose fields equal the given values, ordered by `order` (ascending, SQLite's
-    /// binary collation), then by id; with `last`, only the last that many of them.
+    /// Rows whose fields equal the given values (`.null`: whose field is null), ordered by `order`
+    /// (ascending, SQLite's binary collation), then by id; with `last`, only the last that many of them.
     public init(where filter: [(field: String, value: FieldValue)] = [], orderedBy order: [String] = [], last: Int? = nil) {
         precondition(last.map { $0 > 0 } ?? true, "a positive count of rows")
         self.filter = filter
@@ -60,24 +60,34 @@ extension ReplicaStore: StoreReading {
         // The statement of each query's shape is kept: its SQL was built and looked up by
         // its text on every call (a sixth of a durable `shop add`'s instructions went to
         // reading the empty restock pool).
-        let shape = Connection.RowQueryShape(entity: entity, filter: query.filter.map(\.field), order: query.order, last: query.last != nil)
+        let nulls = query.filter.map { $0.value == .null }
+        let shape = Connection.RowQueryShape(
+            entity: entity, filter: query.filter.map(\.field), nulls: nulls.contains(true) ? nulls : [], order: query.order, last: query.last != nil)
+        let bound = query.filter.filter { $0.value != .null }
         let statement = try connection.rowQueryStatement(shape) {
             for name in shape.filter + shape.order {
                 precondition(names.contains(name), "\(entity.rawValue) has no field \(name)")
             }
             var sql = "SELECT id, \(names.joined(separator: ", ")) FROM \(entity.rawValue)"
             if !shape.filter.isEmpty {
-                sql += " WHERE " + shape.filter.enumerated().map { "\($1) = ?\($0 + 1)" }.joined(separator: " AND ")
+                var number = 0
+                sql +=
+                    " WHERE "
+                    + shape.filter.indices.map { index in
+                        if shape.nulls.indices.contains(index), shape.nulls[index] { return "\(shape.filter[index]) IS NULL" }
+                        number += 1
+                        return "\(shape.filter[index]) = ?\(number)"
+                    }.joined(separator: " AND ")
             }
             let order = shape.order + ["id"]
             guard shape.last else { return sql + " ORDER BY " + order.joined(separator: ", ") }
             // The last N: the newest N by the reversed order, then put back in the order.
-            let limit = "?\(shape.filter.count + 1)"
+            let limit = "?\(bound.count + 1)"
             return "SELECT * FROM (\(sql) ORDER BY \(order.map { "\($0) DESC" }.joined(separator: ", ")) LIMIT \(limit)) ORDER BY "
                 + order.joined(separator: ", ")
         }
         defer { statement.reset() }
-        try statement.bind(query.filter.map(\.value) + (query.last.map { [FieldValue.integer(Int64($0))] } ?? []))
+        try statement.bind(bound.map(\.value) + (query.last.map { [FieldValue.integer(Int64($0))] } ?? []))
         var rows: [StoredRow] = []
         while try statement.step() {
             var fields: [String: FieldValue] = [:]

@@ -190,8 +190,12 @@ import Testing
         #expect(changes.first { $0.seq == 1 && $0.origin == origin }?.member == "anna")
     }
 
-    /// Migration 23's table (the shopping check-offs), gone: a database from before it.
-    static let undoMigration23 = "DROP TABLE shopping_checkoff;"
+    /// Migrations 24's (the shopping lists) and 23's (the shopping check-offs) tables and
+    /// columns, gone: a database from before them.
+    static let undoMigration23 = """
+        DROP TABLE shopping_list; DROP INDEX shopping_item_by_list; ALTER TABLE shopping_item DROP COLUMN list;
+        DROP TABLE shopping_checkoff;
+        """
 
     /// A current database's `change_index` back to before migration 11: entities by name,
     /// row ids as text (migrations 12 to 16 undone first: `published_seq`, the kids' PIN,
@@ -366,7 +370,7 @@ import Testing
                 DROP TABLE shopping_item;
                 ALTER TABLE shopping_item_20 RENAME TO shopping_item;
                 CREATE INDEX shopping_item_by_state ON shopping_item (state, listed);
-                DROP TABLE shopping_checkoff;
+                DROP TABLE shopping_checkoff; DROP TABLE shopping_list;
                 PRAGMA user_version = 20;
                 """)
         }
