@@ -190,9 +190,16 @@ def parents(a):
         web_support.expect(f"the {kind} catalogue shows {rows} rows per category (the seed: three categories of six)", not (rows != [6, 6, 6]), "")
         for n in range(count):
             before = len(a.find_elements(By.CSS_SELECTOR, "#catalogue-sections .cat-row.selected"))
-            # The first unselected row of the nth category.
-            section = a.find_elements(By.CSS_SELECTOR, "#catalogue-sections .cat-section")[n % 3]
-            press(a, section.find_element(By.CSS_SELECTOR, ".cat-row:not(.selected) button.select"))
+            # The first unselected row of the nth category (found again when the catalogue was
+            # redrawn between finding and pressing: the last selection's answer arriving).
+            def select_next():
+                try:
+                    section = a.find_elements(By.CSS_SELECTOR, "#catalogue-sections .cat-section")[n % 3]
+                    press(a, section.find_element(By.CSS_SELECTOR, ".cat-row:not(.selected) button.select"))
+                    return True
+                except StaleElementReferenceException:
+                    return False
+            wait(f"a {kind} row pressed", select_next)
             wait(f"a {kind} selected", lambda: len(a.find_elements(By.CSS_SELECTOR, "#catalogue-sections .cat-row.selected")) == before + 1)
         if SHOTS and kind == "rule":
             shoot(a, "catalogue")
@@ -511,6 +518,96 @@ def lists(a):
     web_support.section_ok(f"a repeating task on Mondays and Thursdays, shown in words ({listed[0].replace(chr(10), ' ')!r})")
 
 
+def list_chip(driver, name):
+    """The switcher's button of the list `name`, or None."""
+    return next((c for c in driver.find_elements(By.CSS_SELECTOR, "#shop-lists button[data-list]")
+                 if c.get_attribute("textContent").rsplit(" ", 1)[0] == name), None)
+
+
+def choose_list(driver, name):
+    def attempt():
+        try:
+            chip = list_chip(driver, name)
+            if chip is None:
+                return False
+            if chip.get_attribute("aria-pressed") != "true":
+                press(driver, chip)
+            return list_chip(driver, name).get_attribute("aria-pressed") == "true"
+        except StaleElementReferenceException:
+            return False
+    wait(f"the list {name} shown", attempt)
+
+
+def shopping_lists(a, b):
+    """Several lists (issue 57, item 2) on two computers' pages: a list made on A is on B at once;
+    an item added there is announced on A naming the list; items, restock pools and clears are
+    each list's; an item moves to another list from its edit form; a list holding items is deleted
+    with its items moved, on both pages."""
+    tab(a, "shopping")
+    tab(b, "shopping")
+    press(a, a.find_element(By.ID, "list-add"))
+    wait("the new list's name field", lambda: a.find_element(By.CSS_SELECTOR, "#shop-lists input.edit"))[0].send_keys("Lidl", Keys.ENTER)
+    lidl = wait("Lidl in the household", lambda: next((l for l in cli_json(HOME_B, "shop", "lists") if l.get("name") == "Lidl"), None), timeout=10)[0]
+    wait("Lidl shown on A, chosen", lambda: (c := list_chip(a, "Lidl")) is not None and c.get_attribute("aria-pressed") == "true")
+    wait("Lidl's chip on B's page", lambda: list_chip(b, "Lidl") is not None, timeout=10)
+    if SHOTS:
+        shoot(a, "shopping-lists")
+    web_support.section_ok("a list made with “+ List” on A's page is chosen there and is on B's page at once")
+
+    choose_list(b, "Lidl")
+    add_from_page(b, "2 butter")
+    told = wait("A told of butter, on Lidl", lambda: [n for n in notifications(HOME_A) if "butter" in n["summary"]], timeout=20)[0]
+    web_support.expect(f"the notification names the list: {told}", told[0]["summary"] == "“butter” added to Lidl", "")
+    on_lidl = lambda home: [i["name"] for i in cli_json(home, "shop", "--list", "Lidl", "list")]
+    on_first = lambda home: [i["name"] for i in cli_json(home, "shop", "list")]
+    web_support.expect(f"butter on Lidl only: {on_lidl(HOME_A)} / {on_first(HOME_A)}", on_lidl(HOME_A) == ["butter"] and "butter" not in on_first(HOME_A), "")
+    wait("butter, 2, on A's Lidl", lambda: names(a, "#shop-list .name") == ["butter"] and names(a, "#shop-list .qty") == ["2"], timeout=10)
+    choose_list(a, "Shopping List")
+    wait("the first list on A without butter", lambda: "Milk" in names(a, "#shop-list .name") and "butter" not in names(a, "#shop-list .name"))
+    web_support.section_ok(f"“2 butter” added on B's Lidl is on Lidl only; A is told {told[0]['summary']!r}")
+
+    # Each list's restock pool and clear.
+    choose_list(a, "Lidl")
+    cli(HOME_A, "shop", "--list", "Lidl", "add", "Eggs", "Rice")
+    wait("Eggs on A's Lidl", lambda: "Eggs" in names(a, "#shop-list .name"), timeout=10)
+    click_row_button(a, "#shop-list", "Eggs", "button.check", "check Eggs")
+    wait("Eggs in Lidl's restock pool", lambda: [i["name"] for i in cli_json(HOME_B, "shop", "--list", "Lidl", "list", "--restock")] == ["Eggs"], timeout=10)
+    web_support.expect("the first list's pool has no Eggs", "Eggs" not in [i["name"] for i in cli_json(HOME_B, "shop", "list", "--restock")], "")
+    # butter goes to the first list from its edit form.
+    click_row_button(a, "#shop-list", "butter", "button.details", "Quantity and note: butter")
+    form = wait("the item's edit form", lambda: a.find_element(By.CSS_SELECTOR, "#shop-list form.item-edit"))[0]
+    Select(form.find_element(By.NAME, "list")).select_by_visible_text("Shopping List")
+    form.find_element(By.NAME, "note").send_keys(Keys.ENTER)
+    wait("butter on B's first list, with its quantity", lambda: any(i["name"] == "butter" and i.get("quantity") == "2"
+                                                                     for i in cli_json(HOME_B, "shop", "list")), timeout=10)
+    wait("butter gone from A's Lidl", lambda: "butter" not in names(a, "#shop-list .name"))
+    first_before = on_first(HOME_B)
+    press(a, a.find_element(By.ID, "clear-all"))
+    wait("Lidl cleared", lambda: on_lidl(HOME_B) == [], timeout=10)
+    web_support.expect(f"the first list untouched by Lidl's clear: {on_first(HOME_B)}", on_first(HOME_B) == first_before, "")
+    web_support.section_ok("a check-off fills Lidl's restock pool only; butter moved to the first list from its edit form, "
+                           "its quantity kept; “Clear all” on Lidl leaves the first list as it was")
+
+    # A list holding items is deleted only as the person chooses: here, its items moved.
+    cli(HOME_A, "shop", "--list", "Lidl", "add", "Flour")
+    wait("Flour on A's Lidl", lambda: "Flour" in names(a, "#shop-list .name"), timeout=10)
+    press(a, a.find_element(By.ID, "list-delete"))
+    dialog = wait("the list's deletion dialog", lambda: a.find_element(By.ID, "list-delete-dialog").is_displayed()
+                  and a.find_element(By.ID, "list-delete-dialog"))[0]
+    said = dialog.text
+    if SHOTS:
+        shoot(a, "shopping-list-delete")
+    press(a, a.find_element(By.ID, "list-delete-move"))
+    wait("Lidl gone, Flour and Eggs on the first list", lambda: [l.get("name") for l in cli_json(HOME_B, "shop", "lists")] == [None]
+         and "Flour" in on_first(HOME_B) and "Eggs" in [i["name"] for i in cli_json(HOME_B, "shop", "list", "--restock")], timeout=10)
+    wait("A's page on the first list, Flour there", lambda: list_chip(a, "Lidl") is None and "Flour" in names(a, "#shop-list .name"))
+    wait("B's page without Lidl, on the first list", lambda: list_chip(b, "Lidl") is None and "Flour" in names(b, "#shop-list .name"), timeout=10)
+    for name in ["Flour", "butter"]:
+        cli(HOME_A, "shop", "delete", name)
+    web_support.section_ok(f"deleting Lidl asked ({said!r}); “Move to Shopping List” moved its items, the pool's too, and both pages "
+                           "went back to the first list")
+
+
 def this_computer(a):
     """More → This computer: who uses it and its notifications, kept on this computer."""
     tab(a, "more")
@@ -579,6 +676,7 @@ def computers(a, peer_a):
         web_support.expect(f"a computer told its own person of their own addition: {own}", not (own), "")
         web_support.section_ok(f"each computer tells its person of the other's additions: A {told_a[0]['summary']!r} {told_a[0]['body']!r} "
               f"({seconds_a:.1f} s), B {told_b[0]['summary']!r} {told_b[0]['body']!r} ({seconds_b:.1f} s); nobody of their own")
+        shopping_lists(a, b)
         tab(a, "more")
         web_support.section_ok(f"“Add a computer” shows the code large ({code}, {countdown!r}); typed on the new computer's page it joins "
               f"and shows the household's list; A's page says {toast!r}")

@@ -86,7 +86,8 @@ public struct PendingNotification: Sendable, Equatable {
 ///   first and counts the whole burst ("5 new items added to Shopping List");
 /// - if more arrived during the window, the burst goes on with a new window from then;
 ///   otherwise it closes and the next event starts a new burst.
-/// So a person sees one notification per burst, updated in place at most once a window.
+/// So a person sees one notification per burst, updated in place at most once a window. Items
+/// added to different shopping lists are different news: a burst per list ("3 new items on Lidl").
 public struct NotificationBatcher: Sendable {
     public static let debounceMilliseconds: Int64 = 2_000
     public static let defaultWindowSeconds = 90
@@ -107,7 +108,12 @@ public struct NotificationBatcher: Sendable {
     /// this machine may choose another language meanwhile); English until set. Not decoded
     /// before a notification is made: an agent that shows none never reads a catalogue.
     public var words: MessageCatalogue? = nil
-    private var bursts: [NotificationGroup: Burst] = [:]
+    /// A burst's group, and for shopping the list (nil: the first).
+    struct BurstKey: Hashable {
+        let group: NotificationGroup
+        let list: String?
+    }
+    private var bursts: [BurstKey: Burst] = [:]
     private var nextID = 1
 
     public init(windowSeconds: Int = NotificationBatcher.defaultWindowSeconds) {
@@ -125,14 +131,22 @@ public struct NotificationBatcher: Sendable {
     public mutating func receive(_ events: [HouseholdEvent], group: NotificationGroup, now: Int64) -> [PendingNotification] {
         guard !events.isEmpty else { return [] }
         let shown = tick(now: now)
-        if var burst = bursts[group] {
-            burst.events += events
-            burst.unshown += events.count
-            bursts[group] = burst
-        } else {
-            bursts[group] = Burst(
-                events: events, started: now, unshown: events.count, shownID: nil,
-                wake: now + Self.debounceMilliseconds)
+        var byList: [(list: String?, events: [HouseholdEvent])] = []
+        for event in events {
+            let list = group == .shopping ? event.list : nil
+            if let index = byList.firstIndex(where: { $0.list == list }) { byList[index].events.append(event) } else { byList.append((list, [event])) }
+        }
+        for (list, events) in byList {
+            let key = BurstKey(group: group, list: list)
+            if var burst = bursts[key] {
+                burst.events += events
+                burst.unshown += events.count
+                bursts[key] = burst
+            } else {
+                bursts[key] = Burst(
+                    events: events, started: now, unshown: events.count, shownID: nil,
+                    wake: now + Self.debounceMilliseconds)
+            }
         }
         return shown
     }
@@ -140,8 +154,10 @@ public struct NotificationBatcher: Sendable {
     /// Shows what is due at `now`.
     public mutating func tick(now: Int64) -> [PendingNotification] {
         var out: [PendingNotification] = []
-        for group in NotificationGroup.allCases {
-            guard var burst = bursts[group], burst.wake <= now else { continue }
+        let order = { (key: BurstKey) in (NotificationGroup.allCases.firstIndex(of: key.group) ?? 0, key.list ?? "") }
+        for key in bursts.keys.sorted(by: { order($0) < order($1) }) {
+            let group = key.group
+            guard var burst = bursts[key], burst.wake <= now else { continue }
             if burst.shownID == nil {
                 // End of the debounce: the first notification of the burst.
                 let id = nextID
@@ -150,13 +166,13 @@ public struct NotificationBatcher: Sendable {
                 // A change of the PIN is a warning: each is shown after the debounce, never
                 // held for a window's follow-up.
                 if group == .pin {
-                    bursts[group] = nil
+                    bursts[key] = nil
                     continue
                 }
                 burst.shownID = id
                 burst.unshown = 0
                 burst.wake = burst.started + windowMilliseconds
-                bursts[group] = burst
+                bursts[key] = burst
             } else if burst.unshown > 0 {
                 // End of the window with more events: one follow-up replacing the first.
                 let id = nextID
@@ -166,9 +182,9 @@ public struct NotificationBatcher: Sendable {
                 burst.unshown = 0
                 burst.started = now
                 burst.wake = now + windowMilliseconds
-                bursts[group] = burst
+                bursts[key] = burst
             } else {
-                bursts[group] = nil // a quiet window: the burst is over
+                bursts[key] = nil // a quiet window: the burst is over
             }
         }
         return out

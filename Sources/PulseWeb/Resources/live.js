@@ -11,7 +11,8 @@ const without = (items, id) => items.filter((x) => x.id !== id);
 /** Whether the event is one change of one row, as the agent made it. */
 const single = (event) => typeof event?.row === "string" && (event.count ?? 1) === 1;
 
-/** The shopping part ({list, pool}) after `event`; undefined when the event alone cannot say. */
+/** The shopping part ({list, pool, on?}: `on`, the list shown, its id — null or absent, the
+ * household's first) after `event`; undefined when the event alone cannot say. */
 export function shoppingAfter(shopping, event) {
   if (!shopping || !Array.isArray(shopping.list) || !Array.isArray(shopping.pool) || !single(event)) return undefined;
   const { list, pool } = shopping;
@@ -22,26 +23,28 @@ export function shoppingAfter(shopping, event) {
     case "shopping.added":
       if (typeof event.title !== "string") return undefined;
       if (onList) return shopping; // already shown (a reload was faster)
-      return { list: [...list, { id: row, name: event.title, state: "active", listed: event.time }], pool: without(pool, row) };
+      if ((event.list ?? null) !== (shopping.on ?? null)) return shopping; // on another list
+      return { ...shopping, list: [...list, { id: row, name: event.title, state: "active", listed: event.time }], pool: without(pool, row) };
     case "shopping.checked": {
       const item = onList || inPool;
       if (!item) return undefined;
-      return { list: without(list, row), pool: [{ ...item, state: "restock", listed: event.time }, ...without(pool, row)] };
+      return { ...shopping, list: without(list, row), pool: [{ ...item, state: "restock", listed: event.time }, ...without(pool, row)] };
     }
     case "shopping.restocked": {
       const item = inPool || onList;
       if (!item) return undefined;
-      return { list: [...without(list, row), { ...item, state: "active", listed: event.time }], pool: without(pool, row) };
+      return { ...shopping, list: [...without(list, row), { ...item, state: "active", listed: event.time }], pool: without(pool, row) };
     }
     case "shopping.renamed":
       if (typeof event.title !== "string" || !(onList || inPool)) return undefined;
       return {
+        ...shopping,
         list: list.map((x) => (x.id === row ? { ...x, name: event.title } : x)),
         pool: pool.map((x) => (x.id === row ? { ...x, name: event.title } : x)),
       };
     case "shopping.removed":
       if (!(onList || inPool)) return shopping; // not shown: nothing to take away
-      return { list: without(list, row), pool: without(pool, row) };
+      return { ...shopping, list: without(list, row), pool: without(pool, row) };
     default:
       return undefined;
   }

@@ -20,8 +20,10 @@ export const KEPT = ["session", "household", "shopping", "tasks"];
 
 /** What a queued change does to the shopping part ({list, pool}), as the agent will. */
 export function applyQueued(shopping, op) {
-  const s = { list: [...(shopping?.list || [])], pool: [...(shopping?.pool || [])] };
+  const s = { ...shopping, list: [...(shopping?.list || [])], pool: [...(shopping?.pool || [])] };
   const without = (items, id) => items.filter((x) => x.id !== id);
+  // An addition to another list than the one shown shows nowhere here (issue 57).
+  if (op.method === "shop.add" && (op.params.list ?? null) !== (s.on ?? null)) return s;
   if (op.method === "shop.add") {
     op.params.names.forEach((name, i) => {
       const id = op.params.ids[i];

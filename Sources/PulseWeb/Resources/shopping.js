@@ -5,6 +5,7 @@ import { $, el, toast, fail, pulse, t, editInPlace } from "./ui.js";
 import { register, store, refresh, local } from "./page.js";
 import { send as sendOrQueue, isOffline } from "./offline.js";
 import { shoppingAfter } from "./live.js";
+import { currentList, onList, forList, renderLists, listSelect } from "./shoplists.js";
 
 // On a phone, additions, checks and restocks may be made with no agent answering: they are
 // queued and sent once, later (offline.js); an addition carries the ids it will have, a
@@ -40,19 +41,23 @@ let rapidActive = false;
 register({
   id: "shopping",
   tab: true,
-  topics: ["shopping.", "shopping_item", "shopping_checkoff"],
+  topics: ["shopping.", "shopping_item", "shopping_checkoff", "shopping_list"],
   after: shoppingAfter,
   async load() {
     await store.load("shopping", async () => {
       const order = shopOrder();
-      const [list, pool] = await Promise.all([call("shop.list", order === "shop" ? { order } : {}), call("shop.list", { pool: "restock" })]);
-      return { list, pool };
+      // The household's lists, and the one this reader shows (`on`: its id; null, the first).
+      const [lists, list, pool] = await Promise.all([call("shop.lists"),
+        forList((on) => call("shop.list", { ...on, ...(order === "shop" ? { order } : {}) })),
+        forList((on) => call("shop.list", { ...on, pool: "restock" }))]);
+      return { lists, list, pool, on: currentList() };
     });
   },
   render,
   wire,
   onEvent(event) {
-    if (event.type === "shopping.added" && !event.local) {
+    // Only what reaches the list shown is new here.
+    if (event.type === "shopping.added" && !event.local && (event.list ?? null) === currentList()) {
       if (event.row) newItems.ids.push(event.row);
       newItems.count += event.count || 1;
       renderNewItems();
@@ -62,8 +67,9 @@ register({
 });
 
 function render() {
-  const { list = [], pool = [] } = store.view("shopping") || {};
+  const { list = [], pool = [], lists = [] } = store.view("shopping") || {};
   if (editing && $("shop-list").querySelector("form.item-edit")) return; // a live update waits for the edit
+  renderLists(lists);
   // Places among the items the agent holds (a row still being sent has none: the agent's
   // `position` counts only its own items).
   const placed = list.filter((item) => !item.pending);
@@ -153,7 +159,7 @@ async function moveItem(item, position) {
     await store.guess("shopping", (s) => {
       const rest = without(s.list, item.id);
       return { ...s, list: [...rest.slice(0, position - 1), item, ...rest.slice(position - 1)] };
-    }, () => call("shop.move", { item: item.id, position }));
+    }, () => call("shop.move", { item: item.id, position, ...onList() }));
   } catch (error) { focusAfter = null; fail(error); }
   refresh("shopping");
 }
@@ -161,7 +167,7 @@ async function moveItem(item, position) {
 // One wrong item: gone at once on every computer, and Undo brings the same item back.
 async function deleteItem(item) {
   try {
-    await store.guess("shopping", (s) => ({ ...s, list: without(s.list, item.id) }), () => call("shop.delete", { item: item.id }));
+    await store.guess("shopping", (s) => ({ ...s, list: without(s.list, item.id) }), () => call("shop.delete", { item: item.id, ...onList() }));
     toast(t("page.shopping.deleted", { name: item.name }), { action: t("page.shopping.undo"), onAction: () => undelete(item) });
   } catch (error) { fail(error); }
   refresh("shopping");
@@ -185,12 +191,12 @@ const without = (items, id) => items.filter((x) => x.id !== id);
 
 async function checkItem(item, li) {
   li.classList.add("leaving");
-  const sent = change("shop.check", { item: item.id });
+  const sent = change("shop.check", { item: item.id, ...onList() });
   sent.catch(() => {}); // awaited below, after the row's leaving animation
   await new Promise((resolve) => setTimeout(resolve, 250));
   pulse($("restock-toggle"));
   try {
-    await store.guess("shopping", (s) => ({ list: without(s.list, item.id), pool: [{ ...item, state: "restock" }, ...without(s.pool, item.id)] }),
+    await store.guess("shopping", (s) => ({ ...s, list: without(s.list, item.id), pool: [{ ...item, state: "restock" }, ...without(s.pool, item.id)] }),
       () => sent);
     settled();
   } catch (error) { fail(error); }
@@ -199,8 +205,8 @@ async function checkItem(item, li) {
 
 async function restockItem(item) {
   try {
-    await store.guess("shopping", (s) => ({ list: [...without(s.list, item.id), { ...item, state: "active" }], pool: without(s.pool, item.id) }),
-      () => change("shop.restock", { item: item.id }));
+    await store.guess("shopping", (s) => ({ ...s, list: [...without(s.list, item.id), { ...item, state: "active" }], pool: without(s.pool, item.id) }),
+      () => change("shop.restock", { item: item.id, ...onList() }));
     settled();
   } catch (error) { fail(error); }
   refresh("shopping");
@@ -210,7 +216,7 @@ function startRename(item, name) {
   editInPlace(name, {
     value: item.name, maxlength: 200, label: t("page.shopping.rename.label", { name: item.name }),
     save: (text) => store.guess("shopping", (s) => ({ ...s, list: s.list.map((x) => (x.id === item.id ? { ...x, name: text } : x)) }),
-      () => call("shop.rename", { item: item.id, name: text })),
+      () => call("shop.rename", { item: item.id, name: text, ...onList() })),
     done: () => { render(); refresh("shopping"); },
   });
 }
@@ -230,7 +236,9 @@ function editDetails(item, li) {
     placeholder: t("page.shopping.quantity.placeholder"), "aria-label": t("page.shopping.quantity", { name: item.name }) });
   const note = el("input", { name: "note", value: item.note || "", maxlength: "200",
     placeholder: t("page.shopping.note.placeholder"), "aria-label": t("page.shopping.note", { name: item.name }) });
-  const form = el("form", { class: "item-edit", autocomplete: "off" }, el("span", { class: "name", text: item.name }), quantity, note,
+  // With several lists, the item can go to another one (the agent refuses a name there already).
+  const where = listSelect(store.view("shopping")?.lists, item.name);
+  const form = el("form", { class: "item-edit", autocomplete: "off" }, el("span", { class: "name", text: item.name }), quantity, note, where,
     el("button", { type: "submit", text: t("page.tasks.edit.save") }),
     el("button", { type: "button", class: "plain", text: t("page.confirm.cancel"), onclick: leave }));
   form.addEventListener("keydown", (e) => { if (e.key === "Escape") leave(); });
@@ -240,11 +248,15 @@ function editDetails(item, li) {
     if (quantity.value.trim() !== (item.quantity || "")) params.quantity = quantity.value.trim();
     if (note.value.trim() !== (item.note || "")) params.note = note.value.trim();
     editing = null;
-    if (Object.keys(params).length > 1) {
+    const to = where && where.value !== (currentList() ?? "") ? where.value : null;
+    if (Object.keys(params).length > 1 || to !== null) {
       const apply = (x) => (x.id === item.id ? { ...x, ...("quantity" in params ? { quantity: params.quantity || undefined } : {}),
         ...("note" in params ? { note: params.note || undefined } : {}) } : x);
       try {
-        await store.guess("shopping", (s) => ({ ...s, list: s.list.map(apply) }), () => call("shop.edit", params));
+        await store.guess("shopping", (s) => ({ ...s, list: to !== null ? without(s.list, item.id) : s.list.map(apply) }), async () => {
+          if (Object.keys(params).length > 1) await call("shop.edit", { ...params, ...onList() });
+          if (to !== null) await call("shop.transfer", { item: item.id, to, ...onList() });
+        });
       } catch (error) { fail(error); }
     }
     leave();
@@ -308,7 +320,7 @@ async function addItems(names) {
   try {
     // The guessed rows, unless a reload already shows them (the feed can be faster than the answer).
     const shown = (s) => temp.filter((guess) => !s.list.some((item) => !item.pending && item.name.toLowerCase() === guess.name.toLowerCase()));
-    const added = await store.guess("shopping", (s) => ({ ...s, list: [...s.list, ...shown(s)] }), () => change("shop.add", { names }));
+    const added = await store.guess("shopping", (s) => ({ ...s, list: [...s.list, ...shown(s)] }), () => change("shop.add", { names, ...onList() }));
     settled();
     // The agent says which came back from the restock pool (the rule lives there).
     const back = added.filter((item) => item.restocked);
@@ -336,14 +348,14 @@ async function clearAll() {
   const list = store.view("shopping")?.list || [];
   if (!list.length) return;
   try {
-    await store.guess("shopping", (s) => ({ ...s, list: [] }), () => call("shop.clear"));
+    await store.guess("shopping", (s) => ({ ...s, list: [] }), () => call("shop.clear", onList()));
     toast(t("page.shopping.cleared", { count: list.length }), { action: t("page.shopping.undo"), onAction: undoClear });
   } catch (error) { fail(error); }
   refresh("shopping");
 }
 
 async function undoClear() {
-  try { await call("shop.undo"); toast(t("page.shopping.undone")); } catch (error) { fail(error); }
+  try { await call("shop.undo", onList()); toast(t("page.shopping.undone")); } catch (error) { fail(error); }
   refresh("shopping");
 }
 

@@ -168,4 +168,22 @@ import Testing
         let mixed = NotificationBatcher.notification(id: 1, replaces: nil, group: .shopping, events: events, words: .english)
         #expect(mixed.summary == "4 new shopping items", "items on two lists: no list named")
     }
+
+    @Test func itemsAddedToTwoListsAreTwoBurstsOfNews() {
+        func added(_ title: String, _ list: String?) -> HouseholdEvent {
+            var event = HouseholdEvent(type: .shoppingAdded, entity: "shopping_item", row: title, title: title, author: "tom", time: 0)
+            event.list = list
+            event.listName = list.map { _ in "Lidl" }
+            return event
+        }
+        var batcher = NotificationBatcher()
+        _ = batcher.receive([added("Milk", nil), added("Butter", "l1"), added("Eggs", "l1")], group: .shopping, now: 0)
+        let shown = batcher.tick(now: NotificationBatcher.debounceMilliseconds)
+        #expect(shown.map(\.summary) == ["“Milk” added to Shopping List", "2 new items on Lidl"])
+        // Within the window, more on Lidl: Lidl's burst alone grows; the first list's closes quietly.
+        _ = batcher.receive([added("Rice", "l1")], group: .shopping, now: 10_000)
+        let later = batcher.tick(now: batcher.windowMilliseconds)
+        #expect(later.map(\.summary) == ["3 new items on Lidl"])
+        #expect(later.first?.replaces == shown.last?.id)
+    }
 }
