@@ -186,9 +186,25 @@ def pseudo():
         driver.execute_script("document.getElementById('add-computer').click()")
         wait("the pairing code", lambda: driver.find_element(By.ID, "pairing-code").text)
         look("“Add a computer”")
+        # Issue 57's: a list of its own (the switcher, its rename and delete), an item's edit form
+        # with the lists to send it to, and the question a list holding items asks.
+        tab(driver, "shopping")
+        chip = wait("the list Qlidl", lambda: next((c for c in driver.find_elements(By.CSS_SELECTOR, "#shop-lists button[data-list]")
+                                                    if "Qlidl" in c.get_attribute("textContent")), None))[0]
+        driver.execute_script("arguments[0].click()", chip)
+        wait("Qbutter on Qlidl", lambda: "Qbutter" in driver.execute_script("return document.getElementById('shop-list').textContent"))
+        look("a list of its own")
+        driver.execute_script("document.querySelector('#shop-list button.details').click()")
+        wait("the item's edit form with the lists", lambda: driver.find_elements(By.CSS_SELECTOR, "#shop-list form.item-edit select.item-list"))
+        look("an item's edit form")
+        driver.execute_script("document.getElementById('list-delete').click()")
+        wait("the list's deletion dialog", lambda: driver.execute_script("return document.getElementById('list-delete-dialog').open"))
+        look("deleting a list that holds items")
+        driver.execute_script("document.getElementById('list-delete-cancel').click()")
     finally:
         driver.quit()
-    web_support.section_ok(f"under the pseudo-language all text on 5 tabs, the keypad, parents' mode, the catalogue and “Add a computer” "
+    web_support.section_ok(f"under the pseudo-language all text on 5 tabs, the keypad, parents' mode, the catalogue, “Add a computer”, "
+          "a list of its own, an item's edit form and a list's deletion "
           f"({checked} messages) comes from the catalogue")
 
 

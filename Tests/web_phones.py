@@ -488,6 +488,26 @@ def main():
     if phone_mode:
         ok("the phone shows the list, updates live (Bread from the CLI), adds Eggs (the computer has it), and shows no computer administration")
 
+    # Several lists (issue 57): a list made on the computer is on the phone at once; one tap shows
+    # it; what the phone adds there is on that list on the computer, not on the first.
+    cli("shop", "lists", "add", "Pharmacy")
+    def chip(name):
+        return next((c for c in driver.find_elements(By.CSS_SELECTOR, "#shop-lists button[data-list]")
+                     if c.get_attribute("textContent").startswith(name)), None)
+    press(driver, wait("Pharmacy on the phone", lambda: chip("Pharmacy"))[0])
+    wait("Pharmacy shown on the phone", lambda: chip("Pharmacy").get_attribute("aria-pressed") == "true"
+         and "Milk" not in driver.find_element(By.ID, "shop-list").text)
+    add_items(driver, "Plasters")
+    wait("Plasters on the computer's Pharmacy", lambda: [i["name"] for i in cli_json("shop", "--list", "Pharmacy", "list")] == ["Plasters"])
+    on_first = "Plasters" in [i["name"] for i in cli_json("shop", "list")]
+    shot(driver, "phone-lists")
+    press(driver, chip("Shopping List"))
+    wait("the first list on the phone again", lambda: "Milk" in driver.find_element(By.ID, "shop-list").text
+         and "Plasters" not in driver.find_element(By.ID, "shop-list").text)
+    if expect("Plasters on Pharmacy only", not on_first, "Plasters is on the first list too"):
+        ok("a list made on the computer is on the phone; one tap shows it; Plasters added there is on Pharmacy on the computer, "
+           "and the first list is shown again with one tap")
+
     # Notifications by the desktop's rules: another member's addition is told (in the page and
     # by the phone, through the service worker); the phone's own member's never.
     def notifications_prepared():

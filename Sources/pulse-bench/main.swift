@@ -447,7 +447,10 @@ if selected("writes") {
 // recompute is `shop list --order shop`, beside the same list as added in the same run; a
 // check-off's cost is its write (the item to the pool and its check-off row), beside a one-row
 // write of the same run.
-if selected("shop") { try walkingOrderFigures() }
+if selected("shop") {
+    try walkingOrderFigures()
+    try shoppingListsFigures()
+}
 
 // MARK: 6. Scale: 16 agents, as hub and spokes (each dials agent 0; the hub relays) and as
 // the full mesh that mDNS makes (each dials every agent started before it)

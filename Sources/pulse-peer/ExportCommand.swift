@@ -50,7 +50,10 @@ struct Export: ParsableCommand {
             "  "
                 + say(
                     "cli.export.shopping",
-                    ["active": JSONValue(try household.shoppingItems(.active).count), "restock": JSONValue(try household.shoppingItems(.restock).count)]),
+                    [
+                        "active": JSONValue(try household.shoppingLists().reduce(0) { $0 + $1.active }),
+                        "restock": JSONValue(try household.shoppingLists().reduce(0) { $0 + $1.restock }),
+                    ]),
             "  "
                 + say(
                     "cli.export.tasks",

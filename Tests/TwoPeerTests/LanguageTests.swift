@@ -168,6 +168,8 @@ import Testing
         try a.run(["init", "--household", "Qhome", "--member", "Qanna", "--member", "Qtom"])
         try a.run(["shop", "add", "Qmilk", "Qapples", "Qbrotgetreidemischungspackung"])
         try a.run(["shop", "check", "Qapples"])
+        try a.run(["shop", "lists", "add", "Qlidl"])
+        try a.run(["shop", "--list", "Qlidl", "add", "Qbutter"])
         try a.run(["task", "add", "Qdishes", "--due", "today", "--assignee", "Qtom"])
         try a.run(["backlog", "category", "add", "Qgarden"])
         try a.run(["backlog", "add", "Qgarden", "Qtulips"])
@@ -181,7 +183,10 @@ import Testing
         // A second computer, never started: a row with its state, Rename and Remove, where a name
         // broke mid-word at 390 px in Polish and German (issue 52, item 12).
         try Home(path: scratch.home("b")).pair(with: a, at: agent, member: "Qtom")
-        let data = ["Qhome", "Qanna", "Qtom", "Qmilk", "Qapples", "Qbrotgetreidemischungspackung", "Qdishes", "Qgarden", "Qtulips", "Qmia", "House", "Pulse"]
+        let data = [
+            "Qhome", "Qanna", "Qtom", "Qmilk", "Qapples", "Qbrotgetreidemischungspackung", "Qdishes", "Qgarden", "Qtulips", "Qmia", "Qlidl", "Qbutter", "House",
+            "Pulse",
+        ]
         var command = [
             "python3", WebPageTests.script("web_languages.py"), PulsePeer.executable.path, a.path, data.joined(separator: ","), "--engine=\(engine)",
         ]

@@ -57,8 +57,8 @@ import Testing
     }
 
     /// The entities this release added since the previous one, which that release keeps and
-    /// relays without showing (the open schema): the shopping check-offs (issue 57).
-    static let addedSince = ["shopping_checkoff"]
+    /// relays without showing (the open schema): the shopping check-offs and lists (issue 57).
+    static let addedSince = ["shopping_checkoff", "shopping_list"]
 
     /// `home`'s export as the previous release can show it: without ``addedSince`` (both sides
     /// read through the same serialization, so that they compare).
@@ -168,6 +168,13 @@ import Testing
         try b.waitUntil("synced")
         let flourOnA = try a.run(["shop", "list", "--json"]).stdout
         #expect(flourOnA.contains("\"Rye flour\"") && flourOnA.contains("\"2 kg\"") && flourOnA.contains("\"the fine one\""), "\(flourOnA)")
+        // A list the previous release does not know (issue 57's lists, decision 0020): B shows its
+        // items on its one list, and on their own list once upgraded.
+        try a.run(["shop", "lists", "add", "Lidl"])
+        try a.run(["shop", "--list", "Lidl", "add", "Butter"])
+        try a.waitUntil("synced")
+        try b.waitUntil("synced")
+        #expect(try b.shoppingNames().contains("Butter"), "the previous release shows Lidl's Butter on its list")
         #expect(agentB.stop() == 0)
         let schema = { () throws -> Int64 in
             try Connection(path: b.path + "/household.sqlite").scalarInt("PRAGMA user_version") ?? 0
@@ -193,6 +200,8 @@ import Testing
         for name in ["Milk first", "Milk second", "While B was upgraded", "Upgraded B's", "A's after the upgrade"] {
             #expect(names.contains(name), "\(name) is missing: \(names)")
         }
+        #expect(try b.run(["shop", "--list", "Lidl", "list", "--json"]).stdout.contains("\"Butter\""), "upgraded B: Butter on Lidl")
+        #expect(!(try b.shoppingNames().contains("Butter")), "upgraded B: Butter off the first list")
         let flour = try b.run(["shop", "list", "--json"]).stdout
         #expect(flour.contains("\"Rye flour\"") && flour.contains("\"2 kg\"") && flour.contains("\"the fine one\""), "upgraded B: \(flour)")
         let peer = (try a.status()["peers"] as? [[String: Any]])?.first

@@ -157,7 +157,7 @@ import Testing
                 "a spoofer's own root has another",
                 "from another CA on the same address is refused",
                 "bank.example.com", "isSecureContext is true", "one household CA: the second computer", "works once", "“Add this phone?”", "SameSite=Strict",
-                "updates live", "notifications: Tom's addition", "its Home Screen (More)", "installable", "shows the last list, and queues",
+                "updates live", "Plasters added there is on Pharmacy", "notifications: Tom's addition", "its Home Screen (More)", "installable", "shows the last list, and queues",
                 "to send them within the week", "still once",
                 "the phone used the second computer", "across releases", "machine.remove → 404",
                 "from a stranger's namespace",
