@@ -588,23 +588,32 @@ def shopping_lists(a, b):
     web_support.section_ok("a check-off fills Lidl's restock pool only; butter moved to the first list from its edit form, "
                            "its quantity kept; “Clear all” on Lidl leaves the first list as it was")
 
+    # Renamed in place: on B's page at once, and the page goes on working (its buttons in place).
+    press(a, a.find_element(By.ID, "list-rename"))
+    field = wait("the list's rename field", lambda: a.find_element(By.CSS_SELECTOR, "#list-actions input.edit"))[0]
+    field.send_keys(Keys.CONTROL, "a")
+    field.send_keys("Lidl City", Keys.ENTER)
+    wait("Lidl City on B's page", lambda: list_chip(b, "Lidl City") is not None, timeout=10)
+    wait("A's rename button back, the field gone", lambda: shown(a, "list-rename") and not a.find_elements(By.CSS_SELECTOR, "#list-actions input.edit"))
+    web_support.section_ok("a list renamed in place (“Lidl City”) is renamed on B's page at once")
+
     # A list holding items is deleted only as the person chooses: here, its items moved.
-    cli(HOME_A, "shop", "--list", "Lidl", "add", "Flour")
-    wait("Flour on A's Lidl", lambda: "Flour" in names(a, "#shop-list .name"), timeout=10)
+    cli(HOME_A, "shop", "--list", "Lidl City", "add", "Flour")
+    wait("Flour on A's Lidl City", lambda: "Flour" in names(a, "#shop-list .name"), timeout=10)
     press(a, a.find_element(By.ID, "list-delete"))
     dialog = wait("the list's deletion dialog", lambda: a.find_element(By.ID, "list-delete-dialog").is_displayed()
                   and a.find_element(By.ID, "list-delete-dialog"))[0]
-    said = dialog.text
+    said = wait("the dialog counting Flour and Lidl City's pool's Eggs", lambda: "2 items" in dialog.text and dialog.text)[0]
     if SHOTS:
         shoot(a, "shopping-list-delete")
     press(a, a.find_element(By.ID, "list-delete-move"))
     wait("Lidl gone, Flour and Eggs on the first list", lambda: [l.get("name") for l in cli_json(HOME_B, "shop", "lists")] == [None]
          and "Flour" in on_first(HOME_B) and "Eggs" in [i["name"] for i in cli_json(HOME_B, "shop", "list", "--restock")], timeout=10)
-    wait("A's page on the first list, Flour there", lambda: list_chip(a, "Lidl") is None and "Flour" in names(a, "#shop-list .name"))
-    wait("B's page without Lidl, on the first list", lambda: list_chip(b, "Lidl") is None and "Flour" in names(b, "#shop-list .name"), timeout=10)
+    wait("A's page on the first list, Flour there", lambda: list_chip(a, "Lidl City") is None and "Flour" in names(a, "#shop-list .name"))
+    wait("B's page without Lidl City, on the first list", lambda: list_chip(b, "Lidl City") is None and "Flour" in names(b, "#shop-list .name"), timeout=10)
     for name in ["Flour", "butter"]:
         cli(HOME_A, "shop", "delete", name)
-    web_support.section_ok(f"deleting Lidl asked ({said!r}); “Move to Shopping List” moved its items, the pool's too, and both pages "
+    web_support.section_ok(f"deleting Lidl City asked ({said!r}); “Move to Shopping List” moved its items, the pool's too, and both pages "
                            "went back to the first list")
 
 

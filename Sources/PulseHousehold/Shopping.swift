@@ -120,6 +120,7 @@ extension Household {
         // lock, so a name another process restocks or adds meanwhile is seen, and without
         // two read transactions of their own before it (each takes and drops a WAL lock).
         let (addition, _) = try store.write(member: memberID, keepingChanges: false) { tx in
+            let list = try liveInTransaction(list)
             let found = try shoppingItems(named: cleaned, on: list)
             let plan = ShoppingRules.plan(cleaned, pool: found.pool, active: found.active)
             let base = try store.orderingKey()
@@ -327,6 +328,7 @@ extension Household {
         let cleaned = checked.map(\.name)
         guard !cleaned.isEmpty else { throw HouseholdError.refuse(.nothingToAdd) }
         let (addition, _) = try store.write(member: memberID, keepingChanges: false) { tx in
+            let list = try liveInTransaction(list)
             var known: [Int: ShoppingItem] = [:]
             for (index, id) in ids.enumerated() {
                 let row = try store.row(.shoppingItem, id)
@@ -413,7 +415,17 @@ extension Household {
 
     /// An item by its position in the list (1, 2, …), its exact name (any case), or a
     /// prefix of its id (4+ characters). Ambiguity is an error naming the candidates.
+    /// Its whole id (a page's or a phone's call) finds it on whichever list it is now: moved
+    /// meanwhile to another list, or its list deleted, a queued check still reaches it.
     public func resolveShoppingItem(_ handle: String, in states: [ShoppingItem.State], on list: String? = nil) throws -> ShoppingItem {
+        if handle.utf8.count == 36, RowIDRules.isValid(handle) {
+            let row = try store.row(.shoppingItem, handle)
+            var item = ShoppingItem(id: handle, fields: row)
+            if row["name"] != nil, row["listed"] != nil, states.contains(item.state) {
+                item.list = shownList(of: item, live: Set(try liveShoppingLists().map(\.id)))
+                return item
+            }
+        }
         let lists = try states.map { try shoppingItems($0, on: list) }
         return try Handles.resolve(
             handle, in: lists.flatMap { $0 }, positional: lists[0], what: "item",

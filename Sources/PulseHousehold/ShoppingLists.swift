@@ -62,12 +62,16 @@ extension Household {
 
     /// The list a person names: nil, "" or the first list's name in any of our languages is the
     /// first list (nil); a list's name (any case) or the start of its id (4+ characters) is that
-    /// list's id. Anything else is refused.
+    /// list's id. A list's whole id (a page's or a phone's call, perhaps queued while the list
+    /// was deleted elsewhere, or sent to a computer that has not received the list yet) that is not
+    /// a live list here is the first list: where that list's items are shown (decision 0020).
+    /// Anything else is refused.
     public func resolveShoppingList(_ handle: String?) throws -> String? {
         guard let handle = handle?.trimmed, !handle.isEmpty else { return nil }
         let key = handle.nameKey
         if Self.firstListNames.contains(where: { $0.nameKey == key }) { return nil }
         let live = try liveShoppingLists()
+        if handle.utf8.count == 36, RowIDRules.isValid(handle) { return live.contains { $0.id == handle } ? handle : nil }
         if let named = live.first(where: { $0.name.nameKey == key }) { return named.id }
         let lowered = handle.lowercased()
         let byID = handle.count >= 4 ? live.filter { $0.id.hasPrefix(lowered) } : []
@@ -115,10 +119,13 @@ extension Household {
     @discardableResult
     public func deleteShoppingList(_ handle: String, items choice: ShoppingListItemsChoice? = nil, to destination: String? = nil) throws -> ShoppingList {
         guard let id = try resolveShoppingList(handle) else { throw HouseholdError.refuse(.firstList) }
-        let target = try resolveShoppingList(destination)
-        guard target != id else { throw HouseholdError.refuse(.sameList) }
-        let list = try shoppingLists().first { $0.id == id } ?? ShoppingList(id: id, name: nil)
+        guard try resolveShoppingList(destination) != id else { throw HouseholdError.refuse(.sameList) }
+        var list = ShoppingList(id: id, name: nil)
         try store.write(member: memberID, keepingChanges: false) { tx in
+            // Read under the write's lock: the list, its items and where they go as they are now.
+            guard try liveInTransaction(id) != nil else { throw HouseholdError.refuse(.noSuchList, ["handle": .string(handle)]) }
+            list = try shoppingLists().first { $0.id == id } ?? list
+            let target = try liveInTransaction(try resolveShoppingList(destination))
             let held = try shoppingItems(.active, on: id) + shoppingItems(.restock, on: id)
             if !held.isEmpty {
                 guard let choice else {
@@ -126,9 +133,10 @@ extension Household {
                 }
                 // The names already where they would go, by state: those are not put there twice.
                 let there = choice == .delete ? [] : try shoppingItems(.active, on: target) + shoppingItems(.restock, on: target)
-                let taken = Set(there.map { "\($0.state.rawValue) \($0.name.nameKey)" })
+                // A name is there once, on the list or in its pool: a second one moved is deleted.
+                var taken = Set(there.map(\.name.nameKey))
                 for item in held {
-                    if choice == .delete || taken.contains("\(item.state.rawValue) \(item.name.nameKey)") {
+                    if choice == .delete || !taken.insert(item.name.nameKey).inserted {
                         try tx.put(.shoppingItem, item.id, ["state": .text("deleted")])
                     } else {
                         try tx.put(.shoppingItem, item.id, ["list": target.map(FieldValue.text) ?? .null])
@@ -146,14 +154,18 @@ extension Household {
     @discardableResult
     public func moveShoppingItem(_ handle: String, on list: String? = nil, toList destination: String?) throws -> ShoppingItem {
         let item = try resolveShoppingItem(handle, in: [.active, .restock], on: list)
-        let target = try resolveShoppingList(destination)
-        guard target != item.list else { return item }
-        if let twin = try shoppingItems(item.state, on: target).first(where: { $0.name.nameKey == item.name.nameKey }) {
-            throw HouseholdError.refuse(.alreadyOnList, ["name": .string(twin.name)])
-        }
-        try store.write(member: memberID) { try $0.put(.shoppingItem, item.id, ["list": target.map(FieldValue.text) ?? .null]) }
         var moved = item
-        moved.list = target
+        try store.write(member: memberID) { tx in
+            let target = try liveInTransaction(try resolveShoppingList(destination))
+            moved.list = target
+            guard target != item.list else { return }
+            // On the list or in its pool: the name is there already (never twice, in any place).
+            let there = try shoppingItems(named: [item.name], on: target)
+            if let twin = (there.active + there.pool).first {
+                throw HouseholdError.refuse(.alreadyOnList, ["name": .string(twin.name)])
+            }
+            try tx.put(.shoppingItem, item.id, ["list": target.map(FieldValue.text) ?? .null])
+        }
         return moved
     }
 
@@ -175,6 +187,13 @@ extension Household {
             item.list = nil
             return item
         }
+    }
+
+    /// `list` as it stands inside a write's transaction: itself while live, else the first (nil):
+    /// deleted by another process since it was resolved.
+    func liveInTransaction(_ list: String?) throws -> String? {
+        guard let list else { return nil }
+        return try liveShoppingLists().contains { $0.id == list } ? list : nil
     }
 
     /// The list an item is shown on: its own when live here, else the first (nil).

@@ -25,7 +25,7 @@ export function onList() {
 export const listLabel = (/** @type {{name?: string | null}} */ list) => list.name ?? t("shop.first_list");
 
 /** Loads `read(params)` for the list shown; a list deleted meanwhile (here or on another computer)
- * is forgotten, and the first list shown instead. */
+ * is forgotten, and `read` runs again for the first list (all of it: no part from the other). */
 export async function forList(/** @type {(params: object) => Promise<any>} */ read) {
   try {
     return await read(onList());
@@ -56,8 +56,9 @@ export function renderLists(/** @type {Array<{id?: string, name?: string, active
     el("button", { type: "button", id: "list-add", class: "plain", text: t("page.shopping.lists.add"), onclick: addList }));
   const named = shown && shown.id ? shown : null;
   $("list-actions").hidden = !named;
-  $("list-rename").onclick = named ? () => renameList(named) : null;
-  $("list-delete").onclick = named ? () => deleteList(named, lists[0]) : null;
+  const rename = $("list-rename"), remove = $("list-delete");
+  if (rename) rename.onclick = named ? () => renameList(named) : null;
+  if (remove) remove.onclick = named ? () => deleteList(named, lists[0]) : null;
   $("shop-list").setAttribute("aria-label", shown ? listLabel(shown) : t("page.shopping.list.label"));
 }
 
@@ -72,17 +73,28 @@ function addList() {
 }
 
 function renameList(/** @type {{id?: string, name?: string}} */ list) {
+  // The field goes beside the button, hidden meanwhile: the button stays in the page (a render
+  // wires it), and the field leaves when the edit ends.
   const button = $("list-rename");
   const field = el("span");
-  button.replaceWith(field);
+  button.hidden = true;
+  button.after(field);
   editInPlace(field, {
     value: list.name, maxlength: 60, label: t("page.shopping.lists.rename.label", { name: list.name }),
     save: (name) => call("shop.lists.rename", { list: list.id, name }),
-    done: () => { field.replaceWith(button); refresh("shopping"); },
+    done: () => {
+      $("list-actions").querySelector("input.edit")?.remove();
+      button.hidden = false;
+      refresh("shopping");
+    },
   });
 }
 
-async function deleteList(/** @type {{id?: string, name?: string, active: number, restock: number}} */ list, first) {
+async function deleteList(/** @type {{id?: string, name?: string, active: number, restock: number}} */ shown, first) {
+  // The counts as the agent holds them now (what is drawn may be a moment old: a live update
+  // shows an item before the lists are read again).
+  let list = shown;
+  try { list = (await call("shop.lists")).find((x) => x.id === shown.id) || shown; } catch { /* the counts drawn */ }
   const count = list.active + list.restock;
   const title = t("page.shopping.lists.delete_title", { name: list.name });
   let items;

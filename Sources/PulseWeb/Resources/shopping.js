@@ -47,9 +47,8 @@ register({
     await store.load("shopping", async () => {
       const order = shopOrder();
       // The household's lists, and the one this reader shows (`on`: its id; null, the first).
-      const [lists, list, pool] = await Promise.all([call("shop.lists"),
-        forList((on) => call("shop.list", { ...on, ...(order === "shop" ? { order } : {}) })),
-        forList((on) => call("shop.list", { ...on, pool: "restock" }))]);
+      const [lists, [list, pool]] = await Promise.all([call("shop.lists"),
+        forList((on) => Promise.all([call("shop.list", { ...on, ...(order === "shop" ? { order } : {}) }), call("shop.list", { ...on, pool: "restock" })]))]);
       return { lists, list, pool, on: currentList() };
     });
   },
@@ -347,15 +346,16 @@ function giveBack(names) {
 async function clearAll() {
   const list = store.view("shopping")?.list || [];
   if (!list.length) return;
+  const on = onList(); // the Undo undoes this list's clear, whichever list is shown by then
   try {
-    await store.guess("shopping", (s) => ({ ...s, list: [] }), () => call("shop.clear", onList()));
-    toast(t("page.shopping.cleared", { count: list.length }), { action: t("page.shopping.undo"), onAction: undoClear });
+    await store.guess("shopping", (s) => ({ ...s, list: [] }), () => call("shop.clear", on));
+    toast(t("page.shopping.cleared", { count: list.length }), { action: t("page.shopping.undo"), onAction: () => undoClear(on) });
   } catch (error) { fail(error); }
   refresh("shopping");
 }
 
-async function undoClear() {
-  try { await call("shop.undo", onList()); toast(t("page.shopping.undone")); } catch (error) { fail(error); }
+async function undoClear(on) {
+  try { await call("shop.undo", on); toast(t("page.shopping.undone")); } catch (error) { fail(error); }
   refresh("shopping");
 }
 

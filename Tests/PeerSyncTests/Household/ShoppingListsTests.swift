@@ -61,6 +61,39 @@ import Testing
         #expect(try a.canonicalExport() == export)
     }
 
+    @Test func aPhonesQueuedChangesReachTheirItemsWhereverTheyAreNow() throws {
+        let b = try secondMachine()
+        let lidl = try #require(try a.addShoppingList("Lidl").id)
+        let butter = try a.addShoppingItems(["Butter"], on: lidl)[0]
+        try sync(a, b)
+        // A phone queued a check of Butter on Lidl, and an addition to Lidl; meanwhile Lidl was deleted.
+        try a.deleteShoppingList("Lidl", items: .move)
+        #expect(try a.resolveShoppingList(lidl) == nil, "a deleted list's whole id: the first list, where its items are")
+        #expect(try a.checkShoppingItem(butter.id, once: true, on: a.resolveShoppingList(lidl)).state == .restock)
+        let added = try a.addShoppingItems([ShoppingEntry(name: "Cheese")], ids: [RowIDRules.newRowID()], on: a.resolveShoppingList(lidl))
+        #expect(added.items.map(\.list) == [nil])
+        #expect(try a.shoppingItems().map(\.name) == ["Cheese"])
+        // A computer that has not received Lidl yet takes its whole id as the first list too.
+        let c = try machine("c")
+        let late = try c.addShoppingList("Late").id!
+        #expect(try b.resolveShoppingList(late) == nil)
+        #expect(code { _ = try b.resolveShoppingList("Late") } == "no_such_list", "its name, typed, is still refused")
+        // An item moved to another list is still found by its whole id from the list it was on.
+        let soap = try a.addShoppingItems(["Soap"])[0]
+        let rossmann = try #require(try a.addShoppingList("Rossmann").id)
+        try a.moveShoppingItem(soap.id, toList: "Rossmann")
+        #expect(try a.checkShoppingItem(soap.id, once: true).list == rossmann)
+    }
+
+    @Test func anItemIsNotMovedWhereItsNameIsInTheRestockPool() throws {
+        try a.addShoppingList("Lidl")
+        let lidl = try a.resolveShoppingList("Lidl")
+        try a.addShoppingItems(["milk"], on: lidl)
+        _ = try a.checkShoppingItem("milk", on: lidl)
+        try a.addShoppingItems(["Milk"])
+        #expect(code { try a.moveShoppingItem("Milk", toList: "Lidl") } == "already_on_list")
+    }
+
     @Test func aHouseholdKeepsAtMostFiftyListsBesideTheFirst() throws {
         for n in 1...Household.maxShoppingLists { try a.addShoppingList("List \(n)") }
         #expect(code { try a.addShoppingList("One more") } == "too_many_lists")
@@ -95,7 +128,8 @@ import Testing
         // Butter and the pool's Rice moved to the first list; its milk was there already, as Milk.
         #expect(try a.shoppingItems().map(\.name) == ["Milk", "Butter"])
         #expect(try a.shoppingItems(.restock).map(\.name) == ["Rice"])
-        #expect(code { _ = try a.resolveShoppingList(lidl) } == "no_such_list")
+        #expect(code { _ = try a.resolveShoppingList("Lidl") } == "no_such_list")
+        #expect(try a.resolveShoppingList(lidl) == nil, "its whole id: the first list, where its items went")
         try a.addShoppingItems(["Plasters"], on: pharmacy)
         try a.deleteShoppingList("Pharmacy", items: .delete)
         #expect(try a.shoppingItems().map(\.name) == ["Milk", "Butter"])
