@@ -617,6 +617,35 @@ def shopping_lists(a, b):
                            "went back to the first list")
 
 
+def shopping_trip(a, b):
+    """"I'm going shopping" (issue 57, item 4): one tap on A's page tells B (a notification in its
+    reader's words, and B's list says so); what B adds meanwhile is on A's page at once, marked;
+    "I'm back" ends it on both."""
+    tab(a, "shopping")
+    tab(b, "shopping")
+    press(a, a.find_element(By.ID, "trip-toggle"))
+    told, seconds = wait("B told Anna is going shopping", lambda: [n for n in notifications(HOME_B) if "going shopping" in n["summary"]], timeout=20)
+    web_support.expect(f"B's notification: {told}", told[0]["summary"] == "Anna is going shopping: add what you need now", "")
+    wait("B's list saying Anna is shopping", lambda: shown(b, "shop-trip") and text(b, "shop-trip").startswith("Anna is shopping"), timeout=10)
+    wait("A's button saying I'm back", lambda: a.find_element(By.ID, "trip-toggle").get_attribute("aria-pressed") == "true")
+    add_from_page(b, "Ice cream")
+    row = lambda: next((li for li in a.find_elements(By.CSS_SELECTOR, "#shop-list li[data-id]")
+                        if [n.get_attribute("textContent") for n in li.find_elements(By.CSS_SELECTOR, ".name")] == ["Ice cream"]), None)
+    wait("Ice cream on A's page, marked", lambda: row() is not None and row().find_element(By.CSS_SELECTOR, ".while-out").text == "added while you were out",
+         timeout=10)
+    marked = [li.find_element(By.CSS_SELECTOR, ".name").get_attribute("textContent") for li in a.find_elements(By.CSS_SELECTOR, "#shop-list li[data-id]")
+              if li.find_elements(By.CSS_SELECTOR, ".while-out")]
+    web_support.expect(f"only what was added while A was out is marked: {marked}", marked == ["Ice cream"], "")
+    if SHOTS:
+        shoot(a, "shopping-trip")
+    press(a, a.find_element(By.ID, "trip-toggle"))
+    wait("the trip over on B's page", lambda: not shown(b, "shop-trip"), timeout=10)
+    wait("and in the household", lambda: cli_json(HOME_B, "shop", "trips") == [], timeout=10)
+    cli(HOME_A, "shop", "delete", "Ice cream")
+    web_support.section_ok(f"“I'm going shopping” on A's page: B told {told[0]['summary']!r} ({seconds:.1f} s) and its list says so; "
+                           "Ice cream added on B is on A's page marked “added while you were out”; “I'm back” ends it on both")
+
+
 def this_computer(a):
     """More → This computer: who uses it and its notifications, kept on this computer."""
     tab(a, "more")
@@ -686,6 +715,7 @@ def computers(a, peer_a):
         web_support.section_ok(f"each computer tells its person of the other's additions: A {told_a[0]['summary']!r} {told_a[0]['body']!r} "
               f"({seconds_a:.1f} s), B {told_b[0]['summary']!r} {told_b[0]['body']!r} ({seconds_b:.1f} s); nobody of their own")
         shopping_lists(a, b)
+        shopping_trip(a, b)
         tab(a, "more")
         web_support.section_ok(f"“Add a computer” shows the code large ({code}, {countdown!r}); typed on the new computer's page it joins "
               f"and shows the household's list; A's page says {toast!r}")

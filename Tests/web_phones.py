@@ -27,6 +27,7 @@ import urllib.request
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
+from selenium.common.exceptions import StaleElementReferenceException
 
 import web_support
 from web_support import Failed, browser, check, expect, wait
@@ -494,16 +495,24 @@ def main():
     def chip(name):
         return next((c for c in driver.find_elements(By.CSS_SELECTOR, "#shop-lists button[data-list]")
                      if c.get_attribute("textContent").startswith(name)), None)
-    press(driver, wait("Pharmacy on the phone", lambda: chip("Pharmacy"))[0])
+    def press_chip(name):  # found again when a live update drew the switcher anew meanwhile
+        try:
+            found = chip(name)
+            if found is not None:
+                press(driver, found)
+            return found is not None
+        except StaleElementReferenceException:
+            return False
+    wait("Pharmacy on the phone, pressed", lambda: press_chip("Pharmacy"))
     wait("Pharmacy shown on the phone", lambda: chip("Pharmacy").get_attribute("aria-pressed") == "true"
-         and "Milk" not in driver.find_element(By.ID, "shop-list").text)
+         and "Milk" not in driver.find_element(By.ID, "shop-list").text, timeout=15)
     add_items(driver, "Plasters")
     wait("Plasters on the computer's Pharmacy", lambda: [i["name"] for i in cli_json("shop", "--list", "Pharmacy", "list")] == ["Plasters"])
     on_first = "Plasters" in [i["name"] for i in cli_json("shop", "list")]
     shot(driver, "phone-lists")
-    press(driver, chip("Shopping List"))
+    wait("the first list's chip pressed", lambda: press_chip("Shopping List"))
     wait("the first list on the phone again", lambda: "Milk" in driver.find_element(By.ID, "shop-list").text
-         and "Plasters" not in driver.find_element(By.ID, "shop-list").text)
+         and "Plasters" not in driver.find_element(By.ID, "shop-list").text, timeout=15)
     if expect("Plasters on Pharmacy only", not on_first, "Plasters is on the first list too"):
         ok("a list made on the computer is on the phone; one tap shows it; Plasters added there is on Pharmacy on the computer, "
            "and the first list is shown again with one tap")

@@ -34,20 +34,22 @@ public struct HouseholdEvent: Sendable, Codable, Equatable {
         /// The parents' PIN was set or changed, a reset of it was asked, or it was cleared:
         /// `title` is `changed`, `reset_asked` or `cleared` (docs/SECURITY.md: every adult is told).
         case kidPIN = "kid.pin"
+        /// A member goes shopping (issue 57): `title` the shop when named, `list`/`listName` the list.
+        case shoppingTrip = "shopping.trip"
 
     }
 
     /// The feed's topic (`subscribe`'s `topics`): by kind, and for `changed` by entity.
     public var topic: Topic {
         switch type {
-        case .shoppingAdded, .shoppingChecked, .shoppingRestocked, .shoppingRenamed, .shoppingRemoved: return .shopping
+        case .shoppingAdded, .shoppingChecked, .shoppingRestocked, .shoppingRenamed, .shoppingRemoved, .shoppingTrip: return .shopping
         case .taskAdded, .taskAssigned, .taskDone, .taskReopened, .taskRemoved: return .tasks
         case .kidEarned, .kidRedeemed, .kidDeclined, .kidPIN: return .kids
         case .conflict, .peerConnected, .peerLost, .peerSync: return .sync
         case .changed:
             switch entity.flatMap(EntityKind.init(rawValue:)) {
             // A check-off row alone: a person's correction of the order; a list: made, renamed, deleted.
-            case .shoppingItem?, .shoppingCheckoff?, .shoppingList?: return .shopping
+            case .shoppingItem?, .shoppingCheckoff?, .shoppingList?, .shoppingTrip?: return .shopping
             case .task?, .recurringTemplate?: return .tasks
             case .backlogCategory?, .backlogItem?: return .backlog
             case .kid?, .catalogueSelection?, .ledgerEntry?: return .kids
@@ -154,6 +156,9 @@ public enum EventRules {
             case "spend"?: out.append(.kidRedeemed)
             default: out.append(.changed)
             }
+        case .shoppingTrip:
+            // Going: a trip starting; back (its end), or anything else: shown where the list is.
+            out.append(fields["started"] != nil ? .shoppingTrip : .changed)
         case .kidsPIN:
             // Never the hash itself: only that the PIN changed (every adult is told).
             if fields["hash"] != nil || fields["reset"] != nil { out.append(.kidPIN) }
@@ -172,6 +177,7 @@ public enum EventRules {
         let title: String? =
             switch kind {
             case .shoppingAdded, .shoppingRenamed: fields["name"]?.textValue
+            case .shoppingTrip: fields["shop"]?.textValue
             case .taskAdded, .kidEarned, .kidRedeemed: fields["title"]?.textValue
             case .kidPIN: Household.pinChangeKind(hash: fields["hash"], reset: fields["reset"])
             default: nil
@@ -180,6 +186,7 @@ public enum EventRules {
         var event = HouseholdEvent(
             type: kind, entity: change.entity.rawValue, row: change.rowID, title: title, author: change.member,
             assignee: assignee, time: Int64(change.hlc.milliseconds), count: 1)
+        if kind == .shoppingTrip { event.list = fields["list"]?.textValue }
         if kind == .kidEarned || kind == .kidRedeemed, let title {
             event.titleKey = Catalogue.titleKey(id: fields["selection"]?.textValue, title: title)
         }
@@ -305,6 +312,7 @@ extension HouseholdEvent.Kind {
         case .changed: 16
         case .peerSync: 17
         case .kidPIN: 18
+        case .shoppingTrip: 19
         }
     }
 
@@ -447,13 +455,22 @@ extension Household {
         let kidNames = events.contains { $0.kid != nil } ? try kids().reduce(into: [:]) { $0[$1.id] = $1.name } : [String: String]()
         var out = events
         var lists: [String: String]? // the live lists' names by id, read at the first item on one
-        for index in events.indices where events[index].entity == EntityKind.shoppingItem.rawValue && events[index].type != .changed {
-            guard let row = events[index].row, let list = try store.value(.shoppingItem, row, "list")?.textValue else { continue }
+        for index in events.indices
+        where events[index].entity == EntityKind.shoppingItem.rawValue && events[index].type != .changed
+            || events[index].type == .shoppingTrip
+        {
+            let entity = events[index].type == .shoppingTrip ? EntityKind.shoppingTrip : .shoppingItem
+            guard let row = events[index].row, let list = try store.value(entity, row, "list")?.textValue else {
+                out[index].list = nil
+                continue
+            }
             if lists == nil { lists = Dictionary(try liveShoppingLists().map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a }) }
             // A list deleted or unknown here: the item is on the first list.
             if let name = lists?[list] {
                 out[index].list = list
                 out[index].listName = name
+            } else {
+                out[index].list = nil
             }
         }
         for index in out.indices {

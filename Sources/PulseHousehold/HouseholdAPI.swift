@@ -242,7 +242,7 @@ public struct APIRegistry: Sendable {
 /// once, next to its rule.
 public enum HouseholdAPI {
     public static let registry = APIRegistry(
-        Household.householdMethods + Household.memberMethods + Household.settingsMethods + Household.shoppingMethods
+        Household.householdMethods + Household.memberMethods + Household.settingsMethods + Household.shoppingMethods + Household.shoppingTripMethods
             + Household.taskMethods + Household.backlogMethods + Household.recurringMethods + Household.conflictMethods
             + Household.machineMethods + Household.phoneMethods + Household.caMethods + Household.kidsMethods
             + Household.pinMethods + nextReleaseMethods)

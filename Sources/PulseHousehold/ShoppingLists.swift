@@ -81,6 +81,7 @@ extension Household {
 
     /// A new list. Refused when its name is taken (a live list's, in any case, or the first
     /// list's in any language) or when the household has ``maxShoppingLists`` already.
+    @discardableResult
     public func addShoppingList(_ name: String) throws -> ShoppingList {
         let name = try Validation.name(name, what: "list_name", max: 60)
         let id = RowIDRules.newRowID()
@@ -94,6 +95,7 @@ extension Household {
     }
 
     /// Renames a list (not the first: its name is each reader's language's).
+    @discardableResult
     public func renameShoppingList(_ handle: String, to newName: String) throws -> ShoppingList {
         let name = try Validation.name(newName, what: "list_name", max: 60)
         guard let id = try resolveShoppingList(handle) else { throw HouseholdError.refuse(.firstList) }

@@ -49,6 +49,10 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
     /// id: a new one). An item names its list (`shopping_item.list`); an item with none, or whose
     /// list was deleted, is on the first list (the household's, which has no row).
     case shoppingList = "shopping_list"
+    /// A member's trip to the shops for one list ("I'm going shopping": issue 57; row id: a new
+    /// one each time): who, which list and shop, when it started and ends by itself, and once
+    /// set, when its shopper ended it.
+    case shoppingTrip = "shopping_trip"
     #if DEBUG
     /// A note: an entity of the "next" test release (``TestRelease``, with
     /// `shopping_item.brand`); in `allCases` only there, never in a release build.
@@ -63,6 +67,7 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
             .household, .settings, .member, .replica, .shoppingItem, .task, .backlogCategory, .backlogItem,
             .recurringTemplate, .kid, .catalogueSelection, .ledgerEntry, .machine, .machineRemoval, .discoveryKey,
             .kidsPIN, .phone, .caRoot, .caGrant, .phoneService, .shoppingCheckoff, .shoppingList,
+            .shoppingTrip,
         ]
         #if DEBUG
         if TestRelease.next { return released + [.note] }
@@ -256,6 +261,7 @@ extension EntityKind {
         case .phoneService: 20
         case .shoppingCheckoff: 21
         case .shoppingList: 22
+        case .shoppingTrip: 23
         #if DEBUG
         case .note: 250
         #endif
@@ -296,8 +302,9 @@ extension EntityKind {
         case .phoneService: 19
         case .shoppingCheckoff: 20
         case .shoppingList: 21
+        case .shoppingTrip: 22
         #if DEBUG
-        case .note: 22
+        case .note: 23
         #endif
         }
     }
@@ -503,6 +510,16 @@ extension EntityKind {
                     FieldSpec("created", .timestamp, immutable: true),
                     FieldSpec("deleted", .bool),
                 ], tombstone: deleted, singletonRowID: nil),
+            EntitySchema(
+                kind: .shoppingTrip,
+                fields: [
+                    FieldSpec("member", .reference(.member), nullable: true, immutable: true),
+                    FieldSpec("list", .reference(.shoppingList), immutable: true, optional: true),
+                    FieldSpec("shop", .text(max: 60), immutable: true, optional: true),
+                    FieldSpec("started", .timestamp, immutable: true),
+                    FieldSpec("until", .timestamp, immutable: true),
+                    FieldSpec("ended", .timestamp, keptOnceSet: true),
+                ], tombstone: nil, singletonRowID: nil),
         ]
         #if DEBUG
         if TestRelease.next {

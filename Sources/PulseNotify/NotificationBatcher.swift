@@ -16,11 +16,14 @@ public enum NotificationGroup: String, Sendable, Codable, CaseIterable {
     /// one it was done on is told, whatever its settings (a child who can reach two computers
     /// can reset it: the parents must hear of it).
     case pin
+    /// Someone else is going shopping (issue 57): add what you need now. Each trip is told on
+    /// its own, after the debounce, never held for a window (it is news of the next minutes).
+    case trip
 
     /// The page's tab that shows what the group tells (where a click on it leads).
     public var tab: String {
         switch self {
-        case .shopping: "shopping"
+        case .shopping, .trip: "shopping"
         case .tasks, .assigned, .done: "tasks"
         case .kids, .pin: "kids"
         }
@@ -43,6 +46,8 @@ public enum NotificationPolicy {
         switch event.type {
         case .shoppingAdded, .shoppingRestocked:
             return settings.shopping ? .shopping : nil
+        case .shoppingTrip:
+            return settings.shopping ? .trip : nil
         case .taskAdded:
             if let me, event.assignee == me { return settings.assigned ? .assigned : nil }
             return settings.tasks ? .tasks : nil
@@ -133,7 +138,7 @@ public struct NotificationBatcher: Sendable {
         let shown = tick(now: now)
         var byList: [(list: String?, events: [HouseholdEvent])] = []
         for event in events {
-            let list = group == .shopping ? event.list : nil
+            let list = group == .shopping ? event.list : group == .trip ? event.row : nil // a trip: a burst of its own
             if let index = byList.firstIndex(where: { $0.list == list }) { byList[index].events.append(event) } else { byList.append((list, [event])) }
         }
         for (list, events) in byList {
@@ -165,7 +170,7 @@ public struct NotificationBatcher: Sendable {
                 out.append(Self.notification(id: id, replaces: nil, group: group, events: burst.events, words: words ?? .english))
                 // A change of the PIN is a warning: each is shown after the debounce, never
                 // held for a window's follow-up.
-                if group == .pin {
+                if group == .pin || group == .trip {
                     bursts[key] = nil
                     continue
                 }
@@ -236,6 +241,14 @@ public struct NotificationBatcher: Sendable {
             } else {
                 key = declined > 0 ? "notify.kids.many_declined" : "notify.kids.many"
             }
+        case .trip:
+            // "Anna is going to Lidl": the shop named, else the list other than the first, else shopping.
+            let trip = events.last
+            let place = trip?.title ?? trip?.listName
+            key = "notify.trip"
+            params["where"] = .string(place == nil ? "none" : "place")
+            params["place"] = place.map { .string($0) } ?? .null
+            params["author"] = (trip?.authorName ?? trip?.author.map { String($0.suffix(8)) }).map { .string($0) } ?? .null
         case .pin:
             // The latest says where the PIN stands now; what to do if it was not a parent.
             key = "notify.pin"
@@ -247,7 +260,9 @@ public struct NotificationBatcher: Sendable {
         let body =
             group == .pin
             ? words.text("notify.pin.body")
-            : count == 1 ? by : (named.isEmpty ? by : by.isEmpty ? named : words.text("notify.body", ["names": .string(named), "by": .string(by)]))
+            : group == .trip
+                ? words.text("notify.trip.body")
+                : count == 1 ? by : (named.isEmpty ? by : by.isEmpty ? named : words.text("notify.body", ["names": .string(named), "by": .string(by)]))
         return PendingNotification(
             id: id, replaces: replaces, group: group, summary: summary, body: body, count: count, events: events,
             openLabel: words.text("notify.open"))

@@ -66,6 +66,22 @@ extension Migrations {
         CREATE INDEX shopping_checkoff_by_list ON shopping_checkoff (list, at);
         """
 
+    /// Migration 25: the members' shopping trips (issue 57, "I'm going shopping"); the trips
+    /// not ended are read at each look at the list.
+    static let migration25 = """
+        CREATE TABLE shopping_trip (
+            id TEXT PRIMARY KEY NOT NULL,
+            member TEXT,
+            list TEXT CHECK (list IS NULL OR length(list) BETWEEN 1 AND 128),
+            shop TEXT CHECK (shop IS NULL OR length(shop) BETWEEN 1 AND 60),
+            started INTEGER NOT NULL CHECK (started >= 0),
+            until INTEGER NOT NULL CHECK (until >= 0),
+            ended INTEGER CHECK (ended IS NULL OR ended >= 0),
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+        ) WITHOUT ROWID;
+        CREATE INDEX shopping_trip_going ON shopping_trip (started) WHERE ended IS NULL;
+        """
+
     #if DEBUG
     /// The "next" test release's migration (``TestRelease``: TwoReleasesTests): notes, and a
     /// shopping item's brand. Never in a release build.

@@ -22,7 +22,7 @@ struct Shop: ParsableCommand {
             """,
         subcommands: [
             Add.self, List.self, Rename.self, Edit.self, Check.self, Restock.self, Delete.self, Clear.self, Undo.self, Transfer.self,
-            Lists.self,
+            Lists.self, Going.self, Back.self, Trips.self,
         ],
         defaultSubcommand: List.self
     )
@@ -292,6 +292,58 @@ extension Shop {
                         [
                             "name": .string(listName(deleted)), "count": JSONValue(count),
                             "what": .string(count == 0 ? "empty" : deleteItems ? "deleted" : "moved"),
+                        ]))
+            }
+        }
+    }
+}
+
+extension Shop {
+    struct Going: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "I'm going shopping: everyone else is told at once, and the list says so until you are back.",
+            discussion: """
+                The trip ends with `shop back`, when the list is done (empty after a check-off), or after two hours.
+                Example: pulse-peer shop --list Lidl going --shop "Lidl on Main Street"
+                """)
+        @OptionGroup var options: HomeOptions
+        @OptionGroup var list: ListOption
+        @Option(help: "The shop (optional).") var shop: String?
+        @Flag(help: "Print JSON.") var json = false
+        func run() throws {
+            let trip = try options.write { try $0.startShoppingTrip(on: $0.resolveShoppingList(list.list), shop: shop) }
+            if json { return try Output.json(trip) }
+            print(say("cli.shop.going", ["until": .string(Output.clock(milliseconds: HybridTimestamp(rawValue: trip.until).milliseconds))]))
+        }
+    }
+
+    struct Back: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Back from the shops: your trip for the list ends.")
+        @OptionGroup var options: HomeOptions
+        @OptionGroup var list: ListOption
+        func run() throws {
+            try options.write { try $0.endShoppingTrip(on: $0.resolveShoppingList(list.list)) }
+            print(say("cli.shop.back"))
+        }
+    }
+
+    struct Trips: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Who is out shopping now, for which list.")
+        @OptionGroup var options: HomeOptions
+        @Flag(help: "Print JSON.") var json = false
+        func run() throws {
+            let trips: [ShoppingTrip]
+            do { trips = try options.openHousehold().shoppingTrips() } catch { throw CLIError(error) }
+            if json { return try Output.json(trips) }
+            if trips.isEmpty { print(say("cli.shop.trips.none")) }
+            for trip in trips {
+                print(
+                    say(
+                        "cli.shop.trips.line",
+                        [
+                            "name": .string(trip.memberName ?? say("notify.someone")), "list": .string(trip.listName ?? say("shop.first_list")),
+                            "shop": trip.shop.map { .string($0) } ?? .null, "where": .string(trip.shop == nil ? "none" : "shop"),
+                            "since": .string(Output.clock(milliseconds: HybridTimestamp(rawValue: trip.started).milliseconds)),
                         ]))
             }
         }

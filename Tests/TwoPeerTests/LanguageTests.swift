@@ -170,6 +170,7 @@ import Testing
         try a.run(["shop", "check", "Qapples"])
         try a.run(["shop", "lists", "add", "Qlidl"])
         try a.run(["shop", "--list", "Qlidl", "add", "Qbutter"])
+        try a.run(["shop", "going", "--shop", "Qmarket"])
         try a.run(["task", "add", "Qdishes", "--due", "today", "--assignee", "Qtom"])
         try a.run(["backlog", "category", "add", "Qgarden"])
         try a.run(["backlog", "add", "Qgarden", "Qtulips"])
@@ -184,7 +185,8 @@ import Testing
         // broke mid-word at 390 px in Polish and German (issue 52, item 12).
         try Home(path: scratch.home("b")).pair(with: a, at: agent, member: "Qtom")
         let data = [
-            "Qhome", "Qanna", "Qtom", "Qmilk", "Qapples", "Qbrotgetreidemischungspackung", "Qdishes", "Qgarden", "Qtulips", "Qmia", "Qlidl", "Qbutter", "House",
+            "Qhome", "Qanna", "Qtom", "Qmilk", "Qapples", "Qbrotgetreidemischungspackung", "Qdishes", "Qgarden", "Qtulips", "Qmia", "Qlidl", "Qbutter",
+            "Qmarket", "House",
             "Pulse",
         ]
         var command = [

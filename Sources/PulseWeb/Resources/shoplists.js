@@ -5,7 +5,6 @@
 import { call } from "./api.js";
 import { $, el, t, fail, toast, editInPlace, confirmDialog } from "./ui.js";
 import { refresh } from "./page.js";
-import { isOffline } from "./offline.js";
 
 const KEY = "pulse.shopping.list";
 
@@ -36,12 +35,21 @@ export async function forList(/** @type {(params: object) => Promise<any>} */ re
   }
 }
 
-function choose(/** @type {string | null} */ id) {
-  if (id === currentList()) return;
-  // Offline, a phone holds only the list it showed: the others come back with a computer.
-  if (isOffline()) { toast(t("page.shopping.lists.offline")); return; }
+/** The shopping part's load (shopping.js): a list chosen is shown once read. */
+let load = async () => {};
+export function useLoad(/** @type {() => Promise<void>} */ loader) { load = loader; }
+
+async function choose(/** @type {string | null} */ id) {
+  const before = currentList();
+  if (id === before) return;
   remember(id);
-  refresh("shopping");
+  try {
+    await load();
+  } catch {
+    // No computer answers: a phone holds only the list it showed; the others come back with one.
+    remember(before);
+    toast(t("page.shopping.lists.offline"));
+  }
 }
 
 /** The switcher: one button per list with its count, the one shown pressed; "+ List"; and the

@@ -5,7 +5,8 @@ import { $, el, toast, fail, pulse, t, editInPlace } from "./ui.js";
 import { register, store, refresh, local } from "./page.js";
 import { send as sendOrQueue, isOffline } from "./offline.js";
 import { shoppingAfter } from "./live.js";
-import { currentList, onList, forList, renderLists, listSelect } from "./shoplists.js";
+import { currentList, onList, forList, renderLists, listSelect, useLoad } from "./shoplists.js";
+import { renderTrip, outSince, listedSince } from "./trip.js";
 
 // On a phone, additions, checks and restocks may be made with no agent answering: they are
 // queued and sent once, later (offline.js); an addition carries the ids it will have, a
@@ -38,20 +39,25 @@ function renderOrder() {
 }
 let rapidActive = false;
 
+async function load() {
+  await store.load("shopping", async () => {
+    const order = shopOrder();
+    // The household's lists, and the one this reader shows (`on`: its id; null, the first).
+    // An agent of an earlier release (a phone roaming to it) knows neither: one list, no trips.
+    const older = (fallback) => (error) => { if (error?.code === "unknown_method") return fallback; throw error; };
+    const [lists, trips, [list, pool]] = await Promise.all([call("shop.lists").catch(older([])), call("shop.trips").catch(older([])),
+      forList((on) => Promise.all([call("shop.list", { ...on, ...(order === "shop" ? { order } : {}) }), call("shop.list", { ...on, pool: "restock" })]))]);
+    return { lists, trips, list, pool, on: currentList() };
+  });
+}
+useLoad(load);
+
 register({
   id: "shopping",
   tab: true,
-  topics: ["shopping.", "shopping_item", "shopping_checkoff", "shopping_list"],
+  topics: ["shopping.", "shopping_item", "shopping_checkoff", "shopping_list", "shopping_trip"],
   after: shoppingAfter,
-  async load() {
-    await store.load("shopping", async () => {
-      const order = shopOrder();
-      // The household's lists, and the one this reader shows (`on`: its id; null, the first).
-      const [lists, [list, pool]] = await Promise.all([call("shop.lists"),
-        forList((on) => Promise.all([call("shop.list", { ...on, ...(order === "shop" ? { order } : {}) }), call("shop.list", { ...on, pool: "restock" })]))]);
-      return { lists, list, pool, on: currentList() };
-    });
-  },
+  load,
   render,
   wire,
   onEvent(event) {
@@ -66,9 +72,11 @@ register({
 });
 
 function render() {
-  const { list = [], pool = [], lists = [] } = store.view("shopping") || {};
+  const { list = [], pool = [], lists = [], trips = [] } = store.view("shopping") || {};
   if (editing && $("shop-list").querySelector("form.item-edit")) return; // a live update waits for the edit
   renderLists(lists);
+  renderTrip(trips);
+  since = outSince(trips);
   // Places among the items the agent holds (a row still being sent has none: the agent's
   // `position` counts only its own items).
   const placed = list.filter((item) => !item.pending);
@@ -107,6 +115,7 @@ function details(item) {
 }
 
 let focusAfter = null; // the item whose handle keeps the focus after a keyboard move
+let since = null; // this reader's trip's start on the list shown: what was added after it is marked
 let dragged = null;
 
 function shopRow(item, index, count) {
@@ -121,7 +130,8 @@ function shopRow(item, index, count) {
     handle,
     el("button", { type: "button", class: "check", "aria-pressed": "false", "aria-label": t("page.shopping.check", { name: item.name }),
       onclick: () => checkItem(item, li) }),
-    el("span", { class: "grow" }, el("span", { class: "item-line" }, quantity, name), note),
+    el("span", { class: "grow" }, el("span", { class: "item-line" }, quantity, name), note,
+      listedSince(item.listed, since) ? el("span", { class: "while-out", text: t("page.shopping.trip.added") }) : null),
     item.pending ? null : el("button", { type: "button", class: "row-button details", text: "✎",
       "aria-label": t("page.shopping.details", { name: item.name }), onclick: () => editDetails(item, li) }),
     el("button", { type: "button", class: "row-button remove", text: "✕", "aria-label": t("page.shopping.delete", { name: item.name }),

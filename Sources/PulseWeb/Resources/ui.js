@@ -103,6 +103,11 @@ export function formatTime(milliseconds) {
   return new Intl.DateTimeFormat(language(), { dateStyle: "medium" }).format(new Date(Number(milliseconds)));
 }
 
+/** A moment (Unix ms) as a time of day, in the reader's language ("17:02", "5:02 PM"). */
+export function formatClock(milliseconds) {
+  return new Intl.DateTimeFormat(language(), { timeStyle: "short" }).format(new Date(Number(milliseconds)));
+}
+
 /** A moment (Unix ms) as a date and a time of day, in the reader's language. */
 export function formatMoment(milliseconds) {
   return new Intl.DateTimeFormat(language(), { dateStyle: "medium", timeStyle: "short" }).format(new Date(Number(milliseconds)));
