@@ -569,6 +569,46 @@ def main():
     if prepared:
         check("notifications", notifications_told)
 
+    # "I'm going shopping" from the phone (issue 57): the other computer sees the trip; what Tom
+    # adds there meanwhile reaches the open app live and is marked for its shopper; "I'm back" ends it.
+    added_on_trip = []
+
+    def trip_from_phone():
+        press(driver, driver.find_element(By.ID, "trip-toggle"))
+        wait("the phone's trip started", lambda: driver.find_element(By.ID, "trip-toggle").get_attribute("aria-pressed") == "true", timeout=10)
+        trips = wait("the trip on the second computer", lambda: json.loads(web_support.cli(BIN, HOME_B, "shop", "trips", "--json")), timeout=15)[0]
+        if trips[0].get("memberName") != "Anna":
+            raise Failed(f"the second computer's trips: {trips}")
+        driver.execute_script("""
+          window.__tripSeen = null;
+          const list = document.getElementById('shop-list');
+          new MutationObserver(() => {
+            const row = [...list.querySelectorAll('li')].find((li) => li.querySelector('.name')?.textContent === 'Saffron');
+            if (row && row.querySelector('.while-out') && window.__tripSeen === null) window.__tripSeen = Date.now();
+          }).observe(list, { childList: true, subtree: true, characterData: true });""")
+        start = time.time() * 1000
+        web_support.cli(BIN, HOME_B, "shop", "add", "Saffron")
+        added = time.time() * 1000
+        added_on_trip.append("Saffron")
+        try:
+            seen = wait("Saffron on the phone, marked as added while Anna was out", lambda: driver.execute_script("return window.__tripSeen"), timeout=10)[0]
+        except Failed:
+            shot(driver, "trip-failure")
+            raise Failed(f"the phone shows {driver.find_element(By.ID, 'shop-list').text!r}")
+        marked = [(li.find_element(By.CSS_SELECTOR, ".name").text, li.find_element(By.CSS_SELECTOR, ".while-out").text)
+                  for li in driver.find_elements(By.CSS_SELECTOR, "#shop-list li") if li.find_elements(By.CSS_SELECTOR, ".while-out")]
+        if [name for name, _ in marked] != ["Saffron"]:
+            raise Failed(f"marked as added while out: {marked} (only Saffron was)")
+        shot(driver, "phone-trip")
+        press(driver, driver.find_element(By.ID, "trip-toggle"))
+        wait("the trip over on the second computer", lambda: json.loads(web_support.cli(BIN, HOME_B, "shop", "trips", "--json")) == [], timeout=15)
+        wait("the mark gone on the phone", lambda: not driver.find_elements(By.CSS_SELECTOR, "#shop-list .while-out"), timeout=10)
+        ok(f"“I'm going shopping” on the phone: the second computer sees Anna's trip; Saffron added there is on the phone, marked "
+           f"'{marked[0][1]}', {seen - added:.0f} ms after the write returned ({seen - start:.0f} ms with the CLI's start); "
+           "“I'm back” ends it everywhere")
+
+    check("the phone's trip", trip_from_phone)
+
     # An iPhone's Safari (its user agent) is told how to put the app on its Home Screen, where
     # its copy and its queue are not deleted after a week (docs/ENGINES.md); another phone is not.
     def home_screen_steps():
@@ -595,6 +635,9 @@ def main():
     if expect("installable", not manifest.get("errors") and not errors, f"the app is not installable: {manifest.get('errors')} {errors}"):
         ok("installable: the manifest has no errors, Chrome reports no installability error, a service worker controls the page")
 
+    # The computer the phone's copy comes from, and the last moment it was heard (for "List as of").
+    computer_name = driver.execute_script("return JSON.parse(localStorage.getItem('house-pulse-snapshot-1') || '{}').session?.computer")
+    cut_at = time.time() * 1000
     # The agent out of reach of the phone (only its port: the test's driver talks to the phone's
     # browser over the same link): connections to it are reset, as in a shop without Wi-Fi.
     in_namespace("phone", "nft", "-f", "-", input=(
@@ -615,6 +658,14 @@ def main():
     offline_said &= expect("offline, the banner says changes stay on the phone",
                            "stay on this phone" in driver.find_element(By.ID, "offline").text,
                            f"offline, the phone says {driver.find_element(By.ID, 'offline').text!r}")
+    # It says how old its list is, and from which computer: the last answer or ping before the cut.
+    age = driver.execute_script("return JSON.parse(localStorage.getItem('house-pulse-copy-age-1') || 'null')") or {}
+    as_of = driver.execute_script("return new Intl.DateTimeFormat('en', { timeStyle: 'short' }).format(new Date(arguments[0]))", age.get("at", 0))
+    said = driver.find_element(By.ID, "offline").text
+    offline_said &= expect("offline, the banner says how old the list is",
+                           bool(computer_name) and f"List as of {as_of}, from {computer_name}." in said
+                           and age.get("from") == computer_name and cut_at - 10_000 <= age.get("at", 0) <= cut_at,
+                           f"offline, the phone says {said!r} of its copy {age} (cut at {cut_at:.0f}, from {computer_name!r})")
     add_items(driver, "Apples", "Butter", "Cheese")
     milk = next(e for e in driver.find_elements(By.CSS_SELECTOR, "#shop-list li") if "Milk" in e.text)
     press(driver, milk.find_element(By.CSS_SELECTOR, ".check"))
@@ -623,11 +674,16 @@ def main():
         and "Milk" not in driver.find_element(By.ID, "shop-list").text
         and all(n in driver.find_element(By.ID, "shop-list").text for n in ["Apples", "Butter", "Cheese"]), timeout=10)
     queued = driver.execute_script("return localStorage.getItem('house-pulse-queue-1')")
+    rows = len(driver.find_elements(By.CSS_SELECTOR, "#shop-list li[data-id]"))
+    offline_said &= expect("offline, the list's count is what it shows", driver.find_element(
+        By.CSS_SELECTOR, "#shop-lists button[aria-pressed=true] .badge").text == str(rows), f"the list's chip counts "
+        f"{driver.find_element(By.CSS_SELECTOR, '#shop-lists button[aria-pressed=true] .badge').text} of {rows} rows shown")
     offline_said &= expect("offline, nothing reaches the agent", not any(name in cli("shop", "list") for name in ["Apples", "Butter", "Cheese"]),
                            "a queued change reached the agent while it was unreachable")
     shot(driver, "phone-offline")
     if offline_said:
-        ok("no agent reachable: the page still opens (service worker), shows the last list, and queues three additions and a check")
+        ok("no agent reachable: the page still opens (service worker), shows the last list, says how old it is "
+           f"('List as of {as_of}, from {computer_name}.', {cut_at - age['at']:.0f} ms before the cut), and queues three additions and a check")
 
     def iphone_banner():
         """On an iPhone outside the Home Screen, Safari deletes what waits after a week unseen:
@@ -651,7 +707,7 @@ def main():
         items = json.loads(web_support.cli(binary_of(home), home, "shop", "list", "--json"))
         pool = json.loads(web_support.cli(binary_of(home), home, "shop", "list", "--restock", "--json"))
         return sorted(i["name"] for i in items), sorted(i["name"] for i in pool)
-    expected = (["Apples", "Bread", "Butter", "Cheese", "Eggs", "Grapes"], ["Milk"])
+    expected = (sorted(["Apples", "Bread", "Butter", "Cheese", "Eggs", "Grapes", *added_on_trip]), ["Milk"])
     try:
         wait("the queue applied once, on A", lambda: listed(HOME) == expected, timeout=20)
     except Failed:

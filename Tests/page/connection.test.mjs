@@ -143,3 +143,20 @@ test("a phone whose browser deletes what waits after a week unseen says so while
     assert.equal(said.params?.count, count, what);
   }
 });
+
+test("a phone with no computer in reach says how old its list is and where it came from, with the day when not today", () => {
+  const { state } = walk([{ type: "copy-shown" }, { type: "unanswered" }]);
+  const now = new Date(2026, 11, 4, 18, 30).getTime();
+  const copy = { at: new Date(2026, 11, 4, 17, 2).getTime(), from: "Kitchen PC" };
+  assert.deepEqual(banner(state, { copy, now }).copy, { key: "page.offline.copy", at: copy.at, from: "Kitchen PC", today: true });
+  assert.equal(banner(state, { copy, now: new Date(2026, 11, 5, 8, 0).getTime() }).copy.today, false, "the next morning: with its day");
+  assert.equal(banner(state, { copy: { at: copy.at, from: null }, now }).copy.key, "page.offline.copy.unnamed", "a copy kept before names were");
+  assert.equal(banner(state, { copy, evictable: 2, now }).key, "page.offline.phone.week", "the week's warning stays");
+  assert.ok(banner(state, { copy, evictable: 2, now }).copy, "and the age is said with it");
+  assert.equal(banner(state, { now }).copy, undefined, "nothing kept: no age");
+  // Not said where the list shown is live: a computer's own page, a phone using another computer.
+  assert.equal(banner(walk([{ type: "unanswered" }]).state, { copy, now }).copy, undefined);
+  const roaming = walk([{ type: "answered", phone: true }, { type: "online", now: false }, { type: "found", agent: kitchen }]).state;
+  assert.equal(banner(roaming, { copy, now }).copy, undefined);
+  assert.equal(banner(walk([{ type: "answered", phone: true }]).state, { copy, now }).hidden, true);
+});

@@ -171,3 +171,43 @@ test("the Home Screen's steps are shown on an iPhone's or an iPad's browser only
   assert.equal(outsideHomeScreen({ userAgent: android, maxTouchPoints: 5, standalone: false }), false);
   assert.equal(outsideHomeScreen({ userAgent: iPhone, maxTouchPoints: 5, standalone: true }), false, "installed");
 });
+
+test("a phone's copy is as old as the agent's last answer, or its last ping with nothing being reloaded, and says which computer", async () => {
+  const kept = new Map();
+  globalThis.localStorage = { getItem: (k) => kept.get(k) ?? null, setItem: (k, v) => kept.set(k, String(v)), removeItem: (k) => kept.delete(k) };
+  try {
+    const offline = await import("../../Sources/PulseWeb/Resources/offline.js");
+    const shopping = { list: [{ id: "a", name: "Milk", state: "active" }], pool: [] };
+    const store = { agent: (part) => (part === "shopping" ? shopping : { id: "s" }) };
+    assert.equal(offline.copyAge(), null, "nothing kept");
+    offline.setSource("Kitchen PC");
+    const before = Date.now();
+    offline.keep(store, "session");
+    assert.equal(offline.copyAge(), null, "the session alone is not the list");
+    offline.keep(store, "shopping");
+    const age = offline.copyAge();
+    assert.equal(age.from, "Kitchen PC");
+    assert.ok(age.at >= before && age.at <= Date.now());
+    // Roaming: the copy kept from then on is the other computer's, as of its ping.
+    offline.setSource("Study PC");
+    offline.stillCurrent();
+    assert.equal(offline.copyAge().from, "Study PC");
+    // Offline (a change queued, not acknowledged): neither an answer nor a ping makes it newer.
+    offline.setOffline(true);
+    kept.set("house-pulse-copy-age-1", JSON.stringify({ at: 1, from: "Study PC" }));
+    offline.keep(store, "shopping");
+    offline.stillCurrent();
+    assert.deepEqual(offline.copyAge(), { at: 1, from: "Study PC" });
+    offline.setOffline(false);
+    // A computer's own page keeps no copy: its pings record nothing.
+    offline.setSource(null);
+    offline.stillCurrent();
+    assert.deepEqual(offline.copyAge(), { at: 1, from: "Study PC" });
+    kept.set("house-pulse-copy-age-1", "{not json");
+    assert.equal(offline.copyAge(), null, "a damaged record is no age");
+    offline.forget();
+    assert.equal(kept.has("house-pulse-copy-age-1"), false, "forgotten with the copy");
+  } finally {
+    delete globalThis.localStorage;
+  }
+});

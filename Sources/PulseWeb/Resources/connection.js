@@ -148,17 +148,25 @@ export function next(state, event) {
  * is calm (nothing is wrong: the phone's own computer at another address). `evictable`: how
  * many changes wait on a phone whose browser deletes them after a week without a visit (an
  * iPhone's, the app opened outside the Home Screen: offline.js `outsideHomeScreen`): with no
- * computer in reach, the banner says to open the app at home within the week.
+ * computer in reach, the banner says to open the app at home within the week. `copy`: how old
+ * the phone's copy is (offline.js `copyAge`: `{at, from}`, Unix ms and the computer it came
+ * from): a phone with no computer in reach says it too ("List as of 17:02, from Kitchen PC"),
+ * with the day when it is not `now`'s.
  * @param {Readonly<State>} state
- * @param {{ evictable?: number }} device
- * @returns {{ hidden: boolean, calm?: boolean, key?: string, params?: object }}
+ * @param {{ evictable?: number, copy?: { at: number, from: string | null } | null, now?: number }} device
+ * @returns {{ hidden: boolean, calm?: boolean, key?: string, params?: object, copy?: { key: string, at: number, from: string | null, today: boolean } }}
  */
-export function banner(state, { evictable = 0 } = {}) {
+export function banner(state, { evictable = 0, copy = null, now = Date.now() } = {}) {
   if (state.mode === "signed-out") return { hidden: true }; // one answered, and said no
   const other = state.via;
   if (other) return { hidden: false, calm: Boolean(other.self), key: other.self ? "page.offline.moved" : "page.offline.roaming", params: { name: other.name || "?" } };
   if (state.online) return { hidden: true };
+  const said = { hidden: false, calm: false, key: state.phone ? "page.offline.phone" : "page.offline", params: {} };
   // A phone keeps what is changed meanwhile (offline.js): it says so, not "not saved".
-  if (state.phone && evictable > 0) return { hidden: false, calm: false, key: "page.offline.phone.week", params: { count: evictable } };
-  return { hidden: false, calm: false, key: state.phone ? "page.offline.phone" : "page.offline", params: {} };
+  if (state.phone && evictable > 0) Object.assign(said, { key: "page.offline.phone.week", params: { count: evictable } });
+  if (state.phone && copy && Number.isFinite(copy.at)) {
+    const today = new Date(copy.at).toDateString() === new Date(now).toDateString();
+    said.copy = { key: copy.from ? "page.offline.copy" : "page.offline.copy.unnamed", at: copy.at, from: copy.from || null, today };
+  }
+  return said;
 }

@@ -2,7 +2,8 @@
 // household. Each event is shown at once where it alone says what changed, and reloads the
 // parts whose topics it concerns (page.js, `received`).
 import { request, usingAgent, authorization } from "./api.js";
-import { received, loadAll } from "./page.js";
+import { received, loadAll, settled } from "./page.js";
+import { stillCurrent } from "./offline.js";
 import { showNotice } from "./notices.js";
 
 let events = null;
@@ -35,7 +36,9 @@ function handle(type, data, { online, isOnline, fail }) {
     if (missed && everOnline) loadAll().catch(fail); // missed changes: reload what is shown
     everOnline = true;
   } else if (type === "ping") {
-    // The agent is there (heard() was called for it).
+    // The agent is there (heard() was called for it): a phone's copy is as of now, unless a
+    // change is being reloaded.
+    if (settled()) stillCurrent();
   } else if (type === "notice") {
     showNotice(JSON.parse(data)); // a phone's notifications (the agent sends them to phones only: notices.js)
   } else {

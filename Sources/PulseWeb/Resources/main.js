@@ -2,7 +2,7 @@
 // loads every part, opens the live feed and wires the tabs; each tab is its own module
 // (shopping.js, tasks.js, backlog.js, kids.js, more.js) registering itself with page.js.
 import { startSession, onConnection, logout, useAgent, usingAgent, reaches, renewSession } from "./api.js";
-import { $, $$, t, fail, toast, useCatalogue, translateDocument, confirmDialog, describe } from "./ui.js";
+import { $, $$, el, t, fail, toast, useCatalogue, translateDocument, confirmDialog, describe, formatClock, formatMoment } from "./ui.js";
 import { loadCatalogue, Catalogue } from "./messages.js";
 import { tabs, local, store, switchTab, loadAll, wireAll, register } from "./page.js";
 import { connectFeed, closeFeed } from "./feed.js";
@@ -13,7 +13,8 @@ import "./backlog.js";
 import "./kids.js";
 import "./more.js";
 import { wireCelebrations } from "./celebrate.js";
-import { restore as restoreOffline, keep, flush, queue, setOffline, keepWords, keptWords, forget, wayBack, keepWayBack, outsideHomeScreen } from "./offline.js";
+import { restore as restoreOffline, keep, flush, queue, setOffline, keepWords, keptWords, forget, wayBack, keepWayBack, outsideHomeScreen,
+  setSource, copyAge } from "./offline.js";
 import { wireNotices, wireHomeScreen, device } from "./notices.js";
 import { initial, next, banner as bannerOf } from "./connection.js";
 
@@ -72,11 +73,17 @@ function startSoon(ms) {
 /** The banner: no agent in reach, or (a phone) its own at another address or another agent of
  * the household in use (connection.js says which). */
 function banner() {
-  const said = bannerOf(connection, { evictable: onPhone() && outsideHomeScreen(device()) ? queue().length : 0 });
+  const said = bannerOf(connection, { evictable: onPhone() && outsideHomeScreen(device()) ? queue().length : 0, copy: onPhone() ? copyAge() : null });
   $("offline").hidden = said.hidden;
   if (said.hidden) return;
   $("offline").classList.toggle("calm", said.calm);
   $("offline").textContent = t(said.key, said.params);
+  // How old the phone's list is: "List as of 17:02, from Kitchen PC", on a line of its own.
+  const copy = said.copy;
+  if (copy) {
+    const time = copy.today ? formatClock(copy.at) : formatMoment(copy.at);
+    $("offline").append(el("span", { id: "offline-copy", class: "as-of", text: t(copy.key, { time, computer: copy.from || "" }) }));
+  }
 }
 
 let hasWords = false;
@@ -298,6 +305,7 @@ async function search() {
 async function useOther(agent) {
   closeFeed(); // this page's own agent's, retrying in vain
   useAgent({ ...agent, bearer: store.view("session")?.roaming });
+  setSource(agent.name); // the copy kept from now is that computer's
   setOffline(false);
   banner();
   if (queue().length) await sendQueue(); else await loadAll().catch(fail);
@@ -348,6 +356,7 @@ async function showHousehold(phone) {
       });
     }
     keep(store, "session");
+    setSource(session?.computer); // the copy kept from now is this computer's
     setOffline(false);
     if (queue().length) { setOffline(true); await sendQueue(); }
   }

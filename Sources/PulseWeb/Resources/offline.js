@@ -110,6 +110,31 @@ export function keep(store, part) {
   const snapshot = readSnapshot();
   snapshot[part] = store.agent(part);
   storage()?.setItem(SNAPSHOT, JSON.stringify(snapshot));
+  if (part === "shopping") current();
+}
+
+// How old the copy is (issue 57: "List as of 17:02, from Kitchen PC"): when the list kept was
+// last known to be the household's as the computer in use held it, and that computer's name.
+// Known by the agent's answer, or, while nothing is being reloaded, by its feed's ping (every
+// 2 s: nothing changed meanwhile, or the page would be reloading it).
+const AGE = "house-pulse-copy-age-1";
+let source = null;
+/** The computer the copy is kept from now (its name, for the banner), or none (a computer's
+ * own page, which keeps no copy). */
+export function setSource(/** @type {string | null | undefined} */ name) { source = typeof name === "string" && name ? name : null; }
+function current() {
+  try { storage()?.setItem(AGE, JSON.stringify({ at: Date.now(), from: source })); } catch { /* full: the age is not said */ }
+}
+/** The agent in use was heard with nothing of the page being reloaded: the copy is current. */
+export function stillCurrent() {
+  if (source !== null && !offline && storage()?.getItem(SNAPSHOT)) current();
+}
+/** `{at, from}` (Unix ms, the computer's name or null) of the copy kept, or null. */
+export function copyAge() {
+  try {
+    const age = JSON.parse(storage()?.getItem(AGE) || "null");
+    return age && Number.isFinite(age.at) ? { at: age.at, from: typeof age.from === "string" && age.from ? age.from : null } : null;
+  } catch { return null; }
 }
 function readSnapshot() {
   try { return JSON.parse(storage()?.getItem(SNAPSHOT) || "{}"); } catch { return {}; }
@@ -222,7 +247,7 @@ export function keepWayBack(credential) {
 }
 
 export function forget({ keepQueue = false } = {}) {
-  for (const key of [SNAPSHOT, WORDS, ...(keepQueue ? [] : [QUEUE])]) storage()?.removeItem(key);
+  for (const key of [SNAPSHOT, WORDS, AGE, ...(keepQueue ? [] : [QUEUE])]) storage()?.removeItem(key);
   offline = false;
 }
 

@@ -67,10 +67,20 @@ function partsConcerned(event) {
 
 /** Loads every part once (the household first: the others show its members). */
 export async function loadAll() {
-  const first = parts.get("household");
-  if (first) await first.load();
-  await Promise.all(used().filter((p) => p !== first).map((p) => p.load()));
+  loading += 1;
+  try {
+    const first = parts.get("household");
+    if (first) await first.load();
+    await Promise.all(used().filter((p) => p !== first).map((p) => p.load()));
+  } finally {
+    loading -= 1;
+  }
 }
+
+/** Loads under way (loadAll's, and the gathered refreshes'). */
+let loading = 0;
+/** Whether the page holds what the agent last said: no event's reload is waiting or under way. */
+export const settled = () => loading === 0 && dirty.size === 0 && refreshTimer === null;
 
 /**
  * A household event of the live feed: each part it concerns takes the change at once when the
@@ -91,12 +101,18 @@ export function refresh(...ids) {
   ids.forEach((id) => dirty.add(id));
   clearTimeout(refreshTimer);
   refreshTimer = setTimeout(async () => {
+    refreshTimer = null;
     const due = [...dirty];
     dirty.clear();
-    for (const id of due) {
-      const part = parts.get(id);
-      if (local.phone && part?.computerOnly) continue;
-      try { await part?.load(); } catch (error) { if (!(error instanceof APIError)) console.error(error); }
+    loading += 1;
+    try {
+      for (const id of due) {
+        const part = parts.get(id);
+        if (local.phone && part?.computerOnly) continue;
+        try { await part?.load(); } catch (error) { if (!(error instanceof APIError)) console.error(error); }
+      }
+    } finally {
+      loading -= 1;
     }
   }, 30);
 }

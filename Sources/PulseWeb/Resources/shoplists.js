@@ -53,14 +53,16 @@ async function choose(/** @type {string | null} */ id) {
 }
 
 /** The switcher: one button per list with its count, the one shown pressed; "+ List"; and the
- * shown list's rename and delete when it is not the first. */
-export function renderLists(/** @type {Array<{id?: string, name?: string, active: number, restock: number}>} */ lists) {
+ * shown list's rename and delete when it is not the first. `shownCount`: the items the list
+ * shown has on the screen (with the page's guesses and a phone's queued changes), its count. */
+export function renderLists(/** @type {Array<{id?: string, name?: string, active: number, restock: number}>} */ lists,
+  /** @type {number | undefined} */ shownCount = undefined) {
   const current = currentList();
   if (current && lists.length && !lists.some((list) => list.id === current)) remember(null);
   const shown = lists.find((list) => (list.id ?? null) === currentList()) || lists[0];
   $("shop-lists").replaceChildren(
     ...lists.map((list) => el("button", { type: "button", "data-list": list.id ?? "", "aria-pressed": String(list === shown),
-      onclick: () => choose(list.id ?? null) }, listLabel(list), " ", el("span", { class: "badge", text: String(list.active) }))),
+      onclick: () => choose(list.id ?? null) }, listLabel(list), " ", el("span", { class: "badge", text: String(list === shown && shownCount !== undefined ? shownCount : list.active) }))),
     el("button", { type: "button", id: "list-add", class: "plain", text: t("page.shopping.lists.add"), onclick: addList }));
   const named = shown && shown.id ? shown : null;
   $("list-actions").hidden = !named;

@@ -74,7 +74,7 @@ register({
 function render() {
   const { list = [], pool = [], lists = [], trips = [] } = store.view("shopping") || {};
   if (editing && $("shop-list").querySelector("form.item-edit")) return; // a live update waits for the edit
-  renderLists(lists);
+  renderLists(lists, list.length);
   renderTrip(trips);
   since = outSince(trips);
   // Places among the items the agent holds (a row still being sent has none: the agent's
