@@ -595,8 +595,9 @@ def main():
         except Failed:
             shot(driver, "trip-failure")
             raise Failed(f"the phone shows {driver.find_element(By.ID, 'shop-list').text!r}")
-        marked = [(li.find_element(By.CSS_SELECTOR, ".name").text, li.find_element(By.CSS_SELECTOR, ".while-out").text)
-                  for li in driver.find_elements(By.CSS_SELECTOR, "#shop-list li") if li.find_elements(By.CSS_SELECTOR, ".while-out")]
+        # Read at once (the reload behind the live update redraws the rows).
+        marked = driver.execute_script("""return [...document.querySelectorAll('#shop-list li')].filter((li) => li.querySelector('.while-out'))
+          .map((li) => [li.querySelector('.name').textContent, li.querySelector('.while-out').textContent])""")
         if [name for name, _ in marked] != ["Saffron"]:
             raise Failed(f"marked as added while out: {marked} (only Saffron was)")
         shot(driver, "phone-trip")

@@ -84,6 +84,10 @@ public struct HouseholdEvent: Sendable, Codable, Equatable {
     /// list other than the first, its name (``Household/filledIn(_:local:)``).
     public var list: String? = nil
     public var listName: String? = nil
+    /// For `shopping.added` / `shopping.restocked`: the item's `listed`, a hybrid clock reading
+    /// as a decimal string (it is beyond what JavaScript's `Number` holds exactly), so that a
+    /// page shows it at once as the agent's answer will ("added while you were out").
+    public var listed: String? = nil
     /// When the change was made (its hybrid timestamp's wall clock), Unix milliseconds.
     public var time: Int64
     /// How many changes this event stands for: 1, or more for a summary (a catch-up after
@@ -187,6 +191,7 @@ public enum EventRules {
             type: kind, entity: change.entity.rawValue, row: change.rowID, title: title, author: change.member,
             assignee: assignee, time: Int64(change.hlc.milliseconds), count: 1)
         if kind == .shoppingTrip { event.list = fields["list"]?.textValue }
+        if kind == .shoppingAdded || kind == .shoppingRestocked { event.listed = fields["listed"]?.integerValue.map { String($0) } }
         if kind == .kidEarned || kind == .kidRedeemed, let title {
             event.titleKey = Catalogue.titleKey(id: fields["selection"]?.textValue, title: title)
         }

@@ -79,3 +79,16 @@ test("a task done, reopened or removed elsewhere is shown so at once; an additio
   assert.equal(tasksAfter(tasks, task("task.done", "1", { count: 5 })), undefined);
   assert.equal(tasks[0].done, false, "not changed in place");
 });
+
+test("an item added during a trip carries the agent's listed reading, so it is marked for the shopper in the same frame", () => {
+  // Readings beyond 2⁵³ come as exact decimal strings (the API's and the feed's); trip.js
+  // compares them as BigInts with the trip's start.
+  const started = "116500000000000001";
+  const later = "116500000000000002"; // one tick later: a Number cannot tell them apart
+  assert.equal(Number(later), Number(started));
+  const after = shoppingAfter(shown, ev("shopping.added", "t", { title: "Tea", listed: later }));
+  assert.equal(after.list[2].listed, later);
+  assert.ok(BigInt(after.list[2].listed) > BigInt(started), "added while out");
+  assert.equal(shoppingAfter(shown, ev("shopping.restocked", "b", { listed: later })).list[2].listed, later, "a restock too");
+  assert.equal(shoppingAfter(shown, ev("shopping.added", "t", { title: "Tea" })).list[2].listed, 9, "an older agent's event: its time");
+});

@@ -24,16 +24,16 @@ export function shoppingAfter(shopping, event) {
       if (typeof event.title !== "string") return undefined;
       if (onList) return shopping; // already shown (a reload was faster)
       if ((event.list ?? null) !== (shopping.on ?? null)) return shopping; // on another list
-      return { ...shopping, list: [...list, { id: row, name: event.title, state: "active", listed: event.time }], pool: without(pool, row) };
+      return { ...shopping, list: [...list, { id: row, name: event.title, state: "active", listed: event.listed ?? event.time }], pool: without(pool, row) };
     case "shopping.checked": {
       const item = onList || inPool;
       if (!item) return undefined;
-      return { ...shopping, list: without(list, row), pool: [{ ...item, state: "restock", listed: event.time }, ...without(pool, row)] };
+      return { ...shopping, list: without(list, row), pool: [{ ...item, state: "restock", listed: event.listed ?? event.time }, ...without(pool, row)] };
     }
     case "shopping.restocked": {
       const item = inPool || onList;
       if (!item) return undefined;
-      return { ...shopping, list: [...without(list, row), { ...item, state: "active", listed: event.time }], pool: without(pool, row) };
+      return { ...shopping, list: [...without(list, row), { ...item, state: "active", listed: event.listed ?? event.time }], pool: without(pool, row) };
     }
     case "shopping.renamed":
       if (typeof event.title !== "string" || !(onList || inPool)) return undefined;
