@@ -41,6 +41,18 @@ new MutationObserver(() => {
 }).observe(list, { childList: true, subtree: true, characterData: true });
 """
 
+# The moment each bench item is shown marked "added while you were out" (trip.js).
+MARKED = """
+window.__marked = {};
+const shopList = document.getElementById('shop-list');
+new MutationObserver(() => {
+  for (const mark of shopList.querySelectorAll('.while-out')) {
+    const text = mark.closest('li')?.querySelector('.name')?.textContent;
+    if (text && text.startsWith('bench-') && !(text in window.__marked)) window.__marked[text] = Date.now();
+  }
+}).observe(shopList, { childList: true, subtree: true, characterData: true });
+"""
+
 
 def ready_ms(driver):
     """Navigation → the household shown (from the phone's copy or the agent's answers)."""
@@ -120,7 +132,31 @@ def measure(engine, phone, computer, mine, web, rounds):
                     if all(drv.execute_script(f"return '{name}' in window.__seen") for drv in (d, computer)) else None, timeout=10)[0]
         live.append(seen[0] - start)
         live_base.append(seen[1] - start)
+
+    # Going shopping (issue 57): the phone's reader on a trip; what the computer adds meanwhile
+    # is shown on the phone marked "added while you were out" (the computer's page: shown).
+    d.find_element(By.ID, "trip-toggle").click()
+    wait("the phone's trip started", lambda: d.find_element(By.ID, "trip-toggle").get_attribute("aria-pressed") == "true", timeout=10)
+    d.execute_script(MARKED)
+    trip, trip_base = [], []
+    for i in range(rounds):
+        name = f"bench-trip-{engine}-{i}"
+        body = json.dumps({"names": [name]}).encode()
+        post = urllib.request.Request(f"{web}/api/call/shop.add", data=body, method="POST", headers={
+            "Content-Type": "application/json", "Origin": web, "X-Pulse-CSRF": csrf,
+            "Cookie": f"{cookie['name']}={cookie['value']}"})
+        start = time.time() * 1000
+        urllib.request.urlopen(post, timeout=10).read()
+        seen = wait(f"{name} marked on the phone, shown on the computer's page", lambda: [
+            d.execute_script(f"return window.__marked['{name}']"), computer.execute_script(f"return window.__seen['{name}']")]
+            if d.execute_script(f"return '{name}' in window.__marked") and computer.execute_script(f"return '{name}' in window.__seen")
+            else None, timeout=10)[0]
+        trip.append(seen[0] - start)
+        trip_base.append(seen[1] - start)
+    d.find_element(By.ID, "trip-toggle").click()
+    wait("the phone's trip over", lambda: d.find_element(By.ID, "trip-toggle").get_attribute("aria-pressed") == "false", timeout=10)
     return {
+        "trip_p50": p(trip, 0.5), "trip_p95": p(trip, 0.95), "trip_base_p50": p(trip_base, 0.5), "trip_base_p95": p(trip_base, 0.95),
         "live_p50": p(live, 0.5), "live_p95": p(live, 0.95), "live_base_p50": p(live_base, 0.5), "live_base_p95": p(live_base, 0.95),
         "cold": statistics.median(cold), "cold_base": statistics.median(cold_base),
         "warm": statistics.median(warm), "warm_base": statistics.median(warm_base),
@@ -165,7 +201,7 @@ def main():
         phone = None
         try:
             phone = start_phone(engine, der, pem)
-            web_phone_engines.pair(phone.driver, f"Bench {engine}")  # its service worker in control before the rounds
+            web_phone_engines.pair(phone.driver, f"Bench {engine}", "Anna")  # its service worker in control before the rounds
             measured = measure(engine, phone, computer, mine, web, rounds)
         except Exception as error:
             if engine == "chromium":

@@ -108,9 +108,10 @@ def ca_page(driver, setup, fingerprint):
     wait("the CA's page", lambda: driver.find_element(By.CSS_SELECTOR, "code.fingerprint").text == fingerprint, timeout=15)
 
 
-def pair(driver, name):
-    """Step two: the link the pairing QR code holds (as the phone's camera reads it), approved."""
-    invitation = phones.cli_json("phones", "add", name, "--host", phones.AGENT_FOR_PHONE)
+def pair(driver, name, member=None):
+    """Step two: the link the pairing QR code holds (as the phone's camera reads it), approved
+    (`member`: whose phone it is)."""
+    invitation = phones.cli_json("phones", "add", name, "--host", phones.AGENT_FOR_PHONE, *(["--member", member] if member else []))
     link = phones.decode_qr(invitation["pairQR"], "pair-" + name.split()[0].lower())
     if link != invitation["pair"]:
         raise Failed(f"the pairing QR code reads {link!r}, not the link {invitation['pair']!r}")

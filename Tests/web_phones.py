@@ -571,6 +571,31 @@ def main():
 
     # "I'm going shopping" from the phone (issue 57): the other computer sees the trip; what Tom
     # adds there meanwhile reaches the open app live and is marked for its shopper; "I'm back" ends it.
+    # The app opened again and again (each page left kept by the browser for going back): the
+    # kept pages hold no feed, so the seventh still reaches the agent (a browser makes at most six
+    # connections to one address: kept feeds once took them all, and every call then waited).
+    def opened_again_and_again():
+        for _ in range(7):
+            driver.get("about:blank")
+            driver.get(mine + "/")
+            wait("the app again", lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), timeout=15)
+        answered = driver.execute_async_script("""const done = arguments[arguments.length - 1];
+          const gave = new AbortController(); setTimeout(() => gave.abort(), 5000);
+          fetch('/api/session', { signal: gave.signal }).then((r) => done(r.status), (e) => done(String(e)))""")
+        if answered != 200:
+            raise Failed(f"after seven openings the app's call gets {answered!r}")
+        # Back to the page before (from the browser's cache when it kept it): live again, as the
+        # trip below shows (what the other computer adds reaches it).
+        driver.execute_script("window.__kept = true")
+        driver.get("about:blank")
+        driver.back()
+        wait("the app gone back to", lambda: driver.current_url.startswith(mine) and driver.execute_script("return document.body.dataset.ready === 'true'"),
+             timeout=15)
+        kept = "from the browser's back/forward cache" if driver.execute_script("return window.__kept === true") else "loaded again"
+        ok(f"the app opened seven times (each page left kept for going back) still reaches its computer at once; gone back to ({kept})")
+
+    check("the app opened again and again", opened_again_and_again)
+
     added_on_trip = []
 
     def trip_from_phone():

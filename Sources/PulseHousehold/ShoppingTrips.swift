@@ -68,6 +68,11 @@ extension Household {
     @discardableResult
     public func startShoppingTrip(on list: String? = nil, shop: String? = nil) throws -> ShoppingTrip {
         let shop = try shop.flatMap { $0.trimmed.isEmpty ? nil : try Validation.name($0, what: "shop_name", max: 60) }
+        // A trip is someone's: a computer or phone of nobody is asked who uses it first (else the
+        // trip would be nobody's to end, and its additions marked for nobody).
+        guard try currentMemberID() != nil else {
+            throw HouseholdError.refuse(actingMember == nil ? .noMemberForMachine : .noMemberForPhone, ["asked": "me"])
+        }
         if let going = try shoppingTrips().first(where: { $0.mine && $0.list == list }) { return going }
         let id = RowIDRules.newRowID()
         try store.write(member: memberID) { tx in

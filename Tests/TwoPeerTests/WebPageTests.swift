@@ -158,7 +158,7 @@ import Testing
                 "from another CA on the same address is refused",
                 "bank.example.com", "isSecureContext is true", "one household CA: the second computer", "works once", "“Add this phone?”", "SameSite=Strict",
                 "updates live", "Plasters added there is on Pharmacy", "notifications: Tom's addition", "its Home Screen (More)", "installable",
-                "“I'm going shopping” on the phone: the second computer sees Anna's trip", "shows the last list, says how old it is",
+                "still reaches its computer at once", "“I'm going shopping” on the phone: the second computer sees Anna's trip", "shows the last list, says how old it is",
                 "and queues three additions",
                 "to send them within the week", "still once",
                 "the phone used the second computer", "across releases", "machine.remove → 404",

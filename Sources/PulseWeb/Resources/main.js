@@ -378,6 +378,12 @@ async function showHousehold(phone) {
   }
 }
 
+// A page the browser keeps for going back to it (its back/forward cache) keeps no feed open:
+// each kept page's stream would hold one of the six connections a browser makes to one address,
+// and a page opened after enough of them would wait on every call. Shown again, it starts afresh.
+window.addEventListener("pagehide", (event) => { if (event.persisted) closeFeed(); });
+window.addEventListener("pageshow", (event) => { if (event.persisted) start(); });
+
 // A module runs once, after the document is parsed.
 wire();
 start();

@@ -45,6 +45,16 @@ import Testing
         #expect(over == row.5, "\(row.0)")
     }
 
+    @Test func aComputerOrPhoneOfNobodyIsAskedWhoUsesItBeforeGoingShopping() throws {
+        // A computer that belongs to no member (as one whose member was removed).
+        let nobodys = try secondMachine()
+        try nobodys.store.removeMeta("member_id")
+        try #require(try nobodys.currentMemberID() == nil)
+        #expect(code { try nobodys.startShoppingTrip() } == "no_member_for_machine")
+        #expect(code { try a.acting(as: nil).startShoppingTrip() } == "no_member_for_phone")
+        #expect(try nobodys.shoppingTrips().isEmpty && a.shoppingTrips().isEmpty, "nothing started")
+    }
+
     @Test func aTripIsSeenOnTheOtherComputerAndEndsByEachOfItsRules() throws {
         let b = try secondMachine()
         try a.addShoppingItems(["Milk", "Bread"])
