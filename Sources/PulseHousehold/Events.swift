@@ -88,6 +88,9 @@ public struct HouseholdEvent: Sendable, Codable, Equatable {
     /// as a decimal string (it is beyond what JavaScript's `Number` holds exactly), so that a
     /// page shows it at once as the agent's answer will ("added while you were out").
     public var listed: String? = nil
+    /// For a summary of shopping items (``count`` > 1): true when its items are not all on one
+    /// list, or their lists are not known (a run of check-offs or restocks): no list is named.
+    public var severalLists: Bool? = nil
     /// When the change was made (its hybrid timestamp's wall clock), Unix milliseconds.
     public var time: Int64
     /// How many changes this event stands for: 1, or more for a summary (a catch-up after
@@ -190,7 +193,9 @@ public enum EventRules {
         var event = HouseholdEvent(
             type: kind, entity: change.entity.rawValue, row: change.rowID, title: title, author: change.member,
             assignee: assignee, time: Int64(change.hlc.milliseconds), count: 1)
-        if kind == .shoppingTrip { event.list = fields["list"]?.textValue }
+        // The list an addition names (nil: the first); ``Household/filledIn(_:local:)`` reads
+        // where a kept event's item is now, a summary keeps this.
+        if kind == .shoppingTrip || kind == .shoppingAdded { event.list = fields["list"]?.textValue }
         if kind == .shoppingAdded || kind == .shoppingRestocked { event.listed = fields["listed"]?.integerValue.map { String($0) } }
         if kind == .kidEarned || kind == .kidRedeemed, let title {
             event.titleKey = Catalogue.titleKey(id: fields["selection"]?.textValue, title: title)
@@ -240,7 +245,11 @@ public enum EventRules {
                 origin = change.origin
                 machine = labels[change.origin] ?? change.origin.description
             }
-            for kind in kinds where !folder.folded(kind, time: Int64(change.hlc.milliseconds), writer: change.writer, machine: machine) {
+            for kind in kinds
+            where !folder.folded(
+                kind, time: Int64(change.hlc.milliseconds), writer: change.writer, machine: machine,
+                list: kind == .shoppingAdded ? .on(FieldLookup(change.fields)["list"]?.textValue) : .unknown)
+            {
                 var event = EventRules.event(kind, of: change)
                 event.machine = machine
                 folder.add(event)
@@ -351,6 +360,8 @@ public struct EventFolder {
         var machine: String?
         var sameAuthor = true
         var sameMachine = true
+        /// The one list of every item of the run (shopping additions), or `.unknown`.
+        var list: ListOf
 
         init(place: Int, _ event: HouseholdEvent) {
             self.place = place
@@ -358,13 +369,26 @@ public struct EventFolder {
             time = event.time
             author = event.author.map(TextID.init)
             machine = event.machine
+            list = ListOf(event)
         }
 
-        mutating func fold(count: Int, time: Int64, author: TextID?, machine: String?) {
+        mutating func fold(count: Int, time: Int64, author: TextID?, machine: String?, list: ListOf) {
             self.count += count
             if time > self.time { self.time = time }
             if sameAuthor && self.author != author { sameAuthor = false; self.author = nil }
             if sameMachine && self.machine != machine { sameMachine = false; self.machine = nil }
+            if self.list != list { self.list = .unknown }
+        }
+    }
+
+    /// The list of a shopping addition (nil: the first), or not known (another kind, a
+    /// summary over several lists).
+    public enum ListOf: Equatable, Sendable {
+        case unknown
+        case on(String?)
+
+        init(_ event: HouseholdEvent) {
+            self = event.type == .shoppingAdded && event.severalLists != true ? .on(event.list) : .unknown
         }
     }
 
@@ -372,21 +396,25 @@ public struct EventFolder {
 
     /// Folds an event of `kind` into its kind's summary, without the event being made,
     /// when the kind has one (true); false when the event is to be made and added.
-    public mutating func folded(_ kind: HouseholdEvent.Kind, count: Int = 1, time: Int64, author: String?, machine: String?) -> Bool {
-        folded(kind, count: count, time: time, writer: author.map(TextID.init), machine: machine)
+    public mutating func folded(
+        _ kind: HouseholdEvent.Kind, count: Int = 1, time: Int64, author: String?, machine: String?, list: ListOf = .unknown
+    ) -> Bool {
+        folded(kind, count: count, time: time, writer: author.map(TextID.init), machine: machine, list: list)
     }
 
     /// The same with the author as a change holds it.
-    package mutating func folded(_ kind: HouseholdEvent.Kind, count: Int = 1, time: Int64, writer author: TextID?, machine: String?) -> Bool {
+    package mutating func folded(
+        _ kind: HouseholdEvent.Kind, count: Int = 1, time: Int64, writer author: TextID?, machine: String?, list: ListOf = .unknown
+    ) -> Bool {
         let index = kind.index
         guard summaries[index] != nil else { return false }
         counts[index] += 1
-        summaries[index]!.fold(count: count, time: time, author: author, machine: machine)
+        summaries[index]!.fold(count: count, time: time, author: author, machine: machine, list: list)
         return true
     }
 
     public mutating func add(_ event: HouseholdEvent) {
-        if folded(event.type, count: event.count, time: event.time, author: event.author, machine: event.machine) { return }
+        if folded(event.type, count: event.count, time: event.time, author: event.author, machine: event.machine, list: ListOf(event)) { return }
         let index = event.type.index
         counts[index] += 1
         if counts[index] <= keep {
@@ -406,11 +434,12 @@ public struct EventFolder {
         var summary = Summary(place: first, firstEvent)
         for place in places.dropFirst() {
             if let other = slots[place] {
-                summary.fold(count: other.count, time: other.time, author: other.author.map(TextID.init), machine: other.machine)
+                summary.fold(
+                    count: other.count, time: other.time, author: other.author.map(TextID.init), machine: other.machine, list: ListOf(other))
             }
             slots[place] = nil
         }
-        summary.fold(count: event.count, time: event.time, author: event.author.map(TextID.init), machine: event.machine)
+        summary.fold(count: event.count, time: event.time, author: event.author.map(TextID.init), machine: event.machine, list: ListOf(event))
         summaries[index] = summary
     }
 
@@ -427,6 +456,13 @@ public struct EventFolder {
             if !summary.sameAuthor { event.authorName = nil }
             event.kid = nil // several kids' doings may be folded: named by no one kid
             event.machine = summary.machine
+            // A summary of shopping items names their list only when it is one list, known.
+            if event.entity == EntityKind.shoppingItem.rawValue {
+                switch summary.list {
+                case let .on(list): event.list = list
+                case .unknown: event.list = nil; event.severalLists = true
+                }
+            }
             out[summary.place] = event
         }
         return out.compactMap { $0 }
@@ -465,7 +501,15 @@ extension Household {
             || events[index].type == .shoppingTrip
         {
             let entity = events[index].type == .shoppingTrip ? EntityKind.shoppingTrip : .shoppingItem
-            guard let row = events[index].row, let list = try store.value(entity, row, "list")?.textValue else {
+            // Where a kept event's row is now; a summary's one list, as its changes said.
+            let at = try events[index].row.map { try store.value(entity, $0, "list")?.textValue } ?? events[index].list
+            if events[index].severalLists == true {
+                // With no list but the first, every item is on it.
+                if lists == nil { lists = Dictionary(try liveShoppingLists().map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a }) }
+                if lists?.isEmpty == true { out[index].severalLists = nil }
+                continue
+            }
+            guard let list = at else {
                 out[index].list = nil
                 continue
             }

@@ -221,11 +221,13 @@ public struct NotificationBatcher: Sendable {
         switch group {
         case .shopping:
             // Every item of the burst on one list other than the first: the list is named ("3 new items on Lidl").
+            // A summary over several lists, or over lists not known, names none.
+            let several = events.contains { $0.severalLists == true }
             let lists = Set(events.map { $0.listName ?? "" })
-            if lists.count == 1, let name = lists.first, !name.isEmpty {
+            if !several, lists.count == 1, let name = lists.first, !name.isEmpty {
                 params["list"] = .string(name)
                 key = count == 1 && !titles.isEmpty ? "notify.shopping.list_one" : "notify.shopping.list_many"
-            } else if lists.count > 1 {
+            } else if several || lists.count > 1 {
                 key = "notify.shopping.mixed" // on several lists: none named
             } else {
                 key = count == 1 && !titles.isEmpty ? "notify.shopping.one" : "notify.shopping.many"

@@ -62,7 +62,7 @@ register({
   wire,
   onEvent(event) {
     // Only what reaches the list shown is new here.
-    if (event.type === "shopping.added" && !event.local && (event.list ?? null) === currentList()) {
+    if (event.type === "shopping.added" && !event.local && !event.severalLists && (event.list ?? null) === currentList()) {
       if (event.row) newItems.ids.push(event.row);
       newItems.count += event.count || 1;
       renderNewItems();

@@ -112,6 +112,8 @@ private func added(
                 event.time = Int64.random(in: 0...100, using: &random)
                 event.machine = Bool.random(using: &random) ? "desk" : "laptop"
                 event.count = Int.random(in: 1...3, using: &random)
+                // On the first list mostly, on Lidl sometimes (one run in four: all on the first).
+                if event.type == .shoppingAdded && round % 8 >= 4 && Int.random(in: 0..<6, using: &random) == 0 { event.list = "lidl" }
                 events.append(event)
             }
             var folder = EventFolder(keep: keep)
@@ -128,6 +130,7 @@ private func added(
         var random = SystemRandomNumberGenerator()
         let shapes: [(EntityKind, [String: FieldValue])] = [
             (.shoppingItem, ["name": .text("Milk"), "state": .text("active"), "listed": .integer(5)]),
+            (.shoppingItem, ["name": .text("Rice"), "state": .text("active"), "listed": .integer(6), "list": .text("lidl")]),
             (.shoppingItem, ["state": .text("restock")]), (.shoppingItem, ["name": .text("Oat"), "state": .text("restock")]),
             (.task, ["done": .bool(true)]), (.task, ["assignee": .text(anna), "done": .bool(false)]),
             (.task, ["title": .text("Dishes"), "created": .integer(1), "assignee": .text(anna)]), (.task, ["due": .integer(3)]),
@@ -182,6 +185,17 @@ private func added(
                 var summary = event
                 summary.row = nil
                 summary.title = nil
+                // A summary of shopping items names the one list of additions all on it, else none.
+                if summary.entity == "shopping_item" {
+                    let ofKind = events.filter { $0.type == event.type }
+                    let lists = Set(ofKind.map { $0.list ?? "" })
+                    if event.type == .shoppingAdded && lists.count == 1 && ofKind.allSatisfy({ $0.severalLists != true }) {
+                        summary.list = event.list
+                    } else {
+                        summary.list = nil
+                        summary.severalLists = true
+                    }
+                }
                 summaries[event.type] = out.count
                 out.append(summary)
             }

@@ -203,6 +203,47 @@ import Testing
         #expect(mixed.summary == "4 new shopping items", "items on two lists: no list named")
     }
 
+    @Test func aCatchUpOfManyAdditionsNamesTheirListOnlyWhenItIsOneList() throws {
+        let b = try secondMachine()
+        let lidl = try #require(try a.addShoppingList("Lidl").id)
+        try sync(a, b)
+        let base = try b.store.versionVector()
+        func summary() throws -> HouseholdEvent {
+            let changes = try a.store.allDeltas(for: base).flatMap(\.changes)
+            let events = try b.filledIn(EventRules.events(of: [changes], labels: [:]), local: false).filter { $0.type == .shoppingAdded }
+            #expect(events.count == 1, "more than 20: one summary")
+            return try #require(events.first)
+        }
+        func said(_ event: HouseholdEvent) -> String {
+            NotificationBatcher.notification(id: 1, replaces: nil, group: .shopping, events: [event], words: .english).summary
+        }
+        try a.addShoppingItems((1...25).map { "On Lidl \($0)" }, on: lidl)
+        let onLidl = try summary()
+        #expect(onLidl.count == 25 && onLidl.list == lidl && onLidl.listName == "Lidl" && onLidl.severalLists == nil)
+        #expect(said(onLidl) == "25 new items on Lidl")
+        try a.addShoppingItems((1...25).map { "On the first \($0)" })
+        let both = try summary()
+        #expect(both.count == 50 && both.severalLists == true && both.list == nil)
+        #expect(said(both) == "50 new shopping items", "on two lists: none named, not 'added to Shopping List'")
+    }
+
+    @Test func aCatchUpOfRestocksInAHouseholdOfOneListIsOnIt() throws {
+        let b = try secondMachine()
+        let items = try a.addShoppingItems((1...25).map { "Item \($0)" })
+        for item in items { _ = try a.checkShoppingItem(item.id) }
+        try sync(a, b)
+        let base = try b.store.versionVector()
+        for item in items { _ = try a.restockShoppingItem(item.id) }
+        let changes = try a.store.allDeltas(for: base).flatMap(\.changes)
+        let restocked = try b.filledIn(EventRules.events(of: [changes], labels: [:]), local: false).filter { $0.type == .shoppingRestocked }
+        #expect(restocked.count == 1 && restocked[0].count == 25 && restocked[0].severalLists == nil, "no list but the first: on it")
+        // Once the household has another list, a run of restocks names none (their lists are not in the changes).
+        try a.addShoppingList("Lidl")
+        try sync(a, b)
+        let unnamed = try b.filledIn(EventRules.events(of: [changes], labels: [:]), local: false).filter { $0.type == .shoppingRestocked }
+        #expect(unnamed.first?.severalLists == true)
+    }
+
     @Test func itemsAddedToTwoListsAreTwoBurstsOfNews() {
         func added(_ title: String, _ list: String?) -> HouseholdEvent {
             var event = HouseholdEvent(type: .shoppingAdded, entity: "shopping_item", row: title, title: title, author: "tom", time: 0)
