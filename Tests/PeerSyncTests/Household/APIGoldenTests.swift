@@ -209,8 +209,9 @@ import Testing
         "machine.remove", "machine.rename", "member.add", "member.edit", "member.get", "member.list", "member.remove",
         "notifications.get", "notifications.set", "phone.add", "phone.get", "phone.list", "phone.remove", "phone.renew", "phone.roaming",
         "phone.service.list", "phone.service.set", "recurring.add", "recurring.list", "recurring.remove", "settings.get",
-        "settings.set", "shop.add", "shop.check", "shop.clear", "shop.delete", "shop.list", "shop.rename", "shop.restock",
-        "shop.undelete", "shop.undo", "task.add", "task.delete", "task.done", "task.edit", "task.list", "task.reopen", "task.undelete",
+        "settings.set", "shop.add", "shop.check", "shop.clear", "shop.delete", "shop.edit", "shop.list", "shop.lists", "shop.lists.add",
+        "shop.lists.delete", "shop.lists.rename", "shop.move", "shop.rename", "shop.restock", "shop.transfer", "shop.trip.end",
+        "shop.trip.start", "shop.trips", "shop.undelete", "shop.undo", "task.add", "task.delete", "task.done", "task.edit", "task.list", "task.reopen", "task.undelete",
         "whoami.set",
     ]
 
@@ -344,6 +345,11 @@ import Testing
             seen[value] = name
             return name
         }
+    }
+
+    @Test func everyMethodIsCalledBare() {
+        let all = HouseholdAPI.registry.methods.map(\.name).sorted()
+        #expect(Self.bare == all, "the bare calls are every method of the API, in order of name")
     }
 
     @Test func everyMethodAnswersAsRecorded() throws {
