@@ -211,8 +211,8 @@ import Testing
         "phone.service.list", "phone.service.set", "recurring.add", "recurring.list", "recurring.remove", "settings.get",
         "settings.set", "shop.add", "shop.check", "shop.clear", "shop.delete", "shop.edit", "shop.list", "shop.lists", "shop.lists.add",
         "shop.lists.delete", "shop.lists.rename", "shop.move", "shop.rename", "shop.restock", "shop.transfer", "shop.trip.end",
-        "shop.trip.start", "shop.trips", "shop.undelete", "shop.undo", "task.add", "task.delete", "task.done", "task.edit", "task.list", "task.reopen", "task.undelete",
-        "whoami.set",
+        "shop.trip.start", "shop.trips", "shop.undelete", "shop.undo", "task.add", "task.delete", "task.done", "task.edit", "task.list",
+        "task.reopen", "task.undelete", "whoami.set",
     ]
 
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
