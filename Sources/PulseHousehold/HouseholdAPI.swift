@@ -187,6 +187,14 @@ struct APIArguments {
         default: throw HouseholdError.refuse(.wrongType, ["key": .string(key), "type": "boolean"])
         }
     }
+    /// An object's fields, read as parameters of their own (absent or null: nil).
+    func object(_ key: String) throws -> APIArguments? {
+        switch params[key] {
+        case nil, .null?: return nil
+        case let .object(fields)?: return APIArguments(method: method, params: fields)
+        default: throw HouseholdError.refuse(.wrongType, ["key": .string(key), "type": "object"])
+        }
+    }
     /// A field an edit may leave (absent: nil), clear (null: `.some(nil)`) or set.
     func edit(_ key: String) throws -> String?? {
         switch params[key] {

@@ -32,7 +32,7 @@ public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         case undoWouldDuplicate = "undo_would_duplicate", nothingToUndo = "nothing_to_undo"
         case tooManyLists = "too_many_lists", firstList = "first_list", sameList = "same_list", listNotEmpty = "list_not_empty"
         case alreadyOnList = "already_on_list", invalidChoice = "invalid_choice", noSuchList = "no_such_list", listNameTaken = "list_name_taken"
-        case notShopping = "not_shopping"
+        case notShopping = "not_shopping", changedMeanwhile = "changed_meanwhile"
         // The kids' ledger and its catalogue
         case alreadyEarnedToday = "already_earned_today", notEnoughPeanuts = "not_enough_peanuts", cannotTake = "cannot_take"
         case unknownKind = "unknown_kind", unknownCategory = "unknown_category", peanutsOutOfRange = "peanuts_out_of_range"

@@ -54,9 +54,16 @@ extension ShoppingItem {
 public struct ShoppingItemEdit: Sendable, Equatable {
     public var quantity: String??
     public var note: String??
-    public init(quantity: String?? = nil, note: String?? = nil) {
+    /// What the editor saw before, when it says (a phone's edit made with no computer in reach,
+    /// sent later): a field someone else changed meanwhile is not overwritten
+    /// (``ShoppingRules/edit(current:to:was:)``). nil: not said (an edit made online).
+    public var wasQuantity: String??
+    public var wasNote: String??
+    public init(quantity: String?? = nil, note: String?? = nil, wasQuantity: String?? = nil, wasNote: String?? = nil) {
         self.quantity = quantity
         self.note = note
+        self.wasQuantity = wasQuantity
+        self.wasNote = wasNote
     }
 }
 
@@ -173,13 +180,23 @@ extension Household {
         let note = try edit.note.map { try $0.flatMap { try ShoppingEntry.checkedNote($0) } }
         var item = try resolveShoppingItem(handle, in: [.active, .restock], on: list)
         var fields: [String: FieldValue] = [:]
-        if let quantity, quantity != item.quantity {
-            fields["quantity"] = quantity.map(FieldValue.text) ?? .null
-            item.quantity = quantity
+        if let quantity {
+            switch ShoppingRules.edit(current: item.quantity, to: quantity, was: edit.wasQuantity) {
+            case .unchanged: break
+            case .set:
+                fields["quantity"] = quantity.map(FieldValue.text) ?? .null
+                item.quantity = quantity
+            case .changedMeanwhile: throw HouseholdError.refuse(.changedMeanwhile, ["name": .string(item.name), "field": "quantity"])
+            }
         }
-        if let note, note != item.note {
-            fields["note"] = note.map(FieldValue.text) ?? .null
-            item.note = note
+        if let note {
+            switch ShoppingRules.edit(current: item.note, to: note, was: edit.wasNote) {
+            case .unchanged: break
+            case .set:
+                fields["note"] = note.map(FieldValue.text) ?? .null
+                item.note = note
+            case .changedMeanwhile: throw HouseholdError.refuse(.changedMeanwhile, ["name": .string(item.name), "field": "note"])
+            }
         }
         if !fields.isEmpty { try store.write(member: memberID) { try $0.put(.shoppingItem, item.id, RowFields(fields)) } }
         return item
@@ -493,6 +510,18 @@ extension Household {
 
 /// The shopping rules that need no I/O.
 public enum ShoppingRules {
+    /// What an edit of one field of an item (its quantity or note) does.
+    public enum FieldEdit: Sendable, Equatable { case unchanged, set, changedMeanwhile }
+
+    /// An edit of a field to `new`, where it is `current` now and the editor saw `was` (nil:
+    /// not said): already so, nothing (the same edit sent twice, a phone's queue replayed);
+    /// changed by someone else since the editor saw it, refused, theirs kept; else set.
+    public static func edit(current: String?, to new: String?, was: String??) -> FieldEdit {
+        if new == current { return .unchanged }
+        if case let .some(seen) = was, seen != current { return .changedMeanwhile }
+        return .set
+    }
+
     public struct Step: Sendable, Equatable {
         public let name: String
         /// The pool item this name brings back, or nil for a new item.

@@ -50,8 +50,13 @@ extension Household {
         },
         // `quantity`, `note`: a text sets it, "" or null clears it, absent leaves it.
         .write("shop.edit", for: APIMethod.everyone) { a, h in
-            try h.editShoppingItem(
-                a.string("item"), ShoppingItemEdit(quantity: try a.edit("quantity"), note: try a.edit("note")),
+            // `was`: what the editor saw ({quantity, note}, each null for none): a phone's queued edit.
+            let was = try a.object("was")
+            return try h.editShoppingItem(
+                a.string("item"),
+                ShoppingItemEdit(
+                    quantity: try a.edit("quantity"), note: try a.edit("note"), wasQuantity: try was?.edit("quantity"),
+                    wasNote: try was?.edit("note")),
                 on: h.resolveShoppingList(a.optional("list")))
         },
         .write("shop.delete", for: APIMethod.everyone) { a, h in try h.deleteShoppingItem(a.string("item"), on: h.resolveShoppingList(a.optional("list"))) },

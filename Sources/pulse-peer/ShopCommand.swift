@@ -322,7 +322,7 @@ extension Shop {
         @OptionGroup var options: HomeOptions
         @OptionGroup var list: ListOption
         func run() throws {
-            try options.write { try $0.endShoppingTrip(on: $0.resolveShoppingList(list.list)) }
+            _ = try options.write { try $0.endShoppingTrip(on: $0.resolveShoppingList(list.list)) }
             print(say("cli.shop.back"))
         }
     }

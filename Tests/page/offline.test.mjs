@@ -32,6 +32,18 @@ test("a queued check and restock move the item, and again change nothing", () =>
   assert.deepEqual(applyQueued(shopping, { method: "shop.check", params: { item: "gone" } }), shopping);
 });
 
+test("a queued edit shows the item's new quantity and note at once, on the list or in the pool, and again changes nothing", () => {
+  const op = { method: "shop.edit", params: { item: "m", quantity: " 3 ", note: "the lactose-free one", was: { quantity: null, note: null } } };
+  const edited = applyQueued(shopping, op);
+  assert.deepEqual(edited.list, [{ ...milk, quantity: "3", note: "the lactose-free one" }]);
+  assert.deepEqual(applyQueued(edited, op), edited, "the same edit again");
+  const cleared = applyQueued(edited, { method: "shop.edit", params: { item: "m", note: "" } });
+  assert.deepEqual(cleared.list, [{ ...milk, quantity: "3" }], "an emptied note is cleared, the quantity left");
+  assert.equal(applyQueued(shopping, { method: "shop.edit", params: { item: "e", quantity: "6" } }).pool[0].quantity, "6");
+  assert.deepEqual(resultOf(op, shopping), { ...milk, quantity: "3", note: "the lactose-free one" });
+  assert.deepEqual(shopping.list, [milk], "the snapshot itself is not changed");
+});
+
 test("the queue goes in order, stops where no agent answers, and drops what was refused for good", async () => {
   const queue = ["a", "b", "c", "d"].map((id) => ({ id, method: "shop.check", params: { item: id } }));
   const sent = [];

@@ -1,13 +1,14 @@
 // A phone in the shop (issues 42, 51): the page keeps what it last saw of the household (the
 // agent's answers, in this browser's storage) and opens with it when no agent answers. A
-// shopping change — an addition, a check, a restock — is written to the queue *before* it is
-// sent, and leaves it only when an agent acknowledged it (or the household refused it for
-// good): an agent that falls silent mid-request (its computer asleep, the phone out of the
-// door) loses nothing, even if the app is closed then. The queue is sent in order, each
-// change exactly once, when an agent answers (an answer is what "reachable" means here, not
-// navigator.onLine). Exactly once: an addition carries the ids the phone chose, a check or
-// restock says `once` (the agent's rules: Household.addShoppingItems(_:ids:),
-// checkShoppingItem(_:once:)); sending the queue twice changes nothing more. An addition of a
+// shopping change — an addition, a check, a restock, an edit of a quantity or note (issue 57)
+// — is written to the queue *before* it is sent, and leaves it only when an agent acknowledged
+// it (or the household refused it for good): an agent that falls silent mid-request (its
+// computer asleep, the phone out of the door) loses nothing, even if the app is closed then.
+// The queue is sent in order, each change exactly once, when an agent answers (an answer is
+// what "reachable" means here, not navigator.onLine). Exactly once: an addition carries the
+// ids the phone chose, a check or restock says `once`, an edit what it changes from (`was`)
+// (the agent's rules: Household.addShoppingItems(_:ids:), checkShoppingItem(_:once:),
+// ShoppingRules.edit); sending the queue twice changes nothing more. An addition of a
 // name in the restock pool brings the pool's item back under its own id: the agent answers
 // with that id, and the changes queued after it that name the phone's id are sent with the
 // pool's (`remap`). The pure parts are tested with `node --test`.
@@ -39,14 +40,30 @@ export function applyQueued(shopping, op) {
   } else if (op.method === "shop.restock") {
     const item = s.pool.find((x) => x.id === op.params.item) || s.list.find((x) => x.id === op.params.item);
     if (item) { s.pool = without(s.pool, item.id); s.list = [...without(s.list, item.id), { ...item, state: "active" }]; }
+  } else if (op.method === "shop.edit") {
+    const edited = (x) => (x.id === op.params.item ? edit(x, op.params) : x);
+    s.list = s.list.map(edited);
+    s.pool = s.pool.map(edited);
   }
   return s;
+}
+
+/** An item with a `shop.edit`'s quantity and note (a key absent leaves it; "" or null clears it). */
+function edit(item, params) {
+  const out = { ...item };
+  for (const key of ["quantity", "note"]) {
+    if (!(key in params)) continue;
+    const value = typeof params[key] === "string" ? params[key].trim() : "";
+    if (value) out[key] = value; else delete out[key];
+  }
+  return out;
 }
 
 /** The answer a queued change stands for until the agent gives the real one. */
 export function resultOf(op, shopping) {
   if (op.method === "shop.add") return op.params.names.map((name, i) => ({ id: op.params.ids[i], name, state: "active", restocked: false }));
   const item = [...(shopping?.list || []), ...(shopping?.pool || [])].find((x) => x.id === op.params.item);
+  if (op.method === "shop.edit") return edit(item || { id: op.params.item }, op.params);
   return { ...(item || { id: op.params.item }), state: op.method === "shop.check" ? "restock" : "active" };
 }
 

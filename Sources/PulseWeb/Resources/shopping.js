@@ -8,12 +8,14 @@ import { shoppingAfter } from "./live.js";
 import { currentList, onList, forList, renderLists, listSelect, useLoad } from "./shoplists.js";
 import { renderTrip, outSince, listedSince } from "./trip.js";
 
-// On a phone, additions, checks and restocks may be made with no agent answering: they are
-// queued and sent once, later (offline.js); an addition carries the ids it will have, a
-// check or restock says `once`. The computer's page sends them as always.
+// On a phone, additions, checks, restocks and edits of a quantity or note may be made with no
+// agent answering: they are queued and sent once, later (offline.js); an addition carries the
+// ids it will have, a check or restock says `once`, an edit what it changes from (`was`: sent
+// twice, it changes nothing more; someone else's change meanwhile is kept and said). The
+// computer's page sends them as always.
 function change(method, params) {
   if (!local.phone) return call(method, params);
-  const once = method === "shop.add" ? { ids: params.names.map(() => crypto.randomUUID()) } : { once: true };
+  const once = method === "shop.add" ? { ids: params.names.map(() => crypto.randomUUID()) } : method === "shop.edit" ? {} : { once: true };
   return sendOrQueue(store, method, { ...params, ...once });
 }
 // A queued change is already in what is shown: the guess made for it goes.
@@ -245,8 +247,9 @@ function editDetails(item, li) {
     placeholder: t("page.shopping.quantity.placeholder"), "aria-label": t("page.shopping.quantity", { name: item.name }) });
   const note = el("input", { name: "note", value: item.note || "", maxlength: "200",
     placeholder: t("page.shopping.note.placeholder"), "aria-label": t("page.shopping.note", { name: item.name }) });
-  // With several lists, the item can go to another one (the agent refuses a name there already).
-  const where = listSelect(store.view("shopping")?.lists, item.name);
+  // With several lists, the item can go to another one (the agent refuses a name there already);
+  // not on a phone with no computer in reach (a move is not queued).
+  const where = isOffline() ? null : listSelect(store.view("shopping")?.lists, item.name);
   const form = el("form", { class: "item-edit", autocomplete: "off" }, el("span", { class: "name", text: item.name }), quantity, note, where,
     el("button", { type: "submit", text: t("page.tasks.edit.save") }),
     el("button", { type: "button", class: "plain", text: t("page.confirm.cancel"), onclick: leave }));
@@ -263,9 +266,11 @@ function editDetails(item, li) {
         ...("note" in params ? { note: params.note || undefined } : {}) } : x);
       try {
         await store.guess("shopping", (s) => ({ ...s, list: to !== null ? without(s.list, item.id) : s.list.map(apply) }), async () => {
-          if (Object.keys(params).length > 1) await call("shop.edit", { ...params, ...onList() });
+          const was = { quantity: item.quantity || null, note: item.note || null };
+          if (Object.keys(params).length > 1) await change("shop.edit", { ...params, was, ...onList() });
           if (to !== null) await call("shop.transfer", { item: item.id, to, ...onList() });
         });
+        settled();
       } catch (error) { fail(error); }
     }
     leave();

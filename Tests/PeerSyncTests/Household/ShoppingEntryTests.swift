@@ -100,6 +100,47 @@ import Testing
         #expect(try a.shoppingItems().first.map { [$0.quantity, $0.note] } == [nil, nil])
     }
 
+    /// (what, current, new, what the editor saw) → outcome: the rule of an edit sent later.
+    static let edits: [(String, String?, String?, String??, ShoppingRules.FieldEdit)] = [
+        ("online: no `was`", "2", "3", nil, .set),
+        ("online, to none", "2", nil, nil, .set),
+        ("as seen", "2", "3", .some("2"), .set),
+        ("none seen, none now", nil, "3", .some(nil), .set),
+        ("the same edit sent twice", "3", "3", .some("2"), .unchanged),
+        ("someone else made it so already", "3", "3", .some(nil), .unchanged),
+        ("changed meanwhile", "5", "3", .some("2"), .changedMeanwhile),
+        ("set meanwhile where none was seen", "5", "3", .some(nil), .changedMeanwhile),
+        ("cleared meanwhile", nil, "3", .some("2"), .changedMeanwhile),
+        ("clearing what was changed meanwhile", "5", nil, .some("2"), .changedMeanwhile),
+    ]
+
+    @Test(arguments: edits) func anEditSentLaterKeepsWhatSomeoneElseChangedMeanwhile(
+        _ row: (String, String?, String?, String??, ShoppingRules.FieldEdit)
+    ) {
+        #expect(ShoppingRules.edit(current: row.1, to: row.2, was: row.3) == row.4, "\(row.0)")
+    }
+
+    @Test func aPhonesQueuedEditIsMadeOnceAndNeverOverwritesAnotherEditMadeMeanwhile() throws {
+        try a.addShoppingItems(["Milk", "Eggs"])
+        let b = try secondMachine()
+        let phone = a.acting(as: try a.currentMemberID())
+        // Made in the shop with no computer in reach: what it saw is sent with it.
+        let queued = ShoppingItemEdit(quantity: .some("2"), note: .some("lactose-free"), wasQuantity: .some(nil), wasNote: .some(nil))
+        #expect(try phone.editShoppingItem("Milk", queued).quantity == "2")
+        let before = try a.store.versionVector()
+        #expect(try phone.editShoppingItem("Milk", queued).note == "lactose-free", "the queue replayed: answered as it is")
+        #expect(try a.store.versionVector() == before, "and nothing written")
+        // Tom changed the eggs' quantity meanwhile: the phone's later edit is refused, Tom's kept.
+        _ = try b.editShoppingItem("Eggs", ShoppingItemEdit(quantity: .some("12")))
+        try sync(a, b)
+        let stale = ShoppingItemEdit(quantity: .some("6"), wasQuantity: .some(nil))
+        #expect(code { _ = try phone.editShoppingItem("Eggs", stale) } == "changed_meanwhile")
+        #expect(
+            message { _ = try phone.editShoppingItem("Eggs", stale) }
+                == "“Eggs”: its quantity was changed meanwhile on another computer or phone, so yours was not saved")
+        #expect(try a.shoppingItems().first { $0.name == "Eggs" }?.quantity == "12")
+    }
+
     @Test func badQuantitiesAndNotesAreRefusedAndChangeNothing() throws {
         try a.addShoppingItems(["Milk"])
         let export = try a.canonicalExport()
