@@ -119,15 +119,21 @@ def measure(engine, phone, computer, mine, web, rounds):
         driver.execute_script(OBSERVE)
     cookie = next(c for c in computer.get_cookies() if c["name"].startswith("pulse_session_"))
     csrf = computer.execute_script("return fetch('/api/session').then(r => r.json()).then(s => s.csrf)")
-    live, live_base = [], []
-    for i in range(rounds):
-        name = f"bench-{engine}-{i}"
+
+    def add(name):
+        """Adds `name` through the computer's page API; the moment it was sent (Unix ms)."""
         body = json.dumps({"names": [name]}).encode()
         post = urllib.request.Request(f"{web}/api/call/shop.add", data=body, method="POST", headers={
             "Content-Type": "application/json", "Origin": web, "X-Pulse-CSRF": csrf,
             "Cookie": f"{cookie['name']}={cookie['value']}"})
         start = time.time() * 1000
         urllib.request.urlopen(post, timeout=10).read()
+        return start
+
+    live, live_base = [], []
+    for i in range(rounds):
+        name = f"bench-{engine}-{i}"
+        start = add(name)
         seen = wait(f"{name} on both pages", lambda: [drv.execute_script(f"return window.__seen['{name}']") for drv in (d, computer)]
                     if all(drv.execute_script(f"return '{name}' in window.__seen") for drv in (d, computer)) else None, timeout=10)[0]
         live.append(seen[0] - start)
@@ -141,12 +147,7 @@ def measure(engine, phone, computer, mine, web, rounds):
     trip, trip_base = [], []
     for i in range(rounds):
         name = f"bench-trip-{engine}-{i}"
-        body = json.dumps({"names": [name]}).encode()
-        post = urllib.request.Request(f"{web}/api/call/shop.add", data=body, method="POST", headers={
-            "Content-Type": "application/json", "Origin": web, "X-Pulse-CSRF": csrf,
-            "Cookie": f"{cookie['name']}={cookie['value']}"})
-        start = time.time() * 1000
-        urllib.request.urlopen(post, timeout=10).read()
+        start = add(name)
         seen = wait(f"{name} marked on the phone, shown on the computer's page", lambda: [
             d.execute_script(f"return window.__marked['{name}']"), computer.execute_script(f"return window.__seen['{name}']")]
             if d.execute_script(f"return '{name}' in window.__marked") and computer.execute_script(f"return '{name}' in window.__seen")
