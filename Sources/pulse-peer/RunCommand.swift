@@ -96,20 +96,7 @@ struct Run: AsyncParsableCommand {
         }
     }
 
-    /// glibc's `mallopt(M_ARENA_MAX, count)`, found by name (`<malloc.h>` is not in Swift's
-    /// Glibc module); nothing where there is none.
-    static func limitMallocArenas(to count: Int) {
-        guard let symbol = dlsym(nil, "mallopt") else { return }
-        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
-        let arenaMax: Int32 = -8 // M_ARENA_MAX in <malloc.h>
-        _ = unsafeBitCast(symbol, to: Mallopt.self)(arenaMax, Int32(count))
-    }
-
     func run() async throws {
-        // One malloc arena per core, where glibc allows eight: the agent's few threads rarely
-        // allocate at once, and each arena keeps freed pages of its own (idle after a session,
-        // 19.1–19.3 MB against 19.3–19.7; catch-up unchanged: docs/PERFORMANCE.md, "Idle RSS").
-        Self.limitMallocArenas(to: max(1, min(64, ProcessInfo.processInfo.activeProcessorCount)))
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
