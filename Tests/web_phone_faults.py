@@ -313,7 +313,7 @@ for _ in range(count):
             s.sendall(f"GET /api/session HTTP/1.1\r\nHost: {host}:{port}\r\nCookie: {cookie_name}={cookie}\r\nConnection: close\r\n\r\n".encode())
             data = b""
             while chunk := s.recv(65536): data += chunk
-            status = int(data.split(b" ")[1])
+            status = int(data.split(b" ")[1]) if data.startswith(b"HTTP/") else "closed with no answer"
     except OSError as error:
         status = str(error)
     took.append([status, round((time.monotonic() - start) * 1000)])
