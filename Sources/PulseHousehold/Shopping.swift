@@ -180,24 +180,19 @@ extension Household {
         let note = try edit.note.map { try $0.flatMap { try ShoppingEntry.checkedNote($0) } }
         var item = try resolveShoppingItem(handle, in: [.active, .restock], on: list)
         var fields: [String: FieldValue] = [:]
-        if let quantity {
-            switch ShoppingRules.edit(current: item.quantity, to: quantity, was: edit.wasQuantity) {
-            case .unchanged: break
+        /// `field` to `new` (nil: left) by ``ShoppingRules/edit(current:to:was:)``: true when it is written.
+        func change(_ field: String, to new: String??, from current: String?, was: String??) throws -> Bool {
+            guard let new else { return false }
+            switch ShoppingRules.edit(current: current, to: new, was: was) {
+            case .unchanged: return false
             case .set:
-                fields["quantity"] = quantity.map(FieldValue.text) ?? .null
-                item.quantity = quantity
-            case .changedMeanwhile: throw HouseholdError.refuse(.changedMeanwhile, ["name": .string(item.name), "field": "quantity"])
+                fields[field] = new.map(FieldValue.text) ?? .null
+                return true
+            case .changedMeanwhile: throw HouseholdError.refuse(.changedMeanwhile, ["name": .string(item.name), "field": .string(field)])
             }
         }
-        if let note {
-            switch ShoppingRules.edit(current: item.note, to: note, was: edit.wasNote) {
-            case .unchanged: break
-            case .set:
-                fields["note"] = note.map(FieldValue.text) ?? .null
-                item.note = note
-            case .changedMeanwhile: throw HouseholdError.refuse(.changedMeanwhile, ["name": .string(item.name), "field": "note"])
-            }
-        }
+        if try change("quantity", to: quantity, from: item.quantity, was: edit.wasQuantity), let quantity { item.quantity = quantity }
+        if try change("note", to: note, from: item.note, was: edit.wasNote), let note { item.note = note }
         if !fields.isEmpty { try store.write(member: memberID) { try $0.put(.shoppingItem, item.id, RowFields(fields)) } }
         return item
     }
