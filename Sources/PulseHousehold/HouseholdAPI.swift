@@ -251,7 +251,7 @@ public struct APIRegistry: Sendable {
 public enum HouseholdAPI {
     public static let registry = APIRegistry(
         Household.householdMethods + Household.memberMethods + Household.settingsMethods + Household.shoppingMethods + Household.shoppingTripMethods
-            + Household.taskMethods + Household.backlogMethods + Household.recurringMethods + Household.conflictMethods
+            + Household.taskMethods + Household.backlogMethods + Household.recurringMethods + Household.rotationMethods + Household.conflictMethods
             + Household.machineMethods + Household.phoneMethods + Household.caMethods + Household.kidsMethods
             + Household.pinMethods + nextReleaseMethods)
 

@@ -9,6 +9,13 @@ public struct RecurringTemplate: Sendable, Codable, Equatable {
     public let schedule: String
     public let assigneeID: String?
     public let assignee: String?
+    /// Issue 58: the people it rotates among, in turn order (nil: it does not rotate), the
+    /// first day the rotation counts from, its next turns (today's first, when it has one)
+    /// and, per person, how many of its tasks were done this month.
+    public var rotation: [ChorePerson]? = nil
+    public var rotationFrom: String? = nil
+    public var turns: [ChoreTurn]? = nil
+    public var doneThisMonth: [ChoreCount]? = nil
 }
 
 /// Recurring tasks: templates, and the tasks they generate, once per period for the
@@ -47,32 +54,47 @@ extension Household {
         return false
     }
 
-    public func recurringTemplates() throws -> [RecurringTemplate] {
+    /// The templates; `today`: with each rotating one's next turns and this month's counts.
+    public func recurringTemplates(today: IsoDate? = nil) throws -> [RecurringTemplate] {
         let names = try memberNames()
-        return try store.rows(.recurringTemplate, RowQuery(where: [("deleted", .bool(false))], orderedBy: ["created"])).map { row in
+        let templates = try store.rows(.recurringTemplate, RowQuery(where: [("deleted", .bool(false))], orderedBy: ["created"])).map { row in
             let name = row.optionalText("assignee").flatMap { names[$0] }
+            // A removed member leaves the rotation (the rule never gives them a turn).
+            let rotation = row.optionalText("rotation").map { text in
+                text.split(separator: " ").compactMap { id in names[String(id)].map { ChorePerson(id: String(id), name: $0) } }
+            }
             return RecurringTemplate(
                 id: row.id, title: row.text("title"), schedule: row.text("schedule"),
-                assigneeID: name == nil ? nil : row.optionalText("assignee"), assignee: name)
+                assigneeID: name == nil ? nil : row.optionalText("assignee"), assignee: name, rotation: rotation,
+                rotationFrom: rotation == nil ? nil : row.optionalText("rotation_from"))
         }
+        guard let today else { return templates }
+        return try withRotationDetails(templates, today: today)
     }
 
+    /// Adds a template; `rotation`: the members it rotates among, in turn order, from today
+    /// (then `assignee` must be nil).
     @discardableResult
-    public func addRecurringTemplate(_ title: String, schedule: String, assignee: String? = nil) throws -> RecurringTemplate {
+    public func addRecurringTemplate(
+        _ title: String, schedule: String, assignee: String? = nil, rotation: [String] = [], today: IsoDate = Days.today()
+    ) throws -> RecurringTemplate {
         let title = try Validation.name(title, what: "task_title", max: 200)
         let schedule = try Self.normalizeSchedule(schedule)
+        guard assignee == nil || rotation.isEmpty else { throw HouseholdError.refuse(.assigneeAndRotation) }
         let assigneeID = try assignee.map { try memberID(named: $0) }
+        let rotationIDs = try self.rotationIDs(rotation)
         let id = RowIDRules.newRowID()
-        try store.write(member: memberID) { tx in
-            try tx.create(
-                .recurringTemplate, id,
-                [
-                    "title": .text(title), "schedule": .text(schedule),
-                    "assignee": assigneeID.map { .text($0) } ?? .null,
-                    "created": .integer(try store.orderingKey()), "deleted": .bool(false),
-                ])
+        var fields: [String: FieldValue] = [
+            "title": .text(title), "schedule": .text(schedule),
+            "assignee": assigneeID.map { .text($0) } ?? .null,
+            "created": .integer(try store.orderingKey()), "deleted": .bool(false),
+        ]
+        if !rotationIDs.isEmpty {
+            fields["rotation"] = .text(rotationIDs.joined(separator: " "))
+            fields["rotation_from"] = .text(today.description)
         }
-        return try Handles.resolve(id, in: recurringTemplates(), what: "recurring_task", list: "recurring_tasks", name: \.title, id: \.id)
+        try store.write(member: memberID) { tx in try tx.create(.recurringTemplate, id, RowFields(fields)) }
+        return try recurringTemplate(id, today: today)
     }
 
     public func removeRecurringTemplate(_ handle: String) throws -> RecurringTemplate {
@@ -90,6 +112,7 @@ extension Household {
     /// waits for a writer; the agent and the next listing make them).
     @discardableResult
     public func generateRecurringTasks(on date: IsoDate = Days.today(), onlyIfIdle: Bool = false) throws -> Int {
+        // A rotating template's task goes to whoever the rotation names (``RotationRules``).
         let due = try recurringTemplates().filter { template in
             guard Self.isDue(template.schedule, on: date) else { return false }
             return try store.row(.task, "rt-\(template.id)-\(date)").isEmpty
@@ -104,6 +127,7 @@ extension Household {
 
     private func writeRecurringTasks(_ due: [RecurringTemplate], on date: IsoDate, waitForWriters: Bool) throws -> Int {
         let stamp = HybridTimestamp(milliseconds: Days.epochMilliseconds(date))
+        let inputs = try due.contains { $0.rotation?.isEmpty == false } ? rotationInputs() : RotationInputs(away: [], swaps: [:])
         let (created, _) = try store.write(member: nil, waitForWriters: waitForWriters) { tx -> Int in
             var created = 0
             for template in due {
@@ -112,7 +136,8 @@ extension Household {
                 try tx.putGenerated(
                     .task, id,
                     newTaskFields(
-                        template.title, assigneeID: template.assigneeID, due: date.description,
+                        template.title, assigneeID: rotationAssignee(template, on: date, inputs) ?? template.assigneeID,
+                        due: date.description,
                         created: stamp.rawValue, template: template.id, period: date.description),
                     at: stamp)
                 created += 1
@@ -148,9 +173,12 @@ public enum RecurringRules {
 
 extension Household {
     static let recurringMethods: [APIMethod] = [
-        .read("recurring.list", for: APIMethod.everyone) { _, h in try h.recurringTemplates() },
+        .read("recurring.list", for: APIMethod.everyone) { _, h in try h.recurringTemplates(today: Days.today()) },
         .write("recurring.add") { a, h in
-            try h.addRecurringTemplate(a.string("title"), schedule: a.string("schedule"), assignee: a.optional("assignee"))
+            let rotation = a["rotation"] == nil || a["rotation"] == .null ? [] : try a.strings("rotation")
+            let template = try h.addRecurringTemplate(
+                a.string("title"), schedule: a.string("schedule"), assignee: a.optional("assignee"), rotation: rotation)
+            return template
         },
         .write("recurring.remove") { a, h in try h.removeRecurringTemplate(a.string("template")) },
     ]

@@ -27,6 +27,11 @@ public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         case positionOutOfRange = "position_out_of_range", positionOutOfRangeIn = "position_out_of_range_in"
         case categoryNotEmpty = "category_not_empty", missingDestination = "missing_destination"
         case invalidWeekdays = "invalid_weekdays", invalidSchedule = "invalid_schedule"
+        // Chores that rotate
+        case rotationEmpty = "rotation_empty", rotationTooLong = "rotation_too_long", assigneeAndRotation = "assignee_and_rotation", noRotation = "no_rotation"
+        case turnInThePast = "turn_in_the_past", turnTooFar = "turn_too_far", notATurn = "not_a_turn", samePerson = "same_person"
+        case awayInThePast = "away_in_the_past", awayEndsBeforeItStarts = "away_ends_before_it_starts", awayTooLong = "away_too_long"
+        case notAway = "not_away"
         // Shopping
         case nothingToAdd = "nothing_to_add", listAlreadyEmpty = "list_already_empty", noClearToUndo = "no_clear_to_undo"
         case undoWouldDuplicate = "undo_would_duplicate", nothingToUndo = "nothing_to_undo"

@@ -53,6 +53,12 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
     /// one each time): who, which list and shop, when it started and ends by itself, and once
     /// set, when its shopper ended it.
     case shoppingTrip = "shopping_trip"
+    /// A member away from home for a span of days (issue 58; row id: a new one): their turns
+    /// of every rotating chore pass to the others meanwhile (``RotationRules``).
+    case away
+    /// Two turns of a rotating chore exchanged (issue 58; row id: a new one): whoever the
+    /// rotation gives the one period does the other's, and the other way round. Append-only.
+    case rotationSwap = "rotation_swap"
     #if DEBUG
     /// A note: an entity of the "next" test release (``TestRelease``, with
     /// `shopping_item.brand`); in `allCases` only there, never in a release build.
@@ -67,7 +73,7 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
             .household, .settings, .member, .replica, .shoppingItem, .task, .backlogCategory, .backlogItem,
             .recurringTemplate, .kid, .catalogueSelection, .ledgerEntry, .machine, .machineRemoval, .discoveryKey,
             .kidsPIN, .phone, .caRoot, .caGrant, .phoneService, .shoppingCheckoff, .shoppingList,
-            .shoppingTrip,
+            .shoppingTrip, .away, .rotationSwap,
         ]
         #if DEBUG
         if TestRelease.next { return released + [.note] }
@@ -262,6 +268,8 @@ extension EntityKind {
         case .shoppingCheckoff: 21
         case .shoppingList: 22
         case .shoppingTrip: 23
+        case .away: 24
+        case .rotationSwap: 25
         #if DEBUG
         case .note: 250
         #endif
@@ -303,8 +311,10 @@ extension EntityKind {
         case .shoppingCheckoff: 20
         case .shoppingList: 21
         case .shoppingTrip: 22
+        case .away: 23
+        case .rotationSwap: 24
         #if DEBUG
-        case .note: 23
+        case .note: 25
         #endif
         }
     }
@@ -403,6 +413,11 @@ extension EntityKind {
                     FieldSpec("assignee", .reference(.member), nullable: true),
                     FieldSpec("created", .timestamp, immutable: true),
                     FieldSpec("deleted", .bool),
+                    // Issue 58, through the open schema: the members it rotates among (their ids,
+                    // space-separated, in turn order; null: no rotation) and the first day the
+                    // rotation counts from (a new rotation starts afresh).
+                    FieldSpec("rotation", .text(max: 1000), optional: true),
+                    FieldSpec("rotation_from", .date, optional: true),
                 ], tombstone: deleted, singletonRowID: nil),
             EntitySchema(
                 kind: .kid,
@@ -519,6 +534,22 @@ extension EntityKind {
                     FieldSpec("started", .timestamp, immutable: true),
                     FieldSpec("until", .timestamp, immutable: true),
                     FieldSpec("ended", .timestamp, keptOnceSet: true),
+                ], tombstone: nil, singletonRowID: nil),
+            EntitySchema(
+                kind: .away,
+                fields: [
+                    FieldSpec("member", .reference(.member), immutable: true),
+                    FieldSpec("first_day", .date),
+                    FieldSpec("last_day", .date),
+                    FieldSpec("deleted", .bool),
+                ], tombstone: deleted, singletonRowID: nil),
+            EntitySchema(
+                kind: .rotationSwap,
+                fields: [
+                    FieldSpec("template", .reference(.recurringTemplate), immutable: true),
+                    FieldSpec("first", .date, immutable: true),
+                    FieldSpec("second", .date, immutable: true),
+                    FieldSpec("created", .timestamp, immutable: true),
                 ], tombstone: nil, singletonRowID: nil),
         ]
         #if DEBUG

@@ -82,6 +82,31 @@ extension Migrations {
         CREATE INDEX shopping_trip_going ON shopping_trip (started) WHERE ended IS NULL;
         """
 
+    /// Migration 26: chores that rotate (issue 58): a recurring task's rotation and its first
+    /// day (optional fields), the members' days away, and the turns exchanged.
+    static let migration26 = """
+        ALTER TABLE recurring_template ADD COLUMN rotation TEXT CHECK (rotation IS NULL OR length(rotation) BETWEEN 1 AND 1000);
+        ALTER TABLE recurring_template ADD COLUMN rotation_from TEXT
+            CHECK (rotation_from IS NULL OR rotation_from GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]');
+        CREATE TABLE away (
+            id TEXT PRIMARY KEY NOT NULL,
+            member TEXT NOT NULL,
+            first_day TEXT NOT NULL CHECK (first_day GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]'),
+            last_day TEXT NOT NULL CHECK (last_day GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]'),
+            deleted INTEGER NOT NULL CHECK (deleted IN (0, 1)),
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+        ) WITHOUT ROWID;
+        CREATE TABLE rotation_swap (
+            id TEXT PRIMARY KEY NOT NULL,
+            template TEXT NOT NULL,
+            first TEXT NOT NULL CHECK (first GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]'),
+            second TEXT NOT NULL CHECK (second GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]'),
+            created INTEGER NOT NULL CHECK (created >= 0),
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+        ) WITHOUT ROWID;
+        CREATE INDEX rotation_swap_by_template ON rotation_swap (template);
+        """
+
     #if DEBUG
     /// The "next" test release's migration (``TestRelease``: TwoReleasesTests): notes, and a
     /// shopping item's brand. Never in a release build.

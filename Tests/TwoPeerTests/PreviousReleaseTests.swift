@@ -57,8 +57,9 @@ import Testing
     }
 
     /// The entities this release added since the previous one, which that release keeps and
-    /// relays without showing (the open schema): the shopping check-offs, lists and trips (issue 57).
-    static let addedSince = ["shopping_checkoff", "shopping_list", "shopping_trip"]
+    /// relays without showing (the open schema): the shopping check-offs, lists and trips (issue 57),
+    /// the days away and the swapped turns of rotating chores (issue 58).
+    static let addedSince = ["shopping_checkoff", "shopping_list", "shopping_trip", "away", "rotation_swap"]
 
     /// `home`'s export as the previous release can show it: without ``addedSince`` (both sides
     /// read through the same serialization, so that they compare).
