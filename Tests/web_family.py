@@ -660,6 +660,60 @@ def shopping_trip(a, b):
                            "Ice cream added on B is on A's page marked “added while you were out”; “I'm back” ends it on both")
 
 
+def rotating_chore(a, b):
+    """A repeating task that rotates (issue 58, item 1), from the pages of two computers: added on
+    A with Anna and Tom taking turns, both pages say whose turn is today and who did how many this
+    month; the next turn swapped on B; Tom marked away on A's page, and back home from B's."""
+    today = a.execute_script("const d = new Date(); "
+                             "return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`")
+    for page in (a, b):
+        tab(page, "more")
+    a.find_element(By.ID, "recurring-title-input").send_keys("Hoover")
+    Select(a.find_element(By.ID, "recurring-kind")).select_by_value("daily")
+    for name in ["Anna", "Tom"]:
+        wait(f"{name} to take turns", lambda: [l for l in a.find_elements(By.CSS_SELECTOR, "#recurring-rotation label") if l.text == name])
+        press(a, [l for l in a.find_elements(By.CSS_SELECTOR, "#recurring-rotation label") if l.text == name][0])
+    press(a, a.find_element(By.CSS_SELECTOR, "#recurring-form button[type=submit]"))
+
+    def lines(page):
+        """The turns and counts under Hoover on `page` ("" until shown)."""
+        rows = [li for li in page.find_elements(By.CSS_SELECTOR, "#recurring-list li[data-id]")
+                if li.find_elements(By.CSS_SELECTOR, ".title") and li.find_element(By.CSS_SELECTOR, ".title").get_attribute("textContent") == "Hoover"]
+        if not rows:
+            return ""
+        return " | ".join(n.get_attribute("textContent") for n in rows[0].find_elements(By.CSS_SELECTOR, ".turns, .counts"))
+
+    first = "Today: Anna · then Tom, Anna, Tom | Done this month: Anna 0 · Tom 0"
+    wait("A's page: today Anna's turn, then Tom's", lambda: lines(a) == first, timeout=10)
+    wait("B's page, the same", lambda: lines(b) == first, timeout=10)
+    template = next(t for t in cli_json(HOME_B, "recurring") if t["title"] == "Hoover")
+    web_support.expect(f"the household's rotation: {template.get('rotation')}", [p["name"] for p in template.get("rotation", [])] == ["Anna", "Tom"], "")
+    if SHOTS:
+        shoot(a, "rotating-chore", element="recurring-list")
+    # B swaps the next turn: Tom does today's, Anna tomorrow's.
+    press_fresh(b, "#recurring-list li[data-id] button.swap", "the swap of Hoover's next turn")
+    wait("A's page: today Tom's turn", lambda: lines(a).startswith("Today: Tom · then Anna"), timeout=10)
+    hoover = lambda home: next((t for t in cli_json(home, "task") if t["title"] == "Hoover"), None)
+    wait("today's Hoover task Tom's on A", lambda: (h := hoover(HOME_A)) and h.get("assignee") == "Tom", timeout=10)
+    # Tom is away today and tomorrow (marked on A's page): today's task goes back to Anna.
+    Select(a.find_element(By.ID, "away-member")).select_by_visible_text("Tom")
+    for field in ["away-first", "away-last"]:
+        a.execute_script("arguments[0].value = arguments[1]", a.find_element(By.ID, field), today)
+    press(a, a.find_element(By.CSS_SELECTOR, "#away-form button[type=submit]"))
+    wait("B's page: Tom away", lambda: [n for n in names(b, "#away-list li .grow") if n.startswith("Tom: away")], timeout=10)
+    wait("today's Hoover task Anna's again, on B", lambda: (h := hoover(HOME_B)) and h.get("assignee") == "Anna", timeout=10)
+    wait("A's page: today Anna's turn", lambda: lines(a).startswith("Today: Anna"), timeout=10)
+    cli(HOME_B, "task", "done", "Hoover")
+    counted = wait("A's page counting Anna's Hoover", lambda: lines(a).endswith("Done this month: Anna 1 · Tom 0") and lines(a), timeout=10)[0]
+    press_fresh(b, "#away-list li button.row-button", "Tom back home")
+    wait("A's page: nobody away", lambda: names(a, "#away-list li .grow") == [], timeout=10)
+    wait("and in the household", lambda: cli_json(HOME_A, "recurring", "away") == [], timeout=10)
+    cli(HOME_A, "recurring", "remove", "Hoover")
+    web_support.section_ok(f"a repeating task rotating between Anna and Tom: both pages say whose turn today is and the month's counts; "
+                           f"the next turn swapped from B's page and Tom marked away on A's, today's task handed on each time; "
+                           f"A's page at the end: {counted!r}")
+
+
 def this_computer(a):
     """More → This computer: who uses it and its notifications, kept on this computer."""
     tab(a, "more")
@@ -730,6 +784,7 @@ def computers(a, peer_a):
               f"({seconds_a:.1f} s), B {told_b[0]['summary']!r} {told_b[0]['body']!r} ({seconds_b:.1f} s); nobody of their own")
         shopping_lists(a, b)
         shopping_trip(a, b)
+        rotating_chore(a, b)
         tab(a, "more")
         web_support.section_ok(f"“Add a computer” shows the code large ({code}, {countdown!r}); typed on the new computer's page it joins "
               f"and shows the household's list; A's page says {toast!r}")

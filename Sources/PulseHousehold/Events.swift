@@ -50,7 +50,7 @@ public struct HouseholdEvent: Sendable, Codable, Equatable {
             switch entity.flatMap(EntityKind.init(rawValue:)) {
             // A check-off row alone: a person's correction of the order; a list: made, renamed, deleted.
             case .shoppingItem?, .shoppingCheckoff?, .shoppingList?, .shoppingTrip?: return .shopping
-            case .task?, .recurringTemplate?: return .tasks
+            case .task?, .recurringTemplate?, .away?, .rotationSwap?: return .tasks
             case .backlogCategory?, .backlogItem?: return .backlog
             case .kid?, .catalogueSelection?, .ledgerEntry?: return .kids
             default: return .household

@@ -10,7 +10,8 @@ import PulseModel
 /// So, with nobody away, it is plain round robin; a person away owes nothing for the days away
 /// (the others share them), and comes back exactly as far behind or ahead as they left — their
 /// turn comes back when it would have, with no debt paid in a burst and no credit either.
-/// A swap exchanges whoever the rotation gives two periods, after the rule: nobody's count moves.
+/// A swap exchanges whoever the rotation gives two periods, after the rule: nobody's count moves;
+/// it lapses when one of the two is away on the day they would take.
 public enum RotationRules {
     public struct Away: Sendable, Equatable {
         public let member: String
@@ -68,9 +69,7 @@ public enum RotationRules {
         while day <= last, turns.count < maxPeriods {
             defer { day = Days.adding(1, to: day) }
             guard Household.isDue(schedule, on: day) else { continue }
-            let present = (0..<people).filter { person in
-                !away.contains { $0.member == rotation[person] && $0.first <= day && day <= $0.last }
-            }
+            let present = (0..<people).filter { !isAway(rotation[$0], on: day, away) }
             guard !present.isEmpty else {
                 turns.append(Turn(period: day, member: nil))
                 continue
@@ -87,10 +86,17 @@ public enum RotationRules {
             for (position, turn) in turns.enumerated() { index[turn.period] = position }
             for swap in swaps {
                 guard let a = index[swap.first], let b = index[swap.second] else { continue }
+                // A swap lapses when it would give a day to someone away that day.
+                if let member = turns[b].member, isAway(member, on: turns[a].period, away) { continue }
+                if let member = turns[a].member, isAway(member, on: turns[b].period, away) { continue }
                 (turns[a].member, turns[b].member) = (turns[b].member, turns[a].member)
             }
         }
         return last == end ? turns : Array(turns.prefix { $0.period <= end })
+    }
+
+    static func isAway(_ member: String, on day: IsoDate, _ away: [Away]) -> Bool {
+        away.contains { $0.member == member && $0.first <= day && day <= $0.last }
     }
 
     /// Distinct ids, in the order first named.

@@ -143,67 +143,6 @@ struct SettingsCommand: ParsableCommand {
     }
 }
 
-struct RecurringCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "recurring", abstract: "Recurring tasks: created once per period for the whole household.",
-        discussion: """
-            Each period's task is made once for the whole household; an undone one from an earlier
-            period leaves the list when the next one is made. Examples:
-              pulse-peer recurring add "Water plants" --daily --assignee me
-              pulse-peer recurring add "Bins out" --weekly mon,thu
-            """,
-        subcommands: [List.self, Add.self, Remove.self], defaultSubcommand: List.self)
-
-    struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the templates.")
-        @OptionGroup var options: HomeOptions
-        @Flag(help: "Print JSON.") var json = false
-        func run() throws {
-            let templates = try options.read { try $0.recurringTemplates() }
-            if json { return try Output.json(templates) }
-            for (index, template) in templates.enumerated() {
-                let assignee = template.assignee.map { "  " + Output.pill($0) } ?? ""
-                print("\(String(index + 1).leftPadded(3))  \(template.title)  \(scheduleText(template.schedule))\(assignee)")
-            }
-        }
-    }
-
-    struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a template: --daily, --weekly mon,thu, or --monthly 15.")
-        @OptionGroup var options: HomeOptions
-        @Argument var title: String
-        @Flag(help: "Every day.") var daily = false
-        @Option(help: "On these weekdays: mon,tue,wed,thu,fri,sat,sun.") var weekly: String?
-        @Option(help: "On this day of the month (past the month's end: its last day).") var monthly: Int?
-        @Option(help: "The member it is for.") var assignee: String?
-
-        func validate() throws {
-            let count = (daily ? 1 : 0) + (weekly == nil ? 0 : 1) + (monthly == nil ? 0 : 1)
-            guard count == 1 else { throw ValidationError(say("cli.recurring.one_schedule")) }
-        }
-
-        func run() throws {
-            let schedule = daily ? "daily" : weekly.map { "weekly:\($0)" } ?? "monthly:\(monthly!)"
-            let template = try options.write { household -> RecurringTemplate in
-                let template = try household.addRecurringTemplate(title, schedule: schedule, assignee: assignee)
-                try household.generateRecurringTasks()
-                return template
-            }
-            print(say("cli.recurring.added", ["title": .string(template.title), "schedule": .string(scheduleText(template.schedule))]))
-        }
-    }
-
-    struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove a template (tasks already made stay).")
-        @OptionGroup var options: HomeOptions
-        @Argument var template: String
-        func run() throws {
-            let removed = try options.write { try $0.removeRecurringTemplate(template) }
-            print(say("cli.recurring.removed", ["title": .string(removed.title)]))
-        }
-    }
-}
-
 /// A template's schedule as the command line shows it (`daily`, `weekly:mon,thu`,
 /// `monthly:15`), its words and weekdays in the reader's language.
 func scheduleText(_ spec: String) -> String {

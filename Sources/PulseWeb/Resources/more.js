@@ -3,6 +3,7 @@
 import { call } from "./api.js";
 import { $, $$, el, fail, confirmDialog, applyAppearance, t, language, editInPlace } from "./ui.js";
 import { register, store, refresh } from "./page.js";
+import { rotationLines, swapButton, chosenRotation, drawTakers } from "./rotation.js";
 
 register({
   id: "more",
@@ -30,7 +31,8 @@ register({
 
 register({
   id: "recurring",
-  topics: ["recurring_template"],
+  // A rotation's next turns move with the tasks done, the days away and the swaps.
+  topics: ["recurring_template", "away", "rotation_swap", "task.", "task", "member"],
   async load() { await store.load("recurring", () => call("recurring.list")); },
   render() {},
 });
@@ -145,10 +147,12 @@ async function removeCategory(category) {
 function renderRecurring() {
   const recurring = store.view("recurring") || [];
   $("recurring-list").replaceChildren(...recurring.map((r) => el("li", { "data-id": r.id },
-    el("span", { class: "grow", text: r.title }), el("span", { class: "muted", text: describeSchedule(r.schedule) }),
+    el("span", { class: "grow stacked" }, el("span", { class: "title", text: r.title }), ...rotationLines(r)),
+    el("span", { class: "muted", text: describeSchedule(r.schedule) }), ...swapButton(r),
     el("button", { type: "button", class: "row-button", text: "✕", "aria-label": t("page.more.recurring.stop", { title: r.title }),
       onclick: async () => { try { await call("recurring.remove", { template: r.id }); } catch (e) { fail(e); } refresh("recurring"); } }))));
   $("recurring-empty").hidden = recurring.length > 0;
+  drawTakers();
 }
 
 // The repeating task's schedule, as the CLI takes it (`daily`, `weekly:mon,thu`,
@@ -246,8 +250,10 @@ function wire() {
   submitted("recurring-form", async () => {
     const title = $("recurring-title-input").value.trim(); if (!title) return;
     try {
-      await call("recurring.add", { title, schedule: chosenSchedule() });
+      const rotation = chosenRotation();
+      await call("recurring.add", { title, schedule: chosenSchedule(), ...(rotation.length ? { rotation } : {}) });
       $("recurring-title-input").value = "";
+      for (const box of $$("#recurring-rotation input")) box.checked = false;
     } finally { refresh("recurring", "tasks"); }
   });
   wireSchedule();
