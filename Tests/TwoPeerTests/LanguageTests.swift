@@ -174,6 +174,9 @@ import Testing
         try a.run(["task", "add", "Qdishes", "--due", "today", "--assignee", "Qtom"])
         try a.run(["backlog", "category", "add", "Qgarden"])
         try a.run(["backlog", "add", "Qgarden", "Qtulips"])
+        // A chore that rotates, and someone away (issue 58): its turns and counts, the days away.
+        try a.run(["recurring", "add", "Qhoover", "--daily", "--rotate", "Qanna,Qtom"])
+        try a.run(["recurring", "away", "add", "Qtom", "--from", "tomorrow", "--to", "tomorrow"])
         try a.run(["kids", "pin", "set", "--pin-stdin"], stdin: "1234\n")
         try a.run(["kids", "add", "Qmia", "--pin-stdin"], stdin: "1234\n")
         try a.run(["kids", "select", "rule_001", "chore_001", "reward_001", "--pin-stdin"], stdin: "1234\n")
@@ -186,7 +189,7 @@ import Testing
         try Home(path: scratch.home("b")).pair(with: a, at: agent, member: "Qtom")
         let data = [
             "Qhome", "Qanna", "Qtom", "Qmilk", "Qapples", "Qbrotgetreidemischungspackung", "Qdishes", "Qgarden", "Qtulips", "Qmia", "Qlidl", "Qbutter",
-            "Qmarket", "House",
+            "Qmarket", "Qhoover", "House",
             "Pulse",
         ]
         var command = [
