@@ -239,6 +239,25 @@ def parents(a):
     wait("Mia's balance 40", lambda: text(a, "kid-balance") == "🥜 40 peanuts")
     web_support.section_ok("an own chore (3 peanuts with the stepper) is on Mia's cards; an adjustment of +40 “Helped grandma” makes her balance 40")
 
+    # A bonus for a chore done (issue 58, item 3): one tap in parents' mode, once per chore done.
+    cli(HOME_A, "kids", "done", "Mia", "Feed the cat")
+    def bonus_row():
+        rows = [li for li in a.find_elements(By.CSS_SELECTOR, "#bonus-list li[data-id]")
+                if li.find_element(By.CSS_SELECTOR, ".grow").get_attribute("textContent") == "Feed the cat"]
+        return rows[0] if rows else None
+    wait("Feed the cat offered a bonus", lambda: bonus_row() is not None and bonus_row().find_elements(By.CSS_SELECTOR, "button.bonus"), timeout=10)
+    press(a, [b for b in bonus_row().find_elements(By.CSS_SELECTOR, "button.bonus") if b.text == "+2"][0])
+    wait("Mia's balance 45 (40, the chore's 3, the bonus's 2)", lambda: text(a, "kid-balance") == "🥜 45 peanuts", timeout=15)
+    wait("the bonus said once given", lambda: (row := bonus_row()) is not None and not row.find_elements(By.CSS_SELECTOR, "button.bonus")
+         and "Bonus +2" in row.text)
+    line = [l for l in cli_json(HOME_A, "kids", "history", "Mia") if l.get("bonusFor")]
+    web_support.expect(f"the household's bonus line: {line}", len(line) == 1 and line[0]["by"] == "Anna" and line[0]["bonusTitle"] == "Feed the cat", "")
+    press(a, a.find_element(By.CSS_SELECTOR, '#kid-views button[data-view="history"]'))
+    wait("the history saying Bonus for Feed the cat", lambda: any(c.startswith("Bonus for Feed the cat") for c in names(a, "#kid-cards .kid-card")))
+    press(a, a.find_element(By.CSS_SELECTOR, '#kid-views button[data-view="earn"]'))
+    web_support.section_ok("a bonus of +2 for Mia's “Feed the cat”, one tap in parents' mode: her balance 45, recorded as Anna's for that chore, "
+                           "in her history as “Bonus for Feed the cat”, and not offered twice")
+
     # Rename a kid in place.
     click_row_button(a, "#parents-kids", "Mia", "button.rename", "Rename Mia")
     field = wait("the rename field", lambda: a.find_element(By.CSS_SELECTOR, "#parents-kids input.edit"))[0]
@@ -333,7 +352,8 @@ def celebrations(a):
     history = names(a, "#kid-cards .kid-card .peanuts")
     web_support.expect(f"the history: {history}", not (not any(line[:1] in "−-" and line[1:2].isdigit() for line in history) or any(" ·  · " in line for line in history)), "")
     adjustments = [line for line in history if "+40" in line]
-    web_support.expect(f"the history does not say which adult made the adjustment: {history}", not (len(adjustments) != 1 or not adjustments[0].endswith("by Anna, on Study desktop") or any("by Anna" in l for l in history if "+40" not in l)), "")
+    # The adults' lines (the adjustment, the bonus) say who made them; the kid's own do not.
+    web_support.expect(f"the history does not say which adult made the adjustment and the bonus: {history}", not (len(adjustments) != 1 or not adjustments[0].endswith("by Anna, on Study desktop") or sorted(l.split(" ")[0] for l in history if "by Anna" in l) != ["+2", "+40"]), "")
     web_support.section_ok(f"Celebrations off: no sheet, no confetti, just {said!r}; the history shows the spend as − with dates, and which adult made the adjustment, on which computer")
     tab(a, "more")
     press(a, a.find_element(By.ID, "setting-celebrations"))

@@ -42,6 +42,11 @@ public struct LedgerLine: Sendable, Codable, Equatable {
     /// The computer it was made on (its replica's label): an adult's entry after the PIN was
     /// reset says where it came from, whoever the computer belongs to.
     public var machine: String? = nil
+    /// A bonus (issue 58): the entry of the chore or rule done it rewards, with that entry's
+    /// title and its title's key (each reader says "Bonus for …" in their words).
+    public var bonusFor: String? = nil
+    public var bonusTitle: String? = nil
+    public var bonusTitleKey: String? = nil
 }
 
 /// The kids' ledger (Mindful Home): kids, the catalogue selection, peanuts earned and
@@ -237,7 +242,42 @@ extension Household {
         return try line(id, of: kid)
     }
 
+    /// The bonuses an adult gives at once: 1 to this many peanuts.
+    public static let bonusRange = 1...100
+
+    /// An adult's bonus for a chore or rule a kid did (`done`: the earn's entry id, or the item,
+    /// meaning the kid's latest counted earn of it): `peanuts` more, recorded with the adult and
+    /// the entry it rewards. Once per entry.
+    @discardableResult
+    public func giveBonus(kid kidHandle: String, for done: String, peanuts: Int, pin: String?) throws -> LedgerLine {
+        let kid = try resolveKid(kidHandle)
+        guard Self.bonusRange.contains(peanuts) else {
+            throw HouseholdError.refuse(
+                .bonusOutOfRange, ["value": JSONValue(peanuts), "min": JSONValue(Self.bonusRange.lowerBound), "max": JSONValue(Self.bonusRange.upperBound)])
+        }
+        let lines = try ledgerLines(kid: kid.id)
+        let earned = lines.filter { $0.kind == "earn" && $0.item != nil && $0.outcome == "counted" }
+        var found = earned.first { $0.id == done }
+        if found == nil {
+            let item = try resolveSelected(done, kinds: [.rule, .chore])
+            found = earned.last { $0.item == item.id }
+            if found == nil { throw HouseholdError.refuse(.notEarned, ["kid": .string(kid.name), "item": .string(item.title)]) }
+        }
+        let entry = found!
+        guard !lines.contains(where: { $0.bonusFor == entry.id }) else {
+            throw HouseholdError.refuse(.alreadyRewarded, ["kid": .string(kid.name), "item": .string(entry.title)])
+        }
+        try requireAdult(pin)
+        let id = RowIDRules.newRowID()
+        try writeEntry(id, kid: kid, kind: .earn, peanuts: peanuts, item: nil, title: Self.bonusPrefix + entry.title, bonusFor: entry.id)
+        return try line(id, of: kid)
+    }
+
     // MARK: Helpers
+
+    /// A bonus's stored title is "Bonus: " and the title of what it rewards (what a release
+    /// before bonuses shows, as an adjustment's reason).
+    static let bonusPrefix = "Bonus: "
 
     /// An adjustment's stored title is "Adjustment: " and the reason (data every version
     /// reads; each reader renders ``LedgerLine/reason`` in their words).
@@ -289,17 +329,17 @@ extension Household {
         ]
     }
 
-    private func writeEntry(_ id: String, kid: Kid, kind: Ledger.Entry.Kind, peanuts: Int, item: String?, title: String) throws {
+    private func writeEntry(
+        _ id: String, kid: Kid, kind: Ledger.Entry.Kind, peanuts: Int, item: String?, title: String, bonusFor: String? = nil
+    ) throws {
         let created = try store.orderingKey()
-        try store.write(member: memberID) { tx in
-            try tx.create(
-                .ledgerEntry, id,
-                [
-                    "kid": .text(kid.id), "kind": .text(kind.rawValue), "peanuts": .integer(Int64(peanuts)),
-                    "selection": item.map { .text($0) } ?? .null, "title": .text(title), "created": .integer(created),
-                    "hidden": .bool(false),
-                ])
-        }
+        var fields: [String: FieldValue] = [
+            "kid": .text(kid.id), "kind": .text(kind.rawValue), "peanuts": .integer(Int64(peanuts)),
+            "selection": item.map { .text($0) } ?? .null, "title": .text(title), "created": .integer(created),
+            "hidden": .bool(false),
+        ]
+        if let bonusFor { fields["bonus_for"] = .text(bonusFor) }
+        try store.write(member: memberID) { tx in try tx.create(.ledgerEntry, id, RowFields(fields)) }
     }
 
     private func line(_ id: String, of kid: Kid) throws -> LedgerLine {
@@ -313,6 +353,7 @@ extension Household {
         let entry: Ledger.Entry
         let title: String
         let hidden: Bool
+        let bonusFor: String?
     }
 
     private func ledgerEntries(kid: String) throws -> [StoredEntry] {
@@ -324,7 +365,7 @@ extension Household {
                     id: row.id, kind: kind, peanuts: Int(row.integer("peanuts")), item: item,
                     day: kind == .earn && item != nil ? Ledger.day(fromID: row.id) : nil,
                     created: row.integer("created")),
-                title: row.text("title"), hidden: row.bool("hidden"))
+                title: row.text("title"), hidden: row.bool("hidden"), bonusFor: row.optionalText("bonus_for"))
         }
     }
 
@@ -351,7 +392,11 @@ extension Household {
                 line.by = version.member.flatMap { names[$0] }
                 line.machine = labels[version.stamp.origin]
             }
-            if s.entry.item == nil {
+            if let rewarded = s.bonusFor.flatMap({ byID[$0] }) {
+                line.bonusFor = rewarded.entry.id
+                line.bonusTitle = rewarded.title
+                line.bonusTitleKey = Catalogue.titleKey(id: rewarded.entry.item, title: rewarded.title)
+            } else if s.entry.item == nil {
                 line.reason = s.title.hasPrefix(Self.adjustmentPrefix) ? String(s.title.dropFirst(Self.adjustmentPrefix.count)) : s.title
             }
             return line
@@ -388,6 +433,9 @@ extension Household {
             try h.addOwnCatalogueItem(
                 kind: a.string("kind"), title: a.string("title"), peanuts: a.integer("peanuts"), category: a.string("category"),
                 pin: a.optional("pin"))
+        },
+        .write("kids.bonus") { a, h in
+            try h.giveBonus(kid: a.string("kid"), for: a.string("entry"), peanuts: a.integer("peanuts"), pin: a.optional("pin"))
         },
         .write("kids.adjust") { a, h in
             try h.adjustKid(a.string("kid"), peanuts: a.integer("peanuts"), reason: a.string("reason"), pin: a.optional("pin"))

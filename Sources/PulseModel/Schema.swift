@@ -445,6 +445,9 @@ extension EntityKind {
                     FieldSpec("title", .text(max: 200), immutable: true),
                     FieldSpec("created", .timestamp, immutable: true),
                     FieldSpec("hidden", .bool),
+                    // Issue 58, through the open schema: an adult's bonus (an earn of no catalogue
+                    // item) names the entry of the chore or rule done that it rewards.
+                    FieldSpec("bonus_for", .reference(.ledgerEntry), immutable: true, optional: true),
                 ], tombstone: nil, singletonRowID: nil),
             EntitySchema(
                 kind: .machine,

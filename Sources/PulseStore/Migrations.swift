@@ -72,7 +72,7 @@ package enum Migrations {
         Step(name: "shopping check-offs", sql: migration23),
         Step(name: "shopping lists", sql: migration24),
         Step(name: "shopping trips", sql: migration25),
-        Step(name: "rotating chores", sql: migration26),
+        Step(name: "rotating chores, bonuses", sql: migration26),
     ]
 
     package static var latest: Int { all.count }

@@ -83,8 +83,9 @@ extension Migrations {
         """
 
     /// Migration 26: chores that rotate (issue 58): a recurring task's rotation and its first
-    /// day (optional fields), the members' days away, and the turns exchanged.
+    /// day (optional fields), the members' days away, and the turns exchanged; a bonus's chore.
     static let migration26 = """
+        ALTER TABLE ledger_entry ADD COLUMN bonus_for TEXT CHECK (bonus_for IS NULL OR length(bonus_for) BETWEEN 1 AND 128);
         ALTER TABLE recurring_template ADD COLUMN rotation TEXT CHECK (rotation IS NULL OR length(rotation) BETWEEN 1 AND 1000);
         ALTER TABLE recurring_template ADD COLUMN rotation_from TEXT
             CHECK (rotation_from IS NULL OR rotation_from GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]');

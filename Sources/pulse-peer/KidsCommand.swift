@@ -12,7 +12,7 @@ struct KidsCommand: ParsableCommand {
         commandName: "kids",
         abstract: "The kids' ledger: rules, chores and rewards from a catalogue; peanuts earned and spent.",
         discussion: """
-            Kid actions: done, redeem, basket, history. Adult actions (PIN): add, rename, remove, select, deselect, own, adjust.
+            Kid actions: done, redeem, basket, history. Adult actions (PIN): add, rename, remove, select, deselect, own, adjust, bonus.
             The PIN is asked on the terminal (not echoed), or read from standard input with --pin-stdin.
             Examples:
               pulse-peer kids                       balances, and what each kid can do or redeem
@@ -21,7 +21,7 @@ struct KidsCommand: ParsableCommand {
             """,
         subcommands: [
             List.self, Add.self, Rename.self, Remove.self, CatalogueList.self, Select.self, Deselect.self, Own.self,
-            Done.self, Redeem.self, Basket.self, History.self, Adjust.self, PIN.self,
+            Done.self, Redeem.self, Basket.self, History.self, Adjust.self, Bonus.self, PIN.self,
         ],
         defaultSubcommand: List.self
     )
@@ -274,6 +274,26 @@ struct KidsCommand: ParsableCommand {
         }
     }
 
+    struct Bonus: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A bonus for a chore or rule a kid did (adult): once per one done.",
+            discussion: "Example: pulse-peer kids bonus Sam chore_001 2   (Sam's latest \"chore_001\" done: +2)")
+        @OptionGroup var options: HomeOptions
+        @OptionGroup var pin: PINOptions
+        @Argument(help: "The kid (number, name or id).") var kid: String
+        @Argument(help: "What was done: the item (its latest done), or the history entry's id.") var done: String
+        @Argument(help: "Peanuts (1–100).") var peanuts: Int
+        @Flag(help: "Print JSON.") var json = false
+        func run() throws {
+            let line = try options.write { try $0.giveBonus(kid: kid, for: done, peanuts: peanuts, pin: try pin.read(for: $0)) }
+            if json { return try Output.json(line) }
+            let params: [String: JSONValue] = [
+                "title": .string(ledgerTitle(line)), "amount": .string("+\(line.peanuts)"), "balance": JSONValue(line.balanceAfter),
+            ]
+            print(say("cli.kids.adjusted", params))
+        }
+    }
+
     struct PIN: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "pin", abstract: "The adults' 4-digit PIN, one for the household: set it once, change it with the current one.",
@@ -413,6 +433,9 @@ func catalogueTitle(_ item: CatalogueItem) -> String { item.titleKey.map { say($
 /// adjustment as "Adjustment: REASON" in it, else the title the line was written with.
 func ledgerTitle(_ line: LedgerLine) -> String {
     if let key = line.titleKey { return say(key, or: line.title) }
+    if let title = line.bonusTitle {
+        return say("kids.bonus", ["title": .string(line.bonusTitleKey.map { say($0, or: title) } ?? title)])
+    }
     if let reason = line.reason { return say("kids.adjustment", ["reason": .string(reason)]) }
     return line.title
 }

@@ -87,9 +87,11 @@ function render() {
     for (const line of [...ledger].reverse()) {
       const params = { change: signed.format(line.kind === "spend" ? -line.peanuts : line.peanuts), day: line.day ? formatDay(line.day) : line.time ? formatTime(line.time) : "", balance: line.balanceAfter };
       const said = t(line.outcome === "counted" ? "page.kids.history.counted" : "page.kids.history.declined", params);
-      cards.push(el("div", { class: "kid-card fun" }, titleOf(line), el("span", { class: "peanuts",
-        // An adjustment says which adult made it (a kid's own lines are the kid's).
-        text: line.by && line.reason != null
+      // A bonus says what it rewards, in the reader's words.
+      const title = line.bonusFor ? t("page.kids.history.bonus", { title: titleOf({ title: line.bonusTitle, titleKey: line.bonusTitleKey }) }) : titleOf(line);
+      cards.push(el("div", { class: "kid-card fun" }, title, el("span", { class: "peanuts",
+        // An adjustment or a bonus says which adult made it (a kid's own lines are the kid's).
+        text: line.by && (line.reason != null || line.bonusFor)
           ? `${said} · ${line.machine ? t("page.kids.history.by_on", { name: line.by, machine: line.machine }) : t("page.kids.history.by", { name: line.by })}`
           : said })));
     }

@@ -192,6 +192,7 @@ function render() {
   select.replaceChildren(...kids.map((k) => el("option", { value: k.id, text: k.name })));
   if (kids.some((k) => k.id === chosen)) select.value = chosen; else if (local.kid) select.value = local.kid;
   $("adjust-form").hidden = kids.length === 0;
+  renderBonuses();
   renderOwnCategories();
   if ($("catalogue-modal").open) renderCatalogue();
 }
@@ -260,6 +261,38 @@ async function choose(item) {
       () => adult(method, { items: [item.id] }));
   } catch (error) { fail(error); }
   refresh("kids");
+}
+
+// ---- Bonuses (issue 58): for what the kid shown did this week, once each ----
+
+function renderBonuses() {
+  const { kids = [], ledger = [] } = store.view("kids") || {};
+  const kid = kids.find((k) => k.id === local.kid);
+  $("bonus").hidden = !kid;
+  if (!kid) return;
+  $("bonus-hint").textContent = t("page.parents.bonus.hint", { kid: kid.name });
+  const weekAgo = Date.now() - 7 * 86_400_000;
+  const given = new Map(ledger.filter((line) => line.bonusFor && line.outcome === "counted").map((line) => [line.bonusFor, line]));
+  const done = ledger.filter((line) => line.kind === "earn" && line.item && line.outcome === "counted" && Number(line.time || 0) >= weekAgo).reverse().slice(0, 10);
+  $("bonus-list").replaceChildren(...done.map((line) => {
+    const title = titleOf(line);
+    const bonus = given.get(line.id);
+    const give = async (peanuts) => {
+      try {
+        await adult("kids.bonus", { kid: kid.id, entry: line.id, peanuts });
+        toast(t("page.parents.bonus.given", { peanuts }));
+      } catch (error) { fail(error); }
+      refresh("kids");
+    };
+    const other = el("input", { type: "number", min: "1", max: "100", step: "1", class: "short", "aria-label": t("page.parents.bonus.other", { title }) });
+    return el("li", { "data-id": line.id }, el("span", { class: "grow", text: title }),
+      ...(bonus ? [el("span", { class: "muted", text: t("page.parents.bonus.had", { peanuts: bonus.peanuts }) })]
+        : [...[1, 2, 5].map((peanuts) => el("button", { type: "button", class: "plain bonus", text: t("page.parents.bonus.give", { peanuts }),
+          "aria-label": t("page.parents.bonus.give_label", { peanuts, title }), onclick: () => give(peanuts) })),
+        other, el("button", { type: "button", class: "plain", text: "✓", "aria-label": t("page.parents.bonus.other", { title }),
+          onclick: () => { const peanuts = Number(other.value); if (other.value) give(Number.isInteger(peanuts) ? peanuts : 0); } })]));
+  }));
+  $("bonus-empty").hidden = done.length > 0;
 }
 
 // ---- Own items, adjustments, the PIN ----

@@ -194,6 +194,7 @@ import Testing
     /// shopping check-offs) tables and columns, gone: a database from before them.
     static let undoMigration23 = """
         DROP TABLE away; DROP TABLE rotation_swap; ALTER TABLE recurring_template DROP COLUMN rotation;
+        ALTER TABLE ledger_entry DROP COLUMN bonus_for;
         ALTER TABLE recurring_template DROP COLUMN rotation_from; DROP TABLE shopping_trip; DROP TABLE shopping_list; DROP INDEX shopping_item_by_list; ALTER TABLE shopping_item DROP COLUMN list;
         DROP TABLE shopping_checkoff;
         """
@@ -373,7 +374,7 @@ import Testing
                 CREATE INDEX shopping_item_by_state ON shopping_item (state, listed);
                 DROP TABLE shopping_checkoff; DROP TABLE shopping_list; DROP TABLE shopping_trip; DROP TABLE away;
                 DROP TABLE rotation_swap; ALTER TABLE recurring_template DROP COLUMN rotation;
-                ALTER TABLE recurring_template DROP COLUMN rotation_from;
+                ALTER TABLE recurring_template DROP COLUMN rotation_from; ALTER TABLE ledger_entry DROP COLUMN bonus_for;
                 PRAGMA user_version = 20;
                 """)
         }
