@@ -258,6 +258,19 @@ def parents(a):
     web_support.section_ok("a bonus of +2 for Mia's “Feed the cat”, one tap in parents' mode: her balance 45, recorded as Anna's for that chore, "
                            "in her history as “Bonus for Feed the cat”, and not offered twice")
 
+    # A savings goal (issue 58, item 2): chosen on Mia's page, reached, given by a parent in one step.
+    press(a, wait("the goal's Save for this", lambda: a.find_element(By.CSS_SELECTOR, "#kid-goal button"))[0])
+    goal = wait("Mia's goal in the household", lambda: (k := kids_of(HOME_A)) and k[0].get("goal"), timeout=10)[0]
+    said = wait("the page saying it is saved", lambda: "saved!" in text(a, "kid-goal") and text(a, "kid-goal"), timeout=10)[0]
+    wait("parents' mode offering to give it", lambda: shown(a, "goal-give"))
+    press(a, a.find_element(By.ID, "goal-redeem"))
+    left = 45 - goal["peanuts"]
+    wait(f"Mia's balance {left} and no goal", lambda: text(a, "kid-balance") == f"🥜 {left} peanuts" and not kids_of(HOME_A)[0].get("goal"), timeout=15)
+    basket = cli_json(HOME_A, "kids", "basket", "Mia")
+    web_support.expect(f"the goal's reward in Mia's basket: {basket}", any(line["item"] == goal["reward"] for line in basket), "")
+    web_support.section_ok(f"a savings goal chosen on Mia's page ({goal['title']!r}, {goal['peanuts']}), {said!r}; given in one step from parents' mode: "
+                           f"balance {left}, the reward in her basket")
+
     # Rename a kid in place.
     click_row_button(a, "#parents-kids", "Mia", "button.rename", "Rename Mia")
     field = wait("the rename field", lambda: a.find_element(By.CSS_SELECTOR, "#parents-kids input.edit"))[0]

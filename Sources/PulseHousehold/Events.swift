@@ -52,7 +52,7 @@ public struct HouseholdEvent: Sendable, Codable, Equatable {
             case .shoppingItem?, .shoppingCheckoff?, .shoppingList?, .shoppingTrip?: return .shopping
             case .task?, .recurringTemplate?, .away?, .rotationSwap?: return .tasks
             case .backlogCategory?, .backlogItem?: return .backlog
-            case .kid?, .catalogueSelection?, .ledgerEntry?: return .kids
+            case .kid?, .catalogueSelection?, .ledgerEntry?, .savingsGoal?: return .kids
             default: return .household
             }
         }

@@ -252,7 +252,7 @@ public enum HouseholdAPI {
     public static let registry = APIRegistry(
         Household.householdMethods + Household.memberMethods + Household.settingsMethods + Household.shoppingMethods + Household.shoppingTripMethods
             + Household.taskMethods + Household.backlogMethods + Household.recurringMethods + Household.rotationMethods + Household.conflictMethods
-            + Household.machineMethods + Household.phoneMethods + Household.caMethods + Household.kidsMethods
+            + Household.machineMethods + Household.phoneMethods + Household.caMethods + Household.kidsMethods + Household.goalMethods
             + Household.pinMethods + nextReleaseMethods)
 
     /// The methods the control socket (and the computer's page) may call.

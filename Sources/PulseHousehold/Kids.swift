@@ -7,6 +7,8 @@ public struct Kid: Sendable, Codable, Equatable {
     public let name: String
     /// Derived from the ledger (``Ledger/resolve(_:)``), never stored.
     public let balance: Int
+    /// What the kid saves for, with the peanuts kept for it (issue 58), nil: no goal.
+    public var goal: KidGoal? = nil
 }
 
 /// One entry of a kid's ledger, with what the ledger rule made of it.
@@ -56,7 +58,9 @@ extension Household {
 
     public func kids() throws -> [Kid] {
         try store.rows(.kid, RowQuery(where: [("removed", .bool(false))], orderedBy: ["name"])).map { row in
-            Kid(id: row.id, name: row.text("name"), balance: try ledgerLines(kid: row.id).last?.balanceAfter ?? 0)
+            var kid = Kid(id: row.id, name: row.text("name"), balance: try ledgerLines(kid: row.id).last?.balanceAfter ?? 0)
+            kid.goal = try goal(of: kid)
+            return kid
         }
     }
 
@@ -146,8 +150,20 @@ extension Household {
                 .notEnoughPeanuts,
                 ["kid": .string(kid.name), "balance": JSONValue(kid.balance), "reward": .string(reward.title), "cost": JSONValue(reward.peanuts)])
         }
+        // The peanuts kept for a goal go to nothing else; the goal's own reward ends the goal.
+        let goal = try goal(of: kid)
+        if let goal, goal.reward != reward.id, kid.balance - goal.saved < reward.peanuts {
+            throw HouseholdError.refuse(
+                .keptForGoal,
+                [
+                    "kid": .string(kid.name), "free": JSONValue(kid.balance - goal.saved), "reward": .string(reward.title),
+                    "cost": JSONValue(reward.peanuts), "goal": .string(goal.title),
+                ])
+        }
         let id = RowIDRules.newRowID()
-        try writeEntry(id, kid: kid, kind: .spend, peanuts: reward.peanuts, item: reward.id, title: reward.title)
+        try writeEntry(
+            id, kid: kid, kind: .spend, peanuts: reward.peanuts, item: reward.id, title: reward.title,
+            endingGoal: goal?.reward == reward.id ? goal?.id : nil)
         return try line(id, of: kid)
     }
 
@@ -287,7 +303,7 @@ extension Household {
         try Handles.resolve(handle, in: kids(), what: "kid", list: "kids", name: \.name, id: \.id)
     }
 
-    private func resolveSelected(_ handle: String, kinds: Set<CatalogueItem.Kind>) throws -> CatalogueItem {
+    func resolveSelected(_ handle: String, kinds: Set<CatalogueItem.Kind>) throws -> CatalogueItem {
         let items = try selectedItems().filter { kinds.contains($0.kind) }
         let reward = kinds == [.reward]
         return try Handles.resolve(
@@ -330,7 +346,8 @@ extension Household {
     }
 
     private func writeEntry(
-        _ id: String, kid: Kid, kind: Ledger.Entry.Kind, peanuts: Int, item: String?, title: String, bonusFor: String? = nil
+        _ id: String, kid: Kid, kind: Ledger.Entry.Kind, peanuts: Int, item: String?, title: String, bonusFor: String? = nil,
+        endingGoal goal: String? = nil
     ) throws {
         let created = try store.orderingKey()
         var fields: [String: FieldValue] = [
@@ -339,10 +356,13 @@ extension Household {
             "hidden": .bool(false),
         ]
         if let bonusFor { fields["bonus_for"] = .text(bonusFor) }
-        try store.write(member: memberID) { tx in try tx.create(.ledgerEntry, id, RowFields(fields)) }
+        try store.write(member: memberID) { tx in
+            try tx.create(.ledgerEntry, id, RowFields(fields))
+            if let goal { try tx.put(.savingsGoal, goal, ["ended": .integer(created), "redeemed": .text(id)]) }
+        }
     }
 
-    private func line(_ id: String, of kid: Kid) throws -> LedgerLine {
+    func line(_ id: String, of kid: Kid) throws -> LedgerLine {
         guard let line = try ledgerLines(kid: kid.id).first(where: { $0.id == id }) else {
             throw HouseholdError.io("the ledger entry \(id) was written but cannot be read back")
         }

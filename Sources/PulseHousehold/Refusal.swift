@@ -44,6 +44,7 @@ public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         case adjustmentOutOfRange = "adjustment_out_of_range", noItemsNamed = "no_items_named"
         case alreadySelected = "already_selected", notSelected = "not_selected"
         case bonusOutOfRange = "bonus_out_of_range", notEarned = "not_earned", alreadyRewarded = "already_rewarded"
+        case alreadyTheGoal = "already_the_goal", noGoal = "no_goal", goalNotReached = "goal_not_reached", keptForGoal = "kept_for_goal"
         case catalogueUnreadable = "catalogue_unreadable", catalogueInvalid = "catalogue_invalid"
         case messagesInvalid = "messages_invalid", unknownLanguage = "unknown_language"
         // The household's PIN

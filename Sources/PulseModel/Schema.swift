@@ -59,6 +59,9 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
     /// Two turns of a rotating chore exchanged (issue 58; row id: a new one): whoever the
     /// rotation gives the one period does the other's, and the other way round. Append-only.
     case rotationSwap = "rotation_swap"
+    /// A kid's savings goal (issue 58; row id: a new one): a reward saved for, its cost when
+    /// chosen, and once set, when it ended (cancelled, replaced or redeemed) and the spend.
+    case savingsGoal = "savings_goal"
     #if DEBUG
     /// A note: an entity of the "next" test release (``TestRelease``, with
     /// `shopping_item.brand`); in `allCases` only there, never in a release build.
@@ -73,7 +76,7 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
             .household, .settings, .member, .replica, .shoppingItem, .task, .backlogCategory, .backlogItem,
             .recurringTemplate, .kid, .catalogueSelection, .ledgerEntry, .machine, .machineRemoval, .discoveryKey,
             .kidsPIN, .phone, .caRoot, .caGrant, .phoneService, .shoppingCheckoff, .shoppingList,
-            .shoppingTrip, .away, .rotationSwap,
+            .shoppingTrip, .away, .rotationSwap, .savingsGoal,
         ]
         #if DEBUG
         if TestRelease.next { return released + [.note] }
@@ -270,6 +273,7 @@ extension EntityKind {
         case .shoppingTrip: 23
         case .away: 24
         case .rotationSwap: 25
+        case .savingsGoal: 26
         #if DEBUG
         case .note: 250
         #endif
@@ -313,8 +317,9 @@ extension EntityKind {
         case .shoppingTrip: 22
         case .away: 23
         case .rotationSwap: 24
+        case .savingsGoal: 25
         #if DEBUG
-        case .note: 25
+        case .note: 26
         #endif
         }
     }
@@ -553,6 +558,17 @@ extension EntityKind {
                     FieldSpec("first", .date, immutable: true),
                     FieldSpec("second", .date, immutable: true),
                     FieldSpec("created", .timestamp, immutable: true),
+                ], tombstone: nil, singletonRowID: nil),
+            EntitySchema(
+                kind: .savingsGoal,
+                fields: [
+                    FieldSpec("kid", .reference(.kid), immutable: true),
+                    FieldSpec("reward", .reference(.catalogueSelection), immutable: true),
+                    FieldSpec("title", .text(max: 200), immutable: true),
+                    FieldSpec("peanuts", .integer(1...1000), immutable: true),
+                    FieldSpec("created", .timestamp, immutable: true),
+                    FieldSpec("ended", .timestamp, keptOnceSet: true),
+                    FieldSpec("redeemed", .reference(.ledgerEntry), nullable: true),
                 ], tombstone: nil, singletonRowID: nil),
         ]
         #if DEBUG

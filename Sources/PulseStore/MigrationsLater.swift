@@ -108,6 +108,23 @@ extension Migrations {
         CREATE INDEX rotation_swap_by_template ON rotation_swap (template);
         """
 
+    /// Migration 27: the kids' savings goals (issue 58); a kid's goal not ended is read with
+    /// each look at the kids.
+    static let migration27 = """
+        CREATE TABLE savings_goal (
+            id TEXT PRIMARY KEY NOT NULL,
+            kid TEXT NOT NULL,
+            reward TEXT NOT NULL,
+            title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+            peanuts INTEGER NOT NULL CHECK (peanuts BETWEEN 1 AND 1000),
+            created INTEGER NOT NULL CHECK (created >= 0),
+            ended INTEGER CHECK (ended IS NULL OR ended >= 0),
+            redeemed TEXT,
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+        ) WITHOUT ROWID;
+        CREATE INDEX savings_goal_by_kid ON savings_goal (kid, created) WHERE ended IS NULL;
+        """
+
     #if DEBUG
     /// The "next" test release's migration (``TestRelease``: TwoReleasesTests): notes, and a
     /// shopping item's brand. Never in a release build.

@@ -12,7 +12,7 @@ struct KidsCommand: ParsableCommand {
         commandName: "kids",
         abstract: "The kids' ledger: rules, chores and rewards from a catalogue; peanuts earned and spent.",
         discussion: """
-            Kid actions: done, redeem, basket, history. Adult actions (PIN): add, rename, remove, select, deselect, own, adjust, bonus.
+            Kid actions: done, redeem, basket, history. Adult actions (PIN): add, rename, remove, select, deselect, own, adjust, bonus, goal --redeem.
             The PIN is asked on the terminal (not echoed), or read from standard input with --pin-stdin.
             Examples:
               pulse-peer kids                       balances, and what each kid can do or redeem
@@ -21,7 +21,7 @@ struct KidsCommand: ParsableCommand {
             """,
         subcommands: [
             List.self, Add.self, Rename.self, Remove.self, CatalogueList.self, Select.self, Deselect.self, Own.self,
-            Done.self, Redeem.self, Basket.self, History.self, Adjust.self, Bonus.self, PIN.self,
+            Done.self, Redeem.self, Basket.self, History.self, Adjust.self, Bonus.self, Goal.self, PIN.self,
         ],
         defaultSubcommand: List.self
     )
@@ -49,6 +49,7 @@ struct KidsCommand: ParsableCommand {
                 print(say("cli.kids.heading", ["count": JSONValue(listing.kids.count)]))
                 for (index, kid) in listing.kids.enumerated() {
                     print("\(String(index + 1).leftPadded(3))  \(kid.name)  \(peanutCount(kid.balance))")
+                    if let goal = kid.goal { print("       " + goalLine(goal)) }
                 }
             }
             print("\n" + say(listing.todo.isEmpty ? "cli.kids.no_todo" : "cli.kids.todo_heading"))
@@ -294,6 +295,49 @@ struct KidsCommand: ParsableCommand {
         }
     }
 
+    struct Goal: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A kid's savings goal: a reward to save for, --cancel, or --redeem once reached (adult).",
+            discussion: """
+                The kid's balance, up to the reward's cost, is kept for it: other rewards only from what is beyond.
+                Examples: pulse-peer kids goal Sam reward_006; pulse-peer kids goal Sam --redeem --pin-stdin
+                """)
+        @OptionGroup var options: HomeOptions
+        @OptionGroup var pin: PINOptions
+        @Argument(help: "The kid (number, name or id).") var kid: String
+        @Argument(help: "The reward to save for (number, title or id).") var reward: String?
+        @Flag(help: "Stop saving for it (nothing is lost).") var cancel = false
+        @Flag(help: "Give the reward of a reached goal (adult).") var redeem = false
+        @Flag(help: "Print JSON.") var json = false
+
+        func validate() throws {
+            guard [reward != nil, cancel, redeem].filter({ $0 }).count <= 1 else { throw ValidationError(say("cli.kids.goal.one_of")) }
+        }
+
+        func run() throws {
+            if redeem {
+                let line = try options.write { try $0.redeemGoal(kid: kid, pin: try pin.read(for: $0)) }
+                if json { return try Output.json(line) }
+                return print(say("cli.kids.redeemed", ["title": .string(ledgerTitle(line)), "balance": JSONValue(line.balanceAfter)]))
+            }
+            if cancel {
+                let goal = try options.write { try $0.cancelGoal(kid: kid) }
+                if json { return try Output.json(goal) }
+                return print(say("cli.kids.goal.cancelled", ["kid": .string(kid), "title": .string(goalTitle(goal))]))
+            }
+            if let reward {
+                let goal = try options.write { try $0.setGoal(kid: kid, reward: reward) }
+                if json { return try Output.json(goal) }
+                print(say("cli.kids.goal.set", ["kid": .string(kid), "title": .string(goalTitle(goal)), "peanuts": JSONValue(goal.peanuts)]))
+                return print("       " + goalLine(goal))
+            }
+            let found = try options.read { try $0.resolveKid(kid) }
+            if json { return try Output.json(found.goal) }
+            guard let goal = found.goal else { throw Refusal(.noGoal, ["kid": .string(found.name)]) }
+            print(goalLine(goal))
+        }
+    }
+
     struct PIN: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "pin", abstract: "The adults' 4-digit PIN, one for the household: set it once, change it with the current one.",
@@ -428,6 +472,16 @@ private func itemLine(_ number: Int, _ item: CatalogueItem) -> String {
 
 /// A catalogue item's title: in the reader's language while it is the built-in one.
 func catalogueTitle(_ item: CatalogueItem) -> String { item.titleKey.map { say($0, or: item.title) } ?? item.title }
+
+/// A goal's reward, in the reader's language while it is the built-in one.
+func goalTitle(_ goal: KidGoal) -> String { goal.titleKey.map { say($0, or: goal.title) } ?? goal.title }
+
+/// "saving for Bike: 12 of 20".
+func goalLine(_ goal: KidGoal) -> String {
+    say(
+        "cli.kids.goal",
+        ["title": .string(goalTitle(goal)), "saved": JSONValue(goal.saved), "peanuts": JSONValue(goal.peanuts), "reached": goal.reached ? "yes" : "no"])
+}
 
 /// A ledger line's title: a built-in item's in the reader's language, an adult's
 /// adjustment as "Adjustment: REASON" in it, else the title the line was written with.

@@ -5,6 +5,7 @@ import { call } from "./api.js";
 import { $, $$, el, toast, fail, t, titleOf, formatDay, formatTime, formatMoment, language } from "./ui.js";
 import { register, store, refresh, local } from "./page.js";
 import { celebrationsOn, greatJob, confetti } from "./celebrate.js";
+import { renderGoal } from "./goals.js";
 
 local.kid = null;
 local.kidView = "earn";
@@ -56,6 +57,7 @@ function render() {
     text: k.name, onclick: () => { local.kid = k.id; refresh("kids"); } })));
   const kid = kids.find((k) => k.id === local.kid);
   $("kid-balance").textContent = kid ? t("page.kids.balance", { balance: kid.balance }) : "";
+  renderGoal(kid, catalogue);
   $$("#kid-views button").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.view === local.kidView)));
   const cards = [];
   let empty = "";

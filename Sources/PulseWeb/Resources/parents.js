@@ -7,6 +7,7 @@
 import { call } from "./api.js";
 import { $, $$, el, t, titleOf, fail, describe, toast, confirmDialog, editInPlace } from "./ui.js";
 import { register, store, refresh, local } from "./page.js";
+import { celebrationsOn, confetti } from "./celebrate.js";
 
 const idleMinutes = 3;
 let pin = null;
@@ -268,6 +269,9 @@ async function choose(item) {
 function renderBonuses() {
   const { kids = [], ledger = [] } = store.view("kids") || {};
   const kid = kids.find((k) => k.id === local.kid);
+  // A goal reached: given in one step (the reward's spend and the goal's end).
+  $("goal-give").hidden = !kid?.goal?.reached;
+  if (kid?.goal?.reached) $("goal-redeem").textContent = t("page.parents.goal.redeem", { title: titleOf(kid.goal), kid: kid.name });
   $("bonus").hidden = !kid;
   if (!kid) return;
   $("bonus-hint").textContent = t("page.parents.bonus.hint", { kid: kid.name });
@@ -367,6 +371,13 @@ function wire() {
       await adult("kids.adjust", { kid: $("adjust-kid").value, peanuts: amount, reason });
       $("adjust-peanuts").value = ""; $("adjust-reason").value = "";
       toast(t("page.parents.adjust.done", { peanuts: amount }));
+    } catch (error) { fail(error); }
+    refresh("kids");
+  });
+  $("goal-redeem").addEventListener("click", async () => {
+    try {
+      await adult("kids.goal.redeem", { kid: local.kid });
+      if (celebrationsOn()) confetti();
     } catch (error) { fail(error); }
     refresh("kids");
   });
