@@ -680,8 +680,9 @@ def shopping_trip(a, b):
                         if [n.get_attribute("textContent") for n in li.find_elements(By.CSS_SELECTOR, ".name")] == ["Ice cream"]), None)
     wait("Ice cream on A's page, marked", lambda: row() is not None and row().find_element(By.CSS_SELECTOR, ".while-out").text == "added while you were out",
          timeout=10)
-    marked = [li.find_element(By.CSS_SELECTOR, ".name").get_attribute("textContent") for li in a.find_elements(By.CSS_SELECTOR, "#shop-list li[data-id]")
-              if li.find_elements(By.CSS_SELECTOR, ".while-out")]
+    # Read in one script: the list's reload may redraw its rows between two driver calls (Firefox, once).
+    marked = a.execute_script("return [...document.querySelectorAll('#shop-list li[data-id]')]"
+                              ".filter(li => li.querySelector('.while-out')).map(li => li.querySelector('.name').textContent)")
     web_support.expect(f"only what was added while A was out is marked: {marked}", marked == ["Ice cream"], "")
     if SHOTS:
         shoot(a, "shopping-trip")
