@@ -151,7 +151,7 @@ extension Household {
                 ["kid": .string(kid.name), "balance": JSONValue(kid.balance), "reward": .string(reward.title), "cost": JSONValue(reward.peanuts)])
         }
         // The peanuts kept for a goal go to nothing else; the goal's own reward ends the goal.
-        let goal = try goal(of: kid)
+        let goal = kid.goal
         if let goal, goal.reward != reward.id, kid.balance - goal.saved < reward.peanuts {
             throw HouseholdError.refuse(
                 .keptForGoal,

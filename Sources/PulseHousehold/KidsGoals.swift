@@ -12,9 +12,9 @@ public struct KidGoal: Sendable, Codable, Equatable {
     public let peanuts: Int
     /// The peanuts kept for it: the balance, up to its cost.
     public let saved: Int
-    public var reached: Bool { saved >= peanuts }
+    /// Whether the balance covers it.
+    public let reached: Bool
 
-    enum CodingKeys: String, CodingKey { case id, reward, title, titleKey, peanuts, saved, reached }
     public init(id: String, reward: String, title: String, titleKey: String?, peanuts: Int, saved: Int) {
         self.id = id
         self.reward = reward
@@ -22,23 +22,7 @@ public struct KidGoal: Sendable, Codable, Equatable {
         self.titleKey = titleKey
         self.peanuts = peanuts
         self.saved = saved
-    }
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            id: try c.decode(String.self, forKey: .id), reward: try c.decode(String.self, forKey: .reward),
-            title: try c.decode(String.self, forKey: .title), titleKey: try c.decodeIfPresent(String.self, forKey: .titleKey),
-            peanuts: try c.decode(Int.self, forKey: .peanuts), saved: try c.decode(Int.self, forKey: .saved))
-    }
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(reward, forKey: .reward)
-        try c.encode(title, forKey: .title)
-        try c.encodeIfPresent(titleKey, forKey: .titleKey)
-        try c.encode(peanuts, forKey: .peanuts)
-        try c.encode(saved, forKey: .saved)
-        try c.encode(reached, forKey: .reached)
+        reached = saved >= peanuts
     }
 }
 
@@ -59,17 +43,12 @@ extension Household {
             peanuts: peanuts, saved: min(max(kid.balance, 0), peanuts))
     }
 
-    /// The peanuts a kid may spend on anything but their goal.
-    func spendable(_ kid: Kid) throws -> Int {
-        kid.balance - (try goal(of: kid)?.saved ?? 0)
-    }
-
     /// A kid picks a reward to save for (a kid's action: no PIN); it replaces a goal they had.
     @discardableResult
     public func setGoal(kid kidHandle: String, reward rewardHandle: String) throws -> KidGoal {
         let kid = try resolveKid(kidHandle)
         let reward = try resolveSelected(rewardHandle, kinds: [.reward])
-        let old = try goal(of: kid)
+        let old = kid.goal
         if old?.reward == reward.id { throw HouseholdError.refuse(.alreadyTheGoal, ["kid": .string(kid.name), "reward": .string(reward.title)]) }
         let id = RowIDRules.newRowID()
         let created = try store.orderingKey()
@@ -82,7 +61,7 @@ extension Household {
                     "peanuts": .integer(Int64(reward.peanuts)), "created": .integer(created), "ended": .null, "redeemed": .null,
                 ])
         }
-        guard let goal = try goal(of: resolveKid(kid.id)) else { throw HouseholdError.io("the goal \(id) was written but cannot be read back") }
+        guard let goal = try resolveKid(kid.id).goal else { throw HouseholdError.io("the goal \(id) was written but cannot be read back") }
         return goal
     }
 
@@ -90,7 +69,7 @@ extension Household {
     @discardableResult
     public func cancelGoal(kid kidHandle: String) throws -> KidGoal {
         let kid = try resolveKid(kidHandle)
-        guard let goal = try goal(of: kid) else { throw HouseholdError.refuse(.noGoal, ["kid": .string(kid.name)]) }
+        guard let goal = kid.goal else { throw HouseholdError.refuse(.noGoal, ["kid": .string(kid.name)]) }
         let ended = try store.orderingKey()
         try store.write(member: memberID) { try $0.put(.savingsGoal, goal.id, ["ended": .integer(ended)]) }
         return goal
@@ -100,7 +79,7 @@ extension Household {
     @discardableResult
     public func redeemGoal(kid kidHandle: String, pin: String?) throws -> LedgerLine {
         let kid = try resolveKid(kidHandle)
-        guard let goal = try goal(of: kid) else { throw HouseholdError.refuse(.noGoal, ["kid": .string(kid.name)]) }
+        guard let goal = kid.goal else { throw HouseholdError.refuse(.noGoal, ["kid": .string(kid.name)]) }
         guard goal.reached else {
             throw HouseholdError.refuse(
                 .goalNotReached, ["kid": .string(kid.name), "reward": .string(goal.title), "saved": JSONValue(goal.saved), "cost": JSONValue(goal.peanuts)])

@@ -55,7 +55,7 @@ struct RecurringCommand: ParsableCommand {
                 return template
             }
             print(say("cli.recurring.added", ["title": .string(template.title), "schedule": .string(scheduleText(template.schedule))]))
-            printRotation(try options.read { try $0.recurringTemplates(today: Days.today()).first { $0.id == template.id } ?? template })
+            printRotation(template) // its turns and counts as of today, from the write's answer
         }
     }
 
