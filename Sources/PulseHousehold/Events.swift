@@ -36,7 +36,8 @@ public struct HouseholdEvent: Sendable, Codable, Equatable {
         case kidPIN = "kid.pin"
         /// A member goes shopping (issue 57): `title` the shop when named, `list`/`listName` the list.
         case shoppingTrip = "shopping.trip"
-
+        /// A kid reported a chore (issue 58): it waits for a parent; `kid` the kid.
+        case kidReported = "kid.reported"
     }
 
     /// The feed's topic (`subscribe`'s `topics`): by kind, and for `changed` by entity.
@@ -44,7 +45,7 @@ public struct HouseholdEvent: Sendable, Codable, Equatable {
         switch type {
         case .shoppingAdded, .shoppingChecked, .shoppingRestocked, .shoppingRenamed, .shoppingRemoved, .shoppingTrip: return .shopping
         case .taskAdded, .taskAssigned, .taskDone, .taskReopened, .taskRemoved: return .tasks
-        case .kidEarned, .kidRedeemed, .kidDeclined, .kidPIN: return .kids
+        case .kidEarned, .kidRedeemed, .kidDeclined, .kidReported, .kidPIN: return .kids
         case .conflict, .peerConnected, .peerLost, .peerSync: return .sync
         case .changed:
             switch entity.flatMap(EntityKind.init(rawValue:)) {
@@ -52,7 +53,7 @@ public struct HouseholdEvent: Sendable, Codable, Equatable {
             case .shoppingItem?, .shoppingCheckoff?, .shoppingList?, .shoppingTrip?: return .shopping
             case .task?, .recurringTemplate?, .away?, .rotationSwap?: return .tasks
             case .backlogCategory?, .backlogItem?: return .backlog
-            case .kid?, .catalogueSelection?, .ledgerEntry?, .savingsGoal?: return .kids
+            case .kid?, .catalogueSelection?, .ledgerEntry?, .savingsGoal?, .choreReport?: return .kids
             default: return .household
             }
         }
@@ -163,6 +164,9 @@ public enum EventRules {
             case "spend"?: out.append(.kidRedeemed)
             default: out.append(.changed)
             }
+        case .choreReport:
+            // Reported: waiting for a parent; a decline: shown where the kid looks.
+            out.append(fields["created"] != nil ? .kidReported : .changed)
         case .shoppingTrip:
             // Going: a trip starting; back (its end), or anything else: shown where the list is.
             out.append(fields["started"] != nil ? .shoppingTrip : .changed)
@@ -185,7 +189,7 @@ public enum EventRules {
             switch kind {
             case .shoppingAdded, .shoppingRenamed: fields["name"]?.textValue
             case .shoppingTrip: fields["shop"]?.textValue
-            case .taskAdded, .kidEarned, .kidRedeemed: fields["title"]?.textValue
+            case .taskAdded, .kidEarned, .kidRedeemed, .kidReported: fields["title"]?.textValue
             case .kidPIN: Household.pinChangeKind(hash: fields["hash"], reset: fields["reset"])
             default: nil
             }
@@ -197,11 +201,11 @@ public enum EventRules {
         // where a kept event's item is now, a summary keeps this.
         if kind == .shoppingTrip || kind == .shoppingAdded { event.list = fields["list"]?.textValue }
         if kind == .shoppingAdded || kind == .shoppingRestocked { event.listed = fields["listed"]?.integerValue.map { String($0) } }
-        if kind == .kidEarned || kind == .kidRedeemed, let title {
+        if kind == .kidEarned || kind == .kidRedeemed || kind == .kidReported, let title {
             event.titleKey = Catalogue.titleKey(id: fields["selection"]?.textValue, title: title)
         }
         // A catalogue item's entry is the kid's own doing; an adjustment has no item.
-        if kind == .kidEarned || kind == .kidRedeemed, fields["selection"]?.textValue != nil {
+        if kind == .kidEarned || kind == .kidRedeemed || kind == .kidReported, fields["selection"]?.textValue != nil {
             event.kid = fields["kid"]?.textValue
         }
         return event
@@ -327,6 +331,7 @@ extension HouseholdEvent.Kind {
         case .peerSync: 17
         case .kidPIN: 18
         case .shoppingTrip: 19
+        case .kidReported: 20
         }
     }
 

@@ -132,6 +132,10 @@ extension Household {
         let kid = try resolveKid(kidHandle)
         let item = try resolveSelected(itemHandle, kinds: [.rule, .chore])
         let day = today.description
+        // A chore a parent approves is reported (``reportChore(kid:item:today:)``), never earned at a tap.
+        if try needsApproval(item, approval: kidsApproval()) {
+            throw HouseholdError.refuse(.needsApproval, ["kid": .string(kid.name), "item": .string(item.title)])
+        }
         if try itemsDoneToday(kid: kid, today: today).contains(item.id) {
             throw HouseholdError.refuse(.alreadyEarnedToday, ["kid": .string(kid.name), "item": .string(item.title), "peanuts": JSONValue(item.peanuts)])
         }
@@ -305,10 +309,9 @@ extension Household {
 
     func resolveSelected(_ handle: String, kinds: Set<CatalogueItem.Kind>) throws -> CatalogueItem {
         let items = try selectedItems().filter { kinds.contains($0.kind) }
-        let reward = kinds == [.reward]
-        return try Handles.resolve(
-            handle, in: items, what: reward ? "reward" : "rule_or_chore",
-            list: reward ? "selected_rewards" : "selected_rules", name: \.title, id: \.id)
+        let (what, list) =
+            kinds == [.reward] ? ("reward", "selected_rewards") : kinds == [.chore] ? ("chore", "selected_chores") : ("rule_or_chore", "selected_rules")
+        return try Handles.resolve(handle, in: items, what: what, list: list, name: \.title, id: \.id)
     }
 
     private func setSelected(_ handles: [String], _ selected: Bool, pin: String?) throws -> [CatalogueItem] {
@@ -389,7 +392,7 @@ extension Household {
         }
     }
 
-    private func ledgerLines(kid: String) throws -> [LedgerLine] {
+    func ledgerLines(kid: String) throws -> [LedgerLine] {
         let stored = try ledgerEntries(kid: kid)
         let byID = Dictionary(uniqueKeysWithValues: stored.map { ($0.entry.id, $0) })
         let resolution = Ledger.resolve(stored.map(\.entry))
@@ -429,12 +432,21 @@ extension Household {
         .read("kids.list", for: APIMethod.everyone) { _, h in try h.kids() },
         .read("kids.catalogue.list", for: APIMethod.everyone) { a, h in
             // With a kid: each rule and chore says whether it earned that kid peanuts today.
-            guard let kid = try a.optional("kid") else { return try JSONValue.from(h.catalogue()) }
-            let done = try h.itemsDoneToday(kid: h.resolveKid(kid))
+            guard let handle = try a.optional("kid") else { return try JSONValue.from(h.catalogue()) }
+            // A chore that waits for a parent says so (`approval`), and whether today's report waits (`waiting`).
+            let kid = try h.resolveKid(handle)
+            let done = try h.itemsDoneToday(kid: kid)
+            let approval = try h.kidsApproval()
+            let today = Days.today().description
+            let waiting = Set(try h.choreReports(kid: kid).filter { $0.status == .waiting && $0.day == today }.map(\.item))
             return JSONValue.array(
                 try h.catalogue().map { item in
                     guard case var .object(fields) = try JSONValue.from(item) else { return try .from(item) }
                     if item.kind != .reward { fields["doneToday"] = .bool(done.contains(item.id)) }
+                    if h.needsApproval(item, approval: approval) {
+                        fields["approval"] = .bool(true)
+                        fields["waiting"] = .bool(waiting.contains(item.id))
+                    }
                     return .object(fields)
                 })
         },

@@ -20,6 +20,8 @@ public struct HouseholdSettings: Sendable, Codable, Equatable {
     public var celebrations: Bool
     /// Household-wide.
     public var suggestions: Bool
+    /// Household-wide: whether a kid's chore waits for a parent's approval (issue 58; set with the PIN).
+    public var kidsApproval = false
 
     static let appearanceKey = "setting_appearance"
     static let celebrationsKey = "setting_celebrations"
@@ -154,7 +156,8 @@ extension Household {
         return HouseholdSettings(
             appearance: appearance.flatMap(HouseholdSettings.Appearance.init) ?? .system,
             celebrations: celebrations ?? true,
-            suggestions: row["suggestions"]?.boolValue ?? true)
+            suggestions: row["suggestions"]?.boolValue ?? true,
+            kidsApproval: row["kids_approval"]?.boolValue ?? false)
     }
 
     /// Sets one setting: `appearance` (light, dark, system), `celebrations` or `suggestions` (on, off).

@@ -62,6 +62,10 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
     /// A kid's savings goal (issue 58; row id: a new one): a reward saved for, its cost when
     /// chosen, and once set, when it ended (cancelled, replaced or redeemed) and the spend.
     case savingsGoal = "savings_goal"
+    /// A chore a kid says they did, waiting for a parent (issue 58; row id: a new one): the
+    /// chore's title and peanuts when reported, and once a parent declines it, when and their
+    /// word. An approval is the earn whose id is the report's (``Ledger/reportEarnID(day:report:)``).
+    case choreReport = "chore_report"
     #if DEBUG
     /// A note: an entity of the "next" test release (``TestRelease``, with
     /// `shopping_item.brand`); in `allCases` only there, never in a release build.
@@ -76,7 +80,7 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
             .household, .settings, .member, .replica, .shoppingItem, .task, .backlogCategory, .backlogItem,
             .recurringTemplate, .kid, .catalogueSelection, .ledgerEntry, .machine, .machineRemoval, .discoveryKey,
             .kidsPIN, .phone, .caRoot, .caGrant, .phoneService, .shoppingCheckoff, .shoppingList,
-            .shoppingTrip, .away, .rotationSwap, .savingsGoal,
+            .shoppingTrip, .away, .rotationSwap, .savingsGoal, .choreReport,
         ]
         #if DEBUG
         if TestRelease.next { return released + [.note] }
@@ -274,6 +278,7 @@ extension EntityKind {
         case .away: 24
         case .rotationSwap: 25
         case .savingsGoal: 26
+        case .choreReport: 27
         #if DEBUG
         case .note: 250
         #endif
@@ -318,8 +323,9 @@ extension EntityKind {
         case .away: 23
         case .rotationSwap: 24
         case .savingsGoal: 25
+        case .choreReport: 26
         #if DEBUG
-        case .note: 26
+        case .note: 27
         #endif
         }
     }
@@ -360,6 +366,8 @@ extension EntityKind {
                     FieldSpec("appearance", .choice(["light", "dark", "system"])),
                     FieldSpec("celebrations", .bool),
                     FieldSpec("suggestions", .bool),
+                    // Whether a kid's chore waits for a parent's approval (issue 58); absent: no.
+                    FieldSpec("kids_approval", .bool, optional: true),
                 ], tombstone: nil, singletonRowID: "settings"),
             EntitySchema(
                 kind: .member,
@@ -569,6 +577,18 @@ extension EntityKind {
                     FieldSpec("created", .timestamp, immutable: true),
                     FieldSpec("ended", .timestamp, keptOnceSet: true),
                     FieldSpec("redeemed", .reference(.ledgerEntry), nullable: true),
+                ], tombstone: nil, singletonRowID: nil),
+            EntitySchema(
+                kind: .choreReport,
+                fields: [
+                    FieldSpec("kid", .reference(.kid), immutable: true),
+                    FieldSpec("selection", .reference(.catalogueSelection), immutable: true),
+                    FieldSpec("title", .text(max: 200), immutable: true),
+                    FieldSpec("peanuts", .integer(1...1000), immutable: true),
+                    FieldSpec("day", .date, immutable: true),
+                    FieldSpec("created", .timestamp, immutable: true),
+                    FieldSpec("declined", .timestamp, keptOnceSet: true),
+                    FieldSpec("word", .text(max: 180), nullable: true),
                 ], tombstone: nil, singletonRowID: nil),
         ]
         #if DEBUG

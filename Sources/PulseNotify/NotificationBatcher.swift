@@ -19,13 +19,16 @@ public enum NotificationGroup: String, Sendable, Codable, CaseIterable {
     /// Someone else is going shopping (issue 57): add what you need now. Each trip is told on
     /// its own, after the debounce, never held for a window (it is news of the next minutes).
     case trip
+    /// A kid reported a chore a parent approves (issue 58): every computer but the one it was
+    /// reported on (the parents are elsewhere), under the kids' setting.
+    case approval
 
     /// The page's tab that shows what the group tells (where a click on it leads).
     public var tab: String {
         switch self {
         case .shopping, .trip: "shopping"
         case .tasks, .assigned, .done: "tasks"
-        case .kids, .pin: "kids"
+        case .kids, .pin, .approval: "kids"
         }
     }
 }
@@ -42,6 +45,8 @@ public enum NotificationPolicy {
         // every machine's person hears of it.
         if event.type == .kidDeclined { return settings.kids ? .kids : nil }
         if event.type == .kidPIN { return event.local ? nil : .pin }
+        // The kid reported it, whoever's computer it was on: told wherever the parents are not.
+        if event.type == .kidReported { return !event.local && settings.kids ? .approval : nil }
         guard !event.local, let author = event.author, author != me else { return nil }
         switch event.type {
         case .shoppingAdded, .shoppingRestocked:
@@ -243,6 +248,9 @@ public struct NotificationBatcher: Sendable {
             } else {
                 key = declined > 0 ? "notify.kids.many_declined" : "notify.kids.many"
             }
+        case .approval:
+            key = count == 1 && !titles.isEmpty ? "notify.approval.one" : "notify.approval.many"
+            params["kid"] = .string(events.last?.authorName ?? words.text("notify.someone"))
         case .trip:
             // "Anna is going to Lidl": the shop named, else the list other than the first, else shopping.
             let trip = events.last
@@ -259,12 +267,13 @@ public struct NotificationBatcher: Sendable {
         }
         if params["author"] == .null { params["author"] = .string(words.text("notify.someone")) }
         let summary = words.text(key, params)
-        let body =
-            group == .pin
-            ? words.text("notify.pin.body")
-            : group == .trip
-                ? words.text("notify.trip.body")
-                : count == 1 ? by : (named.isEmpty ? by : by.isEmpty ? named : words.text("notify.body", ["names": .string(named), "by": .string(by)]))
+        let body: String
+        switch group {
+        case .pin: body = words.text("notify.pin.body")
+        case .approval: body = words.text("notify.approval.body")
+        case .trip: body = words.text("notify.trip.body")
+        default: body = count == 1 ? by : (named.isEmpty ? by : by.isEmpty ? named : words.text("notify.body", ["names": .string(named), "by": .string(by)]))
+        }
         return PendingNotification(
             id: id, replaces: replaces, group: group, summary: summary, body: body, count: count, events: events,
             openLabel: words.text("notify.open"))

@@ -74,6 +74,7 @@ package enum Migrations {
         Step(name: "shopping trips", sql: migration25),
         Step(name: "rotating chores, bonuses", sql: migration26),
         Step(name: "savings goals", sql: migration27),
+        Step(name: "chores a kid reports", sql: migration28),
     ]
 
     package static var latest: Int { all.count }
@@ -144,11 +145,12 @@ package enum Migrations {
     /// The entities whose tables migration 1 creates (later ones are born with `versions`).
     static let entitiesOfMigration1 = EntityKind.allCases.filter { !entitiesAfterMigration1.contains($0) }
     /// The entities made by later migrations (6: machines; 13: the kids' PIN; 15: phones;
-    /// 16: the household CA; 23: shopping check-offs; 24: shopping lists; 25: shopping trips; 26: rotating chores; 27: savings goals).
+    /// 16: the household CA; 23: shopping check-offs; 24: shopping lists; 25: shopping trips; 26: rotating chores; 27: savings goals;
+    /// 28: chore reports).
     static let entitiesAfterMigration1: [EntityKind] = {
         var entities: [EntityKind] = [
             .machine, .machineRemoval, .discoveryKey, .kidsPIN, .phone, .caRoot, .caGrant, .phoneService, .shoppingCheckoff, .shoppingList,
-            .shoppingTrip, .away, .rotationSwap, .savingsGoal,
+            .shoppingTrip, .away, .rotationSwap, .savingsGoal, .choreReport,
         ]
         #if DEBUG
         if TestRelease.next { entities.append(.note) }

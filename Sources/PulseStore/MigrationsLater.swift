@@ -125,6 +125,25 @@ extension Migrations {
         CREATE INDEX savings_goal_by_kid ON savings_goal (kid, created) WHERE ended IS NULL;
         """
 
+    /// Migration 28: chores a kid reports for a parent to approve (issue 58), and the household's
+    /// setting that asks for it (an optional field: absent, no approval).
+    static let migration28 = """
+        ALTER TABLE settings ADD COLUMN kids_approval INTEGER CHECK (kids_approval IS NULL OR kids_approval IN (0, 1));
+        CREATE TABLE chore_report (
+            id TEXT PRIMARY KEY NOT NULL,
+            kid TEXT NOT NULL,
+            selection TEXT NOT NULL,
+            title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+            peanuts INTEGER NOT NULL CHECK (peanuts BETWEEN 1 AND 1000),
+            day TEXT NOT NULL CHECK (day GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]'),
+            created INTEGER NOT NULL CHECK (created >= 0),
+            declined INTEGER CHECK (declined IS NULL OR declined >= 0),
+            word TEXT CHECK (word IS NULL OR length(word) BETWEEN 1 AND 180),
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+        ) WITHOUT ROWID;
+        CREATE INDEX chore_report_by_kid ON chore_report (kid, created);
+        """
+
     #if DEBUG
     /// The "next" test release's migration (``TestRelease``: TwoReleasesTests): notes, and a
     /// shopping item's brand. Never in a release build.

@@ -262,7 +262,7 @@ import Testing
         #expect(message { _ = try HouseholdAPI.call("task.add", [:], on: a) }.contains("needs \"title\""))
         #expect(message { _ = try HouseholdAPI.call("shop.fly", [:], on: a) }.contains("unknown method"))
         let settings = try HouseholdAPI.call("settings.set", ["key": .string("appearance"), "value": .string("light")], on: a)
-        #expect(settings == .object(["appearance": .string("light"), "celebrations": .bool(true), "suggestions": .bool(true)]))
+        #expect(settings == .object(["appearance": .string("light"), "celebrations": .bool(true), "suggestions": .bool(true), "kidsApproval": .bool(false)]))
         // Whether a method wrote is counted by the store, never guessed from its name: a
         // listing that makes today's repeating task is a write to send (issue 52, item 1).
         let before = a.store.localCommits
