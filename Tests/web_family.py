@@ -200,8 +200,12 @@ def parents(a):
             wait("the catalogue modal", lambda: a.execute_script("return document.getElementById('catalogue-modal').open"))
         else:
             press(a, a.find_element(By.CSS_SELECTOR, f'#catalogue-kinds [data-kind="{kind}"]'))
-        sections = a.find_elements(By.CSS_SELECTOR, "#catalogue-sections .cat-section")
-        rows = [len(s.find_elements(By.CSS_SELECTOR, ".cat-row")) for s in sections]
+        def counted():  # read again when the last selection's answer redrew the catalogue meanwhile
+            try:
+                return [len(s.find_elements(By.CSS_SELECTOR, ".cat-row")) for s in a.find_elements(By.CSS_SELECTOR, "#catalogue-sections .cat-section")]
+            except StaleElementReferenceException:
+                return None
+        rows = wait(f"the {kind} catalogue's rows", counted)[0]
         web_support.expect(f"the {kind} catalogue shows {rows} rows per category (the seed: three categories of six)", not (rows != [6, 6, 6]), "")
         for n in range(count):
             before = len(a.find_elements(By.CSS_SELECTOR, "#catalogue-sections .cat-row.selected"))
@@ -270,6 +274,51 @@ def parents(a):
     web_support.expect(f"the goal's reward in Mia's basket: {basket}", any(line["item"] == goal["reward"] for line in basket), "")
     web_support.section_ok(f"a savings goal chosen on Mia's page ({goal['title']!r}, {goal['peanuts']}), {said!r}; given in one step from parents' mode: "
                            f"balance {left}, the reward in her basket")
+
+    # A kid reports, a parent approves or declines (issue 58, item 4): the setting turned on in
+    # parents' mode; Mia taps two chores (each waits, counted nowhere); one approved, one declined
+    # with a word; her page says each result, the peanuts counted once.
+    wait("the goal's confetti gone", lambda: not shown(a, "confetti") and not shown(a, "celebration"), timeout=8)
+    checkbox = a.find_element(By.ID, "approval-setting")
+    press(a, checkbox)
+    wait("approval on in the household", lambda: json.loads(cli(HOME_A, "kids", "approval", "--json"))["kidsApproval"] is True, timeout=15)
+    asking = wait("Mia's chores asking for a parent", lambda: [c for c in a.find_elements(By.CSS_SELECTOR, '#kid-cards .kid-card[data-state="ask"]')],
+                  timeout=10)[0]
+    web_support.expect(f"two chores wait for a parent, {len(asking)} say so", len(asking) == 2, "")
+    ids = [c.get_attribute("data-id") for c in asking]
+    before = kids_of(HOME_A)[0]["balance"]
+    for item in ids:
+        press_fresh(a, f'#kid-cards .kid-card[data-id="{item}"]', f"the chore {item}")
+        wait(f"{item} waiting on Mia's page", lambda: a.find_element(By.CSS_SELECTOR, f'#kid-cards .kid-card[data-id="{item}"]')
+             .get_attribute("data-state") == "waiting", timeout=10)
+    wait("both told a parent", lambda: [li.get_attribute("data-status") for li in a.find_elements(By.CSS_SELECTOR, "#kid-reports-list li")]
+         == ["waiting", "waiting"], timeout=10)
+    web_support.expect("waiting reports are counted nowhere", kids_of(HOME_A)[0]["balance"] == before, "")
+    rows = wait("both in parents' mode's To approve", lambda: len(a.find_elements(By.CSS_SELECTOR, "#approval-list li[data-id]")) == 2
+                and a.find_elements(By.CSS_SELECTOR, "#approval-list li[data-id]"), timeout=10)[0]
+    if SHOTS:
+        shoot(a, "approvals", element="parents-panel")
+    reports = {r["item"]: r for r in cli_json(HOME_A, "kids", "reports", "Mia")}
+    first, second = reports[ids[0]], reports[ids[1]]
+    press_fresh(a, f'#approval-list li[data-id="{first["id"]}"] button.approve', "Approve")
+    wait("one left to approve", lambda: len(a.find_elements(By.CSS_SELECTOR, "#approval-list li[data-id]")) == 1, timeout=15)
+    a.find_element(By.CSS_SELECTOR, f'#approval-list li[data-id="{second["id"]}"] input').send_keys("Tidy it first")
+    press_fresh(a, f'#approval-list li[data-id="{second["id"]}"] button.decline', "Decline")
+    wait("nothing left to approve", lambda: shown(a, "approval-empty"), timeout=15)
+    said = wait("Mia's page saying both results", lambda: (lines := {li.get_attribute("data-id"): (li.get_attribute("data-status"), li.text)
+                for li in a.find_elements(By.CSS_SELECTOR, "#kid-reports-list li")})
+                and lines.get(first["id"], ("",))[0] == "approved" and lines.get(second["id"], ("",))[0] == "declined" and lines, timeout=10)[0]
+    web_support.expect(f"the decline's word on Mia's page: {said}", "Tidy it first" in said[second["id"]][1], "")
+    after = kids_of(HOME_A)[0]["balance"]
+    web_support.expect(f"Mia's balance {before} → {after}: the approved chore's {first['peanuts']}, once", after == before + first["peanuts"], "")
+    wait("the approved chore done today on Mia's page", lambda: a.find_element(By.CSS_SELECTOR, f'#kid-cards .kid-card[data-id="{first["item"]}"]')
+         .get_attribute("data-state") == "done", timeout=10)
+    if SHOTS:
+        shoot(a, "reports", element="kid-reports")
+    web_support.section_ok(f"kids' chores that wait for a parent: turned on in parents' mode; Mia's two chores told a parent (counted nowhere); one approved "
+                           f"(+{first['peanuts']}, once), one declined with a word ({said[second['id']][1]!r}); her page says each")
+    press(a, checkbox)
+    wait("approval off again", lambda: json.loads(cli(HOME_A, "kids", "approval", "--json"))["kidsApproval"] is False, timeout=15)
 
     # Rename a kid in place.
     click_row_button(a, "#parents-kids", "Mia", "button.rename", "Rename Mia")

@@ -160,7 +160,16 @@ extension Household {
     }
 
     private func waitingReport(_ handle: String) throws -> ChoreReport {
-        let report = try Handles.resolve(handle, in: choreReports(), what: "report", list: "reports", name: \.title, id: \.id)
+        let reports = try choreReports()
+        // Its chore's id names the one report of it that waits (`kids approve Sam chore_001`).
+        // With none waiting, its latest (refused below: already decided).
+        let ofChore = reports.filter { $0.item == handle.trimmed }
+        let waiting = ofChore.filter { $0.status == .waiting }
+        let report =
+            waiting.count == 1
+            ? waiting[0]
+            : waiting.isEmpty && !ofChore.isEmpty
+                ? ofChore[ofChore.count - 1] : try Handles.resolve(handle, in: reports, what: "report", list: "reports", name: \.title, id: \.id)
         guard report.status == .waiting else {
             throw HouseholdError.refuse(
                 .alreadyDecided, ["kid": .string(report.kidName), "item": .string(report.title), "status": .string(report.status.rawValue)])

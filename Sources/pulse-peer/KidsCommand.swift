@@ -12,7 +12,8 @@ struct KidsCommand: ParsableCommand {
         commandName: "kids",
         abstract: "The kids' ledger: rules, chores and rewards from a catalogue; peanuts earned and spent.",
         discussion: """
-            Kid actions: done, redeem, basket, history. Adult actions (PIN): add, rename, remove, select, deselect, own, adjust, bonus, goal --redeem.
+            Kid actions: done, redeem, basket, history, goal, report. Adult actions (PIN): add, rename, remove, select, deselect, own, adjust, bonus,
+            goal --redeem, approve, decline, approval on|off.
             The PIN is asked on the terminal (not echoed), or read from standard input with --pin-stdin.
             Examples:
               pulse-peer kids                       balances, and what each kid can do or redeem
@@ -21,7 +22,8 @@ struct KidsCommand: ParsableCommand {
             """,
         subcommands: [
             List.self, Add.self, Rename.self, Remove.self, CatalogueList.self, Select.self, Deselect.self, Own.self,
-            Done.self, Redeem.self, Basket.self, History.self, Adjust.self, Bonus.self, Goal.self, PIN.self,
+            Done.self, Redeem.self, Basket.self, History.self, Adjust.self, Bonus.self, Goal.self, Report.self, Reports.self, Approve.self,
+            Decline.self, Approval.self, PIN.self,
         ],
         defaultSubcommand: List.self
     )

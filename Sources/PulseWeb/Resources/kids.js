@@ -6,6 +6,7 @@ import { $, $$, el, toast, fail, t, titleOf, formatDay, formatTime, formatMoment
 import { register, store, refresh, local } from "./page.js";
 import { celebrationsOn, greatJob, confetti } from "./celebrate.js";
 import { renderGoal } from "./goals.js";
+import { renderKidReports, reportChore } from "./approval.js";
 
 local.kid = null;
 local.kidView = "earn";
@@ -13,17 +14,20 @@ local.kidView = "earn";
 register({
   id: "kids",
   tab: true,
-  topics: ["kid.", "kid", "catalogue_selection", "ledger_entry"],
+  topics: ["kid.", "kid", "catalogue_selection", "ledger_entry", "savings_goal", "chore_report", "settings"],
   async load() {
     await store.load("kids", async () => {
       const kids = await call("kids.list");
       if (!kids.some((k) => k.id === local.kid)) local.kid = kids.length ? kids[0].id : null;
       // Parents' mode needs the catalogue even before there is a kid.
-      if (!local.kid) return { kids, catalogue: await call("kids.catalogue.list"), ledger: [], basket: [] };
+      // The reports of every kid (parents' mode lists those that wait) and the household's setting.
+      const [reports, settings] = await Promise.all([call("kids.reports.list"), call("settings.get")]);
+      const approval = settings.kidsApproval === true;
+      if (!local.kid) return { kids, catalogue: await call("kids.catalogue.list"), ledger: [], basket: [], reports, approval };
       const [catalogue, ledger, basket] = await Promise.all([
         call("kids.catalogue.list", { kid: local.kid }).catch(() => []),
         call("kids.history.list", { kid: local.kid }), call("kids.basket.list", { kid: local.kid })]);
-      return { kids, catalogue, ledger, basket };
+      return { kids, catalogue, ledger, basket, reports, approval };
     });
   },
   render,
@@ -49,8 +53,16 @@ function renderPINNotice() {
     what: change.kind, machine: change.machine || "?", by: change.by || "", date: formatMoment(change.time) });
 }
 
+/** A rule's or chore's card by its state: its label, and the words under its title. */
+const cardWords = {
+  "": ["page.kids.earn.label", "page.kids.peanuts"],
+  done: ["page.kids.earn.label_done", "page.kids.peanuts_done"],
+  ask: ["page.kids.earn.label_ask", "page.kids.peanuts_ask"],
+  waiting: ["page.kids.earn.label_waiting", "page.kids.peanuts_waiting"],
+};
+
 function render() {
-  const { kids = [], catalogue = [], ledger = [], basket = [] } = store.view("kids") || {};
+  const { kids = [], catalogue = [], ledger = [], basket = [], reports = [] } = store.view("kids") || {};
   $("kids-empty").hidden = kids.length > 0;
   for (const id of ["kid-picker", "kid-views", "kid-cards"]) $(id).hidden = kids.length === 0;
   $("kid-picker").replaceChildren(...kids.map((k) => el("button", { type: "button", "aria-pressed": String(k.id === local.kid),
@@ -58,16 +70,22 @@ function render() {
   const kid = kids.find((k) => k.id === local.kid);
   $("kid-balance").textContent = kid ? t("page.kids.balance", { balance: kid.balance }) : "";
   renderGoal(kid, catalogue);
+  renderKidReports(local.kidView === "earn" ? kid : null, reports);
   $$("#kid-views button").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.view === local.kidView)));
   const cards = [];
   let empty = "";
   if (kid && local.kidView === "earn") {
     for (const item of catalogue.filter((i) => i.selected && i.kind !== "reward")) {
       const done = item.doneToday === true;
-      cards.push(el("button", { type: "button", class: `kid-card ${item.category}`, "data-id": item.id, "aria-disabled": String(done),
-        "aria-label": t(done ? "page.kids.earn.label_done" : "page.kids.earn.label", { title: titleOf(item), peanuts: item.peanuts }),
-        onclick: () => { if (!done) kidDone(kid, item); } },
-        titleOf(item), el("span", { class: "peanuts", text: t(done ? "page.kids.peanuts_done" : "page.kids.peanuts", { peanuts: item.peanuts }) })));
+      // A chore that waits for a parent is reported, and shows as waiting until one decides.
+      const ask = item.approval === true;
+      const waiting = ask && item.waiting === true;
+      const state = done ? "done" : waiting ? "waiting" : ask ? "ask" : "";
+      cards.push(el("button", { type: "button", class: `kid-card ${item.category}`, "data-id": item.id, "aria-disabled": String(done || waiting),
+        "data-state": state,
+        "aria-label": t(cardWords[state][0], { title: titleOf(item), peanuts: item.peanuts }),
+        onclick: () => { if (done || waiting) return; if (ask) reportChore(kid, item); else kidDone(kid, item); } },
+        titleOf(item), el("span", { class: "peanuts", text: t(cardWords[state][1], { peanuts: item.peanuts }) })));
     }
     empty = t("page.kids.earn.empty.parents");
   } else if (kid && local.kidView === "rewards") {

@@ -8,6 +8,7 @@ import { call } from "./api.js";
 import { $, $$, el, t, titleOf, fail, describe, toast, confirmDialog, editInPlace } from "./ui.js";
 import { register, store, refresh, local } from "./page.js";
 import { celebrationsOn, confetti } from "./celebrate.js";
+import { renderApprovals } from "./approval.js";
 
 const idleMinutes = 3;
 let pin = null;
@@ -194,6 +195,8 @@ function render() {
   if (kids.some((k) => k.id === chosen)) select.value = chosen; else if (local.kid) select.value = local.kid;
   $("adjust-form").hidden = kids.length === 0;
   renderBonuses();
+  const { reports = [], approval = false } = store.view("kids") || {};
+  renderApprovals(reports, approval, adult);
   renderOwnCategories();
   if ($("catalogue-modal").open) renderCatalogue();
 }
