@@ -644,6 +644,66 @@ def main():
 
     check("the phone's trip", trip_from_phone)
 
+    # A kid's chores on the phone (issue 58, item 4): with approval on, Sam taps a chore on the
+    # phone's Kids tab and another is reported on the second computer (the phone is told: a
+    # parent elsewhere); A approves the one, B declines the other with a word; the open kid's
+    # view shows waiting, then each result (the seeds' "Great job!" for the approved one), and
+    # the peanuts are counted once on both computers.
+    def adult_cli(home, *args):
+        return subprocess.run([binary_of(home), *args, "--pin-stdin", "--home", home], input="1234\n", capture_output=True,
+                              text=True, timeout=30, check=True).stdout
+
+    def kids_on_the_phone():
+        adult_cli(HOME, "kids", "pin", "set")
+        adult_cli(HOME, "kids", "add", "Sam")
+        adult_cli(HOME, "kids", "select", "chore_001", "chore_002")
+        adult_cli(HOME, "kids", "approval", "on")
+        wait("approval on at the second computer", lambda: json.loads(web_support.cli(BIN, HOME_B, "kids", "approval", "--json"))["kidsApproval"],
+             timeout=15)
+        driver.find_element(By.ID, "t-kids").click()
+        card = lambda item: driver.find_element(By.CSS_SELECTOR, f'#kid-cards .kid-card[data-id="{item}"]')
+        wait("Sam's chores asking for a parent on the phone", lambda: card("chore_001").get_attribute("data-state") == "ask", timeout=15)
+        driver.execute_script("""
+          window.__cheered = [];
+          const sheet = document.getElementById('celebration');
+          new MutationObserver(() => { if (!sheet.hidden) window.__cheered.push(document.getElementById('celebration-headline').textContent); })
+            .observe(sheet, { attributes: true, attributeFilter: ['hidden'] });""")
+        press(driver, card("chore_001"))
+        status = lambda: {li.get_attribute("data-id"): li.get_attribute("data-status") for li in driver.find_elements(By.CSS_SELECTOR, "#kid-reports-list li")}
+        wait("the phone's report waiting", lambda: list(status().values()) == ["waiting"], timeout=10)
+        web_support.cli(BIN, HOME_B, "kids", "report", "Sam", "chore_002")
+        try:
+            # Read as it is written (a toast goes by itself: Selenium's text of a hidden one is empty).
+            told = wait("the phone told of the report made on the second computer (not of its own)",
+                        lambda: "for your approval" in (said := driver.find_element(By.ID, "toast-text").get_attribute("textContent")) and said,
+                        timeout=15)[0]
+        except Failed:
+            print("  the phone's toast:", driver.find_element(By.ID, "toast-text").get_attribute("textContent"), "; asked of the system:", driver.execute_script("return window.pulseShown"),
+                  "; B's reports:", web_support.cli(BIN, HOME_B, "kids", "reports"), "; A's:", cli("kids", "reports"))
+            raise
+        if not told.startswith("Sam did “Check the door is locked when you leave”"):
+            raise Failed(f"the phone was told {told!r}: the report made on the other computer, and only that one")
+        wait("both waiting on the phone", lambda: sorted(status().values()) == ["waiting", "waiting"], timeout=10)
+        shot(driver, "phone-kid-waiting")
+        reports = {r["item"]: r for r in cli_json("kids", "reports", "Sam")}
+        wait("both reports on the second computer", lambda: len(json.loads(web_support.cli(BIN, HOME_B, "kids", "reports", "--json"))) == 2, timeout=15)
+        adult_cli(HOME, "kids", "approve", reports["chore_001"]["id"])
+        adult_cli(HOME_B, "kids", "decline", reports["chore_002"]["id"], "--word", "Not yet")
+        wait("the results on the phone", lambda: status() == {reports["chore_001"]["id"]: "approved", reports["chore_002"]["id"]: "declined"}, timeout=15)
+        said = driver.find_element(By.ID, "kid-reports-list").text
+        if "Not yet" not in said:
+            raise Failed(f"the decline's word is not on the phone: {said!r}")
+        cheered = wait("the seeds' Great job! on the phone", lambda: driver.execute_script("return window.__cheered"), timeout=5)[0]
+        shot(driver, "phone-kid-results")
+        peanuts = reports["chore_001"]["peanuts"]
+        for home in (HOME, HOME_B):
+            wait(f"Sam's balance {peanuts} on {home}", lambda: [k["balance"] for k in json.loads(web_support.cli(binary_of(home), home, "kids", "list", "--json"))["kids"]]
+                 == [peanuts], timeout=15)
+        ok(f"a kid's chores on the phone: reported there and on the other computer (the phone told {told!r}), both shown waiting; approved on A, "
+           f"declined on B with a word: the open kid's view shows each ({said!r}, {cheered[0]!r}), {peanuts} peanuts counted once on both computers")
+
+    check("a kid's chores on the phone", kids_on_the_phone)
+
     # An iPhone's Safari (its user agent) is told how to put the app on its Home Screen, where
     # its copy and its queue are not deleted after a week (docs/ENGINES.md); another phone is not.
     def home_screen_steps():
@@ -886,6 +946,26 @@ def main():
     if expect("a phone cannot call the computer's administration", status == 404 and b"unknown_method" in body,
               f"a phone calling machine.remove got {status} {body[:200]!r}"):
         ok("a phone cannot call the computer's administration (machine.remove → 404 unknown_method)")
+
+    # Parents' mode is the computer's: every adult action of the kids' ledger, with the right PIN,
+    # is refused from a phone, and nothing changes.
+    def parents_mode_not_on_phones():
+        before = web_support.cli(BIN_A, HOME, "kids", "history", "Sam", "--json")
+        refused = []
+        for method, params in [("kids.approve", {"report": "chore_001"}), ("kids.decline", {"report": "chore_002"}),
+                               ("kids.approval.set", {"value": "off"}), ("kids.bonus", {"kid": "Sam", "entry": "chore_001", "peanuts": 5}),
+                               ("kids.goal.redeem", {"kid": "Sam"}), ("kids.adjust", {"kid": "Sam", "peanuts": 50, "reason": "x"})]:
+            status, _, body = https_request(AGENT_FOR_PHONE, port, f"/api/call/{method}", "POST",
+                                            {"Cookie": f"pulse_phone_{port}={cookie}", "Origin": mine, "X-Pulse-CSRF": csrf,
+                                             "Content-Type": "application/json"}, json.dumps({**params, "pin": "1234"}).encode(),
+                                            cafile=os.path.join(SCRATCH, "root.pem"))
+            refused.append(status == 404 and b"unknown_method" in body)
+        unchanged = web_support.cli(BIN_A, HOME, "kids", "history", "Sam", "--json") == before and cli_json("kids", "approval")["kidsApproval"]
+        if expect("a phone cannot act in parents' mode", all(refused) and unchanged, f"refused {refused}, unchanged {unchanged}"):
+            ok("a phone cannot act in parents' mode: approve, decline, the approval setting, a bonus, a goal given, an adjustment — each with the right PIN "
+               "→ 404 unknown_method, nothing changed")
+
+    check("parents' mode is not on phones", parents_mode_not_on_phones)
 
     # Bad input from a stranger's namespace.
     def strangers_bad_input():

@@ -34,6 +34,8 @@ public struct MemberNotices: Sendable {
         // "Made on this machine" means nothing to a phone: whose change it is decides.
         var event = event
         event.local = false
+        // A kid's report made through this member's own machines (this phone, say) is not news to them.
+        if event.type == .kidReported, let member, event.author == member { return [] }
         guard let group = NotificationPolicy.group(for: event, me: member, settings: settings) else { return [] }
         return batcher.receive([event], group: group, now: now).map(Self.notice)
     }

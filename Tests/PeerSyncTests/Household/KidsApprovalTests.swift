@@ -114,6 +114,19 @@ import Testing
         #expect(try a.store.versionVector() == before, "nothing written")
     }
 
+    @Test func aReportArrivingFromAnotherComputerIsAnEventNamingTheKidAndTheChore() throws {
+        try a.setKidsApproval("on", pin: "1234")
+        let b = try secondMachine()
+        try sync(a, b)
+        try a.reportChore(kid: "Sam", item: "chore_001")
+        let changes = try a.store.allDeltas(for: try b.store.versionVector()).flatMap(\.changes)
+        try sync(a, b)
+        let events = try b.filledIn(EventRules.events(of: [changes], labels: [:]), local: false).filter { $0.type == .kidReported }
+        #expect(events.count == 1 && events.first?.authorName == "Sam" && events.first?.titleKey == "catalogue.chore_001")
+        let group = try #require(events.first.map { NotificationPolicy.group(for: $0, me: "someone", settings: NotificationSettings()) })
+        #expect(group == .approval)
+    }
+
     @Test func aReportNotifiesEveryComputerButTheOneItWasMadeOn() throws {
         var remote = HouseholdEvent(type: .kidReported, entity: "chore_report", row: "r", title: "Feed the cat", author: "m", authorName: "Sam", time: 10)
         remote.local = false
