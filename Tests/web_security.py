@@ -151,6 +151,7 @@ def main():
     expect(household() == before, "bad input changed the household")
     section_ok("bad parameters, unknown methods and oversized bodies get a clear error and change nothing")
 
+    parents_mode_needs_the_pin(good)
     new_endpoints(cookie, csrf, good)
 
     # --- a backup: signed in only, a whole SQLite file, never cached ---
@@ -207,6 +208,35 @@ def main():
 def call(good, method, params, headers=None):
     status, _, _, text = send("POST", f"/api/call/{method}", {**good, **(headers or {})}, json.dumps(params))
     return status, json.loads(text) if text.startswith("{") else text
+
+
+def parents_mode_needs_the_pin(good):
+    """Issue 58's adult actions through the page's API: each without the PIN is refused
+    (pin_required), and nothing changes; with it, the same request works."""
+    def answer(method, params):
+        status, body = call(good, method, params)
+        expect(status == 200, f"{method} with the PIN: {status} {body}")
+        return body.get("result") if isinstance(body, dict) else None
+    answer("kids.add", {"name": "Sam", "pin": "1234"})
+    answer("kids.select", {"items": ["chore_001", "rule_001", "reward_001"], "pin": "1234"})
+    answer("kids.adjust", {"kid": "Sam", "peanuts": 10, "reason": "start", "pin": "1234"})
+    answer("kids.done", {"kid": "Sam", "item": "rule_001"})
+    answer("kids.goal.set", {"kid": "Sam", "reward": "reward_001"})
+    answer("kids.approval.set", {"value": "on", "pin": "1234"})
+    report = answer("kids.report", {"kid": "Sam", "item": "chore_001"}) or {}
+    before = household()
+    codes = {}
+    for method, params in [("kids.approve", {"report": report.get("id", "?")}), ("kids.decline", {"report": report.get("id", "?"), "word": "no"}),
+                           ("kids.approval.set", {"value": "off"}), ("kids.bonus", {"kid": "Sam", "entry": "rule_001", "peanuts": 2}),
+                           ("kids.goal.redeem", {"kid": "Sam"}), ("kids.adjust", {"kid": "Sam", "peanuts": -5, "reason": "x"})]:
+        status, body = call(good, method, params)
+        codes[method] = (status, body.get("error", {}).get("code") if isinstance(body, dict) else body)
+    expect(all(code == (422, "pin_required") for code in codes.values()), f"adult actions without the PIN: {codes}")
+    expect(household() == before, "an adult action without the PIN changed the household")
+    status, body = call(good, "kids.approve", {"report": report.get("id", "?"), "pin": "1234"})
+    expect(status == 200 and body["result"]["status"] == "approved", f"the same approval with the PIN: {status} {body}")
+    section_ok(f"parents' mode through the page's API: approve, decline, the approval setting, a bonus, a goal given and an adjustment "
+               f"without the PIN → 422 pin_required, nothing changed; the approval with it works")
 
 
 def new_endpoints(cookie, csrf, good):

@@ -126,4 +126,41 @@ import Testing
         #expect(refused.stderr.contains(file) && refused.stderr.contains("missing \"kind\""), "\(refused.stderr)")
         #expect(try a.export() == before)
     }
+    /// Issue 58, item 4 on the command line: a chore that waits is reported, never earned at a
+    /// tap; every adult step needs the PIN; bad reports and decisions are refused with nothing changed.
+    @Test func aKidsReportWaitsForAParentAndEveryAdultStepNeedsThePINOnTheCommandLine() throws {
+        let a = Home(path: scratch.home("a"))
+        try a.run(["init"])
+        try a.run(["kids", "pin", "set", "--pin-stdin"], stdin: "1234\n")
+        try a.run(["kids", "add", "Sam", "--pin-stdin"], stdin: "1234\n")
+        try a.run(["kids", "select", "chore_001", "chore_002", "reward_001", "--pin-stdin"], stdin: "1234\n")
+        func refused(_ args: [String], _ stdin: String? = nil, _ expected: String) throws {
+            let result = try PulsePeer.run(args + ["--home", a.path], stdin: stdin)
+            #expect(result.status != 0, "\(args) was accepted")
+            #expect(result.stderr.contains(expected), "\(args): \(result.stderr)")
+        }
+        try refused(["kids", "report", "Sam", "chore_001"], nil, "needs no approval here")
+        try refused(["kids", "approval", "on"], nil, "--pin-stdin")
+        try refused(["kids", "approval", "on", "--pin-stdin"], "9999\n", "wrong PIN")
+        #expect(try a.run(["kids", "approval", "on", "--pin-stdin"], stdin: "1234\n").stdout.contains("wait for a parent"))
+        try refused(["kids", "done", "Sam", "chore_001"], nil, "waits for a parent’s approval")
+        let report = try JSONSerialization.jsonObject(with: Data(try a.run(["kids", "report", "Sam", "chore_001", "--json"]).stdout.utf8)) as? [String: Any]
+        #expect(report?["status"] as? String == "waiting")
+        let before = try a.export()
+        try refused(["kids", "approve", "chore_001"], nil, "--pin-stdin")
+        try refused(["kids", "decline", "chore_001"], nil, "--pin-stdin")
+        try refused(["kids", "approve", "chore_001", "--pin-stdin"], "0000\n", "wrong PIN")
+        try refused(["kids", "approval", "off"], nil, "--pin-stdin")
+        try refused(["kids", "approve", "nothing-like-it", "--pin-stdin"], "1234\n", "no report")
+        try refused(["kids", "decline", "chore_001", "--word", String(repeating: "x", count: 181), "--pin-stdin"], "1234\n", "180")
+        try refused(["kids", "report", "Sam", "chore_001"], nil, "already said")
+        try refused(["kids", "report", "Sam", "reward_001"], nil, "no chore")
+        try refused(["kids", "report", "Sam", "chore_009"], nil, "no chore")
+        try refused(["kids", "report", "Nobody", "chore_001"], nil, "no kid")
+        #expect(try a.export() == before, "nothing changed")
+        #expect(try a.run(["kids", "reports"]).stdout.contains("waiting for a parent"))
+        #expect(try a.run(["kids", "approve", "chore_001", "--pin-stdin"], stdin: "1234\n").stdout.contains("approved by"))
+        try refused(["kids", "approve", "chore_001", "--pin-stdin"], "1234\n", "already approved")
+        #expect(try kidsJSON(a).first?["balance"] as? Int == 2, "the chore's 2 peanuts, once")
+    }
 }

@@ -233,6 +233,7 @@ import Testing
             "answers 401 and no household data", "works once", "is refused (421/400)", "POSTs from another origin",
             "change nothing", "X-Frame-Options DENY", "the page still answers", "hostile page", "sign-out ends",
             "downloads a whole backup", "no invitation is opened", "a flood of 12 wrong PINs", "nothing changed",
+            "parents' mode through the page's API",
         ] {
             #expect(lines(run.stdout).contains { $0.contains(check) }, "missing: \(check)\n\(output)")
         }
