@@ -42,6 +42,12 @@ import Testing
         try a.run(["kids", "select", "rule_001", "rule_002", "rule_003", "rule_004", "chore_001", "reward_001", "--pin-stdin"], stdin: "1234\n")
         try a.run(["kids", "done", "Mia", "chore_001"]) // a card done today: its own colours
         try a.run(["kids", "adjust", "Mia", "--add", "500", "--reason", "Pocket money", "--pin-stdin"], stdin: "1234\n") // rewards to take
+        // Chores that wait for a parent (issue 58): one waiting on the kid's view and in parents' mode, one declined with a word.
+        try a.run(["kids", "select", "chore_002", "chore_003", "--pin-stdin"], stdin: "1234\n")
+        try a.run(["kids", "approval", "on", "--pin-stdin"], stdin: "1234\n")
+        try a.run(["kids", "report", "Mia", "chore_002"])
+        try a.run(["kids", "report", "Mia", "chore_003"])
+        try a.run(["kids", "decline", "chore_003", "--word", "Tidy it first", "--pin-stdin"], stdin: "1234\n")
         var environment = ProcessInfo.processInfo.environment
         if let directory = environment["PULSE_SCREENSHOTS"] { environment["PULSE_SCREENSHOTS"] = directory + "/" + engine }
         let run = try PulsePeer.runProcess(

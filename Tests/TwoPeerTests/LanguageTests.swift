@@ -181,6 +181,13 @@ import Testing
         try a.run(["kids", "add", "Qmia", "--pin-stdin"], stdin: "1234\n")
         try a.run(["kids", "select", "rule_001", "chore_001", "reward_001", "--pin-stdin"], stdin: "1234\n")
         try a.run(["kids", "done", "Qmia", "chore_001"])
+        // A goal, and chores that wait for a parent (issue 58): one waiting, one declined with a word.
+        try a.run(["kids", "goal", "Qmia", "reward_001"])
+        try a.run(["kids", "select", "chore_002", "chore_003", "--pin-stdin"], stdin: "1234\n")
+        try a.run(["kids", "approval", "on", "--pin-stdin"], stdin: "1234\n")
+        try a.run(["kids", "report", "Qmia", "chore_002"])
+        try a.run(["kids", "report", "Qmia", "chore_003"])
+        try a.run(["kids", "decline", "chore_003", "--word", "Qtidy", "--pin-stdin"], stdin: "1234\n")
         try Pseudo.write(to: a.path)
         let agent = try AgentProcess(home: a.path)
         defer { _ = agent.stop() }
@@ -189,7 +196,7 @@ import Testing
         try Home(path: scratch.home("b")).pair(with: a, at: agent, member: "Qtom")
         let data = [
             "Qhome", "Qanna", "Qtom", "Qmilk", "Qapples", "Qbrotgetreidemischungspackung", "Qdishes", "Qgarden", "Qtulips", "Qmia", "Qlidl", "Qbutter",
-            "Qmarket", "Qhoover", "House",
+            "Qmarket", "Qhoover", "Qtidy", "House",
             "Pulse",
         ]
         var command = [
