@@ -20,6 +20,10 @@ public struct CatalogueItem: Sendable, Codable, Equatable {
     /// built-in one: each reader sees it in their language. Nil once a family gave the item
     /// its own words (an own item, `HOME/catalogue.json`): then their text wins everywhere.
     public var titleKey: String? = nil
+    /// A chore taking turns among kids (issue 58): the kids in turn order, and today's turn and
+    /// the next three (``KidTurn``); nil when it does not.
+    public var rotation: [ChorePerson]? = nil
+    public var turns: [KidTurn]? = nil
 }
 
 /// The catalogue shipped with pulse-peer (`Resources/catalogue.json`, embedded in the

@@ -76,15 +76,17 @@ extension Household {
                 id: item.id, kind: item.kind, category: row.text("category"), title: row.text("title"),
                 peanuts: Int(row.integer("peanuts")), selected: true, own: false)
         }
+        try addTurns(to: &items, rows)
         let builtIn = Set(items.map(\.id))
         for row in rows.values.sorted(by: { $0.text("title") < $1.text("title") }) where !builtIn.contains(row.id) {
             guard let kind = CatalogueItem.Kind(rawValue: row.text("kind")) else { continue }
             // A selected item of another machine's catalogue file counts as the family's own.
             guard row.bool("selected") || row.id.hasPrefix("own-") else { continue }
-            items.append(
-                CatalogueItem(
-                    id: row.id, kind: kind, category: row.text("category"), title: row.text("title"),
-                    peanuts: Int(row.integer("peanuts")), selected: row.bool("selected"), own: true))
+            var own = CatalogueItem(
+                id: row.id, kind: kind, category: row.text("category"), title: row.text("title"),
+                peanuts: Int(row.integer("peanuts")), selected: row.bool("selected"), own: true)
+            try addTurns(to: &own, row)
+            items.append(own)
         }
         for index in items.indices where !items[index].own {
             items[index].titleKey = Catalogue.titleKey(id: items[index].id, title: items[index].title)
@@ -132,6 +134,7 @@ extension Household {
         let kid = try resolveKid(kidHandle)
         let item = try resolveSelected(itemHandle, kinds: [.rule, .chore])
         let day = today.description
+        try requireTurn(of: kid, for: item)
         // A chore a parent approves is reported (``reportChore(kid:item:today:)``), never earned at a tap.
         if try needsApproval(item, approval: kidsApproval()) {
             throw HouseholdError.refuse(.needsApproval, ["kid": .string(kid.name), "item": .string(item.title)])
@@ -443,6 +446,8 @@ extension Household {
                 try h.catalogue().map { item in
                     guard case var .object(fields) = try JSONValue.from(item) else { return try .from(item) }
                     if item.kind != .reward { fields["doneToday"] = .bool(done.contains(item.id)) }
+                    // A chore taking turns among kids: whether today is this kid's.
+                    if let turn = item.turns?.first, turn.period == today { fields["yourTurn"] = .bool(turn.kidID == kid.id) }
                     if h.needsApproval(item, approval: approval) {
                         fields["approval"] = .bool(true)
                         fields["waiting"] = .bool(waiting.contains(item.id))

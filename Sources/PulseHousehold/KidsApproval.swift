@@ -66,6 +66,7 @@ extension Household {
         let kid = try resolveKid(kidHandle)
         let item = try resolveSelected(itemHandle, kinds: [.chore])
         guard try kidsApproval() else { throw HouseholdError.refuse(.approvalOff, ["item": .string(item.title)]) }
+        try requireTurn(of: kid, for: item)
         if try itemsDoneToday(kid: kid, today: today).contains(item.id) {
             throw HouseholdError.refuse(.alreadyEarnedToday, ["kid": .string(kid.name), "item": .string(item.title), "peanuts": JSONValue(item.peanuts)])
         }

@@ -45,7 +45,7 @@ public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         case alreadySelected = "already_selected", notSelected = "not_selected"
         case bonusOutOfRange = "bonus_out_of_range", notEarned = "not_earned", alreadyRewarded = "already_rewarded"
         case approvalOff = "approval_off", alreadyReported = "already_reported", alreadyDecided = "already_decided"
-        case needsApproval = "needs_approval"
+        case needsApproval = "needs_approval", notYourTurn = "not_your_turn"
         case alreadyTheGoal = "already_the_goal", noGoal = "no_goal", goalNotReached = "goal_not_reached", keptForGoal = "kept_for_goal"
         case catalogueUnreadable = "catalogue_unreadable", catalogueInvalid = "catalogue_invalid"
         case messagesInvalid = "messages_invalid", unknownLanguage = "unknown_language"

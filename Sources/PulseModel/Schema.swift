@@ -446,6 +446,9 @@ extension EntityKind {
                     FieldSpec("peanuts", .integer(1...20)),
                     FieldSpec("category", .choice(["security", "respect", "fun"])),
                     FieldSpec("selected", .bool),
+                    // A chore taking turns among kids (issue 58): their ids, space-separated, in turn order, and its first day.
+                    FieldSpec("rotation", .text(max: 1000), optional: true),
+                    FieldSpec("rotation_from", .date, optional: true),
                 ], tombstone: (field: "selected", value: .integer(0)), singletonRowID: nil),
             // Append-only: a balance is the sum of entries, never a replicated counter.
             EntitySchema(

@@ -75,6 +75,7 @@ package enum Migrations {
         Step(name: "rotating chores, bonuses", sql: migration26),
         Step(name: "savings goals", sql: migration27),
         Step(name: "chores a kid reports", sql: migration28),
+        Step(name: "kids' chores that take turns", sql: migration29),
     ]
 
     package static var latest: Int { all.count }

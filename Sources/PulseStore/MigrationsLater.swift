@@ -144,6 +144,13 @@ extension Migrations {
         CREATE INDEX chore_report_by_kid ON chore_report (kid, created);
         """
 
+    /// Migration 29: a kids' chore taking turns among kids (issue 58): optional fields of the selection.
+    static let migration29 = """
+        ALTER TABLE catalogue_selection ADD COLUMN rotation TEXT CHECK (rotation IS NULL OR length(rotation) BETWEEN 1 AND 1000);
+        ALTER TABLE catalogue_selection ADD COLUMN rotation_from TEXT
+            CHECK (rotation_from IS NULL OR rotation_from GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]');
+        """
+
     #if DEBUG
     /// The "next" test release's migration (``TestRelease``: TwoReleasesTests): notes, and a
     /// shopping item's brand. Never in a release build.

@@ -81,6 +81,30 @@ extension KidsCommand {
     }
 }
 
+extension KidsCommand {
+    struct Rotate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A chore that takes turns among kids, one a day from today (adult); --off: any kid again.",
+            discussion: "Example: pulse-peer kids rotate chore_002 Sam,Zoe --pin-stdin")
+        @OptionGroup var options: HomeOptions
+        @OptionGroup var pin: PINOptions
+        @Argument(help: "The chore (number from `kids`, title or id).") var chore: String
+        @Argument(help: "The kids in turn order, comma-separated.") var kids: String?
+        @Flag(help: "It no longer takes turns.") var off = false
+        @Flag(help: "Print JSON.") var json = false
+        func validate() throws {
+            guard off == (kids == nil) else { throw ValidationError(say("cli.kids.rotate.one_of")) }
+        }
+        func run() throws {
+            let item = try options.write { try $0.setKidsChoreRotation(chore, kids: names(kids), off: off, pin: try pin.read(for: $0)) }
+            if json { return try Output.json(item) }
+            let title = catalogueTitle(item)
+            guard let turns = item.turns, !turns.isEmpty else { return print(say("cli.kids.rotate.off", ["title": .string(title)])) }
+            print(say("cli.kids.rotate.on", ["title": .string(title), "kids": .string(turns.compactMap(\.kid).joined(separator: ", "))]))
+        }
+    }
+}
+
 /// "Sam: Feed the cat (+2) — waiting for a parent", in the reader's language.
 func reportLine(_ report: ChoreReport) -> String {
     let title = report.titleKey.map { say($0, or: report.title) } ?? report.title

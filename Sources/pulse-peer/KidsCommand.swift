@@ -13,7 +13,7 @@ struct KidsCommand: ParsableCommand {
         abstract: "The kids' ledger: rules, chores and rewards from a catalogue; peanuts earned and spent.",
         discussion: """
             Kid actions: done, redeem, basket, history, goal, report. Adult actions (PIN): add, rename, remove, select, deselect, own, adjust, bonus,
-            goal --redeem, approve, decline, approval on|off.
+            goal --redeem, approve, decline, approval on|off, rotate.
             The PIN is asked on the terminal (not echoed), or read from standard input with --pin-stdin.
             Examples:
               pulse-peer kids                       balances, and what each kid can do or redeem
@@ -23,7 +23,7 @@ struct KidsCommand: ParsableCommand {
         subcommands: [
             List.self, Add.self, Rename.self, Remove.self, CatalogueList.self, Select.self, Deselect.self, Own.self,
             Done.self, Redeem.self, Basket.self, History.self, Adjust.self, Bonus.self, Goal.self, Report.self, Reports.self, Approve.self,
-            Decline.self, Approval.self, PIN.self,
+            Decline.self, Approval.self, Rotate.self, PIN.self,
         ],
         defaultSubcommand: List.self
     )
@@ -469,7 +469,10 @@ extension CatalogueItem.Kind: ExpressibleByArgument {}
 private func peanutCount(_ count: Int) -> String { say("cli.kids.peanuts", ["count": JSONValue(count)]) }
 
 private func itemLine(_ number: Int, _ item: CatalogueItem) -> String {
-    "\(String(number).leftPadded(3))  \(catalogueTitle(item))  \(peanutCount(item.peanuts))"
+    let line = "\(String(number).leftPadded(3))  \(catalogueTitle(item))  \(peanutCount(item.peanuts))"
+    // A chore taking turns among kids: whose turn today is.
+    guard let turn = item.turns?.first, let kid = turn.kid else { return line }
+    return line + "  " + say("cli.kids.turn", ["kid": .string(kid)])
 }
 
 /// A catalogue item's title: in the reader's language while it is the built-in one.

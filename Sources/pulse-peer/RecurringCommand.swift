@@ -154,7 +154,7 @@ struct RecurringCommand: ParsableCommand {
 }
 
 /// `Anna,Ben` as names (none: empty).
-private func names(_ list: String?) -> [String] {
+func names(_ list: String?) -> [String] {
     (list ?? "").split(separator: ",").map { $0.split(separator: " ").joined(separator: " ") }.filter { !$0.isEmpty }
 }
 
