@@ -320,6 +320,33 @@ def parents(a):
     press(a, checkbox)
     wait("approval off again", lambda: json.loads(cli(HOME_A, "kids", "approval", "--json"))["kidsApproval"] is False, timeout=15)
 
+    # A chore taking turns among kids (issue 58): a second kid, both chips tapped under a chore in
+    # parents' mode; the row says whose turn today is, and Zed's card says it is Mia's today.
+    a.find_element(By.ID, "kid-add-name").send_keys("Zed", Keys.ENTER)
+    wait("Zed in the kids' list", lambda: "Zed" in names(a, "#parents-kids .name"))
+    row = wait("a chore to take turns at", lambda: a.find_elements(By.CSS_SELECTOR, "#turns-list li[data-id]"), timeout=10)[0][0]
+    chore_id = row.get_attribute("data-id")
+    def rotation():
+        items = cli_json(HOME_A, "kids", "list")["todo"]
+        return [k["name"] for k in next(i for i in items if i["id"] == chore_id).get("rotation") or []]
+    for kid, expected in [("Mia", ["Mia"]), ("Zed", ["Mia", "Zed"])]:
+        press_fresh(a, f'#turns-list li[data-id="{chore_id}"] button[aria-label^="{kid} "]', f"{kid}'s chip")
+        wait(f"the rotation {expected}", lambda: rotation() == expected, timeout=15)
+    today = wait("the row saying whose turn today is", lambda: (said := a.find_element(By.CSS_SELECTOR, f'#turns-list li[data-id="{chore_id}"] .turns-today').text)
+                 .startswith("Today: Mia · then Zed, Mia, Zed") and said, timeout=10)[0]
+    press_fresh(a, "#kid-picker button:last-child", "Zed's chip above the cards")
+    other = wait("Zed's card saying it is Mia's turn", lambda: (card := a.find_element(By.CSS_SELECTOR, f'#kid-cards .kid-card[data-id="{chore_id}"]'))
+                 .get_attribute("data-state") == "other" and card.text, timeout=10)[0]
+    if SHOTS:
+        shoot(a, "turns", element="tab-kids")
+    press_fresh(a, "#kid-picker button:first-child", "Mia's chip above the cards")
+    wait("Mia shown again", lambda: a.find_element(By.CSS_SELECTOR, "#kid-picker button:first-child").get_attribute("aria-pressed") == "true")
+    for kid in ["Mia", "Zed"]:
+        press_fresh(a, f'#turns-list li[data-id="{chore_id}"] button[aria-label^="{kid} "]', f"{kid}'s chip again")
+        wait(f"{kid} out of the rotation", lambda: kid not in rotation(), timeout=15)
+    web_support.section_ok(f"a chore taking turns between Mia and Zed, set with two taps in parents' mode: {today!r}; Zed's card says {other!r}; "
+                           "two taps more and anyone does it again")
+
     # Rename a kid in place.
     click_row_button(a, "#parents-kids", "Mia", "button.rename", "Rename Mia")
     field = wait("the rename field", lambda: a.find_element(By.CSS_SELECTOR, "#parents-kids input.edit"))[0]
@@ -438,7 +465,8 @@ def celebrations(a):
     for kid in kids_of(HOME_A):
         adjust(kid["id"], "--add", "50")
     wait("peanuts again on the page", lambda: re.findall(r"\d+", text(a, "kid-balance")) == ["50"])
-    press(a, wait("a reward card", lambda: a.find_element(By.CSS_SELECTOR, "#kid-cards .kid-card"))[0])
+    # (Found again if the other kid's adjustment redrew the cards meanwhile.)
+    press_fresh(a, "#kid-cards .kid-card", "a reward card")
     wait("confetti", lambda: shown(a, "confetti"))
     on_top = a.execute_script("""const box = document.getElementById('toast'), r = box.getBoundingClientRect();
       return !box.hidden && box.contains(document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2))""")

@@ -48,6 +48,10 @@ import Testing
         try a.run(["kids", "report", "Mia", "chore_002"])
         try a.run(["kids", "report", "Mia", "chore_003"])
         try a.run(["kids", "decline", "chore_003", "--word", "Tidy it first", "--pin-stdin"], stdin: "1234\n")
+        // A chore taking turns between two kids: today Zoe's (Mia's card says so; parents' mode's chips).
+        try a.run(["kids", "add", "Zoe", "--pin-stdin"], stdin: "1234\n")
+        try a.run(["kids", "select", "chore_004", "--pin-stdin"], stdin: "1234\n")
+        try a.run(["kids", "rotate", "chore_004", "Zoe,Mia", "--pin-stdin"], stdin: "1234\n")
         var environment = ProcessInfo.processInfo.environment
         if let directory = environment["PULSE_SCREENSHOTS"] { environment["PULSE_SCREENSHOTS"] = directory + "/" + engine }
         let run = try PulsePeer.runProcess(

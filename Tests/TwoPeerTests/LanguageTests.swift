@@ -188,6 +188,10 @@ import Testing
         try a.run(["kids", "report", "Qmia", "chore_002"])
         try a.run(["kids", "report", "Qmia", "chore_003"])
         try a.run(["kids", "decline", "chore_003", "--word", "Qtidy", "--pin-stdin"], stdin: "1234\n")
+        // A chore taking turns between two kids: today Qzoe's, so Qmia's card says so.
+        try a.run(["kids", "add", "Qzoe", "--pin-stdin"], stdin: "1234\n")
+        try a.run(["kids", "select", "chore_004", "--pin-stdin"], stdin: "1234\n")
+        try a.run(["kids", "rotate", "chore_004", "Qzoe,Qmia", "--pin-stdin"], stdin: "1234\n")
         try Pseudo.write(to: a.path)
         let agent = try AgentProcess(home: a.path)
         defer { _ = agent.stop() }
@@ -196,7 +200,7 @@ import Testing
         try Home(path: scratch.home("b")).pair(with: a, at: agent, member: "Qtom")
         let data = [
             "Qhome", "Qanna", "Qtom", "Qmilk", "Qapples", "Qbrotgetreidemischungspackung", "Qdishes", "Qgarden", "Qtulips", "Qmia", "Qlidl", "Qbutter",
-            "Qmarket", "Qhoover", "Qtidy", "House",
+            "Qmarket", "Qhoover", "Qtidy", "Qzoe", "House",
             "Pulse",
         ]
         var command = [

@@ -59,6 +59,7 @@ const cardWords = {
   done: ["page.kids.earn.label_done", "page.kids.peanuts_done"],
   ask: ["page.kids.earn.label_ask", "page.kids.peanuts_ask"],
   waiting: ["page.kids.earn.label_waiting", "page.kids.peanuts_waiting"],
+  other: ["page.kids.earn.label_other", "page.kids.peanuts_other"],
 };
 
 function render() {
@@ -80,12 +81,15 @@ function render() {
       // A chore that waits for a parent is reported, and shows as waiting until one decides.
       const ask = item.approval === true;
       const waiting = ask && item.waiting === true;
-      const state = done ? "done" : waiting ? "waiting" : ask ? "ask" : "";
-      cards.push(el("button", { type: "button", class: `kid-card ${item.category}`, "data-id": item.id, "aria-disabled": String(done || waiting),
+      // A chore taking turns among kids, on another kid's day (the agent's `yourTurn`).
+      const other = item.yourTurn === false;
+      const state = done ? "done" : other ? "other" : waiting ? "waiting" : ask ? "ask" : "";
+      const words = { title: titleOf(item), peanuts: item.peanuts, kid: item.turns?.[0]?.kid || "" };
+      cards.push(el("button", { type: "button", class: `kid-card ${item.category}`, "data-id": item.id, "aria-disabled": String(done || waiting || other),
         "data-state": state,
-        "aria-label": t(cardWords[state][0], { title: titleOf(item), peanuts: item.peanuts }),
-        onclick: () => { if (done || waiting) return; if (ask) reportChore(kid, item); else kidDone(kid, item); } },
-        titleOf(item), el("span", { class: "peanuts", text: t(cardWords[state][1], { peanuts: item.peanuts }) })));
+        "aria-label": t(cardWords[state][0], words),
+        onclick: () => { if (done || waiting || other) return; if (ask) reportChore(kid, item); else kidDone(kid, item); } },
+        titleOf(item), el("span", { class: "peanuts", text: t(cardWords[state][1], words) })));
     }
     empty = t("page.kids.earn.empty.parents");
   } else if (kid && local.kidView === "rewards") {

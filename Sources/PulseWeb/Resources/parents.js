@@ -9,6 +9,7 @@ import { $, $$, el, t, titleOf, fail, describe, toast, confirmDialog, editInPlac
 import { register, store, refresh, local } from "./page.js";
 import { celebrationsOn, confetti } from "./celebrate.js";
 import { renderApprovals } from "./approval.js";
+import { renderKidTurns } from "./kidturns.js";
 
 const idleMinutes = 3;
 let pin = null;
@@ -197,6 +198,7 @@ function render() {
   renderBonuses();
   const { reports = [], approval = false } = store.view("kids") || {};
   renderApprovals(reports, approval, adult);
+  renderKidTurns(store.view("kids") || {}, adult);
   renderOwnCategories();
   if ($("catalogue-modal").open) renderCatalogue();
 }
