@@ -74,6 +74,10 @@ def check(driver, where, seen, language, element=None):
         driver.set_window_size(width, height)
         for appearance in ["light", "dark"]:
             driver.execute_script("document.documentElement.dataset.appearance = arguments[0]", appearance)
+            # The colours as a person sees them once the switch settled (WebKitGTK under load was
+            # still fading a button from the other appearance's colours when axe read them).
+            wait("the page's transitions to end", lambda: driver.execute_script(
+                "return document.getAnimations().filter((a) => a.playState === 'running').length === 0"))
             found = web_support.axe_violations(driver)
             if found:
                 raise Failed(f"{where} at {width} px ({appearance}, {language}): {found}")

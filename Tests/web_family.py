@@ -329,9 +329,11 @@ def parents(a):
     def rotation():
         items = cli_json(HOME_A, "kids", "list")["todo"]
         return [k["name"] for k in next(i for i in items if i["id"] == chore_id).get("rotation") or []]
+    chip = lambda kid: f'#turns-list li[data-id="{chore_id}"] button[aria-label^="{kid} "]'
     for kid, expected in [("Mia", ["Mia"]), ("Zed", ["Mia", "Zed"])]:
-        press_fresh(a, f'#turns-list li[data-id="{chore_id}"] button[aria-label^="{kid} "]', f"{kid}'s chip")
+        press_fresh(a, chip(kid), f"{kid}'s chip")
         wait(f"the rotation {expected}", lambda: rotation() == expected, timeout=15)
+        wait(f"{kid}'s chip shown pressed", lambda: a.find_element(By.CSS_SELECTOR, chip(kid)).get_attribute("aria-pressed") == "true", timeout=10)
     today = wait("the row saying whose turn today is", lambda: (said := a.find_element(By.CSS_SELECTOR, f'#turns-list li[data-id="{chore_id}"] .turns-today').text)
                  .startswith("Today: Mia · then Zed, Mia, Zed") and said, timeout=10)[0]
     press_fresh(a, "#kid-picker button:last-child", "Zed's chip above the cards")
@@ -342,8 +344,9 @@ def parents(a):
     press_fresh(a, "#kid-picker button:first-child", "Mia's chip above the cards")
     wait("Mia shown again", lambda: a.find_element(By.CSS_SELECTOR, "#kid-picker button:first-child").get_attribute("aria-pressed") == "true")
     for kid in ["Mia", "Zed"]:
-        press_fresh(a, f'#turns-list li[data-id="{chore_id}"] button[aria-label^="{kid} "]', f"{kid}'s chip again")
+        press_fresh(a, chip(kid), f"{kid}'s chip again")
         wait(f"{kid} out of the rotation", lambda: kid not in rotation(), timeout=15)
+        wait(f"{kid}'s chip shown not pressed", lambda: a.find_element(By.CSS_SELECTOR, chip(kid)).get_attribute("aria-pressed") == "false", timeout=10)
     web_support.section_ok(f"a chore taking turns between Mia and Zed, set with two taps in parents' mode: {today!r}; Zed's card says {other!r}; "
                            "two taps more and anyone does it again")
 

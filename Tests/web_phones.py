@@ -27,6 +27,7 @@ import urllib.request
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
 from selenium.common.exceptions import StaleElementReferenceException
 
 import web_support
@@ -703,6 +704,28 @@ def main():
            f"declined on B with a word: the open kid's view shows each ({said!r}, {cheered[0]!r}), {peanuts} peanuts counted once on both computers")
 
     check("a kid's chores on the phone", kids_on_the_phone)
+
+    # Days away from the phone (issue 58): More → Away, marked for its member and ended there; the
+    # second computer has it at once, and its rotating chores pass the turns on meanwhile.
+    def away_from_the_phone():
+        driver.find_element(By.ID, "t-more").click()
+        member = wait("the phone's Away form", lambda: driver.find_element(By.ID, "away-member").is_displayed()
+                      and driver.find_element(By.ID, "away-member"), timeout=10)[0]
+        Select(member).select_by_visible_text("Anna")
+        today = time.strftime("%Y-%m-%d")
+        for field in ["away-first", "away-last"]:
+            driver.execute_script("arguments[0].value = arguments[1]", driver.find_element(By.ID, field), today)
+        press(driver, driver.find_element(By.CSS_SELECTOR, "#away-form button[type=submit]"))
+        spans = wait("Anna away on the second computer", lambda: json.loads(web_support.cli(BIN, HOME_B, "recurring", "away", "--json")), timeout=15)[0]
+        if [s["member"] for s in spans] != ["Anna"] or spans[0]["first"] != today:
+            raise Failed(f"the second computer's days away: {spans}")
+        shot(driver, "phone-away")
+        press(driver, wait("Back home on the phone", lambda: driver.find_element(By.CSS_SELECTOR, "#away-list li button.row-button"), timeout=10)[0])
+        wait("nobody away on the second computer", lambda: json.loads(web_support.cli(BIN, HOME_B, "recurring", "away", "--json")) == [], timeout=15)
+        driver.find_element(By.ID, "t-shopping").click()
+        ok("days away from the phone: Anna marked away today in More → Away is on the second computer at once; “Back home” there ends it")
+
+    check("days away from the phone", away_from_the_phone)
 
     # An iPhone's Safari (its user agent) is told how to put the app on its Home Screen, where
     # its copy and its queue are not deleted after a week (docs/ENGINES.md); another phone is not.

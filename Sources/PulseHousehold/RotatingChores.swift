@@ -295,7 +295,8 @@ extension Household {
         },
         .write("recurring.swap") { a, h in try h.swapTurns(a.string("template"), a.string("first"), a.string("second")) },
         .read("away.list", for: APIMethod.everyone) { _, h in try h.awaySpans() },
-        .write("away.add") { a, h in try h.markAway(a.string("member"), from: a.string("first"), through: a.string("last")) },
-        .write("away.end") { a, h in JSONValue.object(["ended": JSONValue(try h.endAway(a.string("member")))]) },
+        // Days away on phones too: a member says they are away wherever they are (issue 58).
+        .write("away.add", for: APIMethod.everyone) { a, h in try h.markAway(a.string("member"), from: a.string("first"), through: a.string("last")) },
+        .write("away.end", for: APIMethod.everyone) { a, h in JSONValue.object(["ended": JSONValue(try h.endAway(a.string("member")))]) },
     ]
 }

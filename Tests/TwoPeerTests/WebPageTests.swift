@@ -160,6 +160,7 @@ import Testing
                 "updates live", "Plasters added there is on Pharmacy", "notifications: Tom's addition", "its Home Screen (More)", "installable",
                 "still reaches its computer at once", "“I'm going shopping” on the phone: the second computer sees Anna's trip",
                 "a kid's chores on the phone: reported there and on the other computer", "a phone cannot act in parents' mode",
+                "days away from the phone",
                 "shows the last list, says how old it is", "and queues three additions",
                 "to send them within the week", "still once",
                 "the phone used the second computer", "across releases", "machine.remove → 404",

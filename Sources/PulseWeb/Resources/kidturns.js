@@ -4,6 +4,10 @@
 import { $, el, t, titleOf, fail } from "./ui.js";
 import { refresh } from "./page.js";
 
+/** The turn order last sent per chore, until the agent's answer shows it: a second tap before
+ * the first one's redraw builds on what the first chose, not on what was drawn. */
+const sent = new Map();
+
 /** `view`: the kids part's store view (`kids`, `catalogue`); `adult` calls with the PIN. */
 export function renderKidTurns({ kids = [], catalogue = [] }, adult) {
   const chores = catalogue.filter((item) => item.selected && item.kind === "chore");
@@ -11,15 +15,18 @@ export function renderKidTurns({ kids = [], catalogue = [] }, adult) {
   $("turns-list").replaceChildren(...(kids.length > 1 ? chores : []).map((item) => {
     const title = titleOf(item);
     const order = (item.rotation || []).map((k) => k.id);
+    if (sent.get(item.id)?.join(" ") === order.join(" ")) sent.delete(item.id);
+    const now = () => sent.get(item.id) ?? order;
     const set = async (ids) => {
+      sent.set(item.id, ids);
       try {
         await adult("kids.rotate", ids.length ? { item: item.id, kids: ids } : { item: item.id, off: true });
-      } catch (error) { fail(error); }
+      } catch (error) { sent.delete(item.id); fail(error); }
       refresh("kids");
     };
     const chips = kids.map((kid) => el("button", { type: "button", class: "chip", "aria-pressed": String(order.includes(kid.id)),
       text: kid.name, "aria-label": t("page.parents.turns.kid_label", { kid: kid.name, title }),
-      onclick: () => set(order.includes(kid.id) ? order.filter((id) => id !== kid.id) : [...order, kid.id]) }));
+      onclick: () => { const ids = now(); set(ids.includes(kid.id) ? ids.filter((id) => id !== kid.id) : [...ids, kid.id]); } }));
     const turns = item.turns || [];
     const said = turns.length && turns[0].kid
       ? t("page.parents.turns.today", { kid: turns[0].kid, next: turns.slice(1).map((turn) => turn.kid || "—").join(", ") }) : "";
