@@ -333,7 +333,7 @@ extension EntityKind {
     /// The schemas by `ordinal`: an index, not a hash, on every change's path.
     private static let schemaTable: [EntitySchema] = allCases.map { schemas[$0]! }
 
-    private static let deleted = (field: "deleted", value: FieldValue.integer(1))
+    static let deleted = (field: "deleted", value: FieldValue.integer(1))
     private static let title = FieldSpec("title", .text(max: 200))
 
     /// A shopping item's fields (the "next" test release adds one: ``TestRelease``). `quantity`
@@ -554,46 +554,8 @@ extension EntityKind {
                     FieldSpec("until", .timestamp, immutable: true),
                     FieldSpec("ended", .timestamp, keptOnceSet: true),
                 ], tombstone: nil, singletonRowID: nil),
-            EntitySchema(
-                kind: .away,
-                fields: [
-                    FieldSpec("member", .reference(.member), immutable: true),
-                    FieldSpec("first_day", .date),
-                    FieldSpec("last_day", .date),
-                    FieldSpec("deleted", .bool),
-                ], tombstone: deleted, singletonRowID: nil),
-            EntitySchema(
-                kind: .rotationSwap,
-                fields: [
-                    FieldSpec("template", .reference(.recurringTemplate), immutable: true),
-                    FieldSpec("first", .date, immutable: true),
-                    FieldSpec("second", .date, immutable: true),
-                    FieldSpec("created", .timestamp, immutable: true),
-                ], tombstone: nil, singletonRowID: nil),
-            EntitySchema(
-                kind: .savingsGoal,
-                fields: [
-                    FieldSpec("kid", .reference(.kid), immutable: true),
-                    FieldSpec("reward", .reference(.catalogueSelection), immutable: true),
-                    FieldSpec("title", .text(max: 200), immutable: true),
-                    FieldSpec("peanuts", .integer(1...1000), immutable: true),
-                    FieldSpec("created", .timestamp, immutable: true),
-                    FieldSpec("ended", .timestamp, keptOnceSet: true),
-                    FieldSpec("redeemed", .reference(.ledgerEntry), nullable: true),
-                ], tombstone: nil, singletonRowID: nil),
-            EntitySchema(
-                kind: .choreReport,
-                fields: [
-                    FieldSpec("kid", .reference(.kid), immutable: true),
-                    FieldSpec("selection", .reference(.catalogueSelection), immutable: true),
-                    FieldSpec("title", .text(max: 200), immutable: true),
-                    FieldSpec("peanuts", .integer(1...1000), immutable: true),
-                    FieldSpec("day", .date, immutable: true),
-                    FieldSpec("created", .timestamp, immutable: true),
-                    FieldSpec("declined", .timestamp, keptOnceSet: true),
-                    FieldSpec("word", .text(max: 180), nullable: true),
-                ], tombstone: nil, singletonRowID: nil),
         ]
+        list += choreSchemas
         #if DEBUG
         if TestRelease.next {
             list.append(
