@@ -76,7 +76,9 @@ extension Household {
                 id: item.id, kind: item.kind, category: row.text("category"), title: row.text("title"),
                 peanuts: Int(row.integer("peanuts")), selected: true, own: false)
         }
-        try addTurns(to: &items, rows)
+        // The kids' names once, and only when a chore takes turns among them.
+        let kidNames = try rows.values.contains { $0.optionalText("rotation") != nil } ? kidNamesByID() : [:]
+        addTurns(to: &items, rows, kidNames)
         let builtIn = Set(items.map(\.id))
         for row in rows.values.sorted(by: { $0.text("title") < $1.text("title") }) where !builtIn.contains(row.id) {
             guard let kind = CatalogueItem.Kind(rawValue: row.text("kind")) else { continue }
@@ -85,7 +87,7 @@ extension Household {
             var own = CatalogueItem(
                 id: row.id, kind: kind, category: row.text("category"), title: row.text("title"),
                 peanuts: Int(row.integer("peanuts")), selected: row.bool("selected"), own: true)
-            try addTurns(to: &own, row)
+            addTurns(to: &own, row, kidNames)
             items.append(own)
         }
         for index in items.indices where !items[index].own {

@@ -55,17 +55,17 @@ extension Household {
     }
 
     /// Today's turn and the next three of each rotating item of `items` (their rows by id).
-    func addTurns(to items: inout [CatalogueItem], _ rows: [String: StoredRow]) throws {
+    func addTurns(to items: inout [CatalogueItem], _ rows: [String: StoredRow], _ names: [String: String]) {
         for index in items.indices {
             guard let row = rows[items[index].id] else { continue }
-            try addTurns(to: &items[index], row)
+            addTurns(to: &items[index], row, names)
         }
     }
 
-    func addTurns(to item: inout CatalogueItem, _ row: StoredRow, today: IsoDate = Days.today()) throws {
+    /// `names`: the kids not removed, by id.
+    func addTurns(to item: inout CatalogueItem, _ row: StoredRow, _ names: [String: String], today: IsoDate = Days.today()) {
         guard item.kind == .chore, let text = row.optionalText("rotation"), let from = row.optionalText("rotation_from").flatMap(IsoDate.init)
         else { return }
-        let names = try kidNamesByID()
         // A removed kid leaves the rotation (every replica drops the same one).
         let ids = RotationRules.distinct(text.split(separator: " ").map(String.init)).filter { names[$0] != nil }
         guard !ids.isEmpty else { return }
@@ -76,7 +76,7 @@ extension Household {
         }
     }
 
-    private func kidNamesByID() throws -> [String: String] {
+    func kidNamesByID() throws -> [String: String] {
         Dictionary(
             try store.rows(.kid, RowQuery(where: [("removed", .bool(false))])).map { ($0.id, $0.text("name")) }, uniquingKeysWith: { a, _ in a })
     }

@@ -10,6 +10,16 @@ protocol HouseholdFixture {
 }
 
 extension HouseholdFixture {
+    /// The kids' suites' first machine: Anna and Tom's household in `dir`, its PIN 1234, `kids`,
+    /// and the catalogue items `selected`.
+    static func kidsHousehold(in dir: TemporaryDirectory, kids: [String], selected: [String]) throws -> Household {
+        let a = try Household.create(HouseholdHome(directory: dir.url.appendingPathComponent("a")), name: nil, members: ["Anna", "Tom"])
+        try a.setKidsPIN("1234")
+        for kid in kids { try a.addKid(kid, pin: "1234") }
+        try a.selectCatalogueItems(selected, pin: "1234")
+        return a
+    }
+
     /// Another machine of `a`'s household (Tom's), synced from `a`.
     func machine(_ name: String) throws -> Household {
         let m = try Household.join(HouseholdHome(directory: dir.url.appendingPathComponent(name)), invitation: a.invitation(forMember: "Tom"))

@@ -13,12 +13,8 @@ import Testing
     let a: Household
     init() throws {
         dir = try TemporaryDirectory()
-        a = try Household.create(HouseholdHome(directory: dir.url.appendingPathComponent("a")), name: nil, members: ["Anna", "Tom"])
-        try a.setKidsPIN("1234")
-        try a.addKid("Sam", pin: "1234")
-        try a.addKid("Zoe", pin: "1234")
-        // chore_001 earns 2, chore_002 earns it own; rule_001 is a rule (kept, not reported).
-        try a.selectCatalogueItems(["chore_001", "chore_002", "rule_001", "reward_001"], pin: "1234")
+        // chore_001 earns 2, chore_002 its own; rule_001 is a rule (kept, not reported).
+        a = try Self.kidsHousehold(in: dir, kids: ["Sam", "Zoe"], selected: ["chore_001", "chore_002", "rule_001", "reward_001"])
     }
 
     @Test func withApprovalOnAChoreWaitsCountedNowhereUntilAParentApprovesIt() throws {

@@ -12,11 +12,8 @@ import Testing
     let a: Household
     init() throws {
         dir = try TemporaryDirectory()
-        a = try Household.create(HouseholdHome(directory: dir.url.appendingPathComponent("a")), name: nil, members: ["Anna", "Tom"])
-        try a.setKidsPIN("1234")
-        try a.addKid("Sam", pin: "1234")
         // reward_001 costs 5, reward_006 20; chore_001 earns 2.
-        try a.selectCatalogueItems(["chore_001", "reward_001", "reward_006"], pin: "1234")
+        a = try Self.kidsHousehold(in: dir, kids: ["Sam"], selected: ["chore_001", "reward_001", "reward_006"])
     }
 
     @Test func aGoalKeepsWhatIsSavedForItAndCancellingFreesItWithNothingLost() throws {

@@ -11,11 +11,7 @@ import Testing
     let a: Household
     init() throws {
         dir = try TemporaryDirectory()
-        a = try Household.create(HouseholdHome(directory: dir.url.appendingPathComponent("a")), name: nil, members: ["Anna", "Tom"])
-        try a.setKidsPIN("1234")
-        try a.addKid("Sam", pin: "1234")
-        try a.addKid("Zoe", pin: "1234")
-        try a.selectCatalogueItems(["chore_001", "chore_002", "rule_001"], pin: "1234")
+        a = try Self.kidsHousehold(in: dir, kids: ["Sam", "Zoe"], selected: ["chore_001", "chore_002", "rule_001"])
     }
 
     func chore(_ h: Household, _ id: String = "chore_001") throws -> CatalogueItem { try #require(try h.catalogue().first { $0.id == id }) }
