@@ -81,6 +81,9 @@ struct PeerSession {
             /// Origins whose histories the two sides found different, by origin
             /// (PeerSession+Histories.swift).
             var forks: [ReplicaID: ForkExchange] = [:]
+            /// Why this side ended the session, set before it closes the channel: the
+            /// close also ends the reader, which may finish first (and cleanly).
+            var endedBecause: String?
         }
         struct PendingPairing {
             let expectedConfirmation: [UInt8]
@@ -127,13 +130,16 @@ struct PeerSession {
                     }
                 } catch {
                     // The session is over now, even if closing TLS waits for the peer.
-                    await host.unregister(id, error: "\(error)")
+                    await host.unregister(id, error: shared.state.withLock(\.endedBecause) ?? "\(error)")
                     throw error
                 }
-                await host.unregister(id, error: nil)
+                // Ended by this side's watchdog, though the reader's clean end came first.
+                let endedBecause = shared.state.withLock(\.endedBecause)
+                await host.unregister(id, error: endedBecause)
+                if let endedBecause { throw End.timeout(endedBecause) }
             }
         } catch {
-            endReason = "\(error)"
+            endReason = shared.state.withLock(\.endedBecause) ?? "\(error)"
         }
         signal.finish()
         peerVector.finish()
@@ -507,6 +513,7 @@ struct PeerSession {
             if !established {
                 let waited = now - started
                 if waited >= options.handshakeTimeout {
+                    shared.state.withLock { $0.endedBecause = "no handshake within \(options.handshakeTimeout)" }
                     outbound.finish(with: .error(.timeout, "no handshake within \(options.handshakeTimeout)"), on: channel)
                     channel.close(promise: nil) // also fails a TLS handshake still waiting
                     throw End.timeout("no handshake within \(options.handshakeTimeout)")
@@ -518,6 +525,7 @@ struct PeerSession {
             if silent >= options.idleTimeout {
                 let seconds = Double(silent.components.seconds) + Double(silent.components.attoseconds) / 1e18
                 let reason = "peer silent for \((seconds * 10).rounded() / 10) s"
+                shared.state.withLock { $0.endedBecause = reason }
                 outbound.finish(with: .error(.timeout, reason), on: channel)
                 channel.close(promise: nil)
                 throw End.timeout(reason)

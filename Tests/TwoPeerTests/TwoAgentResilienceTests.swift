@@ -63,7 +63,7 @@ import Testing
         // Three keepalive intervals of silence (3 s), plus the slack of a loaded machine (CI's
         // browsers beside it); the default interval's 45 s could not meet it.
         #expect(Date().timeIntervalSince(started) < 20)
-        #expect((after["lastError"] as? String)?.contains("silent") == true)
+        #expect((after["lastError"] as? String)?.contains("silent") == true, "why it ended: \(after["lastError"] ?? "nothing")")
         kill(agentB.process.processIdentifier, SIGCONT)
         try a.run(["shop", "add", "After the nap"])
         try b.waitUntil("synced", timeout: 60)
