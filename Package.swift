@@ -102,6 +102,8 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
+        // iCalendar (RFC 5545) read and written, bounded: a leaf for CalDAV (issue 59, decision 0024).
+        .target(name: "PulseCalendar"),
         // QR: QR codes as SVG from libqrencode (the only target that sees CQREncode; issue 42).
         .target(name: "PulseQR", dependencies: ["CQREncode"]),
         // Discovery: mDNS through Avahi (the only target that sees CAvahi).
@@ -180,6 +182,7 @@ let package = Package(
             dependencies: [
                 "PeerSync", "PulseModel", "PulseStore", "PulseIdentity", "PulseHousehold",
                 "PulseProtocol", "PulseTransport", "PulseDiscovery", "PulseNotify", "PulseWeb", "PulseCA", "PulseQR",
+                "PulseCalendar",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
