@@ -102,7 +102,7 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
-        // iCalendar (RFC 5545) read and written, bounded: a leaf for CalDAV (issue 59, decision 0024).
+        // CalDAV's formats (iCalendar, WebDAV's XML), read bounded: a leaf (issue 59, decision 0024).
         .target(name: "PulseCalendar"),
         // QR: QR codes as SVG from libqrencode (the only target that sees CQREncode; issue 42).
         .target(name: "PulseQR", dependencies: ["CQREncode"]),
