@@ -104,6 +104,8 @@ let package = Package(
             ]),
         // CalDAV's formats (iCalendar, WebDAV's XML), read bounded: a leaf (issue 59, decision 0024).
         .target(name: "PulseCalendar"),
+        // CalDAV (issue 59): requests read, filters, the service on the public API.
+        .target(name: "PulseCalDAV", dependencies: ["PulseCalendar"]),
         // QR: QR codes as SVG from libqrencode (the only target that sees CQREncode; issue 42).
         .target(name: "PulseQR", dependencies: ["CQREncode"]),
         // Discovery: mDNS through Avahi (the only target that sees CAvahi).
@@ -182,7 +184,7 @@ let package = Package(
             dependencies: [
                 "PeerSync", "PulseModel", "PulseStore", "PulseIdentity", "PulseHousehold",
                 "PulseProtocol", "PulseTransport", "PulseDiscovery", "PulseNotify", "PulseWeb", "PulseCA", "PulseQR",
-                "PulseCalendar",
+                "PulseCalendar", "PulseCalDAV",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -80,6 +80,20 @@ public struct ICalDate: Equatable, Sendable {
         return "\(text.prefix(4))-\(text.dropFirst(4).prefix(2))-\(text.dropFirst(6).prefix(2))"
     }
 
+    /// The day after (a DATE's end, as a to-do due on a day is due by its end).
+    public var nextDay: ICalDate {
+        var next = ICalDate(year: year, month: month, day: day + 1, time: time, utc: utc, zone: zone)
+        if next.day > ICalDate.days(in: month, of: year) {
+            next.day = 1
+            next.month += 1
+            if next.month > 12 {
+                next.month = 1
+                next.year += 1
+            }
+        }
+        return next
+    }
+
     static func days(in month: Int, of year: Int) -> Int {
         switch month {
         case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28

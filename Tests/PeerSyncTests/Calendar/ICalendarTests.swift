@@ -102,6 +102,11 @@ import Testing
         if let date { #expect(date.value == value) }
     }
 
+    @Test(arguments: [("20261205", "20261206"), ("20261231", "20270101"), ("20240228", "20240229"), ("20230228", "20230301"), ("20261130", "20261201")])
+    func theNextDayCrossesMonthsYearsAndLeapDays(day: String, next: String) throws {
+        #expect(try #require(ICalDate(value: day)).nextDay.value == next)
+    }
+
     @Test func aDateSaidToBeADayButHoldingATimeIsRefused() throws {
         let due = ICalProperty("DUE", "20261205T080000", parameters: [ICalParameter("VALUE", ["DATE"])])
         #expect(throws: ICalError(.badValue, line: 0, "DUE says VALUE=DATE but holds a time")) { try ICalDate(due) }
