@@ -253,7 +253,7 @@ public enum HouseholdAPI {
         Household.householdMethods + Household.memberMethods + Household.settingsMethods + Household.shoppingMethods + Household.shoppingTripMethods
             + Household.taskMethods + Household.backlogMethods + Household.recurringMethods + Household.rotationMethods + Household.conflictMethods
             + Household.machineMethods + Household.phoneMethods + Household.caMethods + Household.kidsMethods + Household.goalMethods
-            + Household.approvalMethods + Household.kidsTurnMethods
+            + Household.approvalMethods + Household.kidsTurnMethods + Household.appPasswordMethods
             + Household.pinMethods + nextReleaseMethods)
 
     /// The methods the control socket (and the computer's page) may call.

@@ -73,6 +73,8 @@ public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         // Phones (issue 42).
         case phonesPort = "phones_port", phonesCannotListen = "phones_cannot_listen", phonesOff = "phones_off"
         case phonesHost = "phones_host", noSuchRequest = "no_such_request", noSuchPhone = "no_such_phone"
+        // Apps over CalDAV (issue 59).
+        case noSuchAppPassword = "no_such_app_password", alreadyRevoked = "already_revoked", tooManyAppPasswords = "too_many_app_passwords"
         // The household CA (protocol 8).
         case phonesWaitingForCA = "phones_waiting_for_ca", invalidCertificate = "invalid_certificate"
         case caRequestChanged = "ca_request_changed", caMachineRemoved = "ca_machine_removed", noCARequest = "no_ca_request"

@@ -66,6 +66,10 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
     /// chore's title and peanuts when reported, and once a parent declines it, when and their
     /// word. An approval is the earn whose id is the report's (``Ledger/reportEarnID(day:report:)``).
     case choreReport = "chore_report"
+    /// A member's password for an app that reaches the household over CalDAV (issue 59; row id:
+    /// a new one): its label, the member's name when made (the user name it was given), a slow
+    /// hash, and once set, when it was revoked; when it was last used (at most hourly).
+    case appPassword = "app_password"
     #if DEBUG
     /// A note: an entity of the "next" test release (``TestRelease``, with
     /// `shopping_item.brand`); in `allCases` only there, never in a release build.
@@ -80,7 +84,7 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
             .household, .settings, .member, .replica, .shoppingItem, .task, .backlogCategory, .backlogItem,
             .recurringTemplate, .kid, .catalogueSelection, .ledgerEntry, .machine, .machineRemoval, .discoveryKey,
             .kidsPIN, .phone, .caRoot, .caGrant, .phoneService, .shoppingCheckoff, .shoppingList,
-            .shoppingTrip, .away, .rotationSwap, .savingsGoal, .choreReport,
+            .shoppingTrip, .away, .rotationSwap, .savingsGoal, .choreReport, .appPassword,
         ]
         #if DEBUG
         if TestRelease.next { return released + [.note] }
@@ -279,6 +283,7 @@ extension EntityKind {
         case .rotationSwap: 25
         case .savingsGoal: 26
         case .choreReport: 27
+        case .appPassword: 28
         #if DEBUG
         case .note: 250
         #endif
@@ -324,8 +329,9 @@ extension EntityKind {
         case .rotationSwap: 24
         case .savingsGoal: 25
         case .choreReport: 26
+        case .appPassword: 27
         #if DEBUG
-        case .note: 27
+        case .note: 28
         #endif
         }
     }
@@ -555,7 +561,7 @@ extension EntityKind {
                     FieldSpec("ended", .timestamp, keptOnceSet: true),
                 ], tombstone: nil, singletonRowID: nil),
         ]
-        list += choreSchemas
+        list += choreSchemas + appSchemas
         #if DEBUG
         if TestRelease.next {
             list.append(

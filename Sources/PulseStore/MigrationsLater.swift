@@ -151,6 +151,22 @@ extension Migrations {
             CHECK (rotation_from IS NULL OR rotation_from GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]');
         """
 
+    /// Migration 30: the members' passwords for apps over CalDAV (issue 59).
+    static let migration30 = """
+        CREATE TABLE app_password (
+            id TEXT PRIMARY KEY NOT NULL,
+            member TEXT NOT NULL,
+            login TEXT NOT NULL CHECK (length(login) BETWEEN 1 AND 60),
+            label TEXT NOT NULL CHECK (length(label) BETWEEN 1 AND 60),
+            hash TEXT NOT NULL CHECK (length(hash) BETWEEN 1 AND 200),
+            created INTEGER NOT NULL CHECK (created >= 0),
+            revoked INTEGER CHECK (revoked IS NULL OR revoked >= 0),
+            last_used INTEGER CHECK (last_used IS NULL OR last_used >= 0),
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+        ) WITHOUT ROWID;
+        CREATE INDEX app_password_by_member ON app_password (member);
+        """
+
     #if DEBUG
     /// The "next" test release's migration (``TestRelease``: TwoReleasesTests): notes, and a
     /// shopping item's brand. Never in a release build.

@@ -38,6 +38,7 @@ struct PulsePeer: AsyncParsableCommand {
                     Conflicts.self,
                 ]),
             CommandGroup(name: "Machines", subcommands: [Invite.self, Join.self, Devices.self, PhonesCommand.self]),
+            CommandGroup(name: "Apps", subcommands: [CalDAVCommand.self]),
         ]
     )
 

@@ -92,17 +92,47 @@ import Testing
     @Test func helpIsGroupedAndEveryCommandHasAnExample() throws {
         let help = try PulsePeer.run(["help"])
         #expect(help.status == 0)
-        for group in ["HOUSEHOLD", "SHOPPING", "TASKS", "BACKLOG", "KIDS", "SYNC", "MACHINES"] {
+        for group in ["HOUSEHOLD", "SHOPPING", "TASKS", "BACKLOG", "KIDS", "SYNC", "MACHINES", "APPS"] {
             #expect(help.stdout.contains("\(group) SUBCOMMANDS:"), "group \(group)")
         }
         let commands = [
             "init", "household", "member", "whoami", "settings", "export", "shop", "task", "recurring", "backlog",
-            "kids", "run", "service", "status", "watch", "notifications", "conflicts", "invite", "join", "devices",
+            "kids", "run", "service", "status", "watch", "notifications", "conflicts", "invite", "join", "devices", "caldav",
         ]
         for command in commands {
             let page = try PulsePeer.run(["help", command]).stdout
             #expect(page.contains("Example"), "`pulse-peer help \(command)` has an example")
         }
+    }
+
+    /// Issue 59's app passwords on the command line: made (shown once, with the user name), listed
+    /// without the password or its hash, revoked once; bad input refused with nothing changed.
+    @Test func appPasswordsAreMadeListedAndRevokedOnTheCommandLine() throws {
+        let home = try scratch.household("apps")[0]
+        let made =
+            try JSONSerialization.jsonObject(with: Data(try home.run(["caldav", "passwords", "add", "Anna's iPhone Reminders", "--json"]).stdout.utf8))
+            as? [String: Any]
+        let password = try #require(made?["password"] as? String)
+        let record = try #require(made?["record"] as? [String: Any])
+        #expect(password.range(of: "^[a-z2-9]{4}(-[a-z2-9]{4}){4}$", options: .regularExpression) != nil, "\(password)")
+        #expect(record["login"] as? String == "Anna" && record["label"] as? String == "Anna's iPhone Reminders")
+        let listed = try home.run(["caldav", "passwords"]).stdout
+        #expect(listed.contains("Anna's iPhone Reminders — Anna (user name Anna)"))
+        let listedJSON = try home.run(["caldav", "passwords", "--json"]).stdout
+        #expect(!listed.contains(password) && !listedJSON.contains(password) && !listedJSON.contains("scrypt"))
+        let before = try home.run(["export", "--json"]).stdout
+        for bad in [
+            ["add", " "], ["add", String(repeating: "x", count: 61)], ["add", "Siri", "--member", "Nobody"], ["add", "anna's iphone reminders"],
+            ["revoke", "zzzzzz"],
+        ] {
+            let refused = try PulsePeer.run(["caldav", "passwords"] + bad + ["--home", home.path])
+            #expect(refused.status == 1 && refused.stderr.hasPrefix("Error: "), "\(bad): \(refused.stderr)")
+        }
+        #expect(try home.run(["export", "--json"]).stdout == before, "nothing changed")
+        let id = try #require(record["id"] as? String)
+        #expect(try home.run(["caldav", "passwords", "revoke", String(id.suffix(8))]).stdout.contains(", revoked "))
+        let again = try PulsePeer.run(["caldav", "passwords", "revoke", id, "--home", home.path])
+        #expect(again.status == 1 && again.stderr.contains("is already revoked"))
     }
 
     /// `service install|status|remove` with a stand-in `systemctl` on PATH that records

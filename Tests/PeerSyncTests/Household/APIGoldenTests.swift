@@ -229,6 +229,14 @@ import Testing
         Call(method: "kids.pin.acknowledge", params: ["pin": "4321"]),
         Call(method: "kids.pin.reset", params: [:]),
         Call(method: "kids.pin.confirmReset", params: ["code": "000000"]),
+        Call(method: "apps.passwords.create", params: ["label": "Anna's iPhone Reminders"]),
+        Call(method: "apps.passwords.create", params: ["label": " anna's iphone reminders "]),
+        Call(method: "apps.passwords.create", params: ["label": "Siri", "member": "Nobody"]),
+        Call(method: "apps.passwords.create", params: ["label": "Home Assistant", "member": "Tom"]),
+        Call(method: "apps.passwords.list", params: [:]),
+        Call(method: "apps.passwords.revoke", params: ["password": "@apps.passwords.create.record.id"]),
+        Call(method: "apps.passwords.revoke", params: ["password": "@apps.passwords.create.record.id"]),
+        Call(method: "apps.passwords.revoke", params: ["password": "nope"]),
         Call(method: "member.remove", params: ["member": "Zoe"]),
         Call(method: "member.remove", params: ["member": "Zoe"]),
         Call(method: "no.such.method", params: [:]),
@@ -241,13 +249,15 @@ import Testing
         Call(method: "phone.add", params: ["name": "x", "credential": credential], caller: .control),
         Call(method: "ca.grant", params: [:], caller: .page),
         Call(method: "machine.list", params: [:], caller: .phone(member: nil)),
+        Call(method: "apps.passwords.create", params: ["label": "x"], caller: .phone(member: nil)),
         Call(method: "phone.roaming", params: ["phone": "x"], caller: .phone(member: nil)),
     ]
 
     /// Every method of the API, each called with no parameters (after the script, in order of
     /// name): the refusals of missing parameters, and what a method without any does.
     static let bare = [
-        "away.add", "away.end", "away.list", "backlog.add", "backlog.category.add", "backlog.category.move", "backlog.category.remove",
+        "apps.passwords.create", "apps.passwords.list", "apps.passwords.revoke", "away.add", "away.end", "away.list", "backlog.add", "backlog.category.add",
+        "backlog.category.move", "backlog.category.remove",
         "backlog.category.rename",
         "backlog.list", "backlog.move", "backlog.promote", "backlog.remove", "backlog.rename", "backlog.restore", "ca.get", "ca.grant",
         "ca.publish", "ca.request", "conflicts.list", "household.get", "household.rename", "kids.add", "kids.adjust", "kids.approval.set", "kids.approve",
@@ -293,6 +303,11 @@ import Testing
                 let result = try Self.call(call.method, params, on: h, as: phone.map { .phone(member: $0) } ?? call.caller)
                 last[call.method] = result
                 line["result"] = call.method == "kids.pin.reset" ? "<code>" : result
+                // A new app password is shown once, and is new each run.
+                if call.method == "apps.passwords.create", case var .object(fields) = result {
+                    fields["password"] = "<password>"
+                    line["result"] = .object(fields)
+                }
             } catch {
                 var body = Refusal(error).body.json
                 // An unknown method's answer lists the caller's methods: the registry's list for

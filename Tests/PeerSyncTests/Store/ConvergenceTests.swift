@@ -127,6 +127,16 @@ private struct World {
         for change in changes {
             for write in change.fields {
                 let key = Key(entity: change.entity, row: change.rowID, field: write.field)
+                // A field kept once set: a value wins over a null whatever their stamps (a row's
+                // creation, with null, may reach a replica after an edit made where the creation
+                // had not arrived yet); between values, the later stamp.
+                if change.entity.schema.fields.first(where: { $0.name == write.field })?.keptOnceSet == true, let current = predicted[key] {
+                    if write.value == .null && current.1 != .null { continue }
+                    if current.1 == .null && write.value != .null {
+                        predicted[key] = (change.stamp, write.value)
+                        continue
+                    }
+                }
                 if let current = predicted[key], current.0 > change.stamp { continue }
                 predicted[key] = (change.stamp, write.value)
             }
