@@ -24,7 +24,7 @@ public enum DAVRequestReader {
             guard case .object = target else {
                 throw DAVRefusal(405, "not_an_object", "only a to-do (NAME.ics in a collection) can be written")
             }
-            let type = request.header("content-type").map { String($0.split(separator: ";").first ?? "").trimmingCharacters(in: " \t").lowercased() }
+            let type = request.header("content-type").map { String($0.split(separator: ";").first ?? "").trimming(" \t").lowercased() }
             guard type == nil || type == "text/calendar" else {
                 throw DAVRefusal(
                     415, "unsupported_media_type", "a to-do is text/calendar",
@@ -38,7 +38,7 @@ public enum DAVRequestReader {
                     400, "invalid_calendar_data", "the body is not an iCalendar object: \(error)",
                     precondition: DAVName(DAVXML.caldav, "valid-calendar-data"))
             }
-            let ifNoneMatch = request.header("if-none-match").map { $0.trimmingCharacters(in: " \t") }
+            let ifNoneMatch = request.header("if-none-match").map { $0.trimming(" \t") }
             guard ifNoneMatch == nil || ifNoneMatch == "*" else {
                 throw DAVRefusal(400, "bad_precondition", "If-None-Match on a PUT is * (create only)")
             }
@@ -56,7 +56,7 @@ public enum DAVRequestReader {
     /// precondition), so a client never makes us walk everything at once.
     static func depth(_ request: DAVHTTPRequest, default fallback: DAVDepth) throws(DAVRefusal) -> DAVDepth {
         let depth: DAVDepth
-        switch request.header("depth")?.trimmingCharacters(in: " \t").lowercased() {
+        switch request.header("depth")?.trimming(" \t").lowercased() {
         case nil: depth = fallback
         case "0": depth = .zero
         case "1": depth = .one
@@ -70,7 +70,7 @@ public enum DAVRequestReader {
     }
 
     static func ifMatch(_ request: DAVHTTPRequest) throws(DAVRefusal) -> String? {
-        guard let value = request.header("if-match")?.trimmingCharacters(in: " \t") else { return nil }
+        guard let value = request.header("if-match")?.trimming(" \t") else { return nil }
         guard value.count >= 2, value.hasPrefix("\"") || value.hasPrefix("W/\""), value.hasSuffix("\""), !value.contains(",") else {
             throw DAVRefusal(400, "bad_precondition", "If-Match names one ETag, quoted")
         }
@@ -119,20 +119,20 @@ public enum DAVRequestReader {
             }
             return .query(props: try props(in: root), filter: try DAVFilter.read(filter))
         case (DAVXML.caldav, "calendar-multiget"):
-            let hrefs = root.children(DAVXML.dav, "href").map { $0.text.trimmingCharacters(in: " \t\n") }
+            let hrefs = root.children(DAVXML.dav, "href").map { $0.text.trimming(" \t\n") }
             guard !hrefs.isEmpty, hrefs.count <= 1000 else {
                 throw DAVRefusal(hrefs.isEmpty ? 400 : 413, "bad_xml", "a calendar-multiget names 1 to 1 000 hrefs")
             }
             return .multiget(props: try props(in: root), hrefs: hrefs)
         case (DAVXML.dav, "sync-collection"):
-            let token = root.child(DAVXML.dav, "sync-token")?.text.trimmingCharacters(in: " \t\n")
-            let level = root.child(DAVXML.dav, "sync-level")?.text.trimmingCharacters(in: " \t\n")
+            let token = root.child(DAVXML.dav, "sync-token")?.text.trimming(" \t\n")
+            let level = root.child(DAVXML.dav, "sync-level")?.text.trimming(" \t\n")
             guard level == nil || level == "1" else {
                 throw DAVRefusal(403, "sync_level", "only sync-level 1: a collection holds no collections")
             }
             var limit: Int?
             if let nresults = root.child(DAVXML.dav, "limit")?.child(DAVXML.dav, "nresults") {
-                guard let n = Int(nresults.text.trimmingCharacters(in: " \t\n")), n > 0 else {
+                guard let n = Int(nresults.text.trimming(" \t\n")), n > 0 else {
                     throw DAVRefusal(400, "bad_xml", "limit's nresults is a positive number")
                 }
                 limit = n
@@ -147,7 +147,7 @@ public enum DAVRequestReader {
 }
 
 extension String {
-    func trimmingCharacters(in set: String) -> String {
+    func trimming(_ set: String) -> String {
         let characters = Set(set)
         return String(drop { characters.contains($0) }.reversed().drop { characters.contains($0) }.reversed())
     }
