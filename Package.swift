@@ -104,8 +104,14 @@ let package = Package(
             ]),
         // CalDAV's formats (iCalendar, WebDAV's XML), read bounded: a leaf (issue 59, decision 0024).
         .target(name: "PulseCalendar"),
-        // CalDAV (issue 59): requests read, filters, the service on the public API.
-        .target(name: "PulseCalDAV", dependencies: ["PulseCalendar"]),
+        // CalDAV (issue 59): requests read, filters, and the service, on the agent's public face
+        // (LocalAPI) as the page is; the phones' listener serves it.
+        .target(
+            name: "PulseCalDAV",
+            dependencies: [
+                "PulseCalendar", "PeerSync",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         // QR: QR codes as SVG from libqrencode (the only target that sees CQREncode; issue 42).
         .target(name: "PulseQR", dependencies: ["CQREncode"]),
         // Discovery: mDNS through Avahi (the only target that sees CAvahi).
@@ -137,7 +143,7 @@ let package = Package(
         .target(
             name: "PulseWeb",
             dependencies: [
-                "PeerSync", "PulseCA", "PulseQR",
+                "PeerSync", "PulseCA", "PulseQR", "PulseCalDAV",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -6,25 +6,28 @@ import PulseCalendar
 public struct DAVToDo: Equatable, Sendable {
     public var uid: String
     public var summary: String
-    /// When it was completed (Unix ms); nil: it needs doing.
+    public var done: Bool
+    /// When it was completed (Unix ms), where the household knows it.
     public var completed: Int64?
     /// The day it is due (`2026-12-07`).
     public var due: String?
     public var description: String?
     /// A task's assignee, by name (`X-PULSE-ASSIGNEE`).
     public var assignee: String?
-    /// Unix ms: the row's creation and its last change (`CREATED`, `DTSTAMP`, `LAST-MODIFIED`).
-    public var created: Int64
-    public var modified: Int64
+    /// Unix ms, where the household knows them: the row's creation (`CREATED`) and its last
+    /// change (`LAST-MODIFIED`); `DTSTAMP` is the later known one (1970 when neither is).
+    public var created: Int64?
+    public var modified: Int64?
     /// What a client wrote that the household does not map, given back as it came.
     public var kept: DAVKept
 
     public init(
-        uid: String, summary: String, completed: Int64? = nil, due: String? = nil, description: String? = nil, assignee: String? = nil,
-        created: Int64, modified: Int64, kept: DAVKept = DAVKept()
+        uid: String, summary: String, done: Bool? = nil, completed: Int64? = nil, due: String? = nil, description: String? = nil,
+        assignee: String? = nil, created: Int64?, modified: Int64?, kept: DAVKept = DAVKept()
     ) {
         self.uid = uid
         self.summary = summary
+        self.done = done ?? (completed != nil)
         self.completed = completed
         self.due = due
         self.description = description
@@ -38,12 +41,14 @@ public struct DAVToDo: Equatable, Sendable {
 
     /// The object as served: a VCALENDAR holding the one VTODO.
     public var calendar: ICalComponent {
-        var properties = [
-            ICalProperty("UID", uid), ICalProperty("DTSTAMP", Self.utc(modified)), ICalProperty("CREATED", Self.utc(created)),
-            ICalProperty("LAST-MODIFIED", Self.utc(modified)), ICalProperty("SUMMARY", text: summary),
-        ]
-        if let completed {
-            properties += [ICalProperty("STATUS", "COMPLETED"), ICalProperty("COMPLETED", Self.utc(completed)), ICalProperty("PERCENT-COMPLETE", "100")]
+        var properties = [ICalProperty("UID", uid), ICalProperty("DTSTAMP", Self.utc(modified ?? created ?? 0))]
+        if let created { properties.append(ICalProperty("CREATED", Self.utc(created))) }
+        if let modified { properties.append(ICalProperty("LAST-MODIFIED", Self.utc(modified))) }
+        properties.append(ICalProperty("SUMMARY", text: summary))
+        if done {
+            properties.append(ICalProperty("STATUS", "COMPLETED"))
+            if let completed { properties.append(ICalProperty("COMPLETED", Self.utc(completed))) }
+            properties.append(ICalProperty("PERCENT-COMPLETE", "100"))
         } else {
             properties.append(ICalProperty("STATUS", "NEEDS-ACTION"))
         }

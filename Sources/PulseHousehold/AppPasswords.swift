@@ -22,6 +22,14 @@ public struct AppPasswordRecord: Sendable, Codable, Equatable {
     public var revoked: Int64?
 }
 
+/// A live password a user name may mean, with its hash: what ``Household/appPasswordMatches(_:_:)``
+/// checks a typed password against (never shown: the CalDAV service's sign-in only).
+public struct AppPasswordCandidate: Sendable, Equatable {
+    public var id: String
+    public var memberID: String
+    public var hash: String
+}
+
 /// What a new password answers: the record, and the password itself, shown this once.
 public struct NewAppPassword: Sendable, Codable, Equatable {
     public var password: String
@@ -108,20 +116,35 @@ extension Household {
     /// Each of that member's live passwords costs one scrypt: the caller bounds how often a
     /// stranger may ask (the CalDAV service's rate limit).
     public func appPassword(login: String, password: String) throws -> AppPasswordRecord? {
-        let folded = login.trimmed.lowercased()
-        let typed = String(
-            decoding: password.utf8.filter { $0 != UInt8(ascii: "-") && $0 != UInt8(ascii: " ") }.map { (65...90).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
-        guard !folded.isEmpty, typed.utf8.count == 20 else { return nil }
-        let rows = try store.rows(.appPassword).filter { $0["revoked"].integerValue == nil }
-        let live = Set(try members().map(\.id))
-        for row in rows where live.contains(row.text("member")) {
-            let current = try members().first { $0.id == row.text("member") }?.name.lowercased()
-            guard row.text("login").lowercased() == folded || current == folded else { continue }
-            if try Self.verifyAppPassword(typed, against: row.text("hash")) {
-                return try appPasswords().first { $0.id == row.id }
-            }
+        for candidate in try appPasswordCandidates(login: login) where Self.appPasswordMatches(password, candidate) {
+            return try appPasswords().first { $0.id == candidate.id }
         }
         return nil
+    }
+
+    /// The live passwords `login` may mean (by the name the app was given, or its member's
+    /// current name; any case), each with its hash: read here, checked by
+    /// ``appPasswordMatches(_:_:)`` off the store (each check is an scrypt: the CalDAV service
+    /// runs it beside the store, not in it, so a stranger's guesses never hold up a sync).
+    public func appPasswordCandidates(login: String) throws -> [AppPasswordCandidate] {
+        let folded = login.trimmed.lowercased()
+        guard !folded.isEmpty, folded.utf8.count <= 240 else { return [] }
+        let members = Dictionary(try members().map { ($0.id, $0.name.lowercased()) }, uniquingKeysWith: { a, _ in a })
+        return try store.rows(.appPassword).compactMap { row in
+            guard row["revoked"].integerValue == nil, let current = members[row.text("member")],
+                row.text("login").lowercased() == folded || current == folded
+            else { return nil }
+            return AppPasswordCandidate(id: row.id, memberID: row.text("member"), hash: row.text("hash"))
+        }
+    }
+
+    /// Whether `password`, as typed into an app (groups, spaces and case aside), is the one
+    /// `candidate` was made with: one scrypt (≈ 16 MiB for a moment).
+    public static func appPasswordMatches(_ password: String, _ candidate: AppPasswordCandidate) -> Bool {
+        let typed = String(
+            decoding: password.utf8.filter { $0 != UInt8(ascii: "-") && $0 != UInt8(ascii: " ") }.map { (65...90).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
+        guard typed.utf8.count == 20 else { return false }
+        return (try? verifyAppPassword(typed, against: candidate.hash)) == true
     }
 
     /// Notes that a password was used now: written when the last write is an hour old or more.

@@ -5,6 +5,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import PeerSync
+import PulseCalDAV
 import Synchronization
 
 /// The family's phones (issue 42): a listener on the home network, off until a person turns
@@ -42,7 +43,7 @@ public struct PhoneFrontEnd: AgentFrontEnd {
             let answer = await service.turn(on: true, port: nil)
             if !answer.ok { logger.warning("phones not served", metadata: ["error": "\(answer.error?.message ?? "")"]) }
         }
-        return FrontEndHandle(url: nil, methods: service.methods) { await service.serve() }
+        return FrontEndHandle(url: nil, methods: service.methods.merging(service.calDAVMethods) { a, _ in a }) { await service.serve() }
     }
 }
 
@@ -79,6 +80,9 @@ final class PhoneService: Sendable {
         }
     }
     let seen = Mutex<[String: Int64]>([:])
+    /// CalDAV for the members' apps (issue 59), on this listener when turned on (``CalDAVSettings``).
+    let calDAV: DAVService
+    let calDAVSettings: Mutex<CalDAVSettings>
     let state: Mutex<State>
     private let started: (stream: AsyncStream<PhoneListener>, continuation: AsyncStream<PhoneListener>.Continuation)
 
@@ -94,6 +98,9 @@ final class PhoneService: Sendable {
         self.look = look
         let saved = api.readPrivateFile(PhoneSettings.file).flatMap { try? JSONDecoder().decode(PhoneSettings.self, from: $0) }
         state = Mutex(State(life: PhoneListenerLife(settings: saved ?? PhoneSettings())))
+        calDAV = DAVService(host: api)
+        calDAVSettings = Mutex(
+            api.readPrivateFile(CalDAVSettings.file).flatMap { try? JSONDecoder().decode(CalDAVSettings.self, from: $0) } ?? CalDAVSettings())
         started = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 

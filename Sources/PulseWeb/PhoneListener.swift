@@ -5,6 +5,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import PeerSync
+import PulseCalDAV
 import Synchronization
 
 /// One bound listener of the phones' port: its connections, admitted by
@@ -136,6 +137,9 @@ final class PhoneListener: Sendable {
                             defer { self.closed(channel) }
                             do {
                                 try await WebFrontEnd.handle(connection, api: router.api, counts: counts) { request in
+                                    if DAVService.serves(method: request.method, path: request.uri) {
+                                        return .response(await self.service.respondCalDAV(to: request, tls: kind.isTLS))
+                                    }
                                     guard kind.isTLS else { return await PhoneSetupPages.respond(to: request, service: self.service, port: self.port) }
                                     let cookie = WebRules.cookie(router.audience.cookieName, in: request.headers("cookie"))
                                     let reply = await router.respond(to: request)

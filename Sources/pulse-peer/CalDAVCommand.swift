@@ -1,18 +1,58 @@
 import ArgumentParser
 import PeerSync
 
-/// `pulse-peer caldav`: the household's lists and tasks for apps over CalDAV (issue 59). Its
-/// first part: the members' app passwords (`caldav passwords`), replicated to every computer.
+/// `pulse-peer caldav`: the household's lists and tasks for apps over CalDAV (issue 59): on or off
+/// on this computer (through the running agent, which serves it on the phones' listener), and
+/// the members' app passwords (`caldav passwords`), replicated to every computer.
 struct CalDAVCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "caldav",
-        abstract: "Apps and assistants that reach the household over CalDAV: their passwords.",
+        abstract: "Apps and assistants that reach the household over CalDAV: on or off here, and their passwords.",
         discussion: """
+            Off until turned on. When on, this computer's agent serves the shopping lists, the tasks and the backlog as \
+            to-do lists over HTTPS, beside the phones (pulse-peer phones on), under the household's own certificate authority.
             Each app gets its own password, made for one member, shown once, and kept by the household only as a slow \
             hash. A password revoked on any computer stops working on every one as soon as they sync.
             Example: pulse-peer caldav passwords add "Anna's iPhone Reminders" --member Anna
             """,
-        subcommands: [Passwords.self])
+        subcommands: [Status.self, On.self, Off.self, Passwords.self], defaultSubcommand: Status.self)
+
+    static func printState(_ result: JSONValue, json: Bool) throws {
+        if json { return try Output.json(result) }
+        guard case let .object(state) = result else { return }
+        if case .bool(true)? = state["served"], case let .array(addresses)? = state["addresses"], case let .string(url)? = addresses.first {
+            print(say("cli.caldav.on", ["url": .string(url)]))
+        } else if case .bool(true)? = state["on"] {
+            print(say("cli.caldav.unserved"))
+        } else {
+            print(say("cli.caldav.off"))
+        }
+    }
+
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Whether CalDAV is on here, and the address apps are given.")
+        @OptionGroup var options: HomeOptions
+        @Flag(help: "Print JSON.") var json = false
+        func run() throws { try CalDAVCommand.printState(try PhonesCommand.call("caldav.get", [:], home: options.resolved), json: json) }
+    }
+
+    struct On: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Serve the household's lists to apps over CalDAV from this computer.")
+        @OptionGroup var options: HomeOptions
+        @Flag(help: "Print JSON.") var json = false
+        func run() throws {
+            try CalDAVCommand.printState(try PhonesCommand.call("caldav.set", ["on": .bool(true)], home: options.resolved), json: json)
+        }
+    }
+
+    struct Off: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop serving CalDAV from this computer (app passwords stay).")
+        @OptionGroup var options: HomeOptions
+        @Flag(help: "Print JSON.") var json = false
+        func run() throws {
+            try CalDAVCommand.printState(try PhonesCommand.call("caldav.set", ["on": .bool(false)], home: options.resolved), json: json)
+        }
+    }
 
     struct Passwords: ParsableCommand {
         static let configuration = CommandConfiguration(

@@ -1,11 +1,12 @@
 /// One at a time, across suspension points (an actor alone lets a second caller in at each
 /// `await`). Waiters go in order; a waiter is let in even if its task was cancelled meanwhile
 /// (it finishes its short change and leaves).
-actor AsyncGate {
+public actor AsyncGate {
+    public init() {}
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
-    func enter() async {
+    public func enter() async {
         guard busy else {
             busy = true
             return
@@ -13,7 +14,7 @@ actor AsyncGate {
         await withCheckedContinuation { waiting.append($0) }
     }
 
-    func leave() {
+    public func leave() {
         if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
     }
 }

@@ -1,0 +1,263 @@
+import Crypto
+import FoundationEssentials
+import PeerSync
+import PulseCalendar
+import Synchronization
+
+/// What the service needs of the agent: the household, read and written in process, as the
+/// page's own parts ask it (``LocalAPI``). A test gives a household of its own.
+public protocol DAVHost: Sendable {
+    func read<T: Sendable>(_ body: @escaping @Sendable (Household) throws -> T) async throws -> T
+    func write<T: Sendable>(_ body: @escaping @Sendable (Household) throws -> T) async throws -> T
+}
+
+extension LocalAPI: DAVHost {}
+
+/// An HTTP answer, without NIO's types.
+public struct DAVAnswer: Sendable {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public init(_ status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
+    public var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// The household's CalDAV service (issue 59, decision 0025): who is signed in, and what each
+/// request reads. Served by the phones' listener, over TLS only; the household is read through
+/// the host on every request (no copy to keep true), each to-do's text made from its row, its
+/// ETag from that text.
+///
+/// Reads only for now: a PUT or DELETE is refused (403) with the page named as where lists
+/// change, until the writes land (decision 0025's order).
+public final class DAVService: Sendable {
+    let host: any DAVHost
+    let now: @Sendable () -> Int64
+    /// Wrong passwords per address (``DAVSignInLimiter``).
+    private let limiter = Mutex(DAVSignInLimiter())
+    /// Credentials verified since the start: an HMAC of the `Authorization` header under a key
+    /// made at start (never the password), to the password it was. Checked again on every
+    /// request against the household (revoked, or its member removed: refused at once).
+    private let verified = Mutex<[Data: SignedIn]>([:])
+    private let key = SymmetricKey(size: .bits256)
+    /// One scrypt at a time on this agent, whoever asks.
+    private let checking = AsyncGate()
+    static let maxVerified = 256
+    static let realm = "House Pulse"
+
+    struct SignedIn: Sendable {
+        let password: String
+        let member: String
+        /// When this agent last noted the password's use (written at most hourly anyway).
+        var noted: Int64
+    }
+
+    public init(host: any DAVHost, now: @escaping @Sendable () -> Int64 = { WallClock.now() }) {
+        self.host = host
+        self.now = now
+    }
+
+    /// Whether `method` and `path` are CalDAV's (the phones' listener hands these to ``respond``):
+    /// the `/dav/` space, the well-known address, and a PROPFIND of `/`, where clients given
+    /// the bare host ask who they are.
+    public static func serves(method: String, path: String) -> Bool {
+        let bare = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? path
+        if bare == "/" { return method.uppercased() == "PROPFIND" }
+        return bare.hasPrefix("/dav/") || bare == "/dav" || bare.hasPrefix("/.well-known/caldav")
+    }
+
+    /// Answers one request from `client` (its address: the rate limit's key). Only ever called
+    /// for a TLS connection: Basic credentials never cross the network in clear.
+    public func respond(_ request: DAVHTTPRequest, client: String) async -> DAVAnswer {
+        var request = request
+        let path = request.path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        if path == "/" || path == "/dav" { request.path = "/dav/" }
+        if DAVPath.target(request.path) == .wellKnown {
+            // RFC 6764 §5: no credentials needed to learn where the service is.
+            return DAVAnswer(301, headers: [("Location", "/dav/"), ("Content-Length", "0")] + Self.davHeaders)
+        }
+        let signedIn: SignedIn
+        switch await signIn(request, client: client) {
+        case let .success(who): signedIn = who
+        case let .failure(answer): return answer
+        }
+        let operation: DAVOperation
+        do { operation = try DAVRequestReader.read(request) } catch { return Self.refused(error) }
+        do {
+            let shelf = try await host.read { household in try DAVShelf(household, member: signedIn.member, password: signedIn.password) }
+            guard shelf.live else {
+                forget(password: signedIn.password)
+                return Self.unauthorized("this app password was revoked, or its member removed")
+            }
+            return try answer(operation, shelf: shelf)
+        } catch let refusal as DAVRefusal {
+            return Self.refused(refusal)
+        } catch {
+            return Self.refused(DAVRefusal(503, "unavailable", "the household cannot be read now: \(error)"))
+        }
+    }
+
+    // MARK: Signing in
+
+    enum SignInResult {
+        case success(SignedIn)
+        case failure(DAVAnswer)
+    }
+
+    private func signIn(_ request: DAVHTTPRequest, client: String) async -> SignInResult {
+        guard let header = request.header("authorization") else { return .failure(Self.unauthorized("no credentials")) }
+        let digest = Data(HMAC<SHA256>.authenticationCode(for: Data(header.utf8), using: key))
+        let time = now()
+        if let known = verified.withLock({ $0[digest] }) {
+            if time - known.noted >= 3_600_000 {
+                verified.withLock { $0[digest]?.noted = time }
+                try? await host.write { try $0.noteAppPasswordUse(known.password) }
+            }
+            return .success(known)
+        }
+        if let wait = limiter.withLock({ $0.wait(for: client, now: time) }) {
+            let seconds = (wait + 999) / 1000
+            return .failure(
+                Self.refused(
+                    DAVRefusal(429, "too_many_attempts", "too many wrong passwords from this address: try again in \(seconds) s"),
+                    headers: [("Retry-After", "\(seconds)")]))
+        }
+        guard let credentials = DAVCredentials(header: header) else {
+            limiter.withLock { $0.failed(client, now: time) }
+            return .failure(Self.unauthorized("credentials that are not HTTP Basic"))
+        }
+        let candidates = (try? await host.read { try $0.appPasswordCandidates(login: credentials.user) }) ?? []
+        await checking.enter()
+        let match = try? await onDispatchThread { candidates.first { Household.appPasswordMatches(credentials.password, $0) } }
+        await checking.leave()
+        guard let match else {
+            limiter.withLock { $0.failed(client, now: now()) }
+            return .failure(Self.unauthorized("a wrong user name or password"))
+        }
+        limiter.withLock { $0.succeeded(client) }
+        let who = SignedIn(password: match.id, member: match.memberID, noted: now())
+        verified.withLock { verified in
+            if verified.count >= Self.maxVerified { verified.removeAll() }
+            verified[digest] = who
+        }
+        try? await host.write { try $0.noteAppPasswordUse(match.id) }
+        return .success(who)
+    }
+
+    private func forget(password: String) {
+        verified.withLock { verified in verified = verified.filter { $0.value.password != password } }
+    }
+
+    // MARK: Answers
+
+    static let davHeaders: [(String, String)] = [("DAV", "1, 3, calendar-access")]
+    static let allowed = "OPTIONS, GET, HEAD, PROPFIND, PROPPATCH, REPORT"
+
+    private func answer(_ operation: DAVOperation, shelf: DAVShelf) throws(DAVRefusal) -> DAVAnswer {
+        switch operation {
+        case let .options(target):
+            _ = try shelf.resource(target)
+            return DAVAnswer(200, headers: Self.davHeaders + [("Allow", Self.allowed), ("Content-Length", "0")])
+        case let .propfind(target, depth, props):
+            var status = DAVMultistatus()
+            status.add(try shelf.resource(target), props)
+            if depth == .one { for child in shelf.children(of: target) { status.add(child, props) } }
+            return Self.multistatus(status)
+        case let .proppatch(target, names):
+            // Nothing a client may set here (a colour, an order): each refused, nothing changed.
+            _ = try shelf.resource(target)
+            let refused = names.map { DAVElement($0.namespace, $0.name) }
+            let response = DAVElement(
+                DAVXML.dav, "response",
+                children: [DAVProperties.href(target), DAVMultistatus.propstat(refused, status: 403)])
+            return Self.xml(207, DAVElement(DAVXML.dav, "multistatus", children: [response]))
+        case let .report(target, _, report):
+            return try self.report(report, on: target, shelf: shelf)
+        case let .get(target, head):
+            guard case .object = target else {
+                throw DAVRefusal(405, "not_an_object", "only a to-do (NAME.ics) can be fetched: ask collections with PROPFIND")
+            }
+            guard case let .object(_, _, _, etag, text) = try shelf.resource(target) else {
+                throw DAVRefusal(404, "not_found", "no such to-do")
+            }
+            let body = Array(text.utf8)
+            return DAVAnswer(
+                200,
+                headers: Self.davHeaders + [("Content-Type", "text/calendar; charset=utf-8"), ("ETag", etag)]
+                    + (head ? [("Content-Length", "\(body.count)")] : []),
+                body: head ? [] : body)
+        case let .put(target, _, _, _), let .delete(target, _):
+            _ = target
+            throw DAVRefusal(
+                403, "read_only", "this computer serves the household's lists to apps read only for now: change them on the House Pulse page",
+                precondition: DAVName(DAVXML.dav, "need-privileges"))
+        }
+    }
+
+    private func report(_ report: DAVReport, on target: DAVTarget, shelf: DAVShelf) throws(DAVRefusal) -> DAVAnswer {
+        var status = DAVMultistatus()
+        switch report {
+        case let .multiget(props, hrefs):
+            _ = try shelf.resource(target)
+            for href in hrefs {
+                if let target = DAVPath.target(href), case .object = target, let object = try? shelf.resource(target) {
+                    status.add(object, props)
+                } else {
+                    status.add(href: href, status: 404)
+                }
+            }
+        case let .query(props, filter):
+            guard case let .collection(_, id) = target, let collection = shelf.collection(id) else {
+                throw DAVRefusal(403, "not_a_collection", "a calendar-query asks a to-do list", precondition: DAVName(DAVXML.caldav, "supported-report"))
+            }
+            for object in collection.objects where filter.matches(object.calendar) { status.add(shelf.resource(of: object, in: collection), props) }
+        case let .sync(props, token, _):
+            guard case let .collection(_, id) = target, let collection = shelf.collection(id) else {
+                throw DAVRefusal(403, "not_a_collection", "a sync-collection asks a to-do list", precondition: DAVName(DAVXML.dav, "supported-report"))
+            }
+            // Until tokens carry the agent's version vector (decision 0025), a token is the
+            // collection's state: the same one answers nothing new, another one asks the client
+            // to sync again from nothing (RFC 6578 §3.2 lets a server refuse any token).
+            if let token, token != collection.token {
+                throw DAVRefusal(
+                    403, "valid_sync_token", "this token is not the list's latest: sync again from the start",
+                    precondition: DAVName(DAVXML.dav, "valid-sync-token"))
+            }
+            if token == nil { for object in collection.objects { status.add(shelf.resource(of: object, in: collection), props) } }
+            status.syncToken = collection.token
+        }
+        return Self.multistatus(status)
+    }
+
+    static func multistatus(_ status: DAVMultistatus) -> DAVAnswer {
+        DAVAnswer(207, headers: davHeaders + [("Content-Type", "application/xml; charset=utf-8")], body: Array(status.document.utf8))
+    }
+
+    static func xml(_ code: Int, _ root: DAVElement) -> DAVAnswer {
+        DAVAnswer(code, headers: davHeaders + [("Content-Type", "application/xml; charset=utf-8")], body: Array(DAVXML.serialize(root).utf8))
+    }
+
+    static func unauthorized(_ why: String) -> DAVAnswer {
+        refused(
+            DAVRefusal(401, "unauthorized", "sign in with your user name and an app password (\(why))"),
+            headers: [("WWW-Authenticate", "Basic realm=\"\(realm)\", charset=\"UTF-8\"")])
+    }
+
+    /// A refusal: its status, and a `DAV:error` body naming its precondition (RFC 4918 §16) and
+    /// saying why in words (`X-Pulse-Refusal` carries its code, for tests and logs).
+    static func refused(_ refusal: DAVRefusal, headers: [(String, String)] = []) -> DAVAnswer {
+        var children: [DAVElement] = []
+        if let precondition = refusal.precondition { children.append(DAVElement(precondition.namespace, precondition.name)) }
+        children.append(DAVElement("http://house-pulse.invalid/ns/", "reason", text: refusal.detail))
+        let body = DAVXML.serialize(DAVElement(DAVXML.dav, "error", children: children))
+        return DAVAnswer(
+            refusal.status, headers: davHeaders + headers + [("Content-Type", "application/xml; charset=utf-8"), ("X-Pulse-Refusal", refusal.code)],
+            body: Array(body.utf8))
+    }
+}

@@ -1,0 +1,60 @@
+import FoundationEssentials
+import PeerSync
+import PulseCalDAV
+
+/// This computer's choice about CalDAV (`HOME/caldav.json`, issue 59): off until a person turns
+/// it on. It is served on the phones' listener (HTTPS with the household CA), so it is served
+/// while phones are on here; on plain HTTP it never is.
+struct CalDAVSettings: Codable, Equatable, Sendable {
+    static let file = "caldav.json"
+    var on = false
+}
+
+/// The `caldav.*` methods (docs/API.md, "CalDAV"): on or off, and where apps reach it. Answered on
+/// this computer's control socket and loopback page only, as `phones.*` are.
+extension PhoneService {
+    var calDAVMethods: [String: FrontEndMethod] {
+        [
+            "caldav.get": FrontEndMethod { _ in self.describeCalDAV() },
+            "caldav.set": FrontEndMethod { params in
+                guard case let .bool(on)? = params["on"] else {
+                    return .refused(.missingParameter, ["method": "caldav.set", "key": "on", "type": "boolean"])
+                }
+                do {
+                    try self.api.writePrivateFile(CalDAVSettings.file, try JSONEncoder().encode(CalDAVSettings(on: on)))
+                } catch {
+                    return .failed(error)
+                }
+                self.calDAVSettings.withLock { $0.on = on }
+                self.logger.notice(on ? "CalDAV turned on" : "CalDAV turned off")
+                return self.describeCalDAV()
+            },
+        ]
+    }
+
+    /// `{on, served, addresses}`: served when on and the phones' listener is serving; the
+    /// addresses an app is given (its `/dav/` on each of this computer's https addresses).
+    func describeCalDAV() -> ControlResponse {
+        let on = calDAVSettings.withLock { $0.on }
+        let urls = on ? servedURLs().map { $0 + "/dav/" } : []
+        return ControlResponse(ok: true, result: .object(["on": .bool(on), "served": .bool(!urls.isEmpty), "addresses": JSONValue(urls)]))
+    }
+
+    var calDAVOn: Bool { calDAVSettings.withLock { $0.on } }
+
+    /// A CalDAV request on the phones' listener: over TLS, the service's answer (404 while CalDAV
+    /// is off here); on plain HTTP, refused before anything is read (credentials never in clear).
+    func respondCalDAV(to request: WebRequest, tls: Bool) async -> WebResponse {
+        guard tls else {
+            return WebResponse(
+                status: 403, headers: [("Content-Type", "text/plain; charset=utf-8")] + WebRules.securityHeaders,
+                body: Array("CalDAV is served over HTTPS only: use https:// and this computer's address.\n".utf8))
+        }
+        guard calDAVOn else {
+            return WebResponse(status: 404, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Array("Not found.\n".utf8))
+        }
+        let answer = await calDAV.respond(
+            DAVHTTPRequest(method: request.method, path: request.uri, headers: request.headers, body: request.body), client: request.remote)
+        return WebResponse(status: answer.status, headers: answer.headers + [("Cache-Control", "no-store")], body: answer.body)
+    }
+}

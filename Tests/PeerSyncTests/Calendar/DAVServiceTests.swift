@@ -1,0 +1,183 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import PulseCalDAV
+@testable import PulseCalendar
+@testable import PulseHousehold
+@testable import PulseModel
+
+/// The household as a CalDAV client meets it (issue 59): signing in with an app password, the
+/// collections and their to-dos read, and what is refused. The agent's listener is left out
+/// (the multi-process test has it); here the service reads a household of its own.
+@Suite struct DAVServiceTests {
+    /// The household, read and written one at a time, as the store's actor does.
+    final class Host: DAVHost, @unchecked Sendable {
+        let household: Household
+        let lock = NSLock()
+        init(_ household: Household) { self.household = household }
+        func read<T: Sendable>(_ body: @escaping @Sendable (Household) throws -> T) async throws -> T {
+            try lock.withLock { try body(household) }
+        }
+        func write<T: Sendable>(_ body: @escaping @Sendable (Household) throws -> T) async throws -> T {
+            try lock.withLock { try body(household) }
+        }
+    }
+
+    final class Clock: Sendable {
+        let time = Mutex<Int64>(1_800_000_000_000)
+        func advance(_ ms: Int64) { time.withLock { $0 += ms } }
+        var now: Int64 { time.withLock { $0 } }
+    }
+
+    let dir: TemporaryDirectory
+    let household: Household
+    let clock = Clock()
+    let service: DAVService
+    let tom: Member
+    let password: String
+
+    init() throws {
+        dir = try TemporaryDirectory()
+        household = try Household.create(HouseholdHome(directory: dir.url.appendingPathComponent("a")), name: nil, members: ["Anna", "Tom"])
+        tom = try #require(try household.members().first { $0.name == "Tom" })
+        password = try household.createAppPassword(label: "Tom's Reminders", member: "Tom").password
+        let clock = self.clock
+        service = DAVService(host: Host(household), now: { clock.now })
+    }
+
+    static func basic(_ user: String, _ password: String) -> (name: String, value: String) {
+        ("authorization", "Basic " + Data("\(user):\(password)".utf8).base64EncodedString())
+    }
+
+    func ask(
+        _ method: String, _ path: String, depth: String? = nil, body: String = "", user: String = "Tom", password: String? = nil,
+        from client: String = "192.168.1.20"
+    ) async -> DAVAnswer {
+        var headers = [Self.basic(user, password ?? self.password)]
+        if let depth { headers.append(("depth", depth)) }
+        if !body.isEmpty { headers.append(("content-type", method == "PUT" ? "text/calendar" : "application/xml")) }
+        return await service.respond(DAVHTTPRequest(method: method, path: path, headers: headers, body: Array(body.utf8)), client: client)
+    }
+
+    static func propfind(_ props: String) -> String {
+        #"<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav" xmlns:cs="http://calendarserver.org/ns/"><d:prop>"#
+            + props + "</d:prop></d:propfind>"
+    }
+
+    /// Each response's href and its found properties, as a client reads a 207.
+    static func responses(_ answer: DAVAnswer) throws -> [(href: String, props: [DAVElement], status: String?)] {
+        #expect(answer.status == 207, "\(answer.status) \(answer.text)")
+        let root = try DAVXML.parse(answer.body)
+        return root.children(DAVXML.dav, "response").map { response in
+            let found = response.children(DAVXML.dav, "propstat").filter { $0.child(DAVXML.dav, "status")?.text == "HTTP/1.1 200 OK" }
+            return (
+                response.child(DAVXML.dav, "href")?.text ?? "", found.flatMap { $0.child(DAVXML.dav, "prop")?.children ?? [] },
+                response.child(DAVXML.dav, "status")?.text
+            )
+        }
+    }
+
+    @Test func aClientGivenTheBareHostFindsItsMemberTheirHomeAndTheHouseholdsLists() async throws {
+        let wellKnown = await service.respond(DAVHTTPRequest(method: "GET", path: "/.well-known/caldav"), client: "192.168.1.20")
+        #expect(wellKnown.status == 301 && wellKnown.header("Location") == "/dav/", "no credentials needed to learn where it is")
+        let who = try Self.responses(await ask("PROPFIND", "/", depth: "0", body: Self.propfind("<d:current-user-principal/>")))
+        let principal = "/dav/\(tom.id)/"
+        #expect(who.first?.props.first?.child(DAVXML.dav, "href")?.text == principal)
+        let home = try Self.responses(await ask("PROPFIND", principal, depth: "0", body: Self.propfind("<c:calendar-home-set/><d:displayname/>")))
+        #expect(home.first?.props.first { $0.name == "calendar-home-set" }?.child(DAVXML.dav, "href")?.text == "/dav/\(tom.id)/lists/")
+        #expect(home.first?.props.first { $0.name == "displayname" }?.text == "Tom")
+        _ = try household.addShoppingItems(["Milk"])
+        let list = try household.addShoppingList("Hardware store")
+        let anna = try #require(try household.members().first { $0.name == "Anna" })
+        _ = try household.addTask("Hoover", assignee: "Anna", due: "2026-12-07")
+        let lists = try Self.responses(
+            await ask("PROPFIND", "/dav/\(tom.id)/lists/", depth: "1", body: Self.propfind("<d:resourcetype/><d:displayname/><cs:getctag/>")))
+        let names = Dictionary(lists.map { ($0.href, $0.props.first { $0.name == "displayname" }?.text ?? "") }, uniquingKeysWith: { a, _ in a })
+        let base = "/dav/\(tom.id)/lists/"
+        #expect(names[base + "shopping/"] == "Shopping list")
+        #expect(names[base + "list-\(try #require(list.id))/"] == "Hardware store")
+        #expect(names[base + "tasks/"] == "Tasks" && names[base + "tasks-\(anna.id)/"] == "Anna's tasks")
+        #expect(lists.filter { $0.href != base }.allSatisfy { $0.props.first { $0.name == "resourcetype" }?.child(DAVXML.caldav, "calendar") != nil })
+    }
+
+    @Test func eachToDoIsReadWithItsETagByPropfindQueryMultigetAndGet() async throws {
+        let milk = try household.addShoppingItems(["Milk"])[0]
+        let bread = try household.addShoppingItems(["Bread"])[0]
+        _ = try household.checkShoppingItem("Bread")
+        let shopping = "/dav/\(tom.id)/lists/shopping/"
+        let listed = try Self.responses(await ask("PROPFIND", shopping, depth: "1", body: Self.propfind("<d:getetag/>")))
+        #expect(Set(listed.map(\.href)) == [shopping, shopping + "\(milk.id).ics", shopping + "\(bread.id).ics"])
+        let got = await ask("GET", shopping + "\(milk.id).ics")
+        #expect(got.status == 200 && got.header("Content-Type")?.hasPrefix("text/calendar") == true)
+        let todo = try #require(try ICalendar.parse(got.body).components.first)
+        #expect(todo.first("SUMMARY")?.text == "Milk" && todo.first("STATUS")?.value == "NEEDS-ACTION" && todo.first("UID")?.value == milk.id)
+        #expect(got.header("ETag") == listed.first { $0.href.hasSuffix("\(milk.id).ics") }?.props.first?.text)
+        // What the caldav library asks for "todos not completed" (Home Assistant's list).
+        let open = #"""
+            <c:calendar-query xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><d:getetag/><c:calendar-data/></d:prop>
+            <c:filter><c:comp-filter name="VCALENDAR"><c:comp-filter name="VTODO"><c:prop-filter name="STATUS">
+            <c:text-match negate-condition="yes">COMPLETED</c:text-match></c:prop-filter></c:comp-filter></c:comp-filter></c:filter></c:calendar-query>
+            """#
+        let found = try Self.responses(await ask("REPORT", shopping, depth: "1", body: open))
+        #expect(found.map(\.href) == [shopping + "\(milk.id).ics"], "bought bread is completed")
+        #expect(found.first?.props.first { $0.name == "calendar-data" }?.text.contains("SUMMARY:Milk") == true)
+        let multiget = #"""
+            <c:calendar-multiget xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><d:getetag/></d:prop>
+            <d:href>\#(shopping)\#(bread.id).ics</d:href><d:href>\#(shopping)nothing.ics</d:href></c:calendar-multiget>
+            """#
+        let both = try Self.responses(await ask("REPORT", shopping, depth: "1", body: multiget))
+        #expect(both.map(\.href) == [shopping + "\(bread.id).ics", shopping + "nothing.ics"])
+        #expect(both.last?.status == "HTTP/1.1 404 Not Found")
+    }
+
+    @Test func aSyncTokenAnswersNothingUntilTheListChangesAndThenAsksForAFreshSync() async throws {
+        _ = try household.addShoppingItems(["Milk"])
+        let shopping = "/dav/\(tom.id)/lists/shopping/"
+        func sync(_ token: String?) async -> DAVAnswer {
+            let tokenElement = token.map { "<d:sync-token>\($0)</d:sync-token>" } ?? "<d:sync-token/>"
+            return await ask(
+                "REPORT", shopping,
+                body: #"<d:sync-collection xmlns:d="DAV:">\#(tokenElement)<d:sync-level>1</d:sync-level><d:prop><d:getetag/></d:prop></d:sync-collection>"#)
+        }
+        let first = await sync(nil)
+        let token = try #require(try DAVXML.parse(first.body).child(DAVXML.dav, "sync-token")?.text)
+        #expect(try Self.responses(first).count == 1)
+        let again = await sync(token)
+        #expect(try Self.responses(again).isEmpty && (try DAVXML.parse(again.body).child(DAVXML.dav, "sync-token")?.text) == token)
+        _ = try household.addShoppingItems(["Eggs"])
+        let moved = await sync(token)
+        #expect(moved.status == 403 && moved.text.contains("valid-sync-token"), "\(moved.text)")
+    }
+
+    @Test func noWrongRevokedOrOtherMembersCredentialsReadAnything() async throws {
+        let none = await service.respond(DAVHTTPRequest(method: "PROPFIND", path: "/dav/", headers: [("depth", "0")]), client: "10.0.0.9")
+        #expect(none.status == 401 && none.header("WWW-Authenticate")?.hasPrefix("Basic realm=") == true)
+        // Two wrong passwords are answered 401; the third starts the wait, which even the right one respects.
+        for _ in 0..<3 { #expect(await ask("PROPFIND", "/dav/", depth: "0", password: "aaaa-bbbb-cccc-dddd-eeee", from: "10.0.0.9").status == 401) }
+        let waiting = await ask("PROPFIND", "/dav/", depth: "0", from: "10.0.0.9")
+        #expect(waiting.status == 429 && waiting.header("Retry-After") == "5")
+        #expect(await ask("PROPFIND", "/dav/", depth: "0", from: "10.0.0.10").status == 207, "another address is not held up")
+        clock.advance(5_000)
+        #expect(await ask("PROPFIND", "/dav/", depth: "0", from: "10.0.0.9").status == 207)
+        // Another member's space is not found, as a path that names nothing.
+        let anna = try #require(try household.members().first { $0.name == "Anna" })
+        #expect(await ask("PROPFIND", "/dav/\(anna.id)/lists/", depth: "1").status == 404)
+        // Revoked while the app was signed in: refused at its next request.
+        let record = try #require(try household.appPasswords().first)
+        _ = try household.revokeAppPassword(record.id)
+        let revoked = await ask("PROPFIND", "/dav/", depth: "0")
+        #expect(revoked.status == 401, "\(revoked.text)")
+    }
+
+    @Test func aWriteIsRefusedAndChangesNothingWhileTheServiceReadsOnly() async throws {
+        let milk = try household.addShoppingItems(["Milk"])[0]
+        let before = try household.shoppingItems()
+        let object =
+            "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//t//EN\r\nBEGIN:VTODO\r\nUID:\(milk.id)\r\nSUMMARY:Oat milk\r\nEND:VTODO\r\nEND:VCALENDAR\r\n"
+        let put = await ask("PUT", "/dav/\(tom.id)/lists/shopping/\(milk.id).ics", body: object)
+        #expect(put.status == 403 && put.header("X-Pulse-Refusal") == "read_only")
+        let delete = await ask("DELETE", "/dav/\(tom.id)/lists/shopping/\(milk.id).ics")
+        #expect(delete.status == 403)
+        #expect(try household.shoppingItems() == before)
+    }
+}
