@@ -56,6 +56,14 @@ if [ "${1:-}" = "--tests" ] && ! python3 -c 'import marionette_driver' >/dev/nul
     || python3 -m pip install -q --disable-pip-version-check --break-system-packages marionette-driver==3.7.1
 fi
 
+# The caldav library, the CalDAV client Home Assistant's integration uses: a real client the
+# CalDAV tests drive against a real agent (issue 59, Tests/caldav_client.py).
+if [ "${1:-}" = "--tests" ] && ! python3 -c 'import caldav' >/dev/null 2>&1; then
+  echo "setup: installing caldav (PyPI)" >&2
+  python3 -m pip install -q --disable-pip-version-check caldav==3.6.0 2>/dev/null \
+    || python3 -m pip install -q --disable-pip-version-check --break-system-packages caldav==3.6.0
+fi
+
 # The web page's default port (47654) lies inside Linux's ephemeral range: as root, keep the
 # kernel from handing it to a connection or a port-0 listener of the many agents the tests
 # start, so the test that takes it on purpose never waits on a stranger (it once waited 30 s

@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+
+/// The household over CalDAV (issue 59), met by a client nobody here wrote: the `caldav` library
+/// from PyPI (the one Home Assistant's CalDAV integration uses, Tests/caldav_client.py), given
+/// the bare host, an app password and only the household's CA, against a real agent whose
+/// household another computer changes.
+@Suite(.serialized) struct CalDAVTests: TwoMachineFixture {
+    let scratch: Scratch
+    init() throws { scratch = try Scratch() }
+
+    static var clientProblem: String? {
+        (try? Shell.run(["python3", "-c", "import caldav"], timeout: 30))?.status == 0
+            ? nil : "python3's caldav library is missing (scripts/setup.sh installs it)"
+    }
+
+    struct Server {
+        let url: String
+        let host: String
+        let port: Int
+        let ca: String
+    }
+
+    /// Phones and CalDAV on at `home`; where a client reaches it.
+    func serve(_ home: Home) throws -> Server {
+        #expect(try home.run(["caldav"]).stdout.contains("CalDAV: off"))
+        let phones = try json(try home.run(["phones", "on", "--port", "0", "--json"]).stdout) as? [String: Any] ?? [:]
+        let host = try #require((phones["hosts"] as? [String])?.first)
+        let port = try #require(phones["port"] as? Int)
+        let on = try home.run(["caldav", "on"]).stdout
+        #expect(on.contains("https://\(host):\(port)/dav/"), "\(on)")
+        return Server(
+            url: "https://\(host):\(port)/", host: host, port: port, ca: URL(fileURLWithPath: home.path).appendingPathComponent("phones/root.pem").path)
+    }
+
+    /// What the client found: its calendars by name, or its error.
+    func client(_ server: Server, user: String, password: String, tokens: [String: String] = [:]) throws -> [String: Any] {
+        var arguments = ["python3", WebPageTests.script("caldav_client.py"), server.url, user, password, server.ca, "\(server.host)=127.0.0.1"]
+        if !tokens.isEmpty { arguments.append("--sync=" + String(decoding: try JSONSerialization.data(withJSONObject: tokens), as: UTF8.self)) }
+        let run = try Shell.run(arguments, timeout: 120)
+        #expect(run.status == 0, "\(run.stderr)")
+        return try json(run.stdout) as? [String: Any] ?? [:]
+    }
+
+    static func calendar(_ found: [String: Any], _ name: String) -> [String: Any] {
+        (found["calendars"] as? [String: Any])?[name] as? [String: Any] ?? [:]
+    }
+
+    static func todos(_ calendar: [String: Any]) -> [[String]] { calendar["todos"] as? [[String]] ?? [] }
+
+    @Test func theCaldavLibraryReadsTheHouseholdFromTheBareHostAndSeesTheOtherComputersChanges() throws {
+        if let problem = Self.clientProblem {
+            #expect(ProcessInfo.processInfo.environment["CI"] == nil, "\(problem)")
+            return
+        }
+        let (a, b, agentA, agentB) = try pair()
+        defer {
+            _ = agentA.stop()
+            _ = agentB.stop()
+        }
+        let server = try serve(a)
+        let made = try json(try a.run(["caldav", "passwords", "add", "Tom's Reminders", "--member", "Tom", "--json"]).stdout) as? [String: Any] ?? [:]
+        let password = try #require(made["password"] as? String)
+        let id = try #require((made["record"] as? [String: Any])?["id"] as? String)
+        // The household, furnished on the other computer.
+        try b.run(["shop", "add", "Milk", "Bread"])
+        try b.run(["backlog", "category", "add", "Garden"])
+        try b.run(["backlog", "add", "Garden", "Paint the fence"])
+        try b.run(["task", "add", "Hoover", "--assignee", "Anna", "--due", "2026-12-07"])
+        try synced(b, a)
+        var found = try client(server, user: "Tom", password: password)
+        #expect(found["error"] == nil, "\(found)")
+        #expect((found["principal"] as? String)?.hasSuffix("/lists/") == false && (found["principal"] as? String)?.contains("/dav/") == true)
+        let names = Set((found["calendars"] as? [String: Any])?.keys.map { $0 } ?? [])
+        #expect(names.isSuperset(of: ["Shopping list", "Tasks", "Anna's tasks", "Tom's tasks", "Projects: Garden"]), "\(names)")
+        #expect(Self.todos(Self.calendar(found, "Shopping list")) == [["Bread", "NEEDS-ACTION"], ["Milk", "NEEDS-ACTION"]])
+        #expect(Self.todos(Self.calendar(found, "Anna's tasks")) == [["Hoover", "NEEDS-ACTION"]])
+        #expect(Self.todos(Self.calendar(found, "Tom's tasks")).isEmpty)
+        #expect(Self.todos(Self.calendar(found, "Projects: Garden")) == [["Paint the fence", "NEEDS-ACTION"]])
+        let token = try #require(Self.calendar(found, "Shopping list")["token"] as? String)
+        #expect(token.hasPrefix("urn:house-pulse:sync:"), "the server's token, not one the client made up: \(token)")
+        // Bread bought on the other computer: the client's next read has it completed.
+        try b.run(["shop", "check", "Bread"])
+        try synced(b, a)
+        found = try client(server, user: "Tom", password: password)
+        let shopping = Self.calendar(found, "Shopping list")
+        #expect(Self.todos(shopping) == [["Bread", "COMPLETED"], ["Milk", "NEEDS-ACTION"]])
+        #expect(shopping["open"] as? [String] == ["Milk"])
+        #expect(shopping["token"] as? String != token, "the list's token moved")
+        // A wrong password, and the right one revoked on the other computer: refused.
+        #expect(try client(server, user: "Tom", password: "aaaa-bbbb-cccc-dddd-eeee")["error"] as? String == "authorization")
+        try b.run(["caldav", "passwords", "revoke", id])
+        try synced(b, a)
+        let revoked = try client(server, user: "Tom", password: password)
+        #expect(revoked["error"] as? String == "authorization", "\(revoked)")
+        // Plain HTTP on the same port: refused before any credential is read.
+        let plain = try Shell.run([
+            "python3", "-c",
+            "import http.client,sys; c=http.client.HTTPConnection('127.0.0.1', int(sys.argv[1]), timeout=10); "
+                + "c.request('PROPFIND', '/dav/', headers={'Depth': '0', 'Authorization': 'Basic VG9tOng='}); r=c.getresponse(); print(r.status)",
+            String(server.port),
+        ])
+        #expect(plain.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "403", "\(plain.stdout) \(plain.stderr)")
+        // Turned off: not served, and said so.
+        #expect(try a.run(["caldav", "off"]).stdout.contains("CalDAV: off"))
+        let made2 = try json(try a.run(["caldav", "passwords", "add", "Tom's laptop", "--member", "Tom", "--json"]).stdout) as? [String: Any] ?? [:]
+        let off = try client(server, user: "Tom", password: try #require(made2["password"] as? String))
+        #expect(off["error"] != nil, "\(off)")
+    }
+}
