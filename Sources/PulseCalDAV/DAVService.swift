@@ -48,6 +48,9 @@ public final class DAVService: Sendable {
     private let key = SymmetricKey(size: .bits256)
     /// One scrypt at a time on this agent, whoever asks.
     private let checking = AsyncGate()
+    /// What each list held when its token was handed out, so a `sync-collection` answers what
+    /// moved since (``DAVSyncHistory``).
+    private let history = Mutex(DAVSyncHistory())
     static let maxVerified = 256
     static let realm = "House Pulse"
 
@@ -166,8 +169,12 @@ public final class DAVService: Sendable {
             return DAVAnswer(200, headers: Self.davHeaders + [("Allow", Self.allowed), ("Content-Length", "0")])
         case let .propfind(target, depth, props):
             var status = DAVMultistatus()
-            status.add(try shelf.resource(target), props)
-            if depth == .one { for child in shelf.children(of: target) { status.add(child, props) } }
+            let resource = try shelf.resource(target)
+            status.add(resource, props)
+            let children = depth == .one ? shelf.children(of: target) : []
+            for child in children { status.add(child, props) }
+            // A token a client may later sync from (DAVx⁵ reads it here first).
+            for case let .collection(_, id, _, _) in [resource] + children { if let collection = shelf.collection(id) { remember(collection) } }
             return Self.multistatus(status)
         case let .proppatch(target, names):
             // Nothing a client may set here (a colour, an order): each refused, nothing changed.
@@ -221,18 +228,36 @@ public final class DAVService: Sendable {
             guard case let .collection(_, id) = target, let collection = shelf.collection(id) else {
                 throw DAVRefusal(403, "not_a_collection", "a sync-collection asks a to-do list", precondition: DAVName(DAVXML.dav, "supported-report"))
             }
-            // Until tokens carry the agent's version vector (decision 0025), a token is the
-            // collection's state: the same one answers nothing new, another one asks the client
-            // to sync again from nothing (RFC 6578 §3.2 lets a server refuse any token).
+            // A token is the list's state when it was handed out (``DAVShelf/Collection/token``):
+            // the latest answers nothing; one this agent remembers answers what changed since
+            // (each changed to-do, each gone one as 404); any other asks the client to sync
+            // again from the start (an agent restarted since, or another agent's token:
+            // RFC 6578 §3.2 lets a server refuse a token).
             if let token, token != collection.token {
-                throw DAVRefusal(
-                    403, "valid_sync_token", "this token is not the list's latest: sync again from the start",
-                    precondition: DAVName(DAVXML.dav, "valid-sync-token"))
+                guard let before = history.withLock({ $0.recall(token, collection: id) }) else {
+                    throw DAVRefusal(
+                        403, "valid_sync_token", "this agent no longer knows this token: sync again from the start",
+                        precondition: DAVName(DAVXML.dav, "valid-sync-token"))
+                }
+                var now = Set<String>()
+                for object in collection.objects {
+                    now.insert(object.name)
+                    if before[object.name] != object.etag { status.add(shelf.resource(of: object, in: collection), props) }
+                }
+                for name in before.keys.sorted() where !now.contains(name) {
+                    status.add(href: DAVTarget.object(user: shelf.member, collection: id, name: name).href, status: 404)
+                }
+            } else if token == nil {
+                for object in collection.objects { status.add(shelf.resource(of: object, in: collection), props) }
             }
-            if token == nil { for object in collection.objects { status.add(shelf.resource(of: object, in: collection), props) } }
+            remember(collection)
             status.syncToken = collection.token
         }
         return Self.multistatus(status)
+    }
+
+    private func remember(_ collection: DAVShelf.Collection) {
+        history.withLock { $0.remember(collection.token, collection: collection.id, objects: collection.objects.map { ($0.name, $0.etag) }) }
     }
 
     static func multistatus(_ status: DAVMultistatus) -> DAVAnswer {
@@ -260,4 +285,47 @@ public final class DAVService: Sendable {
             refusal.status, headers: davHeaders + headers + [("Content-Type", "application/xml; charset=utf-8"), ("X-Pulse-Refusal", refusal.code)],
             body: Array(body.utf8))
     }
+}
+
+/// The tokens this agent handed out, each with what its list held then (each to-do's name and
+/// ETag): what a `sync-collection` compares against. In memory, bounded (at most ``maxTokens``
+/// tokens and ``maxObjects`` to-dos in all, the least recently used forgotten first): a token
+/// forgotten, or made before the agent started, gets 403 `valid-sync-token`, and the client
+/// syncs again from nothing, as RFC 6578 has it.
+struct DAVSyncHistory: Sendable {
+    static let maxTokens = 256
+    static let maxObjects = 20_000
+    private struct Entry: Sendable {
+        var collection: String
+        var objects: [String: String]
+        var used: UInt64
+    }
+    private var entries: [String: Entry] = [:]
+    private var objects = 0
+    private var clock: UInt64 = 0
+
+    mutating func remember(_ token: String, collection: String, objects list: [(String, String)]) {
+        clock += 1
+        if entries[token] != nil {
+            entries[token]?.used = clock
+            return
+        }
+        guard list.count <= Self.maxObjects else { return }
+        entries[token] = Entry(collection: collection, objects: Dictionary(list, uniquingKeysWith: { a, _ in a }), used: clock)
+        objects += list.count
+        while entries.count > Self.maxTokens || objects > Self.maxObjects,
+            let oldest = entries.min(by: { $0.value.used < $1.value.used })?.key
+        {
+            objects -= entries.removeValue(forKey: oldest)?.objects.count ?? 0
+        }
+    }
+
+    mutating func recall(_ token: String, collection: String) -> [String: String]? {
+        guard let entry = entries[token], entry.collection == collection else { return nil }
+        clock += 1
+        entries[token]?.used = clock
+        return entry.objects
+    }
+
+    var count: Int { entries.count }
 }

@@ -130,8 +130,8 @@ import Testing
         #expect(both.last?.status == "HTTP/1.1 404 Not Found")
     }
 
-    @Test func aSyncTokenAnswersNothingUntilTheListChangesAndThenAsksForAFreshSync() async throws {
-        _ = try household.addShoppingItems(["Milk"])
+    @Test func aSyncTokenAnswersWhatChangedSinceItAndAnUnknownOneAsksForAFreshSync() async throws {
+        let milk = try household.addShoppingItems(["Milk"])[0]
         let shopping = "/dav/\(tom.id)/lists/shopping/"
         func sync(_ token: String?) async -> DAVAnswer {
             let tokenElement = token.map { "<d:sync-token>\($0)</d:sync-token>" } ?? "<d:sync-token/>"
@@ -139,14 +139,42 @@ import Testing
                 "REPORT", shopping,
                 body: #"<d:sync-collection xmlns:d="DAV:">\#(tokenElement)<d:sync-level>1</d:sync-level><d:prop><d:getetag/></d:prop></d:sync-collection>"#)
         }
+        func token(_ answer: DAVAnswer) throws -> String { try #require(try DAVXML.parse(answer.body).child(DAVXML.dav, "sync-token")?.text) }
         let first = await sync(nil)
-        let token = try #require(try DAVXML.parse(first.body).child(DAVXML.dav, "sync-token")?.text)
-        #expect(try Self.responses(first).count == 1)
-        let again = await sync(token)
-        #expect(try Self.responses(again).isEmpty && (try DAVXML.parse(again.body).child(DAVXML.dav, "sync-token")?.text) == token)
-        _ = try household.addShoppingItems(["Eggs"])
-        let moved = await sync(token)
-        #expect(moved.status == 403 && moved.text.contains("valid-sync-token"), "\(moved.text)")
+        let start = try token(first)
+        #expect(try Self.responses(first).map(\.href) == [shopping + "\(milk.id).ics"])
+        let again = await sync(start)
+        #expect(try Self.responses(again).isEmpty && (try token(again)) == start, "nothing changed: nothing sent")
+        let eggs = try household.addShoppingItems(["Eggs"])[0]
+        _ = try household.checkShoppingItem("Milk")
+        let moved = await sync(start)
+        let changed = try Self.responses(moved)
+        #expect(Set(changed.map(\.href)) == [shopping + "\(milk.id).ics", shopping + "\(eggs.id).ics"], "the new one and the bought one")
+        #expect(try token(moved) != start)
+        _ = try household.deleteShoppingItem("Eggs")
+        let gone = try Self.responses(await sync(try token(moved)))
+        #expect(gone.map(\.href) == [shopping + "\(eggs.id).ics"] && gone.first?.status == "HTTP/1.1 404 Not Found")
+        // A token this agent never gave (another agent's, or one from before a restart).
+        let unknown = await sync("urn:house-pulse:sync:0123456789abcdef")
+        #expect(unknown.status == 403 && unknown.text.contains("valid-sync-token"), "\(unknown.text)")
+        // The token a PROPFIND gives (DAVx⁵ reads it there first) is one to sync from.
+        let props = try Self.responses(await ask("PROPFIND", shopping, depth: "0", body: Self.propfind("<d:sync-token/>")))
+        let fromPropfind = try #require(props.first?.props.first?.text)
+        _ = try household.addShoppingItems(["Butter"])
+        #expect(try Self.responses(await sync(fromPropfind)).count == 1)
+    }
+
+    @Test func theTokensRememberedAreBoundedTheLeastRecentlyUsedForgottenFirst() {
+        var history = DAVSyncHistory()
+        for n in 0..<(DAVSyncHistory.maxTokens + 10) { history.remember("t\(n)", collection: "shopping", objects: [("a.ics", "\"\(n)\"")]) }
+        #expect(history.count == DAVSyncHistory.maxTokens)
+        #expect(history.recall("t0", collection: "shopping") == nil && history.recall("t300", collection: "shopping") == nil)
+        #expect(history.recall("t265", collection: "shopping") == ["a.ics": "\"265\""])
+        #expect(history.recall("t265", collection: "tasks") == nil, "a token is its list's")
+        let big = (0..<DAVSyncHistory.maxObjects).map { ("\($0).ics", "\"e\"") }
+        history.remember("big", collection: "shopping", objects: big)
+        #expect(history.recall("big", collection: "shopping")?.count == DAVSyncHistory.maxObjects)
+        #expect(history.recall("t265", collection: "shopping") == nil, "room made for it")
     }
 
     @Test func noWrongRevokedOrOtherMembersCredentialsReadAnything() async throws {
