@@ -20,7 +20,7 @@ if CommandLine.arguments.dropFirst().first == "--await-only" {
 let quick = CommandLine.arguments.contains("--quick")
 /// `--trace`: the propagation figure also times each hop of a write through both agents.
 let tracing = CommandLine.arguments.contains("--trace")
-/// `--only propagation,catch-up,kept,writes,shop,scale`: a subset of the figures (all by default).
+/// `--only propagation,catch-up,kept,writes,shop,scale,phone,caldav`: a subset of the figures (all by default).
 let only: Set<String>? = CommandLine.arguments.firstIndex(of: "--only").flatMap { index in
     CommandLine.arguments.dropFirst(index + 1).first.map { Set($0.split(separator: ",").map(String.init)) }
 }
@@ -576,6 +576,35 @@ if selected("phone") {
         }
     } else {
         report("Phone: live update, warm and cold load", "not measured (needs root, chromium, selenium, certutil: setup.sh --tests)", "—", "—")
+    }
+}
+
+// MARK: 9. CalDAV (issue 59): Tests/bench_caldav.py against a real agent over the phones' HTTPS
+// listener with an app password, each figure beside the page's read of the same list.
+if selected("caldav") {
+    _ = try Household.create(home("caldav"), name: nil, members: ["Anna"])
+    let script = FileManager.default.currentDirectoryPath + "/Tests/bench_caldav.py"
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", script, binary, home("caldav").path, quick ? "100" : "500", quick ? "5" : "20"]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    var figures: [String: Double]?
+    if (try? process.run()) != nil {
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        figures = process.terminationStatus == 0 ? (try? JSONDecoder().decode([String: Double].self, from: data)) : nil
+    }
+    if let f = figures {
+        func m(_ key: String) -> String { String(format: "%.1f ms", f[key] ?? .nan) }
+        func b(_ key: String) -> String { String(format: "%.0f B", f[key] ?? .nan) }
+        let page = "the page's read of the list: \(m("page_ms")), \(b("page_bytes"))"
+        report("CalDAV: a first sync of \(Int(f["items"] ?? 0)) to-dos (sync-collection, their text)", "**\(m("first_ms"))**, \(b("first_bytes"))", page, "—")
+        report("CalDAV: a sync with no change", "**\(m("unchanged_ms"))**, \(b("unchanged_bytes"))", page, "—")
+        report("CalDAV: a sync after one change", "**\(m("changed_ms"))**, \(b("changed_bytes"))", page, "—")
+    } else {
+        report("CalDAV: syncs", "not measured (needs python3: Tests/bench_caldav.py)", "—", "—")
     }
 }
 
