@@ -15,14 +15,15 @@
 # checked), systemd and util-linux (a family member's user manager: `systemd --user`, runuser, unshare);
 # and webkit2gtk-driver with xvfb (the phone app on WebKitGTK, Safari's engine family: Tests/web_phone_engines.py),
 # and locales (the locale sources a test's own Polish or German locale is made from: WebKitGTK
-# takes its languages from its locale; the machine's own locales are left as they are).
+# takes its languages from its locale; the machine's own locales are left as they are); and
+# vdirsyncer and todoman (CalDAV clients nobody here wrote, against a real agent: CalDAVTests).
 set -euo pipefail
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 packages=(libsqlite3-dev libavahi-client-dev libdbus-1-dev libqrencode-dev avahi-daemon avahi-utils dbus pkg-config python3)
-if [ "${1:-}" = "--tests" ]; then packages+=(faketime iproute2 nftables openssl python3 python3-dbus python3-gi chromium chromium-driver firefox-esr fonts-noto-color-emoji nodejs node-typescript zbar-tools librsvg2-bin libnss3-tools help2man lintian binutils desktop-file-utils systemd util-linux webkit2gtk-driver xvfb locales); fi
+if [ "${1:-}" = "--tests" ]; then packages+=(faketime iproute2 nftables openssl python3 python3-dbus python3-gi chromium chromium-driver firefox-esr fonts-noto-color-emoji nodejs node-typescript zbar-tools librsvg2-bin libnss3-tools help2man lintian binutils desktop-file-utils systemd util-linux webkit2gtk-driver xvfb locales vdirsyncer todoman); fi
 need=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")

@@ -20,8 +20,9 @@ struct CalDAVCommand: ParsableCommand {
     static func printState(_ result: JSONValue, json: Bool) throws {
         if json { return try Output.json(result) }
         guard case let .object(state) = result else { return }
-        if case .bool(true)? = state["served"], case let .array(addresses)? = state["addresses"], case let .string(url)? = addresses.first {
-            print(say("cli.caldav.on", ["url": .string(url)]))
+        if case .bool(true)? = state["served"], case let .array(addresses)? = state["addresses"], !addresses.isEmpty {
+            let urls = addresses.compactMap { if case let .string(url) = $0 { url } else { nil } }
+            print(say("cli.caldav.on", ["url": .string(urls.joined(separator: "  "))]))
         } else if case .bool(true)? = state["on"] {
             print(say("cli.caldav.unserved"))
         } else {

@@ -28,7 +28,7 @@ import Testing
         let host = try #require((phones["hosts"] as? [String])?.first)
         let port = try #require(phones["port"] as? Int)
         let on = try home.run(["caldav", "on"]).stdout
-        #expect(on.contains("https://\(host):\(port)/dav/"), "\(on)")
+        #expect(on.contains("https://\(host):\(port)/dav/"), "every address an app may be given, the .local name among them: \(on)")
         return Server(
             url: "https://\(host):\(port)/", host: host, port: port, ca: URL(fileURLWithPath: home.path).appendingPathComponent("phones/root.pem").path)
     }
@@ -108,5 +108,97 @@ import Testing
         let made2 = try json(try a.run(["caldav", "passwords", "add", "Tom's laptop", "--member", "Tom", "--json"]).stdout) as? [String: Any] ?? [:]
         let off = try client(server, user: "Tom", password: try #require(made2["password"] as? String))
         #expect(off["error"] != nil, "\(off)")
+    }
+
+    /// Debian's vdirsyncer (read only for now: writes come next) syncs the household's lists into
+    /// a directory, pinning the agent's certificate as its documentation shows, and Debian's
+    /// todoman lists them there by their names; a check-off on the other computer reaches the
+    /// directory at the next sync.
+    @Test func vdirsyncerSyncsTheListsIntoADirectoryWhereTodomanReadsThem() throws {
+        let missing = ["vdirsyncer", "todoman"].filter { (try? Shell.run(["sh", "-c", "command -v \($0)"]))?.status != 0 }
+        if !missing.isEmpty {
+            #expect(ProcessInfo.processInfo.environment["CI"] == nil, "\(missing) missing (scripts/setup.sh --tests installs them)")
+            return
+        }
+        let (a, b, agentA, agentB) = try pair()
+        defer {
+            _ = agentA.stop()
+            _ = agentB.stop()
+        }
+        let server = try serve(a)
+        let made = try json(try a.run(["caldav", "passwords", "add", "Tom's laptop", "--member", "Tom", "--json"]).stdout) as? [String: Any] ?? [:]
+        let password = try #require(made["password"] as? String)
+        try b.run(["shop", "add", "Milk", "Bread"])
+        try b.run(["task", "add", "Hoover", "--assignee", "Anna", "--due", "2026-12-07"])
+        try synced(b, a)
+        // The certificate's SHA-256, as `openssl` shows it (vdirsyncer's verify_fingerprint).
+        let print = try Shell.run([
+            "sh", "-c",
+            "openssl s_client -connect 127.0.0.1:\(server.port) -servername \(server.host) </dev/null 2>/dev/null | openssl x509 -noout -fingerprint -sha256",
+        ])
+        let fingerprint = try #require(print.stdout.split(separator: "=").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        let dir = URL(fileURLWithPath: scratch.home("vdir"))
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("xdg/todoman"), withIntermediateDirectories: true)
+        let config = """
+            [general]
+            status_path = "\(dir.path)/status/"
+
+            [pair household]
+            a = "household_remote"
+            b = "household_local"
+            collections = ["from a"]
+            conflict_resolution = "a wins"
+            metadata = ["displayname"]
+
+            [storage household_remote]
+            type = "caldav"
+            url = "https://127.0.0.1:\(server.port)/"
+            username = "Tom"
+            password = "\(password)"
+            verify_fingerprint = "\(fingerprint)"
+            read_only = true
+            item_types = ["VTODO"]
+
+            [storage household_local]
+            type = "filesystem"
+            path = "\(dir.path)/lists/"
+            fileext = ".ics"
+
+            """
+        try config.write(to: dir.appendingPathComponent("config"), atomically: true, encoding: .utf8)
+        try #"""
+        path = "\#(dir.path)/lists/*"
+        date_format = "%Y-%m-%d"
+        time_format = "%H:%M"
+        default_list = "shopping"
+        cache_path = "\#(dir.path)/todoman.sqlite3"
+
+        """#.write(to: dir.appendingPathComponent("xdg/todoman/config.py"), atomically: true, encoding: .utf8)
+        let environment = ["env", "VDIRSYNCER_CONFIG=\(dir.path)/config", "XDG_CONFIG_HOME=\(dir.path)/xdg"]
+        func vdirsyncer(_ command: String) throws {
+            let run = try Shell.run(["sh", "-c", "yes | \"$@\"", "sh"] + environment + ["vdirsyncer", command], timeout: 120)
+            #expect(run.status == 0, "vdirsyncer \(command): \(run.stdout) \(run.stderr)")
+        }
+        func todos() throws -> [[String: Any]] {
+            let run = try Shell.run(environment + ["todoman", "--porcelain", "list", "--status", "ANY"], timeout: 60)
+            #expect(run.status == 0, "todoman: \(run.stderr)")
+            return try json(run.stdout) as? [[String: Any]] ?? []
+        }
+        try vdirsyncer("discover")
+        try vdirsyncer("metasync")
+        try vdirsyncer("sync")
+        var listed = try todos()
+        func find(_ summary: String, in list: String) -> [String: Any]? {
+            listed.first { $0["summary"] as? String == summary && $0["list"] as? String == list }
+        }
+        #expect(find("Milk", in: "Shopping list")?["completed"] as? Bool == false, "\(listed)")
+        #expect(find("Bread", in: "Shopping list")?["completed"] as? Bool == false)
+        #expect(find("Hoover", in: "Anna's tasks")?["due"] != nil && find("Hoover", in: "Tasks") != nil, "\(listed)")
+        try b.run(["shop", "check", "Bread"])
+        try synced(b, a)
+        try vdirsyncer("sync")
+        listed = try todos()
+        #expect(find("Bread", in: "Shopping list")?["completed"] as? Bool == true, "\(listed)")
+        #expect(find("Milk", in: "Shopping list")?["completed"] as? Bool == false)
     }
 }
