@@ -324,8 +324,10 @@ def parents(a):
     # parents' mode; the row says whose turn today is, and Zed's card says it is Mia's today.
     a.find_element(By.ID, "kid-add-name").send_keys("Zed", Keys.ENTER)
     wait("Zed in the kids' list", lambda: "Zed" in names(a, "#parents-kids .name"))
-    row = wait("a chore to take turns at", lambda: a.find_elements(By.CSS_SELECTOR, "#turns-list li[data-id]"), timeout=10)[0][0]
-    chore_id = row.get_attribute("data-id")
+    # Read in the page in one step: the list is drawn again as Zed arrives (a row found first
+    # may be gone by the time it is asked: CI's Firefox run of 19e2ac7 met a stale element).
+    chore_id = wait("a chore to take turns at", lambda: a.execute_script(
+        "const row = document.querySelector('#turns-list li[data-id]'); return row ? row.dataset.id : null"), timeout=10)[0]
     def rotation():
         items = cli_json(HOME_A, "kids", "list")["todo"]
         return [k["name"] for k in next(i for i in items if i["id"] == chore_id).get("rotation") or []]
