@@ -2,7 +2,9 @@
 Home Assistant's CalDAV integration uses, given the bare host, an app password and the
 household's CA (nothing else trusted). Prints what it found as one JSON document.
 
-Usage: caldav_client.py URL USER PASSWORD CAFILE [HOST=ADDRESS] [--sync TOKEN-JSON]
+Usage: caldav_client.py URL USER PASSWORD CAFILE [HOST=ADDRESS] [--sync=TOKENS-JSON] [--act=ACTIONS-JSON]
+ACTIONS: [{"op": "complete"|"uncomplete"|"rename"|"delete", "calendar": NAME, "summary": S, "to": S}],
+done before the listing, each answered in "acted" ("ok" or the error the library raised).
 HOST=ADDRESS resolves HOST (the computer's `.local` name, which its certificate names) to
 ADDRESS in this process only, as a phone's resolver would.
 """
@@ -16,6 +18,7 @@ from caldav.lib import error
 url, user, password, cafile = sys.argv[1:5]
 rest = sys.argv[5:]
 tokens = {}
+actions = []
 for arg in rest:
     if "=" in arg and not arg.startswith("--"):
         name, address = arg.split("=", 1)
@@ -27,6 +30,8 @@ for arg in rest:
         socket.getaddrinfo = resolve
     elif arg.startswith("--sync="):
         tokens = json.loads(arg[len("--sync="):])
+    elif arg.startswith("--act="):
+        actions = json.loads(arg[len("--act="):])
 
 out = {}
 try:
@@ -34,6 +39,24 @@ try:
         principal = client.principal()
         out["principal"] = str(principal.url)
         calendars = principal.calendars()
+        out["acted"] = []
+        for action in actions:
+            try:
+                calendar = next(c for c in calendars if c.get_display_name() == action["calendar"])
+                todo = next(t for t in calendar.todos(include_completed=True)
+                            if str(t.icalendar_component.get("SUMMARY")) == action["summary"])
+                if action["op"] == "complete":
+                    todo.complete()
+                elif action["op"] == "uncomplete":
+                    todo.uncomplete()
+                elif action["op"] == "rename":
+                    todo.icalendar_component["SUMMARY"] = action["to"]
+                    todo.save()
+                elif action["op"] == "delete":
+                    todo.delete()
+                out["acted"].append("ok")
+            except Exception as problem:  # what the library raised, said to the test
+                out["acted"].append(f"{type(problem).__name__}: {str(problem)[:300]}")
         out["calendars"] = {}
         for calendar in calendars:
             entry = {"url": str(calendar.url), "name": calendar.get_display_name()}

@@ -34,8 +34,9 @@ public struct DAVAnswer: Sendable {
 /// the host on every request (no copy to keep true), each to-do's text made from its row, its
 /// ETag from that text.
 ///
-/// Reads only for now: a PUT or DELETE is refused (403) with the page named as where lists
-/// change, until the writes land (decision 0025's order).
+/// Writes change what the household has, one thing at a time (``DAVWrite``); a new to-do is
+/// refused (403) with the page named as where to add it, until `calendar_object` lands
+/// (decision 0025's order).
 public final class DAVService: Sendable {
     let host: any DAVHost
     let now: @Sendable () -> Int64
@@ -92,6 +93,21 @@ public final class DAVService: Sendable {
         }
         let operation: DAVOperation
         do { operation = try DAVRequestReader.read(request) } catch { return Self.refused(error) }
+        switch operation {
+        case let .put(target, object, ifMatch, ifNoneMatch):
+            let plan: @Sendable (DAVShelf.Row) throws -> (@Sendable (Household) throws -> Void)? = { row in
+                let edit = try DAVToDoEdit(object)
+                guard let write = try DAVWrite.plan(edit, of: row) else { return nil }
+                return { household in try write.run(on: household) }
+            }
+            return await write(target, signedIn, ifMatch: ifMatch, ifNoneMatch: ifNoneMatch, plan: plan)
+        case let .delete(target, ifMatch):
+            let plan: @Sendable (DAVShelf.Row) throws -> (@Sendable (Household) throws -> Void)? = { row in
+                { household in try DAVWrite.delete(row, on: household) }
+            }
+            return await write(target, signedIn, ifMatch: ifMatch, ifNoneMatch: false, plan: plan)
+        default: break
+        }
         do {
             let shelf = try await host.read { household in try DAVShelf(household, member: signedIn.member, password: signedIn.password) }
             guard shelf.live else {
@@ -160,7 +176,7 @@ public final class DAVService: Sendable {
     // MARK: Answers
 
     static let davHeaders: [(String, String)] = [("DAV", "1, 3, calendar-access")]
-    static let allowed = "OPTIONS, GET, HEAD, PROPFIND, PROPPATCH, REPORT"
+    static let allowed = "OPTIONS, GET, HEAD, PROPFIND, PROPPATCH, REPORT, PUT, DELETE"
 
     private func answer(_ operation: DAVOperation, shelf: DAVShelf) throws(DAVRefusal) -> DAVAnswer {
         switch operation {
@@ -199,11 +215,77 @@ public final class DAVService: Sendable {
                 headers: Self.davHeaders + [("Content-Type", "text/calendar; charset=utf-8"), ("ETag", etag)]
                     + (head ? [("Content-Length", "\(body.count)")] : []),
                 body: head ? [] : body)
-        case let .put(target, _, _, _), let .delete(target, _):
-            _ = target
-            throw DAVRefusal(
-                403, "read_only", "this computer serves the household's lists to apps read only for now: change them on the House Pulse page",
-                precondition: DAVName(DAVXML.dav, "need-privileges"))
+        case .put, .delete:
+            throw DAVRefusal(500, "unexpected", "a write reached the reads")
+        }
+    }
+
+    /// What a write comes to, decided on the store's actor with the household as it is then.
+    private enum WriteOutcome: Sendable {
+        case done
+        case refused(DAVRefusal)
+        /// A household rule said no: its code and its sentence in the member's language.
+        case declined(code: String, message: String, notFound: Bool)
+    }
+
+    /// A PUT or DELETE of a to-do the household has: its preconditions (`If-Match`, `If-None-Match`)
+    /// checked, the write `plan` makes of its row carried out as the app's member, all in one
+    /// turn of the store's actor, so nothing can change in between. A refusal changes nothing.
+    private func write(
+        _ target: DAVTarget, _ signedIn: SignedIn, ifMatch: String?, ifNoneMatch: Bool,
+        plan: @escaping @Sendable (DAVShelf.Row) throws -> (@Sendable (Household) throws -> Void)?
+    ) async -> DAVAnswer {
+        let member = signedIn.member, password = signedIn.password
+        let outcome: WriteOutcome
+        do {
+            outcome = try await host.write { household -> WriteOutcome in
+                let shelf = try DAVShelf(household, member: member, password: password)
+                guard shelf.live else { return .refused(DAVRefusal(401, "unauthorized", "this app password was revoked")) }
+                guard case let .object(user, id, name) = target, user == member else {
+                    return .refused(DAVRefusal(404, "not_found", "no such resource"))
+                }
+                guard let collection = shelf.collection(id) else {
+                    return .refused(DAVRefusal(409, "no_collection", "no such list"))
+                }
+                guard let object = collection.objects.first(where: { $0.name == name }) else {
+                    if let ifMatch {
+                        return .refused(DAVRefusal(412, "precondition_failed", "the to-do \(ifMatch.prefix(40)) names is gone"))
+                    }
+                    return .refused(
+                        DAVRefusal(
+                            403, "new_todo", "adding a to-do from an app comes with the next release: add it on the House Pulse page",
+                            precondition: DAVName(DAVXML.dav, "need-privileges")))
+                }
+                if ifNoneMatch { return .refused(DAVRefusal(412, "precondition_failed", "the to-do already exists")) }
+                if let ifMatch, ifMatch != object.etag {
+                    return .refused(DAVRefusal(412, "precondition_failed", "the to-do changed since it was read: read it again"))
+                }
+                let run: (@Sendable (Household) throws -> Void)?
+                do { run = try plan(object.row) } catch let refusal as DAVRefusal { return .refused(refusal) } catch { throw error }
+                guard let run else { return .done }
+                do {
+                    try run(household.acting(as: member))
+                } catch {
+                    let refusal = Refusal(error)
+                    let words = MessageCatalogue.builtIn(shelf.language) ?? .english
+                    return .declined(code: refusal.code.rawValue, message: refusal.message(words), notFound: refusal.code == .notFound)
+                }
+                return .done
+            }
+        } catch {
+            return Self.refused(DAVRefusal(503, "unavailable", "the household cannot be written now: \(error)"))
+        }
+        switch outcome {
+        case .done:
+            return DAVAnswer(204, headers: Self.davHeaders + [("Content-Length", "0")])
+        case let .refused(refusal):
+            if refusal.status == 401 {
+                forget(password: password)
+                return Self.unauthorized("this app password was revoked, or its member removed")
+            }
+            return Self.refused(refusal)
+        case let .declined(code, message, notFound):
+            return Self.refused(DAVRefusal(notFound ? 404 : 403, code, message, precondition: notFound ? nil : DAVWrite.invalid))
         }
     }
 

@@ -8,7 +8,15 @@ import PulseCalendar
 /// (`tasks-MEMBER`), each backlog category (`backlog-ID`), named in the member's language; in
 /// each, one VTODO per item, task or project, named by its row id (`ID.ics`, its UID too).
 struct DAVShelf: Sendable {
+    /// The household's row a to-do is.
+    enum Row: Sendable {
+        case item(ShoppingItem)
+        case task(HouseholdTask)
+        case project(BacklogItem)
+    }
+
     struct Object: Sendable {
+        let row: Row
         let name: String
         let calendar: ICalComponent
         let text: String
@@ -26,6 +34,8 @@ struct DAVShelf: Sendable {
 
     let member: String
     let memberName: String
+    /// The member's language (their refusals are said in it).
+    let language: String
     /// Whether the password signed in with is still live and its member still in the household.
     let live: Bool
     let collections: [Collection]
@@ -37,28 +47,35 @@ struct DAVShelf: Sendable {
         let passwords = try household.appPasswords()
         live = me != nil && passwords.contains { $0.id == password && $0.revoked == nil && $0.memberID == member }
         memberName = me?.name ?? ""
+        language = me?.language ?? "en"
         guard live else {
             collections = []
             return
         }
-        let words = MessageCatalogue.builtIn(me?.language ?? "en") ?? MessageCatalogue.builtIn("en")
+        let words = MessageCatalogue.builtIn(language) ?? MessageCatalogue.builtIn("en")
         func say(_ key: String, _ params: [String: JSONValue] = [:]) -> String { words?.text(key, params) ?? key }
         var collections: [Collection] = []
         for list in try household.shoppingLists() {
             let items = try household.shoppingItems(.active, on: list.id) + household.shoppingItems(.restock, on: list.id)
             let todos = items.map { item in
-                DAVToDo(
-                    uid: item.id, summary: item.name, done: item.state == .restock,
-                    completed: item.state == .restock ? HybridTimestamp(rawValue: item.listed).milliseconds : nil,
-                    description: item.note, created: Self.created(item.id), modified: nil)
+                (
+                    Row.item(item),
+                    DAVToDo(
+                        uid: item.id, summary: item.name, done: item.state == .restock,
+                        completed: item.state == .restock ? HybridTimestamp(rawValue: item.listed).milliseconds : nil,
+                        description: item.note, created: Self.created(item.id), modified: nil)
+                )
             }
             collections.append(Self.collection(list.id.map { "list-\($0)" } ?? "shopping", list.name ?? say("caldav.collection.shopping"), todos))
         }
         let tasks = try household.tasks()
-        func todo(_ task: HouseholdTask) -> DAVToDo {
-            DAVToDo(
-                uid: task.id, summary: task.title, done: task.done, due: task.due, assignee: task.assignee,
-                created: HybridTimestamp(rawValue: task.created).milliseconds, modified: nil)
+        func todo(_ task: HouseholdTask) -> (Row, DAVToDo) {
+            (
+                .task(task),
+                DAVToDo(
+                    uid: task.id, summary: task.title, done: task.done, due: task.due, assignee: task.assignee,
+                    created: HybridTimestamp(rawValue: task.created).milliseconds, modified: nil)
+            )
         }
         collections.append(Self.collection("tasks", say("caldav.collection.tasks"), tasks.map(todo)))
         for person in members {
@@ -68,17 +85,17 @@ struct DAVShelf: Sendable {
                     tasks.filter { $0.assigneeID == person.id }.map(todo)))
         }
         for category in try household.backlog() {
-            let todos = category.items.map { DAVToDo(uid: $0.id, summary: $0.title, created: Self.created($0.id), modified: nil) }
+            let todos = category.items.map { (Row.project($0), DAVToDo(uid: $0.id, summary: $0.title, created: Self.created($0.id), modified: nil)) }
             collections.append(Self.collection("backlog-\(category.id)", say("caldav.collection.backlog", ["title": .string(category.title)]), todos))
         }
         self.collections = collections
     }
 
-    static func collection(_ id: String, _ name: String, _ todos: [DAVToDo]) -> Collection {
-        let objects = todos.map { todo in
+    static func collection(_ id: String, _ name: String, _ todos: [(Row, DAVToDo)]) -> Collection {
+        let objects = todos.map { row, todo in
             let calendar = todo.calendar
             let text = ICalendar.serialize(calendar)
-            return Object(name: "\(todo.uid).ics", calendar: calendar, text: text, etag: "\"\(digest(text))\"")
+            return Object(row: row, name: "\(todo.uid).ics", calendar: calendar, text: text, etag: "\"\(digest(text))\"")
         }
         let state = ([name] + objects.map { "\($0.name) \($0.etag)" }).joined(separator: "\n")
         return Collection(id: id, name: name, objects: objects, token: "urn:house-pulse:sync:\(digest(state))")

@@ -51,9 +51,9 @@ import Testing
 
     func ask(
         _ method: String, _ path: String, depth: String? = nil, body: String = "", user: String = "Tom", password: String? = nil,
-        from client: String = "192.168.1.20"
+        from client: String = "192.168.1.20", extra: [(String, String)] = []
     ) async -> DAVAnswer {
-        var headers = [Self.basic(user, password ?? self.password)]
+        var headers = [Self.basic(user, password ?? self.password)] + extra.map { (name: $0.0.lowercased(), value: $0.1) }
         if let depth { headers.append(("depth", depth)) }
         if !body.isEmpty { headers.append(("content-type", method == "PUT" ? "text/calendar" : "application/xml")) }
         return await service.respond(DAVHTTPRequest(method: method, path: path, headers: headers, body: Array(body.utf8)), client: client)
@@ -197,15 +197,88 @@ import Testing
         #expect(revoked.status == 401, "\(revoked.text)")
     }
 
-    @Test func aWriteIsRefusedAndChangesNothingWhileTheServiceReadsOnly() async throws {
+    static func todo(_ uid: String, _ lines: String...) -> String {
+        (["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//test//test//EN", "BEGIN:VTODO", "UID:\(uid)", "DTSTAMP:20261205T101010Z"] + lines
+            + ["END:VTODO", "END:VCALENDAR", ""]).joined(separator: "\r\n")
+    }
+
+    func put(_ path: String, _ body: String, headers extra: [(String, String)] = []) async -> DAVAnswer {
+        var headers = [Self.basic("Tom", password), ("content-type", "text/calendar; charset=utf-8")]
+        headers += extra.map { ($0.0.lowercased(), $0.1) }
+        return await service.respond(DAVHTTPRequest(method: "PUT", path: path, headers: headers, body: Array(body.utf8)), client: "192.168.1.20")
+    }
+
+    func etag(_ path: String) async -> String { await ask("GET", path).header("ETag") ?? "" }
+
+    @Test func aClientsEditIsOneHouseholdWriteAndAStaleOneChangesNothing() async throws {
         let milk = try household.addShoppingItems(["Milk"])[0]
-        let before = try household.shoppingItems()
-        let object =
-            "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//t//EN\r\nBEGIN:VTODO\r\nUID:\(milk.id)\r\nSUMMARY:Oat milk\r\nEND:VTODO\r\nEND:VCALENDAR\r\n"
-        let put = await ask("PUT", "/dav/\(tom.id)/lists/shopping/\(milk.id).ics", body: object)
-        #expect(put.status == 403 && put.header("X-Pulse-Refusal") == "read_only")
-        let delete = await ask("DELETE", "/dav/\(tom.id)/lists/shopping/\(milk.id).ics")
-        #expect(delete.status == 403)
-        #expect(try household.shoppingItems() == before)
+        let path = "/dav/\(tom.id)/lists/shopping/\(milk.id).ics"
+        let seen = await etag(path)
+        // Renamed, as the app saw it.
+        let renamed = await put(path, Self.todo(milk.id, "SUMMARY:Oat milk", "STATUS:NEEDS-ACTION", "SEQUENCE:1"), headers: [("If-Match", seen)])
+        #expect(renamed.status == 204, "\(renamed.text)")
+        #expect(try household.shoppingItems().map(\.name) == ["Oat milk"])
+        // Another edit from what the app saw before the rename: 412, nothing changed.
+        let stale = await put(path, Self.todo(milk.id, "SUMMARY:Soy milk"), headers: [("If-Match", seen)])
+        #expect(stale.status == 412 && stale.text.contains("changed since it was read"))
+        #expect(try household.shoppingItems().map(\.name) == ["Oat milk"])
+        // Completed in the app (as the caldav library does it): bought, into the restock pool.
+        let done = await put(
+            path, Self.todo(milk.id, "SUMMARY:Oat milk", "STATUS:COMPLETED", "COMPLETED:20261205T101010Z"), headers: [("If-Match", await etag(path))])
+        #expect(done.status == 204)
+        #expect(try household.shoppingItems(.restock).map(\.id) == [milk.id])
+        let before = try household.shoppingItems(.restock)
+        for (what, body, extra, status, code) in [
+            ("two changes at once", Self.todo(milk.id, "SUMMARY:Milk", "STATUS:NEEDS-ACTION"), [(String, String)](), 403, "one_change_at_a_time"),
+            ("what is not kept yet", Self.todo(milk.id, "SUMMARY:Oat milk", "STATUS:COMPLETED", "PRIORITY:1"), [], 403, "not_kept_yet"),
+            ("a due day for an item", Self.todo(milk.id, "SUMMARY:Oat milk", "STATUS:COMPLETED", "DUE;VALUE=DATE:20261207"), [], 403, "not_for_item"),
+            (
+                "create only, over one that exists", Self.todo(milk.id, "SUMMARY:Oat milk", "STATUS:COMPLETED"), [("If-None-Match", "*")], 412,
+                "precondition_failed"
+            ),
+            ("a cancelled one", Self.todo(milk.id, "SUMMARY:Oat milk", "STATUS:CANCELLED"), [], 403, "unsupported_status"),
+        ] {
+            let answer = await put(path, body, headers: extra)
+            #expect(answer.status == status && answer.header("X-Pulse-Refusal") == code, "\(what): \(answer.status) \(answer.text)")
+            #expect(try household.shoppingItems(.restock) == before, "\(what) changed nothing")
+        }
+        let new = await put("/dav/\(tom.id)/lists/shopping/from-an-app.ics", Self.todo("from-an-app", "SUMMARY:Eggs"), headers: [("If-None-Match", "*")])
+        #expect(new.status == 403 && new.header("X-Pulse-Refusal") == "new_todo")
+        #expect(try household.shoppingItems().isEmpty)
+        // Deleted: a stale tag first (nothing), then the right one.
+        #expect(await ask("DELETE", path, extra: [("If-Match", seen)]).status == 412)
+        #expect(try household.shoppingItems(.restock).count == 1)
+        #expect(await ask("DELETE", path, extra: [("If-Match", await etag(path))]).status == 204)
+        #expect(try household.shoppingItems(.restock).isEmpty)
+        #expect(try household.shoppingItems().isEmpty)
+        #expect(await ask("GET", path).status == 404)
+    }
+
+    @Test func theFocusRuleRefusesAReopenedTaskInTheMembersLanguage() async throws {
+        for title in ["Dishes", "Laundry", "Hoover"] { _ = try household.addTask(title) }
+        let old = try household.addTask("Windows", force: true)
+        _ = try household.completeTask(old.id)
+        let path = "/dav/\(tom.id)/lists/tasks/\(old.id).ics"
+        let reopen = Self.todo(old.id, "SUMMARY:Windows", "STATUS:NEEDS-ACTION")
+        let english = await put(path, reopen)
+        #expect(
+            english.status == 403 && english.header("X-Pulse-Refusal") == "focus_rule" && english.text.contains("at most 3 active tasks"), "\(english.text)")
+        _ = try household.acting(as: tom.id).setLanguage(scope: "member", language: "pl")
+        let polish = await put(path, reopen)
+        #expect(polish.status == 403 && polish.text.contains("reguła skupienia"), "\(polish.text)")
+        #expect(try household.tasks().first { $0.id == old.id }?.done == true)
+        // A task's title, due day and assignee change together, as one write by the app's member.
+        let dishes = try #require(try household.tasks().first { $0.title == "Dishes" })
+        let edited = await put(
+            "/dav/\(tom.id)/lists/tasks/\(dishes.id).ics",
+            Self.todo(dishes.id, "SUMMARY:Dishes and pans", "STATUS:NEEDS-ACTION", "DUE;VALUE=DATE:20261207", "X-PULSE-ASSIGNEE:Anna"))
+        #expect(edited.status == 204, "\(edited.text)")
+        let after = try #require(try household.tasks().first { $0.id == dishes.id })
+        #expect(after.title == "Dishes and pans" && after.due == "2026-12-07" && after.assignee == "Anna")
+        // A project cannot be completed over CalDAV (it becomes a task on the page).
+        let garden = try household.addCategory("Garden")
+        let fence = try household.addBacklogItem("Paint the fence", to: garden.id)
+        let project = await put("/dav/\(tom.id)/lists/backlog-\(garden.id)/\(fence.id).ics", Self.todo(fence.id, "SUMMARY:Paint the fence", "STATUS:COMPLETED"))
+        #expect(project.status == 403 && project.header("X-Pulse-Refusal") == "project_done")
     }
 }
