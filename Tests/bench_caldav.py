@@ -38,7 +38,7 @@ def wait(what, condition, timeout=30):
         value = condition()
         if value:
             return value
-        time.sleep(0.05)
+        time.sleep(0.05)  # the polling interval of this deadline-bounded wait
     raise SystemExit(f"timed out waiting for {what}")
 
 
