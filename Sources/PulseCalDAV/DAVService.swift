@@ -53,6 +53,10 @@ public final class DAVService: Sendable {
     /// moved since (``DAVSyncHistory``).
     private let history = Mutex(DAVSyncHistory())
     static let maxVerified = 256
+    /// Checked against when a user name matches no password (its hash matches nothing typed:
+    /// 32 bytes no scrypt gives for a 20-letter password but by chance).
+    static let nobody = AppPasswordCandidate(
+        id: "", memberID: "", hash: "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
     static let realm = "House Pulse"
 
     struct SignedIn: Sendable {
@@ -153,7 +157,11 @@ public final class DAVService: Sendable {
         }
         let candidates = (try? await host.read { try $0.appPasswordCandidates(login: credentials.user) }) ?? []
         await checking.enter()
-        let match = try? await onDispatchThread { candidates.first { Household.appPasswordMatches(credentials.password, $0) } }
+        let match = try? await onDispatchThread {
+            // A user name nobody has costs one scrypt too, so the time taken does not say which names exist.
+            if candidates.isEmpty { _ = Household.appPasswordMatches(credentials.password, Self.nobody) }
+            return candidates.first { Household.appPasswordMatches(credentials.password, $0) }
+        }
         await checking.leave()
         guard let match else {
             limiter.withLock { $0.failed(client, now: now()) }

@@ -28,6 +28,12 @@ public struct AppPasswordCandidate: Sendable, Equatable {
     public var id: String
     public var memberID: String
     public var hash: String
+
+    public init(id: String, memberID: String, hash: String) {
+        self.id = id
+        self.memberID = memberID
+        self.hash = hash
+    }
 }
 
 /// What a new password answers: the record, and the password itself, shown this once.

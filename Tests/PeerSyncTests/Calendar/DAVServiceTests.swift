@@ -187,6 +187,12 @@ import Testing
         #expect(await ask("PROPFIND", "/dav/", depth: "0", from: "10.0.0.10").status == 207, "another address is not held up")
         clock.advance(5_000)
         #expect(await ask("PROPFIND", "/dav/", depth: "0", from: "10.0.0.9").status == 207)
+        // A user name nobody has is a wrong password too (one scrypt against a hash of the form
+        // the household keeps, so its time does not tell which names exist), counted per address.
+        let parts = DAVService.nobody.hash.split(separator: "$").map(String.init)
+        #expect(parts.count == 6 && parts[1] == "16384" && Data(base64Encoded: parts[4])?.count == 16 && Data(base64Encoded: parts[5])?.count == 32)
+        #expect(!Household.appPasswordMatches(password, DAVService.nobody))
+        #expect(await ask("PROPFIND", "/dav/", depth: "0", user: "Zed", from: "10.0.0.11").status == 401)
         // Another member's space is not found, as a path that names nothing.
         let anna = try #require(try household.members().first { $0.name == "Anna" })
         #expect(await ask("PROPFIND", "/dav/\(anna.id)/lists/", depth: "1").status == 404)
