@@ -1,3 +1,4 @@
+import PeerSync
 import PulseCalendar
 
 /// A shopping item, a task or a backlog project as a VTODO (decision 0025's table), both ways.
@@ -64,23 +65,13 @@ public struct DAVToDo: Equatable, Sendable {
 
     public var text: String { ICalendar.serialize(calendar) }
 
-    /// `20261205T101010Z` from Unix milliseconds (civil from days: H. Hinnant's algorithm).
+    /// `20261205T101010Z` from Unix milliseconds (the day by the household's own calendar, `Days`).
     static func utc(_ milliseconds: Int64) -> String {
         let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let rest = seconds - days * 86_400
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        let date = ICalDate(
-            year: Int(year), month: Int(month), day: Int(day), time: (Int(rest / 3600), Int(rest % 3600 / 60), Int(rest % 60)), utc: true)
-        return date.value
+        let rest = Int(seconds - days * 86_400)
+        let day = Days.civil(Int(days))
+        return ICalDate(year: day.year, month: day.month, day: day.day, time: (rest / 3600, rest % 3600 / 60, rest % 60), utc: true).value
     }
 }
 

@@ -523,21 +523,7 @@ if selected("phone") {
     // Anna's phone: she goes shopping in the trip's rounds.
     let household = try Household.create(home("phone"), name: nil, members: ["Anna"])
     _ = try household.addShoppingItems(["Milk", "Bread"])
-    let script = FileManager.default.currentDirectoryPath + "/Tests/bench_phones.py"
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", script, binary, home("phone").path, quick ? "10" : "50"]
-    process.currentDirectoryURL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath + "/Tests")
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    var figures: [String: Double]?
-    if (try? process.run()) != nil {
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        figures = process.terminationStatus == 0 ? (try? JSONDecoder().decode([String: Double].self, from: data)) : nil
-    }
-    if let f = figures {
+    if let f = pythonFigures("bench_phones.py", [binary, home("phone").path, quick ? "10" : "50"]) {
         func m(_ key: String) -> String { String(format: "%.0f ms", f[key] ?? .nan) }
         /// Within one frame at 60 Hz (p50), two at worst but one in twenty (p95).
         func live(_ p50: String, _ p95: String) -> Bool { (f[p50] ?? .infinity) <= 16 && (f[p95] ?? .infinity) <= 33 }
@@ -583,20 +569,7 @@ if selected("phone") {
 // listener with an app password, each figure beside the page's read of the same list.
 if selected("caldav") {
     _ = try Household.create(home("caldav"), name: nil, members: ["Anna"])
-    let script = FileManager.default.currentDirectoryPath + "/Tests/bench_caldav.py"
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", script, binary, home("caldav").path, quick ? "100" : "500", quick ? "5" : "20"]
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    var figures: [String: Double]?
-    if (try? process.run()) != nil {
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        figures = process.terminationStatus == 0 ? (try? JSONDecoder().decode([String: Double].self, from: data)) : nil
-    }
-    if let f = figures {
+    if let f = pythonFigures("bench_caldav.py", [binary, home("caldav").path, quick ? "100" : "500", quick ? "5" : "20"]) {
         func m(_ key: String) -> String { String(format: "%.1f ms", f[key] ?? .nan) }
         func b(_ key: String) -> String { String(format: "%.0f B", f[key] ?? .nan) }
         let page = "the page's read of the list: \(m("page_ms")), \(b("page_bytes"))"

@@ -42,6 +42,12 @@ import Testing
         return try json(run.stdout) as? [String: Any] ?? [:]
     }
 
+    /// A new app password of Tom's, made on `home`: the password and its id.
+    func appPassword(_ home: Home, _ label: String) throws -> (password: String, id: String) {
+        let made = try json(try home.run(["caldav", "passwords", "add", label, "--member", "Tom", "--json"]).stdout) as? [String: Any] ?? [:]
+        return (try #require(made["password"] as? String), try #require((made["record"] as? [String: Any])?["id"] as? String))
+    }
+
     static func calendar(_ found: [String: Any], _ name: String) -> [String: Any] {
         (found["calendars"] as? [String: Any])?[name] as? [String: Any] ?? [:]
     }
@@ -59,9 +65,7 @@ import Testing
             _ = agentB.stop()
         }
         let server = try serve(a)
-        let made = try json(try a.run(["caldav", "passwords", "add", "Tom's Reminders", "--member", "Tom", "--json"]).stdout) as? [String: Any] ?? [:]
-        let password = try #require(made["password"] as? String)
-        let id = try #require((made["record"] as? [String: Any])?["id"] as? String)
+        let (password, id) = try appPassword(a, "Tom's Reminders")
         // The household, furnished on the other computer.
         try b.run(["shop", "add", "Milk", "Bread"])
         try b.run(["backlog", "category", "add", "Garden"])
@@ -105,8 +109,7 @@ import Testing
         #expect(plain.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "403", "\(plain.stdout) \(plain.stderr)")
         // Turned off: not served, and said so.
         #expect(try a.run(["caldav", "off"]).stdout.contains("CalDAV: off"))
-        let made2 = try json(try a.run(["caldav", "passwords", "add", "Tom's laptop", "--member", "Tom", "--json"]).stdout) as? [String: Any] ?? [:]
-        let off = try client(server, user: "Tom", password: try #require(made2["password"] as? String))
+        let off = try client(server, user: "Tom", password: try appPassword(a, "Tom's laptop").password)
         #expect(off["error"] != nil, "\(off)")
     }
 
@@ -126,8 +129,7 @@ import Testing
             _ = agentB.stop()
         }
         let server = try serve(a)
-        let made = try json(try a.run(["caldav", "passwords", "add", "Tom's laptop", "--member", "Tom", "--json"]).stdout) as? [String: Any] ?? [:]
-        let password = try #require(made["password"] as? String)
+        let password = try appPassword(a, "Tom's laptop").password
         try b.run(["shop", "add", "Milk", "Bread"])
         try b.run(["task", "add", "Hoover", "--assignee", "Anna", "--due", "2026-12-07"])
         try synced(b, a)
@@ -217,8 +219,7 @@ import Testing
             _ = agentB.stop()
         }
         let server = try serve(a)
-        let made = try json(try a.run(["caldav", "passwords", "add", "Tom's phone", "--member", "Tom", "--json"]).stdout) as? [String: Any] ?? [:]
-        let password = try #require(made["password"] as? String)
+        let password = try appPassword(a, "Tom's phone").password
         try b.run(["shop", "add", "Milk", "Bread"])
         for title in ["Dishes", "Laundry", "Hoover"] { try b.run(["task", "add", title]) }
         try b.run(["task", "add", "Windows", "--force"])
