@@ -123,34 +123,30 @@ def click_row_button(driver, list_selector, name, button, what):
     wait(what, attempt)
 
 
-def open_item_edit(driver, name):
-    """Opens the ✎ form of the shopping item `name` and returns it. A click WebKitGTK's driver
-    lands on a row the page had just redrawn reaches nothing (see complete_task): only when no
-    form came is ✎ pressed again, as a person whose tap did nothing taps again."""
+def open_in_row(driver, list_selector, name, button, what, opened):
+    """Presses `button` in the row `name` of `list_selector` and returns what it opens
+    (`opened`, a selector). A click WebKitGTK's driver lands on a row the page had just redrawn
+    reaches nothing (see complete_task): only when nothing opened is it pressed again, as a
+    person whose tap did nothing taps again."""
     for attempt in range(3):
-        if not driver.find_elements(By.CSS_SELECTOR, "#shop-list form.item-edit"):
-            click_row_button(driver, "#shop-list", name, "button.details", f"Quantity and note: {name}")
+        if not driver.find_elements(By.CSS_SELECTOR, opened):
+            click_row_button(driver, list_selector, name, button, what)
         try:
-            return wait("the item's edit form", lambda: driver.find_element(By.CSS_SELECTOR, "#shop-list form.item-edit"),
-                        timeout=2.0 if attempt < 2 else 5.0)[0]
+            return wait(what, lambda: driver.find_element(By.CSS_SELECTOR, opened), timeout=2.0 if attempt < 2 else 5.0)[0]
         except web_support.Failed:
             if attempt == 2:
                 raise
+
+
+def open_item_edit(driver, name):
+    """Opens the ✎ form of the shopping item `name` and returns it."""
+    return open_in_row(driver, "#shop-list", name, "button.details", f"Quantity and note: {name}", "#shop-list form.item-edit")
 
 
 def open_machine_rename(driver, name):
-    """Opens the rename field of the computer `name` in More → Computers and returns it: as
-    open_item_edit, Rename is pressed again only when no field came (a click WebKitGTK's driver
-    landed on a row just redrawn reached nothing: a clean-clone run of a6b4bcd)."""
-    for attempt in range(3):
-        if not driver.find_elements(By.CSS_SELECTOR, "#machine-list input.edit"):
-            click_row_button(driver, "#machine-list", name, "button.rename", f"Rename {name}")
-        try:
-            return wait("the machine's rename field", lambda: driver.find_element(By.CSS_SELECTOR, "#machine-list input.edit"),
-                        timeout=2.0 if attempt < 2 else 5.0)[0]
-        except web_support.Failed:
-            if attempt == 2:
-                raise
+    """Opens the rename field of the computer `name` in More → Computers and returns it (a
+    clean-clone run of a6b4bcd met WebKitGTK's lost click here too)."""
+    return open_in_row(driver, "#machine-list", name, "button.rename", f"Rename {name}", "#machine-list input.edit")
 
 
 def complete_task(driver, name):

@@ -9,6 +9,13 @@ import Testing
     let scratch: Scratch
     init() throws { scratch = try Scratch() }
 
+    /// The agents a test started: stopped when the test's instance goes, however it ends.
+    final class Agents: @unchecked Sendable {
+        var list: [AgentProcess] = []
+        deinit { for agent in list { _ = agent.stop() } }
+    }
+    let agents = Agents()
+
     static var clientProblem: String? {
         (try? Shell.run(["python3", "-c", "import caldav"], timeout: 30))?.status == 0
             ? nil : "python3's caldav library is missing (scripts/setup.sh installs it)"
@@ -42,6 +49,18 @@ import Testing
         return try json(run.stdout) as? [String: Any] ?? [:]
     }
 
+    /// Two computers with their agents (stopped when the test ends), phones and CalDAV on at the
+    /// first; nil when the caldav library is missing outside CI (in CI, a failure).
+    func served(client: Bool = true) throws -> (a: Home, b: Home, server: Server)? {
+        if client, let problem = Self.clientProblem {
+            #expect(ProcessInfo.processInfo.environment["CI"] == nil, "\(problem)")
+            return nil
+        }
+        let (a, b, agentA, agentB) = try pair()
+        agents.list += [agentA, agentB]
+        return (a, b, try serve(a))
+    }
+
     /// A new app password of Tom's, made on `home`: the password and its id.
     func appPassword(_ home: Home, _ label: String) throws -> (password: String, id: String) {
         let made = try json(try home.run(["caldav", "passwords", "add", label, "--member", "Tom", "--json"]).stdout) as? [String: Any] ?? [:]
@@ -55,16 +74,7 @@ import Testing
     static func todos(_ calendar: [String: Any]) -> [[String]] { calendar["todos"] as? [[String]] ?? [] }
 
     @Test func theCaldavLibraryReadsTheHouseholdFromTheBareHostAndSeesTheOtherComputersChanges() throws {
-        if let problem = Self.clientProblem {
-            #expect(ProcessInfo.processInfo.environment["CI"] == nil, "\(problem)")
-            return
-        }
-        let (a, b, agentA, agentB) = try pair()
-        defer {
-            _ = agentA.stop()
-            _ = agentB.stop()
-        }
-        let server = try serve(a)
+        guard let (a, b, server) = try served() else { return }
         let (password, id) = try appPassword(a, "Tom's Reminders")
         // The household, furnished on the other computer.
         try b.run(["shop", "add", "Milk", "Bread"])
@@ -123,12 +133,7 @@ import Testing
             #expect(ProcessInfo.processInfo.environment["CI"] == nil, "\(missing) missing (scripts/setup.sh --tests installs them)")
             return
         }
-        let (a, b, agentA, agentB) = try pair()
-        defer {
-            _ = agentA.stop()
-            _ = agentB.stop()
-        }
-        let server = try serve(a)
+        let (a, b, server) = try #require(try served(client: false))
         let password = try appPassword(a, "Tom's laptop").password
         try b.run(["shop", "add", "Milk", "Bread"])
         try b.run(["task", "add", "Hoover", "--assignee", "Anna", "--due", "2026-12-07"])
@@ -209,16 +214,7 @@ import Testing
     /// pool), one renamed, a task deleted; a task reopened past the focus rule refused in words,
     /// and nothing of it changed.
     @Test func theCaldavLibrarysChangesAreHouseholdWritesSeenOnTheOtherComputer() throws {
-        if let problem = Self.clientProblem {
-            #expect(ProcessInfo.processInfo.environment["CI"] == nil, "\(problem)")
-            return
-        }
-        let (a, b, agentA, agentB) = try pair()
-        defer {
-            _ = agentA.stop()
-            _ = agentB.stop()
-        }
-        let server = try serve(a)
+        guard let (a, b, server) = try served() else { return }
         let password = try appPassword(a, "Tom's phone").password
         try b.run(["shop", "add", "Milk", "Bread"])
         for title in ["Dishes", "Laundry", "Hoover"] { try b.run(["task", "add", title]) }
