@@ -3,11 +3,14 @@ Home Assistant's CalDAV integration uses, given the bare host, an app password a
 household's CA (nothing else trusted). Prints what it found as one JSON document.
 
 Usage: caldav_client.py URL USER PASSWORD CAFILE [HOST=ADDRESS] [--sync=TOKENS-JSON] [--act=ACTIONS-JSON]
-ACTIONS: [{"op": "complete"|"uncomplete"|"rename"|"delete", "calendar": NAME, "summary": S, "to": S}],
-done before the listing, each answered in "acted" ("ok" or the error the library raised).
+ACTIONS: [{"op": "complete"|"uncomplete"|"rename"|"delete"|"add", "calendar": NAME, "summary": S, "to": S,
+"priority": N, "due": "YYYY-MM-DD"}] ("add" makes a new to-do with the library's own UID and name,
+with PRIORITY and DUE when given), done before the listing, each answered in "acted" ("ok" or the
+error the library raised). Each calendar's "priorities" lists the to-dos that have a PRIORITY.
 HOST=ADDRESS resolves HOST (the computer's `.local` name, which its certificate names) to
 ADDRESS in this process only, as a phone's resolver would.
 """
+import datetime
 import json
 import socket
 import sys
@@ -43,6 +46,15 @@ try:
         for action in actions:
             try:
                 calendar = next(c for c in calendars if c.get_display_name() == action["calendar"])
+                if action["op"] == "add":
+                    props = {"summary": action["summary"]}
+                    if "priority" in action:
+                        props["priority"] = int(action["priority"])
+                    if "due" in action:
+                        props["due"] = datetime.date.fromisoformat(action["due"])
+                    calendar.add_todo(**props)
+                    out["acted"].append("ok")
+                    continue
                 todo = next(t for t in calendar.todos(include_completed=True)
                             if str(t.icalendar_component.get("SUMMARY")) == action["summary"])
                 if action["op"] == "complete":
@@ -63,6 +75,9 @@ try:
             todos = calendar.todos(include_completed=True)
             entry["todos"] = sorted(
                 [str(t.icalendar_component.get("SUMMARY")), str(t.icalendar_component.get("STATUS"))] for t in todos)
+            entry["priorities"] = {
+                str(t.icalendar_component.get("SUMMARY")): str(t.icalendar_component.get("PRIORITY"))
+                for t in todos if t.icalendar_component.get("PRIORITY") is not None}
             entry["open"] = sorted(str(t.icalendar_component.get("SUMMARY")) for t in calendar.todos())
             collection = calendar.objects_by_sync_token(sync_token=tokens.get(str(calendar.url)), load_objects=True)
             entry["token"] = collection.sync_token

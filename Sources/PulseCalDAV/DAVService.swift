@@ -34,9 +34,8 @@ public struct DAVAnswer: Sendable {
 /// the host on every request (no copy to keep true), each to-do's text made from its row, its
 /// ETag from that text.
 ///
-/// Writes change what the household has, one thing at a time (``DAVWrite``); a new to-do is
-/// refused (403) with the page named as where to add it, until `calendar_object` lands
-/// (decision 0025's order).
+/// Writes are household writes by the app's member, all of a PUT's or none (``DAVWrite``); a
+/// new to-do is the household's own addition, kept with the UID and name the app gave it.
 public final class DAVService: Sendable {
     let host: any DAVHost
     let now: @Sendable () -> Int64
@@ -99,17 +98,11 @@ public final class DAVService: Sendable {
         do { operation = try DAVRequestReader.read(request) } catch { return Self.refused(error) }
         switch operation {
         case let .put(target, object, ifMatch, ifNoneMatch):
-            let plan: @Sendable (DAVShelf.Row) throws -> (@Sendable (Household) throws -> Void)? = { row in
-                let edit = try DAVToDoEdit(object)
-                guard let write = try DAVWrite.plan(edit, of: row) else { return nil }
-                return { household in try write.run(on: household) }
-            }
-            return await write(target, signedIn, ifMatch: ifMatch, ifNoneMatch: ifNoneMatch, plan: plan)
+            let edit: DAVToDoEdit
+            do { edit = try DAVToDoEdit(object) } catch { return Self.refused(error) }
+            return await write(target, signedIn, ifMatch: ifMatch, ifNoneMatch: ifNoneMatch, edit: edit)
         case let .delete(target, ifMatch):
-            let plan: @Sendable (DAVShelf.Row) throws -> (@Sendable (Household) throws -> Void)? = { row in
-                { household in try DAVWrite.delete(row, on: household) }
-            }
-            return await write(target, signedIn, ifMatch: ifMatch, ifNoneMatch: false, plan: plan)
+            return await write(target, signedIn, ifMatch: ifMatch, ifNoneMatch: false, edit: nil)
         default: break
         }
         do {
@@ -231,18 +224,17 @@ public final class DAVService: Sendable {
     /// What a write comes to, decided on the store's actor with the household as it is then.
     private enum WriteOutcome: Sendable {
         case done
+        case created
         case refused(DAVRefusal)
         /// A household rule said no: its code and its sentence in the member's language.
         case declined(code: String, message: String, notFound: Bool)
     }
 
-    /// A PUT or DELETE of a to-do the household has: its preconditions (`If-Match`, `If-None-Match`)
-    /// checked, the write `plan` makes of its row carried out as the app's member, all in one
-    /// turn of the store's actor, so nothing can change in between. A refusal changes nothing.
-    private func write(
-        _ target: DAVTarget, _ signedIn: SignedIn, ifMatch: String?, ifNoneMatch: Bool,
-        plan: @escaping @Sendable (DAVShelf.Row) throws -> (@Sendable (Household) throws -> Void)?
-    ) async -> DAVAnswer {
+    /// A PUT (`edit`) or DELETE (nil) of a to-do: its preconditions (`If-Match`, `If-None-Match`)
+    /// checked, then the household writes it comes to (``DAVWrite``) carried out as the app's
+    /// member, all in one turn of the store's actor, so nothing can change in between, and as one
+    /// transaction: a refusal changes nothing.
+    private func write(_ target: DAVTarget, _ signedIn: SignedIn, ifMatch: String?, ifNoneMatch: Bool, edit: DAVToDoEdit?) async -> DAVAnswer {
         let member = signedIn.member, password = signedIn.password
         let outcome: WriteOutcome
         do {
@@ -255,30 +247,54 @@ public final class DAVService: Sendable {
                 guard let collection = shelf.collection(id) else {
                     return .refused(DAVRefusal(409, "no_collection", "no such list"))
                 }
-                guard let object = collection.objects.first(where: { $0.name == name }) else {
-                    if let ifMatch {
-                        return .refused(DAVRefusal(412, "precondition_failed", "the to-do \(ifMatch.prefix(40)) names is gone"))
+                let existing = collection.objects.first { $0.name == name }
+                if let existing {
+                    if ifNoneMatch { return .refused(DAVRefusal(412, "precondition_failed", "the to-do already exists")) }
+                    if let ifMatch, ifMatch != existing.etag {
+                        return .refused(DAVRefusal(412, "precondition_failed", "the to-do changed since it was read: read it again"))
                     }
+                } else {
+                    if let ifMatch { return .refused(DAVRefusal(412, "precondition_failed", "the to-do \(ifMatch.prefix(40)) names is gone")) }
+                    guard let edit else { return .refused(DAVRefusal(404, "not_found", "no such resource")) }
+                    if let twin = collection.objects.first(where: { $0.uid == edit.uid }) {
+                        return .refused(
+                            DAVRefusal(
+                                403, "uid_taken", "\(twin.name.prefix(80)) in this list has this UID already",
+                                precondition: DAVName(DAVXML.caldav, "no-uid-conflict")))
+                    }
+                }
+                if let existing, let edit, edit.uid != existing.uid {
                     return .refused(
                         DAVRefusal(
-                            403, "new_todo", "adding a to-do from an app comes with the next release: add it on the House Pulse page",
-                            precondition: DAVName(DAVXML.dav, "need-privileges")))
+                            403, "uid_changed", "a to-do keeps its UID: PUT a new one under a new name", precondition: DAVName(DAVXML.caldav, "no-uid-conflict")
+                        ))
                 }
-                if ifNoneMatch { return .refused(DAVRefusal(412, "precondition_failed", "the to-do already exists")) }
-                if let ifMatch, ifMatch != object.etag {
-                    return .refused(DAVRefusal(412, "precondition_failed", "the to-do changed since it was read: read it again"))
-                }
-                let run: (@Sendable (Household) throws -> Void)?
-                do { run = try plan(object.row) } catch let refusal as DAVRefusal { return .refused(refusal) } catch { throw error }
-                guard let run else { return .done }
+                let me = household.acting(as: member)
                 do {
-                    try run(household.acting(as: member))
+                    try me.allOrNothing {
+                        guard let edit else {
+                            if let existing { try DAVWrite.delete(existing.row, on: me) }
+                            return
+                        }
+                        let row = try existing?.row ?? DAVWrite.add(edit, to: collection.holds, on: me)
+                        var asked = edit
+                        // An item brought back from the restock pool keeps its note unless the app gave one, as on the page.
+                        if existing == nil, asked.description == nil, case let .item(item) = row { asked.description = item.note }
+                        for write in try DAVWrite.plan(asked, of: row) { try write.run(on: me) }
+                        let kept = edit.kept.isEmpty ? nil : edit.kept.text
+                        let record = CalendarObjectRecord(id: row.id, kind: row.kind, uid: edit.uid, href: name, kept: kept)
+                        let ours = edit.uid == row.id && name == "\(row.id).ics" && kept == nil
+                        let known = try existing?.record ?? (existing == nil ? me.calendarObjects()[row.id] : nil)
+                        if known != nil || !ours { try me.keepCalendarObject(record) }
+                    }
+                } catch let refusal as DAVRefusal {
+                    return .refused(refusal)
                 } catch {
                     let refusal = Refusal(error)
                     let words = MessageCatalogue.builtIn(shelf.language) ?? .english
                     return .declined(code: refusal.code.rawValue, message: refusal.message(words), notFound: refusal.code == .notFound)
                 }
-                return .done
+                return existing == nil ? .created : .done
             }
         } catch {
             return Self.refused(DAVRefusal(503, "unavailable", "the household cannot be written now: \(error)"))
@@ -286,6 +302,8 @@ public final class DAVService: Sendable {
         switch outcome {
         case .done:
             return DAVAnswer(204, headers: Self.davHeaders + [("Content-Length", "0")])
+        case .created:
+            return DAVAnswer(201, headers: Self.davHeaders + [("Content-Length", "0")])
         case let .refused(refusal):
             if refusal.status == 401 {
                 forget(password: password)

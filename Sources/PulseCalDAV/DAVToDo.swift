@@ -1,3 +1,4 @@
+import FoundationEssentials
 import PeerSync
 import PulseCalendar
 
@@ -76,12 +77,13 @@ public struct DAVToDo: Equatable, Sendable {
 }
 
 /// What the household keeps of a client's object without mapping it: properties and
-/// components, in order, as iCalendar text (a replicated row's field, 8 KiB at most).
+/// components, in order, stored as a replicated row's text field (``text``: 4096 bytes at most,
+/// the open schema's bound).
 public struct DAVKept: Equatable, Sendable {
     public var properties: [ICalProperty] = []
     public var components: [ICalComponent] = []
 
-    public static let maxBytes = 8192
+    public static let maxBytes = 4096
 
     public init(properties: [ICalProperty] = [], components: [ICalComponent] = []) {
         self.properties = properties
@@ -90,9 +92,16 @@ public struct DAVKept: Equatable, Sendable {
 
     public var isEmpty: Bool { properties.isEmpty && components.isEmpty }
 
-    /// As stored: a VTODO holding only what is kept ("" when nothing is).
+    /// As stored: a JSON array of the iCalendar content lines, unfolded ("" when nothing is
+    /// kept). A row's text holds no control characters, and a content line none once unfolded
+    /// (a tab inside one is JSON's `\t`).
     public var text: String {
-        isEmpty ? "" : ICalendar.serialize(ICalComponent("VCALENDAR", components: [ICalComponent("VTODO", properties: properties, components: components)]))
+        guard !isEmpty else { return "" }
+        let lines = ICalendar.contentLines(ICalComponent("VTODO", properties: properties, components: components))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        guard let data = try? encoder.encode(Array(lines.dropFirst().dropLast())) else { return "" }
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// Read back from ``text``; nil when it is not what ``text`` writes.
@@ -101,9 +110,12 @@ public struct DAVKept: Equatable, Sendable {
             self.init()
             return
         }
-        guard let calendar = try? ICalendar.parse(Array(text.utf8)), calendar.components.count == 1, calendar.components[0].name == "VTODO" else {
-            return nil
-        }
+        guard let lines = try? JSONDecoder().decode([String].self, from: Data(text.utf8)),
+            !lines.contains(where: { $0.utf8.contains(10) || $0.utf8.contains(13) }),
+            let calendar = try? ICalendar.parse(
+                Array((["BEGIN:VCALENDAR", "BEGIN:VTODO"] + lines + ["END:VTODO", "END:VCALENDAR", ""]).joined(separator: "\r\n").utf8)),
+            calendar.components.count == 1, calendar.components[0].name == "VTODO"
+        else { return nil }
         self.init(properties: calendar.components[0].properties, components: calendar.components[0].components)
     }
 }

@@ -1,15 +1,15 @@
 import PeerSync
 import PulseCalendar
 
-/// What a client's PUT of a to-do the household has comes to: one household write by its
-/// member, through the household's own rules (decision 0025's table). Pure: the plan is
-/// table-tested (`DAVServiceTests`), then carried out in one write on the store's actor.
+/// What a client's PUT of a to-do comes to: household writes by its member, through the
+/// household's own rules (decision 0025's table), all of them or none
+/// (``Household/allOrNothing(_:)``). Pure: the plan is table-tested (`DAVServiceTests`), then
+/// carried out in one turn of the store's actor.
 ///
-/// For now (decision 0025's order): a PUT changes what exists, one thing at a time (a rename,
-/// a note, a task's title, due day and assignee together, done or not), since each is one
-/// household write and a PUT must change all or nothing; what the household does not keep yet
-/// (`PRIORITY`, `VALARM`, … until the `calendar_object` entity) and new to-dos are refused,
-/// never dropped.
+/// A new to-do is the household's own addition (an item on its list, or brought back from the
+/// restock pool, or the one of that name already there; a task; a project), then the plan of
+/// the rest of what the client wrote; the UID and name the client gave it, and what the
+/// household does not map (`PRIORITY`, `VALARM`, …), are kept with it (``CalendarObjectRecord``).
 enum DAVWrite: Equatable, Sendable {
     case renameItem(id: String, to: String, list: String?)
     case noteItem(id: String, note: String?, list: String?)
@@ -22,13 +22,8 @@ enum DAVWrite: Equatable, Sendable {
 
     static let invalid = DAVName(DAVXML.caldav, "valid-calendar-object-resource")
 
-    /// The write `edit` asks of `row`; nil when it changes nothing the household keeps.
-    static func plan(_ edit: DAVToDoEdit, of row: DAVShelf.Row) throws(DAVRefusal) -> DAVWrite? {
-        if !edit.kept.isEmpty {
-            let names = (edit.kept.properties.map(\.name) + edit.kept.components.map(\.name)).prefix(5).joined(separator: ", ")
-            throw DAVRefusal(
-                403, "not_kept_yet", "this agent does not keep \(names) yet: nothing was changed", precondition: invalid)
-        }
+    /// The writes `edit` asks of `row`, in order; none when it changes nothing the household maps.
+    static func plan(_ edit: DAVToDoEdit, of row: DAVShelf.Row) throws(DAVRefusal) -> [DAVWrite] {
         let summary = edit.summary.trimming(" \t\r\n")
         let note = edit.description.flatMap { $0.trimming(" \t\r\n").isEmpty ? nil : $0 }
         var writes: [DAVWrite] = []
@@ -62,12 +57,23 @@ enum DAVWrite: Equatable, Sendable {
             }
             if summary != project.title { writes.append(.renameProject(id: project.id, to: edit.summary)) }
         }
-        guard writes.count <= 1 else {
-            throw DAVRefusal(
-                403, "one_change_at_a_time", "this agent takes one change of a to-do at a time for now (its title, note or state): nothing was changed",
-                precondition: invalid)
+        return writes
+    }
+
+    /// A new to-do in a collection holding `holds`: the household's own addition, as the page
+    /// makes it; the rest of `edit` is planned against what it made (``plan(_:of:)``).
+    static func add(_ edit: DAVToDoEdit, to holds: DAVShelf.Holds, on household: Household) throws -> DAVShelf.Row {
+        switch holds {
+        case let .items(list):
+            let addition = try household.addOrRestockShoppingItems([ShoppingEntry(name: edit.summary)], on: list)
+            guard let item = addition.items.first else { throw HouseholdError.refuse(.nothingToAdd) }
+            return .item(item)
+        case let .tasks(member):
+            let assignee = member ?? edit.assignee.flatMap { $0.trimming(" \t\r\n").isEmpty ? nil : $0.trimming(" \t\r\n") }
+            return .task(try household.addTask(edit.summary, assignee: assignee, due: edit.due))
+        case let .projects(category):
+            return .project(try household.addBacklogItem(edit.summary, to: category))
         }
-        return writes.first
     }
 
     /// Carries the write out as `household` (acting as the app's member).

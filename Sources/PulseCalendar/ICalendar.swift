@@ -177,6 +177,12 @@ public enum ICalendar {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// The component's content lines, unfolded and without line ends (`BEGIN:…` and `END:…`
+    /// included): what ``serialize(_:)`` writes, one element a line before folding.
+    public static func contentLines(_ component: ICalComponent) -> [String] {
+        ["BEGIN:\(component.name)"] + component.properties.map(line) + component.components.flatMap(contentLines) + ["END:\(component.name)"]
+    }
+
     private static func write(_ component: ICalComponent, into out: inout [UInt8]) {
         fold("BEGIN:\(component.name)", into: &out)
         for property in component.properties { fold(line(property), into: &out) }

@@ -70,6 +70,10 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
     /// a new one): its label, the member's name when made (the user name it was given), a slow
     /// hash, and once set, when it was revoked; when it was last used (at most hourly).
     case appPassword = "app_password"
+    /// What an app over CalDAV made of a to-do the household holds (issue 59; row id: the
+    /// item's, task's or project's own): the UID and name the app gave it, and what the
+    /// household does not map (`PRIORITY`, `VALARM`, …), given back as the app wrote it.
+    case calendarObject = "calendar_object"
     #if DEBUG
     /// A note: an entity of the "next" test release (``TestRelease``, with
     /// `shopping_item.brand`); in `allCases` only there, never in a release build.
@@ -84,7 +88,7 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, Comparable, Co
             .household, .settings, .member, .replica, .shoppingItem, .task, .backlogCategory, .backlogItem,
             .recurringTemplate, .kid, .catalogueSelection, .ledgerEntry, .machine, .machineRemoval, .discoveryKey,
             .kidsPIN, .phone, .caRoot, .caGrant, .phoneService, .shoppingCheckoff, .shoppingList,
-            .shoppingTrip, .away, .rotationSwap, .savingsGoal, .choreReport, .appPassword,
+            .shoppingTrip, .away, .rotationSwap, .savingsGoal, .choreReport, .appPassword, .calendarObject,
         ]
         #if DEBUG
         if TestRelease.next { return released + [.note] }
@@ -284,6 +288,7 @@ extension EntityKind {
         case .savingsGoal: 26
         case .choreReport: 27
         case .appPassword: 28
+        case .calendarObject: 29
         #if DEBUG
         case .note: 250
         #endif
@@ -330,8 +335,9 @@ extension EntityKind {
         case .savingsGoal: 25
         case .choreReport: 26
         case .appPassword: 27
+        case .calendarObject: 28
         #if DEBUG
-        case .note: 28
+        case .note: 29
         #endif
         }
     }

@@ -1,6 +1,6 @@
 extension EntityKind {
     /// The schemas of the entities of issue 59's apps over CalDAV (added through the open schema:
-    /// no protocol version): app passwords.
+    /// no protocol version): app passwords, and what apps made of the household's to-dos.
     static let appSchemas: [EntitySchema] = [
         EntitySchema(
             kind: .appPassword,
@@ -12,6 +12,16 @@ extension EntityKind {
                 FieldSpec("created", .timestamp, immutable: true),
                 FieldSpec("revoked", .timestamp, keptOnceSet: true),
                 FieldSpec("last_used", .timestamp, nullable: true),
-            ], tombstone: nil, singletonRowID: nil)
+            ], tombstone: nil, singletonRowID: nil),
+        // Texts within what a release that does not know the entity keeps and relays
+        // (``KeptRules/maxTextBytes``): the open schema's promise, no protocol version.
+        EntitySchema(
+            kind: .calendarObject,
+            fields: [
+                FieldSpec("kind", .text(max: 20), immutable: true),
+                FieldSpec("uid", .text(max: 255)),
+                FieldSpec("href", .text(max: 255)),
+                FieldSpec("kept", .text(max: 4096), nullable: true),
+            ], tombstone: nil, singletonRowID: nil),
     ]
 }

@@ -54,6 +54,13 @@ extension ReplicaStore {
         return (result, changes)
     }
 
+    /// Runs `body`, whose local writes (``write(member:waitForWriters:keepingChanges:_:)``,
+    /// each a savepoint here) are then one transaction: all durable at its commit, or none of
+    /// them when it throws (a PUT of a to-do that is several household writes: issue 59).
+    public func atomically<T>(_ body: () throws -> T) throws -> T {
+        try inWords { try connection.transaction { try body() } }
+    }
+
     /// This replica's counter and clock, in its row of `version_vector`: one page for both.
     func saveCounterAndClock(_ seq: UInt64, _ clock: HybridTimestamp) throws {
         let statement = try hot(.saveCounterAndClock)

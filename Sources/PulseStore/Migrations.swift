@@ -77,6 +77,7 @@ package enum Migrations {
         Step(name: "chores a kid reports", sql: migration28),
         Step(name: "kids' chores that take turns", sql: migration29),
         Step(name: "app passwords", sql: migration30),
+        Step(name: "what apps made of to-dos", sql: migration31),
     ]
 
     package static var latest: Int { all.count }
@@ -148,11 +149,11 @@ package enum Migrations {
     static let entitiesOfMigration1 = EntityKind.allCases.filter { !entitiesAfterMigration1.contains($0) }
     /// The entities made by later migrations (6: machines; 13: the kids' PIN; 15: phones;
     /// 16: the household CA; 23: shopping check-offs; 24: shopping lists; 25: shopping trips; 26: rotating chores; 27: savings goals;
-    /// 28: chore reports; 30: app passwords).
+    /// 28: chore reports; 30: app passwords; 31: calendar objects).
     static let entitiesAfterMigration1: [EntityKind] = {
         var entities: [EntityKind] = [
             .machine, .machineRemoval, .discoveryKey, .kidsPIN, .phone, .caRoot, .caGrant, .phoneService, .shoppingCheckoff, .shoppingList,
-            .shoppingTrip, .away, .rotationSwap, .savingsGoal, .choreReport, .appPassword,
+            .shoppingTrip, .away, .rotationSwap, .savingsGoal, .choreReport, .appPassword, .calendarObject,
         ]
         #if DEBUG
         if TestRelease.next { entities.append(.note) }

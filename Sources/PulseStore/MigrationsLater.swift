@@ -167,6 +167,19 @@ extension Migrations {
         CREATE INDEX app_password_by_member ON app_password (member);
         """
 
+    /// Migration 31: what apps over CalDAV made of the household's to-dos (issue 59): the UID
+    /// and name an app gave one, and what the household keeps of it without mapping it.
+    static let migration31 = """
+        CREATE TABLE calendar_object (
+            id TEXT PRIMARY KEY NOT NULL,
+            kind TEXT NOT NULL CHECK (length(kind) BETWEEN 1 AND 20),
+            uid TEXT NOT NULL CHECK (length(uid) BETWEEN 1 AND 255),
+            href TEXT NOT NULL CHECK (length(href) BETWEEN 1 AND 255),
+            kept TEXT CHECK (kept IS NULL OR length(kept) BETWEEN 1 AND 4096),
+            versions BLOB NOT NULL CHECK (typeof(versions) = 'blob' AND length(versions) > 1)
+        ) WITHOUT ROWID;
+        """
+
     #if DEBUG
     /// The "next" test release's migration (``TestRelease``: TwoReleasesTests): notes, and a
     /// shopping item's brand. Never in a release build.

@@ -133,9 +133,18 @@ final class Connection {
     var changes: Int { Int(sqlite3_changes(handle)) }
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
+    /// How many ``transaction(immediate:_:)`` calls are running: 0 outside one.
+    private var transactionDepth = 0
+
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    /// Inside another (``ReplicaStore/atomically(_:)``), a savepoint of the enclosing one:
+    /// released when it returns, its changes alone rolled back when it throws, and nothing
+    /// durable until the outermost commits.
     func transaction<T>(immediate: Bool = true, _ body: () throws -> T) throws -> T {
+        if transactionDepth > 0 { return try savepoint(body) }
         try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
+        transactionDepth = 1
+        defer { transactionDepth = 0 }
         do {
             let result = try body()
             try execute("COMMIT")
@@ -143,6 +152,25 @@ final class Connection {
         } catch {
             held.discard()
             if isInTransaction { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    private func savepoint<T>(_ body: () throws -> T) throws -> T {
+        let name = "nested\(transactionDepth)"
+        // `execute` makes the held inserts first (``HeldInserts``): what a rollback below
+        // discards was held inside the savepoint only.
+        try execute("SAVEPOINT \(name)")
+        transactionDepth += 1
+        defer { transactionDepth -= 1 }
+        do {
+            let result = try body()
+            try execute("RELEASE \(name)")
+            return result
+        } catch {
+            held.discard()
+            try? execute("ROLLBACK TO \(name)")
+            try? execute("RELEASE \(name)")
             throw error
         }
     }

@@ -59,8 +59,11 @@ import Testing
     /// The entities this release added since the previous one, which that release keeps and
     /// relays without showing (the open schema): the shopping check-offs, lists and trips (issue 57),
     /// the days away and the swapped turns of rotating chores, the kids' savings goals and chore reports (issue 58),
-    /// the app passwords (issue 59).
-    static let addedSince = ["shopping_checkoff", "shopping_list", "shopping_trip", "away", "rotation_swap", "savings_goal", "chore_report", "app_password"]
+    /// the app passwords and calendar objects (issue 59).
+    static let addedSince = [
+        "shopping_checkoff", "shopping_list", "shopping_trip", "away", "rotation_swap", "savings_goal", "chore_report", "app_password",
+        "calendar_object",
+    ]
 
     /// `home`'s export as the previous release can show it: without ``addedSince`` (both sides
     /// read through the same serialization, so that they compare).

@@ -193,7 +193,7 @@ import Testing
     /// Migrations 26's (the rotating chores), 25's (the shopping trips), 24's (the shopping lists) and 23's (the
     /// shopping check-offs) tables and columns, gone: a database from before them.
     static let undoMigration23 = """
-        DROP TABLE app_password; DROP TABLE chore_report; ALTER TABLE settings DROP COLUMN kids_approval;
+        DROP TABLE calendar_object; DROP TABLE app_password; DROP TABLE chore_report; ALTER TABLE settings DROP COLUMN kids_approval;
         ALTER TABLE catalogue_selection DROP COLUMN rotation; ALTER TABLE catalogue_selection DROP COLUMN rotation_from; DROP TABLE savings_goal; DROP TABLE away; DROP TABLE rotation_swap; ALTER TABLE recurring_template DROP COLUMN rotation;
         ALTER TABLE ledger_entry DROP COLUMN bonus_for;
         ALTER TABLE recurring_template DROP COLUMN rotation_from; DROP TABLE shopping_trip; DROP TABLE shopping_list; DROP INDEX shopping_item_by_list; ALTER TABLE shopping_item DROP COLUMN list;
@@ -373,7 +373,7 @@ import Testing
                 DROP TABLE shopping_item;
                 ALTER TABLE shopping_item_20 RENAME TO shopping_item;
                 CREATE INDEX shopping_item_by_state ON shopping_item (state, listed);
-                DROP TABLE shopping_checkoff; DROP TABLE shopping_list; DROP TABLE shopping_trip; DROP TABLE away; DROP TABLE savings_goal; DROP TABLE chore_report; DROP TABLE app_password; ALTER TABLE settings DROP COLUMN kids_approval;
+                DROP TABLE shopping_checkoff; DROP TABLE shopping_list; DROP TABLE shopping_trip; DROP TABLE away; DROP TABLE savings_goal; DROP TABLE chore_report; DROP TABLE app_password; DROP TABLE calendar_object; ALTER TABLE settings DROP COLUMN kids_approval;
                 ALTER TABLE catalogue_selection DROP COLUMN rotation; ALTER TABLE catalogue_selection DROP COLUMN rotation_from;
                 DROP TABLE rotation_swap; ALTER TABLE recurring_template DROP COLUMN rotation;
                 ALTER TABLE recurring_template DROP COLUMN rotation_from; ALTER TABLE ledger_entry DROP COLUMN bonus_for;

@@ -147,6 +147,36 @@ import Testing
         #expect(try b.canonicalState().isEmpty && (try b.versionVector()).isEmpty)
     }
 
+    /// Local writes inside ``ReplicaStore/atomically(_:)`` are one transaction: all kept, or none
+    /// when it throws; a write that fails inside it undoes its own rows alone (a savepoint),
+    /// held inserts included, and the ones before and after it stay.
+    @Test func writesMadeAtomicallyAreKeptAllTogetherOrNotAtAll() throws {
+        let (a, _) = try pair()
+        let vector = try a.versionVector(), state = try a.canonicalState()
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            try a.atomically {
+                try a.write(member: nil) { try $0.create(.shoppingItem, "one", shoppingItem("One")) }
+                try a.write(member: nil) { try $0.create(.shoppingItem, "two", shoppingItem("Two")) }
+                throw Refused()
+            }
+        }
+        #expect(try a.versionVector() == vector && a.canonicalState() == state && a.connection.held.count == 0)
+        try a.atomically {
+            try a.write(member: nil) { try $0.create(.shoppingItem, "one", shoppingItem("One")) }
+            // A failure after held inserts of its own: those go, "one" stays.
+            _ = try? a.write(member: nil) { tx in
+                for i in 0..<3 { try tx.create(.shoppingItem, "held\(i)", shoppingItem("Held \(i)")) }
+                try tx.create(.shoppingItem, "one", shoppingItem("Again"))
+            }
+            try a.write(member: nil) { try $0.create(.shoppingItem, "two", shoppingItem("Two")) }
+        }
+        #expect(try a.connection.scalarInt("SELECT count(*) FROM shopping_item") == 2)
+        #expect(try a.row(.shoppingItem, "one")["name"] == .text("One") && a.row(.shoppingItem, "held0").isEmpty)
+        #expect(try a.allDeltas(for: VersionVector()).flatMap(\.changes).count == 2)
+        #expect(try !a.connection.isInTransaction)
+    }
+
     /// Held rows bind their text and blobs in place (one room per statement): every value
     /// of a chunk, a small chunk and single rows comes back as written, whatever its length
     /// and bytes, and a peer syncing them gets the same rows (the index's row ids too, as
