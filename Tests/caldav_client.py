@@ -3,9 +3,10 @@ Home Assistant's CalDAV integration uses, given the bare host, an app password a
 household's CA (nothing else trusted). Prints what it found as one JSON document.
 
 Usage: caldav_client.py URL USER PASSWORD CAFILE [HOST=ADDRESS] [--sync=TOKENS-JSON] [--act=ACTIONS-JSON]
-ACTIONS: [{"op": "complete"|"uncomplete"|"rename"|"delete"|"add", "calendar": NAME, "summary": S, "to": S,
-"priority": N, "due": "YYYY-MM-DD"}] ("add" makes a new to-do with the library's own UID and name,
-with PRIORITY and DUE when given), done before the listing, each answered in "acted" ("ok" or the
+ACTIONS: [{"op": "complete"|"uncomplete"|"rename"|"delete"|"add"|"ha_add"|"ha_update", "calendar": NAME,
+"summary": S, "to": S, "priority": N, "due": "YYYY-MM-DD", "status": S}] ("add" makes a new to-do
+with the library's own UID and name, with PRIORITY and DUE when given; "ha_…" do what Home
+Assistant's CalDAV to-do entity does), done before the listing, each answered in "acted" ("ok" or the
 error the library raised). Each calendar's "priorities" lists the to-dos that have a PRIORITY.
 HOST=ADDRESS resolves HOST (the computer's `.local` name, which its certificate names) to
 ADDRESS in this process only, as a phone's resolver would.
@@ -36,6 +37,30 @@ for arg in rest:
     elif arg.startswith("--act="):
         actions = json.loads(arg[len("--act="):])
 
+
+
+def home_assistant(calendar, action):
+    """What Home Assistant's CalDAV to-do entity does (homeassistant/components/caldav/todo.py):
+    a new item by save_todo(summary, status); an update finds the to-do by its UID (a
+    calendar-query), sets its summary, completes it (a PUT) or sets its status, drops DUE and
+    DESCRIPTION it was not given, and saves it again (a second PUT)."""
+    if action["op"] == "ha_add":
+        calendar.save_todo(summary=action["summary"], status="NEEDS-ACTION")
+        return
+    found = next(t for t in calendar.todos(include_completed=True)
+                 if str(t.icalendar_component.get("SUMMARY")) == action["summary"])
+    todo = calendar.todo_by_uid(str(found.icalendar_component.get("UID")))
+    vtodo = todo.icalendar_component
+    vtodo["SUMMARY"] = action.get("to", action["summary"])
+    if action.get("status") == "COMPLETED":
+        todo.complete(completion_timestamp=datetime.datetime.now())
+    else:
+        vtodo["STATUS"] = "NEEDS-ACTION"
+    vtodo.pop("DUE", None)
+    vtodo.pop("DESCRIPTION", None)
+    todo.save(no_create=True, obj_type="todo")
+
+
 out = {}
 try:
     with caldav.DAVClient(url=url, username=user, password=password, ssl_verify_cert=cafile) as client:
@@ -46,6 +71,10 @@ try:
         for action in actions:
             try:
                 calendar = next(c for c in calendars if c.get_display_name() == action["calendar"])
+                if action["op"] in ("ha_add", "ha_update"):
+                    home_assistant(calendar, action)
+                    out["acted"].append("ok")
+                    continue
                 if action["op"] == "add":
                     props = {"summary": action["summary"]}
                     if "priority" in action:

@@ -170,8 +170,8 @@ public enum DAVOperation: Equatable, Sendable {
     case report(DAVTarget, depth: DAVDepth, DAVReport)
     /// GET, or HEAD with `head` (the same answer without its body).
     case get(DAVTarget, head: Bool)
-    /// `ifMatch`: the ETag the client last saw (a stale one gets 412); `ifNoneMatch`: `*`,
-    /// create only.
+    /// `ifMatch`: the ETag the client last saw (a stale one gets 412), or `*` (it must exist);
+    /// `ifNoneMatch`: `*`, create only.
     case put(DAVTarget, object: ICalComponent, ifMatch: String?, ifNoneMatch: Bool)
     case delete(DAVTarget, ifMatch: String?)
 }

@@ -69,10 +69,14 @@ public enum DAVRequestReader {
         return depth
     }
 
+    /// One ETag, quoted, or `*` (RFC 9110 §13.1.1: the resource exists, whatever its ETag; what
+    /// the caldav library sends for an update of an object it holds no ETag of, as Home
+    /// Assistant's tick does after a PUT answered without one).
     static func ifMatch(_ request: DAVHTTPRequest) throws(DAVRefusal) -> String? {
         guard let value = request.header("if-match")?.trimming(" \t") else { return nil }
+        if value == "*" { return value }
         guard value.count >= 2, value.hasPrefix("\"") || value.hasPrefix("W/\""), value.hasSuffix("\""), !value.contains(",") else {
-            throw DAVRefusal(400, "bad_precondition", "If-Match names one ETag, quoted")
+            throw DAVRefusal(400, "bad_precondition", "If-Match names one ETag, quoted, or *")
         }
         return value
     }

@@ -250,11 +250,14 @@ public final class DAVService: Sendable {
                 let existing = collection.objects.first { $0.name == name }
                 if let existing {
                     if ifNoneMatch { return .refused(DAVRefusal(412, "precondition_failed", "the to-do already exists")) }
-                    if let ifMatch, ifMatch != existing.etag {
+                    if let ifMatch, ifMatch != "*", ifMatch != existing.etag {
                         return .refused(DAVRefusal(412, "precondition_failed", "the to-do changed since it was read: read it again"))
                     }
                 } else {
-                    if let ifMatch { return .refused(DAVRefusal(412, "precondition_failed", "the to-do \(ifMatch.prefix(40)) names is gone")) }
+                    if let ifMatch {
+                        return .refused(
+                            DAVRefusal(412, "precondition_failed", ifMatch == "*" ? "no such to-do" : "the to-do \(ifMatch.prefix(40)) names is gone"))
+                    }
                     guard let edit else { return .refused(DAVRefusal(404, "not_found", "no such resource")) }
                     if let twin = collection.objects.first(where: { $0.uid == edit.uid }) {
                         return .refused(
@@ -278,8 +281,12 @@ public final class DAVService: Sendable {
                         }
                         let row = try existing?.row ?? DAVWrite.add(edit, to: collection.holds, on: me)
                         var asked = edit
-                        // An item brought back from the restock pool keeps its note unless the app gave one, as on the page.
-                        if existing == nil, asked.description == nil, case let .item(item) = row { asked.description = item.note }
+                        // An item brought back from the restock pool (or on the list already) keeps its
+                        // name's spelling and its note unless the app gave another, as on the page.
+                        if existing == nil, case let .item(item) = row {
+                            if asked.summary.trimming(" \t\r\n").lowercased() == item.name.lowercased() { asked.summary = item.name }
+                            if asked.description == nil { asked.description = item.note }
+                        }
                         for write in try DAVWrite.plan(asked, of: row) { try write.run(on: me) }
                         let kept = edit.kept.isEmpty ? nil : edit.kept.text
                         let record = CalendarObjectRecord(id: row.id, kind: row.kind, uid: edit.uid, href: name, kept: kept)
