@@ -257,6 +257,54 @@ def openssl_leaf(name, issuer_cert, issuer_key, dns, ip):
     return cert, key
 
 
+def apps_and_assistants(computer):
+    """More → Apps and assistants on the computer's page (issue 59): turned on, a password made
+    for Anna, and the caldav library (a CalDAV client nobody here wrote, Tests/caldav_client.py)
+    signs in with exactly what the page showed; the DAVx⁵ code names that server; revoked from
+    the page, the same password is refused."""
+    failures_before = len(web_support.failures)
+    computer.execute_script("document.getElementById('apps').scrollIntoView()")
+    if not computer.find_element(By.ID, "apps-on").is_selected():
+        press(computer, computer.find_element(By.ID, "apps-on"))
+    wait("CalDAV on and served", lambda: cli_json("caldav", "status")["served"])
+    wait("the page names where apps reach the household", lambda: "/dav/" in computer.find_element(By.ID, "apps-where").text)
+    computer.find_element(By.ID, "app-label").send_keys("Anna's Reminders")
+    Select(computer.find_element(By.ID, "app-member")).select_by_value("Anna")
+    press(computer, computer.find_element(By.CSS_SELECTOR, "#app-password-form button[type=submit]"))
+    wait("the password shown", lambda: computer.find_element(By.ID, "app-made").is_displayed())
+    server = computer.find_element(By.ID, "app-server").text
+    user = computer.find_element(By.ID, "app-user").text
+    password = computer.find_element(By.ID, "app-password").text
+    shot(computer, "computer-apps")
+    host = urllib.parse.urlsplit(server).hostname
+
+    def client(secret):
+        run = sh("python3", os.path.join(os.path.dirname(os.path.abspath(__file__)), "caldav_client.py"), server, user, secret,
+                 os.path.join(HOME, "phones", "root.pem"), f"{host}=127.0.0.1", check=False, timeout=120)
+        return json.loads(run.stdout or "{}"), run.stderr
+    found, problem = client(password)
+    expect("an app signs in with what the page showed", "Shopping list" in found.get("calendars", {}),
+          f"the caldav library with {server}, {user} and the page's password: {found} {problem[-300:]}")
+    qr = urllib.parse.unquote(computer.find_element(By.ID, "app-qr-davx5").get_attribute("src").split(",", 1)[1])
+    expected = "caldavs://" + server[len("https://"):]  # the address the page gave (the .local name where there is one)
+    expect("DAVx⁵'s code names the server", decode_qr(qr, "davx5") == expected, f"the code says {decode_qr(qr, 'davx5')}, not {expected}")
+    press(computer, computer.find_element(By.ID, "app-made-close"))
+    expect("the password is gone from the page once done", not computer.find_element(By.ID, "app-made").is_displayed()
+          and computer.find_element(By.ID, "app-password").get_attribute("textContent") == "", "the password is still in the page")
+    row = wait("the password listed", lambda: next(e for e in computer.find_elements(By.CSS_SELECTOR, "#app-password-list li")
+                                                   if "Anna's Reminders" in e.text))[0]
+    press(computer, row.find_element(By.CSS_SELECTOR, "button.remove"))
+    wait("the revocation's question", lambda: computer.find_element(By.ID, "confirm").is_displayed())
+    computer.find_element(By.ID, "confirm-ok").click()
+    wait("revoked", lambda: any(p["revoked"] for p in cli_json("caldav", "passwords", "list") if p["label"] == "Anna's Reminders"))
+    shot(computer, "computer-apps-revoked")
+    refused, _ = client(password)
+    expect("a revoked password is refused", refused.get("error") == "authorization", f"after revoking: {refused}")
+    if len(web_support.failures) == failures_before:
+        ok(f"Apps and assistants: CalDAV turned on, a password made for {user} and used by the caldav library at {server}, "
+           "DAVx⁵'s code decoded, revoked from the page and refused")
+
+
 def signed_in_page(driver, home):
     """A computer's page, signed in. Chrome aborts what it is loading when the machine's
     network changes (ERR_NETWORK_CHANGED: this test's namespaces, made a moment ago): then
@@ -1055,6 +1103,8 @@ def main():
               f"40 silent connections from one address held {fds_during - fds_before} descriptors"):
         ok(f"40 silent connections from one address: 8 held ({fds_during - fds_before} descriptors more), all closed "
            f"{waited:.0f}s later; RSS {rss_before} → {rss_kib(pid)} KiB; the phone still loads meanwhile")
+
+    apps_and_assistants(computer)
 
     # Removal from the *other* computer's page: a replicated write; the agent serving the
     # phone refuses it as soon as the removal arrives, and closes its stream.

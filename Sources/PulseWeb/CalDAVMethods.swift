@@ -1,6 +1,7 @@
 import FoundationEssentials
 import PeerSync
 import PulseCalDAV
+import PulseQR
 
 /// This computer's choice about CalDAV (`HOME/caldav.json`, issue 59): off until a person turns
 /// it on. It is served on the phones' listener (HTTPS with the household CA), so it is served
@@ -32,12 +33,20 @@ extension PhoneService {
         ]
     }
 
-    /// `{on, served, addresses}`: served when on and the phones' listener is serving; the
-    /// addresses an app is given (its `/dav/` on each of this computer's https addresses).
+    /// `{on, served, addresses, davx5QR?}`: served when on and the phones' listener is serving;
+    /// the addresses an app is given (its `/dav/` on each of this computer's https addresses),
+    /// and for the `.local` name's (else the first), a QR code of its `caldavs://` form, which opens DAVx⁵'s login with the
+    /// server filled in (DAVx⁵'s manual, "Integration": an implicit intent; no credentials in it).
     func describeCalDAV() -> ControlResponse {
         let on = calDAVSettings.withLock { $0.on }
         let urls = on ? servedURLs().map { $0 + "/dav/" } : []
-        return ControlResponse(ok: true, result: .object(["on": .bool(on), "served": .bool(!urls.isEmpty), "addresses": JSONValue(urls)]))
+        var answer: [String: JSONValue] = ["on": .bool(on), "served": .bool(!urls.isEmpty), "addresses": JSONValue(urls)]
+        // The `.local` name where there is one (it survives a new address from the home network), as the page gives it.
+        let named = urls.first { $0.split(separator: "/").dropFirst().first?.split(separator: ":").first?.hasSuffix(".local") == true }
+        if let first = named ?? urls.first, first.hasPrefix("https://"), let qr = try? QRCode("caldavs://" + first.dropFirst("https://".count)).svg() {
+            answer["davx5QR"] = .string(qr)
+        }
+        return ControlResponse(ok: true, result: .object(answer))
     }
 
     var calDAVOn: Bool { calDAVSettings.withLock { $0.on } }

@@ -166,7 +166,8 @@ import Testing
                 "the phone used the second computer", "across releases", "machine.remove → 404",
                 "from a stranger's namespace",
                 "over plain HTTP is refused",
-                "silent connections from one address", "removed from the other computer's page", "no longer accepts connections",
+                "silent connections from one address", "Apps and assistants: CalDAV turned on", "removed from the other computer's page",
+                "no longer accepts connections",
                 "no script errors",
             ])
     }

@@ -23,7 +23,7 @@ import { initial, next, banner as bannerOf } from "./connection.js";
 // listener) never shows them, and opens faster without a third of the page's bytes.
 let desk = null;
 function loadDesk() {
-  desk ??= Promise.all([import("./parents.js"), import("./welcome.js"), import("./machines.js"), import("./computer.js"), import("./phones.js")])
+  desk ??= Promise.all([import("./parents.js"), import("./welcome.js"), import("./machines.js"), import("./computer.js"), import("./phones.js"), import("./apps.js")])
     .then(([parents, welcome]) => {
       wireAll(); // the parts just registered (each part is wired once)
       welcome.wireWelcome();

@@ -379,7 +379,7 @@ struct WebRouterTests {
         #expect(preloaded.isSuperset(of: ["/api.js", "/page.js", "/store.js", "/shopping.js", "/tasks.js", "/live.js", "/connection.js"]))
         #expect(preloaded.isSubset(of: Set(WebAssets.modules.keys)) && !preloaded.contains("/main.js"))
         // The computer's own parts are imported on demand (main.js, loadDesk), never preloaded.
-        #expect(preloaded.isDisjoint(with: ["/parents.js", "/welcome.js", "/machines.js", "/computer.js", "/phones.js"]))
+        #expect(preloaded.isDisjoint(with: ["/parents.js", "/welcome.js", "/machines.js", "/computer.js", "/phones.js", "/apps.js"]))
         // Each preloaded module is imported by main.js or by a preloaded module.
         for path in preloaded {
             let importers = ["/main.js"] + preloaded.filter { $0 != path }
