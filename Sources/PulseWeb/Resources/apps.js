@@ -4,7 +4,7 @@
 // is set up, with the server this computer gives and, for DAVx⁵, a QR code the agent draws.
 // Every rule (who may have a password, how many, where it is served) is the agent's.
 import { call } from "./api.js";
-import { $, el, t, fail, toast, confirmDialog, formatTime } from "./ui.js";
+import { $, el, t, fail, toast, confirmDialog, formatTime, focusInView } from "./ui.js";
 import { register, store, refresh } from "./page.js";
 
 register({
@@ -85,7 +85,7 @@ const preferred = (addresses) => addresses.find((a) => new URL(a).hostname.endsW
 function closeMade() {
   $("app-password").textContent = "";
   $("app-made").hidden = true;
-  $("app-label").focus();
+  focusInView($("app-label"));
 }
 
 async function revoke(p) {

@@ -4,7 +4,7 @@
 // its countdown and what to do on the other computer. Sync is said in people's words
 // ("in sync", "sending 12 changes"), from the agent's status, never worked out here.
 import { call, invite, status } from "./api.js";
-import { $, el, t, tNodes, fail, toast, confirmDialog, formatTime, language, editInPlace } from "./ui.js";
+import { $, el, t, tNodes, fail, toast, confirmDialog, formatTime, language, editInPlace, focusInView } from "./ui.js";
 import { register, store, refresh } from "./page.js";
 
 register({
@@ -168,7 +168,7 @@ function closePairing() {
   known = null;
   const focused = $("pairing").contains(document.activeElement);
   $("pairing").hidden = true;
-  if (focused) $("add-computer").focus();
+  if (focused) focusInView($("add-computer"));
 }
 
 function wire() {

@@ -4,7 +4,7 @@
 // with the certificate's fingerprint to compare, and "Add this phone?" when one opens it.
 // Every rule (which names, which ports, the token) is the agent's; this draws and asks.
 import { call, APIError } from "./api.js";
-import { $, el, t, fail, toast, confirmDialog, formatTime, describe } from "./ui.js";
+import { $, el, t, fail, toast, confirmDialog, formatTime, describe, focusInView } from "./ui.js";
 import { register, store, refresh } from "./page.js";
 
 register({
@@ -121,7 +121,7 @@ function closePairing() {
   clearInterval(countdown);
   const focused = $("phone-pairing").contains(document.activeElement);
   $("phone-pairing").hidden = true;
-  if (focused) $("phone-name").focus();
+  if (focused) focusInView($("phone-name"));
 }
 
 function fillMembers() {

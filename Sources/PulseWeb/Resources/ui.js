@@ -148,6 +148,17 @@ export function editInPlace(node, { value, maxlength, label, save, done }) {
   input.addEventListener("blur", () => finish(true));
 }
 
+/**
+ * Gives `node` the focus and shows it, in the middle of the screen: after a panel above it
+ * closes, the More tab's two columns are balanced again and the node moves; WebKitGTK scrolled
+ * to where it was (a keyboard's "Done" left the focus off the screen, under another card).
+ * @param {HTMLElement} node
+ */
+export function focusInView(node) {
+  node.focus({ preventScroll: true });
+  node.scrollIntoView({ block: "center" });
+}
+
 export function pulse(node) { node.classList.remove("pulse"); void node.offsetWidth; node.classList.add("pulse"); }
 
 let toastTimer = null;
