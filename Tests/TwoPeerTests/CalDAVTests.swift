@@ -33,13 +33,7 @@ import Testing
     /// the household's CA serves once the one that does has signed its certificate (a sync).
     func serve(_ home: Home) throws -> Server {
         #expect(try home.run(["caldav"]).stdout.contains("CalDAV: off"))
-        let first = try PulsePeer.run(["phones", "on", "--port", "0", "--home", home.path])
-        #expect(first.status == 0 || first.stderr.contains("is waiting for"), "\(first.stderr)")
-        var phones: [String: Any] = [:]
-        _ = try eventually(timeout: 30) {
-            phones = try json(try home.run(["phones", "status", "--json"]).stdout) as? [String: Any] ?? [:]
-            return phones["fingerprint"] as? String != nil && phones["problem"] is NSNull
-        }
+        let phones = try servingPhones(home)
         let host = try #require((phones["hosts"] as? [String])?.first)
         let port = try #require(phones["port"] as? Int)
         let on = try home.run(["caldav", "on"]).stdout

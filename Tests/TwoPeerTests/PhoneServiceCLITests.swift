@@ -57,13 +57,7 @@ import Testing
         let fingerprint = try #require(onA["fingerprint"] as? String)
         try synced(a, b)
         // B's first answer may already be the served state (A signed quickly) or the wait, in words.
-        let first = try PulsePeer.run(["phones", "on", "--port", "0", "--home", b.path])
-        #expect(first.status == 0 || first.stderr.contains("is waiting for"), "\(first.stderr)")
-        var state: [String: Any] = [:]
-        _ = try eventually(timeout: 30) {
-            state = try json(try b.run(["phones", "status", "--json"]).stdout) as? [String: Any] ?? [:]
-            return state["fingerprint"] as? String != nil && state["problem"] is NSNull
-        }
+        let state = try servingPhones(b)
         #expect(state["on"] as? Bool == true && state["fingerprint"] as? String == fingerprint, "\(state)")
         let phonesDirectory = URL(fileURLWithPath: b.path).appendingPathComponent("phones")
         #expect(!FileManager.default.fileExists(atPath: phonesDirectory.appendingPathComponent("root-key.pem").path))
