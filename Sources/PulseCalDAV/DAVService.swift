@@ -291,7 +291,9 @@ public final class DAVService: Sendable {
                         let kept = edit.kept.isEmpty ? nil : edit.kept.text
                         let record = CalendarObjectRecord(id: row.id, kind: row.kind, uid: edit.uid, href: name, kept: kept)
                         let ours = edit.uid == row.id && name == "\(row.id).ics" && kept == nil
-                        let known = try existing?.record ?? (existing == nil ? me.calendarObjects()[row.id] : nil)
+                        // What the household kept of it, as read in this turn (an item brought back from the
+                        // restock pool is in the list already): no second read of every object.
+                        let known = collection.objects.first { $0.row.id == row.id }?.record
                         if known != nil || !ours { try me.keepCalendarObject(record) }
                     }
                 } catch let refusal as DAVRefusal {
