@@ -21,6 +21,7 @@ Prints `ok …` per check; the first failure prints `FAILED: …` and exits 1. L
 as it found it (the user, the package, the cgroups, the marker it made).
 
   package_test.py [WORK_DIR]
+  package_test.py --build-only [WORK_DIR]   step 1 alone (WORK_DIR/built.json), for a later run to reuse
 """
 import json
 import os
@@ -65,13 +66,26 @@ def run(command, check_status=True, timeout=120, **kwargs):
 
 
 def build(work):
-    """Both packages: the previous version first (the clean checkout built once), then HEAD's."""
+    """Both packages: the previous version first (the clean checkout built once), then HEAD's.
+    Reused when `package_test.py --build-only WORK` already built them from this same HEAD
+    (scripts/test.sh runs that at the lowest priority beside the multi-process tests)."""
+    head = run(["git", "-C", REPO, "rev-parse", "HEAD"]).stdout.strip()
+    manifest = os.path.join(work, "built.json")
+    try:
+        built = json.load(open(manifest))
+    except (OSError, ValueError):
+        built = None
+    if built and built.get("head") == head and all(os.path.isfile(d) for d in built["debs"].values()):
+        for version, seconds in built["seconds"].items():
+            ok(f"the {version} package is built from a clean checkout of HEAD, lintian clean ({seconds:.0f} s, beside the multi-process "
+               f"tests): {os.path.basename(built['debs'][version])}")
+        return built["current"], built["previous"], built["debs"]
     checkout = os.path.join(work, "checkout")
     current = subprocess.run(["sed", "-n", r's/^ *static let version = "\(.*\)"$/\1/p',
                               os.path.join(REPO, "Sources/pulse-peer/BuildStamp.swift")],
                              capture_output=True, text=True).stdout.strip()
     previous = current + "~prev"
-    debs = {}
+    debs, seconds = {}, {}
     for version in [previous, current]:
         env = dict(os.environ, PULSE_DEB_VERSION=version, PULSE_DEB_BUILD=checkout)
         started = time.monotonic()
@@ -80,8 +94,12 @@ def build(work):
         if result.returncode != 0:
             raise Failed(f"scripts/package-deb.sh ({version}) failed: {result.stderr.strip()[-3000:]}")
         debs[version] = result.stdout.strip().splitlines()[-1]
-        ok(f"the {version} package is built from a clean checkout of HEAD, lintian clean "
-           f"({time.monotonic() - started:.0f} s): {os.path.basename(debs[version])}")
+        seconds[version] = time.monotonic() - started
+        ok(f"the {version} package is built from a clean checkout of HEAD, lintian clean ({seconds[version]:.0f} s): "
+           f"{os.path.basename(debs[version])}")
+    with open(manifest + ".partial", "w") as f:
+        json.dump({"head": head, "current": current, "previous": previous, "debs": debs, "seconds": seconds}, f)
+    os.replace(manifest + ".partial", manifest)
     return current, previous, debs
 
 
@@ -276,6 +294,11 @@ def browse(link, text):
 
 
 def main():
+    if sys.argv[1:2] == ["--build-only"]:
+        work = sys.argv[2] if len(sys.argv) > 2 else os.path.join(REPO, ".build/package-test")
+        os.makedirs(work, exist_ok=True)
+        build(work)
+        return
     if os.geteuid() != 0:
         raise Failed("the package test installs a package and makes a user: it needs root")
     if run(["dpkg-query", "-W", "-f=${Status}", "pulse-peer"], check_status=False).stdout.startswith("install ok"):
