@@ -4,8 +4,8 @@ import PulseCalDAV
 import PulseQR
 
 /// This computer's choice about CalDAV (`HOME/caldav.json`, issue 59): off until a person turns
-/// it on. It is served on the phones' listener (HTTPS with the household CA), so it is served
-/// while phones are on here; on plain HTTP it never is.
+/// it on. It is served on the phones' listener (HTTPS with the household CA), which is bound for
+/// it when phones are off here (``PhoneListenerLife``); on plain HTTP it never is.
 struct CalDAVSettings: Codable, Equatable, Sendable {
     static let file = "caldav.json"
     var on = false
@@ -21,26 +21,23 @@ extension PhoneService {
                 guard case let .bool(on)? = params["on"] else {
                     return .refused(.missingParameter, ["method": "caldav.set", "key": "on", "type": "boolean"])
                 }
-                do {
-                    try self.api.writePrivateFile(CalDAVSettings.file, try JSONEncoder().encode(CalDAVSettings(on: on)))
-                } catch {
-                    return .failed(error)
-                }
-                self.calDAVSettings.withLock { $0.on = on }
-                self.logger.notice(on ? "CalDAV turned on" : "CalDAV turned off")
-                return self.describeCalDAV()
+                return await self.turnCalDAV(on: on)
             },
         ]
     }
 
-    /// `{on, served, addresses, davx5QR?}`: served when on and the phones' listener is serving;
+    /// `{on, served, addresses, problem, davx5QR?}`: served when on and the listener is bound
+    /// (`problem`: why not, when on — the household's CA not here yet, the port taken);
     /// the addresses an app is given (its `/dav/` on each of this computer's https addresses),
     /// and for the `.local` name's (else the first), a QR code of its `caldavs://` form, which opens DAVx⁵'s login with the
     /// server filled in (DAVx⁵'s manual, "Integration": an implicit intent; no credentials in it).
     func describeCalDAV() -> ControlResponse {
-        let on = calDAVSettings.withLock { $0.on }
-        let urls = on ? servedURLs().map { $0 + "/dav/" } : []
+        let (on, problem) = state.withLock { ($0.life.calDAV, $0.life.problem?.body) }
+        let urls = on ? listenerURLs().map { $0 + "/dav/" } : []
         var answer: [String: JSONValue] = ["on": .bool(on), "served": .bool(!urls.isEmpty), "addresses": JSONValue(urls)]
+        answer["problem"] =
+            on && urls.isEmpty
+            ? problem.map { .object(["code": .string($0.code), "params": .object($0.params), "message": .string($0.message)]) } ?? .null : .null
         // The `.local` name where there is one (it survives a new address from the home network), as the page gives it.
         let named = urls.first { $0.split(separator: "/").dropFirst().first?.split(separator: ":").first?.hasSuffix(".local") == true }
         if let first = named ?? urls.first, first.hasPrefix("https://"), let qr = try? QRCode("caldavs://" + first.dropFirst("https://".count)).svg() {
@@ -49,7 +46,7 @@ extension PhoneService {
         return ControlResponse(ok: true, result: .object(answer))
     }
 
-    var calDAVOn: Bool { calDAVSettings.withLock { $0.on } }
+    var calDAVOn: Bool { state.withLock { $0.life.calDAV } }
 
     /// A CalDAV request on the phones' listener: over TLS, the service's answer (404 while CalDAV
     /// is off here); on plain HTTP, refused before anything is read (credentials never in clear).

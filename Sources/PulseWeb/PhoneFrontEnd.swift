@@ -42,6 +42,8 @@ public struct PhoneFrontEnd: AgentFrontEnd {
         if service.settings.on {
             let answer = await service.turn(on: true, port: nil)
             if !answer.ok { logger.warning("phones not served", metadata: ["error": "\(answer.error?.message ?? "")"]) }
+        } else if service.calDAVOn {
+            _ = await service.turnCalDAV(on: true, save: false)
         }
         return FrontEndHandle(url: nil, methods: service.methods.merging(service.calDAVMethods) { a, _ in a }) { await service.serve() }
     }
@@ -80,9 +82,9 @@ final class PhoneService: Sendable {
         }
     }
     let seen = Mutex<[String: Int64]>([:])
-    /// CalDAV for the members' apps (issue 59), on this listener when turned on (``CalDAVSettings``).
+    /// CalDAV for the members' apps (issue 59), on this listener when turned on (``CalDAVSettings``:
+    /// the life's `calDAV`).
     let calDAV: DAVService
-    let calDAVSettings: Mutex<CalDAVSettings>
     let state: Mutex<State>
     private let started: (stream: AsyncStream<PhoneListener>, continuation: AsyncStream<PhoneListener>.Continuation)
 
@@ -97,14 +99,15 @@ final class PhoneService: Sendable {
         self.logger = logger
         self.look = look
         let saved = api.readPrivateFile(PhoneSettings.file).flatMap { try? JSONDecoder().decode(PhoneSettings.self, from: $0) }
-        state = Mutex(State(life: PhoneListenerLife(settings: saved ?? PhoneSettings())))
+        let calDAVSaved = api.readPrivateFile(CalDAVSettings.file).flatMap { try? JSONDecoder().decode(CalDAVSettings.self, from: $0) }
+        state = Mutex(State(life: PhoneListenerLife(settings: saved ?? PhoneSettings(), calDAV: calDAVSaved?.on ?? false)))
         calDAV = DAVService(host: api)
-        calDAVSettings = Mutex(
-            api.readPrivateFile(CalDAVSettings.file).flatMap { try? JSONDecoder().decode(CalDAVSettings.self, from: $0) } ?? CalDAVSettings())
         started = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
     var settings: PhoneSettings { state.withLock { $0.life.settings } }
+    /// Phones are served here (their routes answered): ``PhoneListenerLife/phonesOn``.
+    var phonesOn: Bool { state.withLock { $0.life.phonesOn } }
     /// The listener's certificates (nil until phones were turned on since the agent started).
     var tlsNow: PhoneTLS? { state.withLock { $0.tls } }
 
@@ -157,8 +160,8 @@ final class PhoneService: Sendable {
 
     /// The household CA changed: sign what waits (on the holder's computer), and serve with
     /// the household's certificates when they differ from those served (a grant arrived, the
-    /// root changed hands). Under the same gate as turning phones on and off: a person's "off"
-    /// meanwhile is never undone, and one listener is bound at a time.
+    /// root changed hands). Under the same gate as turning phones and CalDAV on and off: a
+    /// person's "off" meanwhile is never undone, and one listener is bound at a time.
     func caChanged() async {
         await signRequests()
         await gate.enter()
@@ -168,7 +171,7 @@ final class PhoneService: Sendable {
 
     private func serveHouseholdCertificates() async {
         await publishAddresses() // the addresses may have changed since
-        guard settings.on else { return }
+        guard state.withLock({ $0.life.mode != .off }) else { return }
         let served = state.withLock { $0.listener == nil ? nil : $0.tls }
         if let served {
             guard let now = try? await householdCertificates(),
@@ -176,7 +179,7 @@ final class PhoneService: Sendable {
             else { return }
         }
         state.withLock { $0.tls = nil }
-        _ = await turnNow(on: true, port: nil)
+        _ = await carryOut(.renew)
     }
 
     /// Renews certificates near their end (the holder's signatures, this agent's request).
@@ -186,19 +189,42 @@ final class PhoneService: Sendable {
 
     // MARK: On and off
 
-    /// Turns the listener on (on `port`, or the saved one) or off; saved once it is so. One at a
-    /// time (a person, the CA's changes).
+    /// Turns phones on (on `port`, or the saved one) or off; saved once it is so. One at a
+    /// time (a person, CalDAV's choice, the CA's changes).
     func turn(on: Bool, port: Int?) async -> ControlResponse {
         await gate.enter()
-        let answer = await turnNow(on: on, port: port)
+        if !on { logger.notice("phones no longer served") }
+        let answer = await carryOut(.turn(on: on, port: port))
+        let described = await describe()
         await gate.leave()
-        return answer
+        return answer ?? described
     }
 
-    /// Carries out a turn on or off as ``PhoneListenerLife`` decides it, action by action.
-    private func turnNow(on: Bool, port: Int?) async -> ControlResponse {
-        var actions = state.withLock { $0.life.handle(.turn(on: on, port: port)) }
-        if !on { logger.notice("phones no longer served") }
+    /// Turns CalDAV on or off here (`save`: its choice written first, `HOME/caldav.json`); the
+    /// listener is bound for it when phones are off. Answered with what CalDAV is now (a
+    /// listener that cannot be had is its `problem`).
+    func turnCalDAV(on: Bool, save: Bool = true) async -> ControlResponse {
+        await gate.enter()
+        if save {
+            do {
+                try api.writePrivateFile(CalDAVSettings.file, try JSONEncoder().encode(CalDAVSettings(on: on)))
+            } catch {
+                await gate.leave()
+                return .failed(error)
+            }
+            logger.notice(on ? "CalDAV turned on" : "CalDAV turned off")
+        }
+        if let problem = await carryOut(.calDAV(on: on)), !problem.ok {
+            logger.warning("CalDAV not served", metadata: ["error": "\(problem.error?.message ?? "")"])
+        }
+        await gate.leave()
+        return describeCalDAV()
+    }
+
+    /// Carries out an event as ``PhoneListenerLife`` decides it, action by action: nil when it
+    /// went as asked, else the refusal or failure to answer with.
+    private func carryOut(_ event: PhoneListenerLife.Event) async -> ControlResponse? {
+        var actions = state.withLock { $0.life.handle(event) }
         func tell(_ event: PhoneListenerLife.Event) { actions += state.withLock { $0.life.handle(event) } }
         while !actions.isEmpty {
             switch actions.removeFirst() {
@@ -207,13 +233,16 @@ final class PhoneService: Sendable {
                     defer { state.listener = nil }
                     return state.listener
                 }?.close()
+            case .closeConnections:
+                state.withLock { $0.listener }?.closeConnections()
             case let .bind(port):
                 do {
                     let tls = try await tls()
                     let listener = try await PhoneListener.bind(port: port, service: self, tls: tls, computer: await computerName())
                     state.withLock { $0.listener = listener }
                     started.continuation.yield(listener)
-                    logger.notice("phones served", metadata: ["port": "\(listener.port)", "hosts": "\(tls.covered)"])
+                    logger.notice(
+                        phonesOn ? "phones served" : "CalDAV served (phones off)", metadata: ["port": "\(listener.port)", "hosts": "\(tls.covered)"])
                     tell(.bound(port: listener.port))
                 } catch let refusal as Refusal where refusal.code == .phonesWaitingForCA {
                     tell(.waitingForCA(refusal))
@@ -229,11 +258,10 @@ final class PhoneService: Sendable {
                 }
                 tell(.saved(settings))
             case let .answer(refusal):
-                if let refusal { return .refused(refusal.code, refusal.params) }
-                return await describe()
+                return refusal.map { .refused($0.code, $0.params) }
             }
         }
-        return await describe()
+        return nil
     }
 
     /// This listener's certificates, under the household's CA (``householdCertificates()``).
@@ -245,8 +273,9 @@ final class PhoneService: Sendable {
         return tls
     }
 
-    /// Where this computer serves phones now (its `https://` addresses; none while off).
-    func servedURLs() -> [String] {
+    /// Where this computer's listener is reached now (its `https://` addresses; none while
+    /// none is bound): phones' when they are on, CalDAV's when it is.
+    func listenerURLs() -> [String] {
         let (listener, tls) = state.withLock { ($0.listener, $0.tls) }
         guard let listener, let tls else { return [] }
         let (names, addresses) = tls.covered
@@ -258,7 +287,7 @@ final class PhoneService: Sendable {
     /// Tells the household where this computer serves phones (a phone whose own agent does not
     /// answer uses another): written only when it changed.
     func publishAddresses() async {
-        let urls = servedURLs()
+        let urls = phonesOn ? listenerURLs() : []
         do {
             _ = try await api.write { try $0.setPhoneService(urls: urls) }
         } catch {

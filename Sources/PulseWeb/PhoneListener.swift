@@ -79,6 +79,11 @@ final class PhoneListener: Sendable {
         for entry in open.withLock({ Array($0.channels.values) }) { entry.channel.close(promise: nil) }
     }
 
+    /// Every connection closed, the listener kept (phones turned off while CalDAV keeps it).
+    func closeConnections() {
+        for entry in open.withLock({ Array($0.channels.values) }) { entry.channel.close(promise: nil) }
+    }
+
     func closeConnections(of phone: String) {
         for entry in open.withLock({ Array($0.channels.values) }) where entry.phone == phone { entry.channel.close(promise: nil) }
     }
@@ -141,6 +146,8 @@ final class PhoneListener: Sendable {
                                         return .response(await self.service.respondCalDAV(to: request, tls: kind.isTLS))
                                     }
                                     guard kind.isTLS else { return await PhoneSetupPages.respond(to: request, service: self.service, port: self.port) }
+                                    // Bound for CalDAV alone: the phone app is not served.
+                                    guard self.service.phonesOn else { return .response(PhoneSetupPages.phonesOff(request, service: self.service)) }
                                     let cookie = WebRules.cookie(router.audience.cookieName, in: request.headers("cookie"))
                                     let reply = await router.respond(to: request)
                                     let phone =

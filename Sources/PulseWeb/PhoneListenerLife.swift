@@ -2,8 +2,10 @@ import PeerSync
 
 /// The phones' listener's life (issue 55), as a state machine returning actions (as
 /// `SessionStateMachine` does for a session): turned on or off by a person, bound or not, kept
-/// on while it waits for the household's CA. ``PhoneService`` carries the actions out and tells
-/// it what came of them; what is decided is here, tested without sockets
+/// on while it waits for the household's CA. The listener serves phones and CalDAV (issue 59):
+/// it is bound while either is on here, and with phones off it serves CalDAV alone (phones'
+/// routes refused, nowhere published for phones). ``PhoneService`` carries the actions out and
+/// tells it what came of them; what is decided is here, tested without sockets
 /// (`PhoneListenerLifeTests`).
 struct PhoneListenerLife: Sendable, Equatable {
     enum Mode: Sendable, Equatable {
@@ -19,9 +21,13 @@ struct PhoneListenerLife: Sendable, Equatable {
     }
 
     enum Event: Sendable, Equatable {
-        /// A person turned phones on or off (`phones.set`), or the household's certificates
-        /// changed under a listener that is on (turned on again).
+        /// A person turned phones on or off (`phones.set`).
         case turn(on: Bool, port: Int?)
+        /// CalDAV's choice, saved (`caldav.set`, or as the agent starts): the listener is wanted
+        /// for it too.
+        case calDAV(on: Bool)
+        /// The household's certificates changed: a listener that is wanted is bound again.
+        case renew
         /// The listener is bound, at `port` (the one given for a port 0 asked for).
         case bound(port: Int)
         case waitingForCA(Refusal)
@@ -33,9 +39,13 @@ struct PhoneListenerLife: Sendable, Equatable {
     enum Action: Sendable, Equatable {
         /// Close the listener served, if any.
         case closeListener
+        /// Close the listener's connections, the listener kept (phones turned off while CalDAV
+        /// keeps it: a phone's open page or live stream ends now).
+        case closeConnections
         /// Have the certificates and bind `port`; then tell `.bound`, `.waitingForCA` or `.cannotListen`.
         case bind(port: Int)
-        /// Tell the household where this computer serves phones now (nowhere, when none is bound).
+        /// Tell the household where this computer serves phones now (nowhere, when none is bound
+        /// or phones are off: ``phonesOn``).
         case publishAddresses
         /// Save the choice; then tell `.saved` (a failure is the answer).
         case save(PhoneSettings)
@@ -50,8 +60,17 @@ struct PhoneListenerLife: Sendable, Equatable {
     private(set) var problem: Refusal?
     /// The choice being carried out, until saved.
     private var wanted: PhoneSettings?
+    /// CalDAV's choice, saved.
+    private(set) var calDAV: Bool
 
-    init(settings: PhoneSettings) { self.settings = settings }
+    init(settings: PhoneSettings, calDAV: Bool = false) {
+        self.settings = settings
+        self.calDAV = calDAV
+    }
+
+    /// Phones are served (their routes answered, their addresses published): the choice being
+    /// carried out, else the one saved.
+    var phonesOn: Bool { (wanted ?? settings).on }
 
     mutating func handle(_ event: Event) -> [Action] {
         switch event {
@@ -61,12 +80,33 @@ struct PhoneListenerLife: Sendable, Equatable {
             next.on = on
             wanted = next
             guard on else {
-                mode = .off
-                problem = nil
-                return [.closeListener, .publishAddresses, .save(next)]
+                guard calDAV, mode != .off else {
+                    mode = .off
+                    problem = nil
+                    return [.closeListener, .publishAddresses, .save(next)]
+                }
+                // CalDAV keeps the listener: the phones' connections end, nothing published.
+                return [.closeConnections, .publishAddresses, .save(next)]
             }
             mode = .starting
             return [.closeListener, .bind(port: next.port)]
+        case let .calDAV(on):
+            calDAV = on
+            if on {
+                guard mode == .off || mode == .cannotListen else { return [.answer(nil)] }
+                wanted = settings
+                mode = .starting
+                return [.closeListener, .bind(port: settings.port)]
+            }
+            guard !phonesOn, mode != .off else { return [.answer(nil)] }
+            mode = .off
+            problem = nil
+            return [.closeListener, .publishAddresses, .answer(nil)]
+        case .renew:
+            guard mode != .off, phonesOn || calDAV else { return [] }
+            wanted = wanted ?? settings
+            mode = .starting
+            return [.closeListener, .bind(port: (wanted ?? settings).port)]
         case let .bound(port):
             guard mode == .starting, var next = wanted else { return [] }
             next.port = port // a port 0 asked for: the one given, kept

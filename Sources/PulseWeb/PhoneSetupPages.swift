@@ -9,10 +9,7 @@ import PulseCA
 /// have been seen on the network).
 enum PhoneSetupPages {
     static func respond(to request: WebRequest, service: PhoneService, port: Int) async -> WebReply {
-        let said =
-            (try? MessageCatalogue.load(
-                Languages.forAcceptLanguage(request.header("accept-language"), available: MessageCatalogue.languages(home: service.api.home)),
-                home: service.api.home)) ?? .english
+        let said = catalogue(for: request, service: service)
         guard let tls = service.tlsNow, let host = request.header("host")?.lowercased(), tls.hosts(port: port).contains(host) else {
             return .response(text(421, said.text("web.phone_wrong_host")))
         }
@@ -77,6 +74,19 @@ enum PhoneSetupPages {
                     status: 308, headers: [("Location", "https://\(host)\(request.uri)"), ("Cache-Control", "no-store")] + WebRules.securityHeaders,
                     body: []))
         }
+    }
+
+    /// The phone app asked for while phones are off and CalDAV alone is served: 404, and why,
+    /// in the reader's language.
+    static func phonesOff(_ request: WebRequest, service: PhoneService) -> WebResponse {
+        text(404, catalogue(for: request, service: service).text("web.phones_off"))
+    }
+
+    /// The reader's language (Accept-Language), else English.
+    static func catalogue(for request: WebRequest, service: PhoneService) -> MessageCatalogue {
+        (try? MessageCatalogue.load(
+            Languages.forAcceptLanguage(request.header("accept-language"), available: MessageCatalogue.languages(home: service.api.home)),
+            home: service.api.home)) ?? .english
     }
 
     static func text(_ status: Int, _ message: String) -> WebResponse {

@@ -45,7 +45,15 @@ extension PhoneService {
     }
 
     func describe() async -> ControlResponse {
-        let (settings, listener, tls, problem) = state.withLock { ($0.life.settings, $0.listener, $0.tls, $0.life.problem?.body) }
+        // With phones off, a listener bound for CalDAV alone is not the phones' (no addresses,
+        // no problem of theirs); phones turned on and refused a port still say why.
+        let (settings, listener, tls, problem) = state.withLock { state in
+            let life = state.life
+            return (
+                life.settings, life.phonesOn ? state.listener : nil, life.phonesOn ? state.tls : nil,
+                life.phonesOn || !life.calDAV ? life.problem?.body : nil
+            )
+        }
         // The port served once bound (a port 0 asked for is saved a moment later, after the
         // household was told the addresses: never "port 0" beside a fingerprint).
         var result: [String: JSONValue] = ["on": .bool(settings.on), "port": .integer(Int64(listener?.port ?? settings.port))]
@@ -102,7 +110,8 @@ extension PhoneService {
             }
         default: return .refused(.wrongType, ["key": "member", "type": "string"])
         }
-        guard let (listener, tls) = state.withLock({ state in state.listener.flatMap { l in state.tls.map { (l, $0) } } }) else {
+        guard let (listener, tls) = state.withLock({ state in state.life.phonesOn ? state.listener.flatMap { l in state.tls.map { (l, $0) } } : nil })
+        else {
             return .refused(.phonesOff)
         }
         // The host in the links: this computer's `.local` name, which stays when the home

@@ -25,6 +25,7 @@ struct CalDAVCommand: ParsableCommand {
             print(say("cli.caldav.on", ["url": .string(urls.joined(separator: "  "))]))
         } else if case .bool(true)? = state["on"] {
             print(say("cli.caldav.unserved"))
+            PhonesCommand.printProblem(state["problem"])
         } else {
             print(say("cli.caldav.off"))
         }

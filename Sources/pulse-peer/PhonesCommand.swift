@@ -44,11 +44,7 @@ struct PhonesCommand: ParsableCommand {
         } else {
             print(say("cli.phones.off"))
         }
-        if case let .object(problem)? = state["problem"], case let .string(code)? = problem["code"], case let .string(message)? = problem["message"] {
-            let params: [String: JSONValue] = if case let .object(params)? = problem["params"] { params } else { [:] }
-            let body = ErrorBody(code: code, params: params, message: message)
-            print(say("cli.phones.problem", ["problem": .string(Refusal.cliMessage(of: body, Words.current))]))
-        }
+        printProblem(state["problem"])
         if case let .array(phones)? = state["phones"] {
             for case let .object(phone) in phones {
                 print(
@@ -70,6 +66,16 @@ struct PhonesCommand: ParsableCommand {
                             ["id": request["id"] ?? "", "name": request["name"] ?? "", "address": request["address"] ?? "", "code": request["code"] ?? ""]))
             }
         }
+    }
+
+    /// Why phones or CalDAV are not served although on (`problem` of `phones.get`, `caldav.get`),
+    /// in the reader's language; nothing when there is none.
+    static func printProblem(_ value: JSONValue?) {
+        guard case let .object(problem)? = value, case let .string(code)? = problem["code"], case let .string(message)? = problem["message"]
+        else { return }
+        let params: [String: JSONValue] = if case let .object(params)? = problem["params"] { params } else { [:] }
+        let body = ErrorBody(code: code, params: params, message: message)
+        print(say("cli.phones.problem", ["problem": .string(Refusal.cliMessage(of: body, Words.current))]))
     }
 
     struct Show: ParsableCommand {

@@ -125,6 +125,75 @@ import Testing
         #expect(off["error"] != nil, "\(off)")
     }
 
+    /// What `https://HOST:PORT/` answers over TLS trusting only the household's CA (HOST resolved
+    /// to this machine), in `language`: the status, then the body; "refused" when nothing listens.
+    func phoneApp(_ server: Server, language: String = "en") throws -> String {
+        let run = try Shell.run([
+            "python3", "-c",
+            """
+            import http.client, socket, ssl, sys
+            host, port, ca, language = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+            try:
+                raw = socket.create_connection(('127.0.0.1', port), timeout=10)
+            except ConnectionRefusedError:
+                print('refused'); sys.exit(0)
+            context = ssl.create_default_context(cafile=ca)
+            connection = http.client.HTTPSConnection(host, port, context=context, timeout=10)
+            connection.sock = context.wrap_socket(raw, server_hostname=host)
+            connection.request('GET', '/', headers={'Accept-Language': language})
+            answer = connection.getresponse()
+            print(answer.status); print(answer.read().decode())
+            """,
+            server.host, String(server.port), server.ca, language,
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        return run.stdout
+    }
+
+    /// CalDAV needs no phones: with phones off it is served on the listener alone, which answers
+    /// the phone app's address with why not (in the reader's language); phones turned on beside it
+    /// and off again leave it served; off, nothing listens; an agent started with CalDAV on and
+    /// phones off serves it at once.
+    @Test func calDAVIsServedWithPhonesOffAndThePhoneAppIsNot() throws {
+        guard let (a, _, server) = try served() else { return }
+        let password = try appPassword(a, "Tom's Thunderbird").password
+        #expect(try phoneApp(server).hasPrefix("200"), "phones on: the phone app is served")
+        try a.run(["phones", "off"])
+        let phones = try json(try a.run(["phones", "status", "--json"]).stdout) as? [String: Any] ?? [:]
+        #expect(phones["on"] as? Bool == false && phones["addresses"] == nil, "phones are off, no address given for them: \(phones)")
+        let caldav = try a.run(["caldav"]).stdout
+        #expect(caldav.contains("\(server.url)dav/"), "CalDAV still served where it was: \(caldav)")
+        var found = try client(server, user: "Tom", password: password)
+        #expect(found["error"] == nil && found["calendars"] != nil, "\(found)")
+        let english = try phoneApp(server)
+        #expect(english.hasPrefix("404") && english.contains("Phones are not turned on on this computer"), "\(english)")
+        let polish = try phoneApp(server, language: "pl")
+        #expect(polish.hasPrefix("404") && polish.contains("Telefony nie są włączone na tym komputerze"), "\(polish)")
+        // Phones on beside it (the same port) and off again: CalDAV stays.
+        #expect(try a.run(["phones", "on"]).status == 0)
+        #expect(try phoneApp(server).hasPrefix("200"))
+        try a.run(["phones", "off"])
+        found = try client(server, user: "Tom", password: password)
+        #expect(found["error"] == nil && found["calendars"] != nil, "\(found)")
+        // CalDAV off too: nothing listens.
+        #expect(try a.run(["caldav", "off"]).stdout.contains("CalDAV: off"))
+        #expect(try eventually(timeout: 10) { try phoneApp(server) == "refused\n" }, "nothing listens")
+        // An agent started with CalDAV on and phones off: served from the start.
+        #expect(try a.run(["caldav", "on"]).stdout.contains("\(server.url)dav/"))
+        _ = agents.list.first?.stop()
+        agents.list.append(try AgentProcess(home: a.path))
+        var started: [String: Any] = [:]
+        #expect(
+            try eventually(timeout: 30) {
+                started = try json(try a.run(["caldav", "status", "--json"]).stdout) as? [String: Any] ?? [:]
+                return started["served"] as? Bool == true
+            }, "\(started)")
+        #expect((started["addresses"] as? [String])?.contains("\(server.url)dav/") == true, "\(started)")
+        found = try client(server, user: "Tom", password: password)
+        #expect(found["error"] == nil && found["calendars"] != nil, "\(found)")
+        #expect(try phoneApp(server).hasPrefix("404"))
+    }
+
     /// Debian's vdirsyncer (read only for now: writes come next) syncs the household's lists into
     /// a directory, pinning the agent's certificate as its documentation shows, and Debian's
     /// todoman lists them there by their names; a check-off on the other computer reaches the

@@ -3,8 +3,8 @@
 // (made for one app of one member, shown once, revocable from any computer), and how each app
 // is set up, with the server this computer gives and, for DAVx⁵, a QR code the agent draws.
 // Every rule (who may have a password, how many, where it is served) is the agent's.
-import { call } from "./api.js";
-import { $, el, t, fail, toast, confirmDialog, formatTime, focusInView } from "./ui.js";
+import { call, APIError } from "./api.js";
+import { $, el, t, fail, toast, confirmDialog, formatTime, describe, focusInView } from "./ui.js";
 import { register, store, refresh } from "./page.js";
 
 register({
@@ -30,7 +30,8 @@ function render() {
   $("apps-on").checked = caldav.on;
   $("apps-where").replaceChildren(...(caldav.on && caldav.addresses.length
     ? [t("page.apps.where"), " ", ...caldav.addresses.flatMap((a, i) => [i ? ", " : "", el("code", { translate: "no", text: a })])]
-    : [t(caldav.on ? "page.apps.unserved" : "page.apps.off")]));
+    : [caldav.on ? t("page.apps.unserved", { problem: caldav.problem ? describe(new APIError(caldav.problem.code, caldav.problem.params, caldav.problem.message)) : "none" })
+      : t("page.apps.off")]));
   const qr = $("app-qr-davx5");
   qr.hidden = !caldav.davx5QR;
   if (caldav.davx5QR) qr.src = svg(caldav.davx5QR);

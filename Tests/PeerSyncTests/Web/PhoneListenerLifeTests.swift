@@ -15,10 +15,14 @@ import Testing
     struct Row: Sendable, CustomTestStringConvertible {
         let name: String
         var saved = PhoneSettings()
+        /// CalDAV's choice as saved when the agent started.
+        var calDAV = false
         let steps: [(Life.Event, [Life.Action])]
         let mode: Life.Mode
         let settings: PhoneSettings
         var problem: Refusal? = nil
+        /// Whether the phones' routes are served at the end (the choice's `on` unless said).
+        var phonesOn: Bool? = nil
         var testDescription: String { name }
     }
 
@@ -82,16 +86,87 @@ import Testing
                 (.saved(on47655), []),
                 (.saved(PhoneSettings(on: false, port: 47655)), [.answer(nil)]),
             ], mode: .off, settings: PhoneSettings(on: false, port: 47655)),
+        // CalDAV (issue 59): the listener is bound while phones or CalDAV are on.
+        Row(
+            name: "CalDAV turned on with phones off: the listener is bound for it, phones neither served nor published",
+            steps: [
+                (.calDAV(on: true), [.closeListener, .bind(port: 47655)]),
+                (.bound(port: 47655), [.publishAddresses, .save(PhoneSettings())]),
+                (.saved(PhoneSettings()), [.answer(nil)]),
+            ], mode: .serving(port: 47655), settings: PhoneSettings(), phonesOn: false),
+        Row(
+            name: "CalDAV turned off with phones off: the listener closed",
+            calDAV: true,
+            steps: [
+                (.calDAV(on: true), [.closeListener, .bind(port: 47655)]),
+                (.bound(port: 47655), [.publishAddresses, .save(PhoneSettings())]),
+                (.saved(PhoneSettings()), [.answer(nil)]),
+                (.calDAV(on: false), [.closeListener, .publishAddresses, .answer(nil)]),
+            ], mode: .off, settings: PhoneSettings()),
+        Row(
+            name: "phones turned off while CalDAV is on: the listener kept, the phones' connections closed, nowhere published",
+            saved: on47655, calDAV: true,
+            steps: [
+                (.turn(on: true, port: nil), [.closeListener, .bind(port: 47655)]),
+                (.bound(port: 47655), [.publishAddresses, .save(on47655)]),
+                (.saved(on47655), [.answer(nil)]),
+                (.turn(on: false, port: nil), [.closeConnections, .publishAddresses, .save(PhoneSettings(on: false, port: 47655))]),
+                (.saved(PhoneSettings(on: false, port: 47655)), [.answer(nil)]),
+            ], mode: .serving(port: 47655), settings: PhoneSettings(on: false, port: 47655), phonesOn: false),
+        Row(
+            name: "CalDAV turned on or off while phones are served: the listener is left as it is",
+            saved: on47655,
+            steps: [
+                (.turn(on: true, port: nil), [.closeListener, .bind(port: 47655)]),
+                (.bound(port: 47655), [.publishAddresses, .save(on47655)]),
+                (.saved(on47655), [.answer(nil)]),
+                (.calDAV(on: true), [.answer(nil)]),
+                (.calDAV(on: false), [.answer(nil)]),
+            ], mode: .serving(port: 47655), settings: on47655),
+        Row(
+            name: "CalDAV waiting for the household's CA is served when its certificates come (renewed), phones still off",
+            steps: [
+                (.calDAV(on: true), [.closeListener, .bind(port: 47655)]),
+                (.waitingForCA(waiting), [.publishAddresses, .save(PhoneSettings()), .answer(waiting)]),
+                (.saved(PhoneSettings()), []),
+                (.renew, [.closeListener, .bind(port: 47655)]),
+                (.bound(port: 47655), [.publishAddresses, .save(PhoneSettings())]),
+                (.saved(PhoneSettings()), [.answer(nil)]),
+            ], mode: .serving(port: 47655), settings: PhoneSettings(), phonesOn: false),
+        Row(
+            name: "new certificates with nothing on: nothing is bound",
+            steps: [(.renew, [])], mode: .off, settings: PhoneSettings()),
+        Row(
+            name: "new certificates under phones served: bound again on the port saved",
+            saved: PhoneSettings(on: true, port: 40001),
+            steps: [
+                (.turn(on: true, port: nil), [.closeListener, .bind(port: 40001)]),
+                (.bound(port: 40001), [.publishAddresses, .save(PhoneSettings(on: true, port: 40001))]),
+                (.saved(PhoneSettings(on: true, port: 40001)), [.answer(nil)]),
+                (.renew, [.closeListener, .bind(port: 40001)]),
+                (.bound(port: 40001), [.publishAddresses, .save(PhoneSettings(on: true, port: 40001))]),
+                (.saved(PhoneSettings(on: true, port: 40001)), [.answer(nil)]),
+            ], mode: .serving(port: 40001), settings: PhoneSettings(on: true, port: 40001)),
+        Row(
+            name: "CalDAV's port taken: the problem said, CalDAV's choice kept, tried again when turned on again",
+            steps: [
+                (.calDAV(on: true), [.closeListener, .bind(port: 47655)]),
+                (.cannotListen(busy), [.publishAddresses, .answer(busy)]),
+                (.calDAV(on: true), [.closeListener, .bind(port: 47655)]),
+                (.bound(port: 47655), [.publishAddresses, .save(PhoneSettings())]),
+                (.saved(PhoneSettings()), [.answer(nil)]),
+            ], mode: .serving(port: 47655), settings: PhoneSettings(), phonesOn: false),
     ]
 
     @Test(arguments: rows) func eachEventReturnsItsActions(_ row: Row) {
-        var life = Life(settings: row.saved)
+        var life = Life(settings: row.saved, calDAV: row.calDAV)
         for (index, (event, actions)) in row.steps.enumerated() {
             #expect(life.handle(event) == actions, "step \(index + 1): \(event)")
         }
         #expect(life.mode == row.mode)
         #expect(life.settings == row.settings)
         #expect(life.problem == row.problem)
+        #expect(life.phonesOn == (row.phonesOn ?? row.settings.on))
     }
 
     /// Nothing is saved but the choice carried out, and a choice is saved only once.
