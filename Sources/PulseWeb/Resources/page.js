@@ -24,11 +24,28 @@ export function register(part) {
  * computer's own administration (`computerOnly`: machines, phones, this computer, …). */
 function used() { return [...parts.values()].filter((part) => !(local.phone && part.computerOnly)); }
 
-store.subscribe((changed) => {
+/** A name being edited in place (ui.editInPlace's field, focused and not yet ended): the redraws
+ * wait until the edit ends — a live update took the field away mid-word, saved what was typed so
+ * far, and gave the keys that followed to the row's check button (a space checked the item off). */
+const inPlace = () => document.activeElement instanceof HTMLInputElement && document.activeElement.dataset.editing === "true";
+/** What changed while a name was being edited in place. */
+const waiting = new Set();
+
+function redraw() {
+  const changed = [...waiting];
+  waiting.clear();
   const place = focusPlace();
-  for (const part of used()) if ((part.reads || [part.id]).includes(changed)) part.render();
+  for (const part of used()) if ((part.reads || [part.id]).some((read) => changed.includes(read))) part.render();
   restoreFocus(place);
+}
+
+store.subscribe((changed) => {
+  waiting.add(changed);
+  if (!inPlace()) redraw();
 });
+// The edit ended (saved or not; its part drew itself again): what changed meanwhile is drawn.
+// (`globalThis.document`: node loads this module for the page's words, with no document.)
+globalThis.document?.addEventListener("edit-ended", () => { if (waiting.size && !inPlace()) redraw(); });
 
 /**
  * Where the keyboard's focus is, as a redraw can find it again: its row (`[data-id]`) in its

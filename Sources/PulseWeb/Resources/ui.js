@@ -132,19 +132,29 @@ export function todayISO() {
  * that is not empty and has changed; `done()` runs after, either way (to redraw).
  */
 export function editInPlace(node, { value, maxlength, label, save, done }) {
-  const input = el("input", { class: "edit", value, maxlength: String(maxlength), "aria-label": label });
+  // `data-editing` while it is being typed in: the page's redraws wait for it (page.js), and are
+  // made once it ends ("edit-ended").
+  const input = el("input", { class: "edit", value, maxlength: String(maxlength), "aria-label": label, "data-editing": "true" });
   node.replaceWith(input);
   input.focus(); input.select();
   let finished = false;
   const finish = async (keep) => {
     if (finished) return; finished = true;
+    delete input.dataset.editing;
     const text = input.value.trim();
     if (keep && text && text !== value) {
       try { await save(text); } catch (error) { fail(error); }
     }
     done();
+    document.dispatchEvent(new Event("edit-ended"));
   };
-  input.addEventListener("keydown", (e) => { if (e.key === "Enter") finish(true); if (e.key === "Escape") finish(false); });
+  // Enter and Escape taken here (preventDefault): a redraw made by the save moves the focus to the
+  // row's first button, and the key's own press then clicked it — an item renamed with Enter was
+  // checked off at once.
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") { e.preventDefault(); finish(true); }
+    if (e.key === "Escape") { e.preventDefault(); finish(false); }
+  });
   input.addEventListener("blur", () => finish(true));
 }
 
