@@ -1154,10 +1154,19 @@ def main():
               f"after removal: stream ended={ended} after {closed_after:.2f}s, session {status} after {refused_after:.2f}s"):
         ok(f"removed from the other computer's page (B): A closed the phone's live stream {closed_after * 1000:.0f} ms later and refuses it (401)")
 
-    # Off from A's page: the port closes.
+    # Off from A's page while CalDAV is on (Apps and assistants, above): the port serves CalDAV
+    # alone, and the phone app is answered 503 (a phone's page takes it as its computer out of
+    # reach); CalDAV off too: the port closes.
     computer = first
     computer.find_element(By.ID, "phones-on").click()
     wait("phones off", lambda: not cli_json("phones")["on"])
+    app = driver.execute_script("return fetch('/api/session').then(r => r.status)")
+    caldav = cli_json("caldav", "status")
+    if expect("phones off under CalDAV", app == 503 and caldav["served"] and any(f":{port}/dav/" in a for a in caldav["addresses"]),
+              f"the phone app answered {app}, CalDAV {caldav}"):
+        ok("phones off while CalDAV is on: the port serves CalDAV alone, and the phone app is answered 503")
+    cli_json("caldav", "off")
+
     def port_closed():
         try:
             socket.create_connection((AGENT_FOR_PHONE, port), timeout=2).close()
@@ -1165,12 +1174,14 @@ def main():
         except ConnectionRefusedError:
             return True
     if expect("phones off closes the port", port_closed(), "the phones' port still accepts connections once turned off"):
-        ok("turned off from the computer's page: the port no longer accepts connections")
+        ok("turned off from the computer's page, CalDAV too: the port no longer accepts connections")
 
     errors = [e for e in first.get_log("browser") + second.get_log("browser") + phone.log() if e["level"] == "SEVERE"
               and "favicon" not in e["message"] and "401" not in e["message"]
               # What the network did (no agent reachable, the phone removed, phones turned off), not the page:
               and not (e["source"] == "network" and "Failed to load resource: net::ERR_" in e["message"])
+              # Phones turned off while CalDAV keeps the port: the phone app answered 503 there.
+              and not (e["source"] == "network" and "status of 503" in e["message"])
               # The older computer's refusal of the next release's method, asked for above:
               and not (e["source"] == "network" and "/api/call/next.shop.brand" in e["message"] and "404" in e["message"])]
     if expect("no script errors", not errors, f"script errors: {errors}"):

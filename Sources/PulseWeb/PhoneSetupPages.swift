@@ -76,10 +76,11 @@ enum PhoneSetupPages {
         }
     }
 
-    /// The phone app asked for while phones are off and CalDAV alone is served: 404, and why,
-    /// in the reader's language.
+    /// The phone app asked for while phones are off and CalDAV alone is served: 503 (a phone's
+    /// page takes it as its computer out of reach, and uses another that serves phones), and
+    /// why, in the reader's language.
     static func phonesOff(_ request: WebRequest, service: PhoneService) -> WebResponse {
-        text(404, catalogue(for: request, service: service).text("web.phones_off"))
+        text(503, catalogue(for: request, service: service).text("web.phones_off"))
     }
 
     /// The reader's language (Accept-Language), else English.

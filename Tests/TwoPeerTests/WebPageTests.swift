@@ -167,7 +167,7 @@ import Testing
                 "from a stranger's namespace",
                 "over plain HTTP is refused",
                 "silent connections from one address", "Apps and assistants: CalDAV turned on", "removed from the other computer's page",
-                "no longer accepts connections",
+                "the port serves CalDAV alone", "no longer accepts connections",
                 "no script errors",
             ])
     }

@@ -223,3 +223,20 @@ test("a phone's copy is as old as the agent's last answer, or its last ping with
     delete globalThis.localStorage;
   }
 });
+
+test("an agent that answers 503 (phones off there, CalDAV kept) is out of reach; a 404 is a refusal", async () => {
+  const { request, onConnection } = await import("../../Sources/PulseWeb/Resources/api.js");
+  const seen = [];
+  onConnection({ online: (now) => seen.push(now) });
+  const real = globalThis.fetch;
+  try {
+    globalThis.fetch = async () => new Response("Phones are not turned on on this computer", { status: 503 });
+    await assert.rejects(request("/api/session"), (error) => error instanceof APIError && error.code === "unreachable");
+    assert.deepEqual(seen, [false], "the page is told its agent is out of reach");
+    globalThis.fetch = async () => new Response(JSON.stringify({ error: { code: "unknown_method", params: {}, message: "no" } }), { status: 404 });
+    await assert.rejects(request("/api/call/x"), (error) => error instanceof APIError && error.code === "unknown_method" && error.status === 404);
+    assert.deepEqual(seen, [false], "a refusal is not a lost agent");
+  } finally {
+    globalThis.fetch = real;
+  }
+});

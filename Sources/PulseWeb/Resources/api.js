@@ -62,6 +62,9 @@ export async function request(path, options = {}, own = false, ms = DEADLINE) {
     hooks.online(false);
     throw new APIError("unreachable");
   }
+  // An agent serving the household's apps (CalDAV) but not phones now (turned off there): as if
+  // it did not answer — the page uses another that does.
+  if (response.status === 503) { hooks.online(false); throw new APIError("unreachable"); }
   // Refused by another agent (the credential is older than a removal): not signed out here.
   if (response.status === 401 && other) throw new APIError("unreachable", {}, "unreachable", 401);
   if (response.status === 401) { hooks.signedOut(); throw new APIError("not_signed_in", {}, "not_signed_in", 401); }
