@@ -310,6 +310,29 @@ import Testing
         #expect(project.status == 403 && project.header("X-Pulse-Refusal") == "project_done")
     }
 
+    /// A repeating task's occurrence, made once a period for the whole household, is a task like
+    /// any over CalDAV: ticked off in an app it is done for its period, and deleted there that
+    /// period's is not made again (the next period's is).
+    @Test func aRepeatingTasksOccurrenceDoneOrDeletedInAnAppStaysSoForItsPeriod() async throws {
+        let template = try household.addRecurringTemplate("Water the plants", schedule: "daily", assignee: "Tom")
+        let today = Days.today()
+        #expect(try household.generateRecurringTasks(on: today) == 1)
+        let id = "rt-\(template.id)-\(today)"
+        let path = "/dav/\(tom.id)/lists/tasks-\(tom.id)/\(id).ics"
+        #expect(await ask("GET", path).status == 200)
+        let due = "DUE;VALUE=DATE:" + today.description.replacing("-", with: "")
+        let done = await put(
+            path, Self.todo(id, "SUMMARY:Water the plants", "STATUS:COMPLETED", due, "X-PULSE-ASSIGNEE:Tom"), headers: [("If-Match", await etag(path))])
+        #expect(done.status == 204, "\(done.text)")
+        #expect(try household.tasks().first { $0.id == id }?.done == true)
+        #expect(try household.generateRecurringTasks(on: today) == 0, "done: not made again this period")
+        #expect(await ask("DELETE", path, extra: [("If-Match", await etag(path))]).status == 204)
+        #expect(try household.generateRecurringTasks(on: today) == 0, "deleted: not made again this period")
+        #expect(await ask("GET", path).status == 404)
+        #expect(try !household.tasks().contains { $0.id == id })
+        #expect(try household.generateRecurringTasks(on: Days.adding(1, to: today)) == 1, "the next period's is made")
+    }
+
     @Test func anAppsNewToDoIsTheHouseholdsOwnAdditionKeptUnderTheNameAndUIDTheAppGaveIt() async throws {
         let lists = "/dav/\(tom.id)/lists"
         let eggs = Self.todo(
