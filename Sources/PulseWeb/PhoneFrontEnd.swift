@@ -120,7 +120,7 @@ final class PhoneService: Sendable {
             for await listener in started.stream { group.addTask { await listener.serve() } }
             group.cancelAll()
         }
-        state.withLock { $0.listener }?.close()
+        await state.withLock { $0.listener }?.close()
     }
 
     private func watchRemovals() async {
@@ -229,7 +229,7 @@ final class PhoneService: Sendable {
         while !actions.isEmpty {
             switch actions.removeFirst() {
             case .closeListener:
-                state.withLock { state -> PhoneListener? in
+                await state.withLock { state -> PhoneListener? in
                     defer { state.listener = nil }
                     return state.listener
                 }?.close()

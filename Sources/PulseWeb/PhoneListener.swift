@@ -74,9 +74,12 @@ final class PhoneListener: Sendable {
         return PhoneListener(server: server, port: bound, service: service, router: router)
     }
 
-    func close() {
+    /// Closes the listener and its connections; returns once its port is free (a listener bound
+    /// next on the same port — phones turned on while CalDAV held it — found it still in use).
+    func close() async {
         server.channel.close(promise: nil)
         for entry in open.withLock({ Array($0.channels.values) }) { entry.channel.close(promise: nil) }
+        try? await server.channel.closeFuture.get()
     }
 
     /// Every connection closed, the listener kept (phones turned off while CalDAV keeps it).
