@@ -31,7 +31,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 import web_support
-from web_support import Failed, wait
+from web_support import Failed, names, tab, wait
 
 BIN, HOME_A, HOME_B, PID_A, PID_B, WEB_PORT_B, PORT, CA, PASSWORD, WORK = sys.argv[1:11]
 # The longest a change may take from the end of the sync that sent it to B's page.
@@ -173,15 +173,6 @@ def todos():
 def todo(summary, in_list="Shopping list"):
     return next((t for t in todos() if t["summary"] == summary and t["list"] == in_list), None)
 
-
-def names(driver, list_id):
-    return driver.execute_script(
-        f"return [...document.querySelectorAll('#{list_id} li[data-id]:not(.leaving) .name')].map(n => n.textContent)")
-
-
-def tab(driver, name):
-    driver.find_element(By.ID, f"t-{name}").click()
-    wait(f"the {name} tab", lambda: driver.find_element(By.ID, f"tab-{name}").is_displayed())
 
 
 def shown_within(driver, what, condition):

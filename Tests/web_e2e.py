@@ -21,7 +21,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 import web_support
-from web_support import Failed, browser, wait
+from web_support import Failed, browser, names, tab, wait
 
 ENGINE = web_support.engine_option(sys.argv)
 BIN, HOME_A, HOME_B, PID_B, WEB_PORT_B = sys.argv[1:6]
@@ -37,16 +37,6 @@ def sign_in(driver, home):
     driver.get(link)
     wait("the page to load its data", lambda: driver.execute_script("return document.body.dataset.ready === 'true'"))
     return link
-
-
-def names(driver, list_id="shop-list"):
-    return driver.execute_script(
-        f"return [...document.querySelectorAll('#{list_id} li[data-id]:not(.leaving) .name')].map(n => n.textContent)")
-
-
-def tab(driver, name):
-    driver.find_element(By.ID, f"t-{name}").click()
-    wait(f"the {name} tab", lambda: driver.find_element(By.ID, f"tab-{name}").is_displayed())
 
 
 def row(driver, list_id, text):

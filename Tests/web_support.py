@@ -15,6 +15,7 @@ import time
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
 
 # A script started by the Swift tests inherits the signal mask of the thread that started it (a
@@ -72,6 +73,18 @@ class Agent:
     def stop(self):
         self.process.terminate()
         self.process.wait(timeout=20)
+
+
+def names(driver, list_id="shop-list"):
+    """The names a list of the page shows (its rows that are not leaving)."""
+    return driver.execute_script(
+        f"return [...document.querySelectorAll('#{list_id} li[data-id]:not(.leaving) .name')].map(n => n.textContent)")
+
+
+def tab(driver, name):
+    """The page's tab `name`, chosen as a person does, once shown."""
+    driver.find_element(By.ID, f"t-{name}").click()
+    wait(f"the {name} tab", lambda: driver.find_element(By.ID, f"tab-{name}").is_displayed())
 
 
 def cli(binary, home, *args):
