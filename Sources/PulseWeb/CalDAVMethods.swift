@@ -35,9 +35,7 @@ extension PhoneService {
         let (on, problem) = state.withLock { ($0.life.calDAV, $0.life.problem?.body) }
         let urls = on ? listenerURLs().map { $0 + "/dav/" } : []
         var answer: [String: JSONValue] = ["on": .bool(on), "served": .bool(!urls.isEmpty), "addresses": JSONValue(urls)]
-        answer["problem"] =
-            on && urls.isEmpty
-            ? problem.map { .object(["code": .string($0.code), "params": .object($0.params), "message": .string($0.message)]) } ?? .null : .null
+        answer["problem"] = on && urls.isEmpty ? Self.problemJSON(problem) : .null
         // The `.local` name where there is one (it survives a new address from the home network), as the page gives it.
         let named = urls.first { $0.split(separator: "/").dropFirst().first?.split(separator: ":").first?.hasSuffix(".local") == true }
         if let first = named ?? urls.first, first.hasPrefix("https://"), let qr = try? QRCode("caldavs://" + first.dropFirst("https://".count)).svg() {

@@ -44,6 +44,12 @@ extension PhoneService {
         try await api.read { Summary(id: $0.householdID, name: try $0.householdName()) }
     }
 
+    /// Why the listener is not served although wanted, as `phones.get` and `caldav.get` give it:
+    /// `{code, params, message}`, or null.
+    static func problemJSON(_ problem: ErrorBody?) -> JSONValue {
+        problem.map { .object(["code": .string($0.code), "params": .object($0.params), "message": .string($0.message)]) } ?? .null
+    }
+
     func describe() async -> ControlResponse {
         // With phones off, a listener bound for CalDAV alone is not the phones' (no addresses,
         // no problem of theirs); phones turned on and refused a port still say why.
@@ -57,7 +63,7 @@ extension PhoneService {
         // The port served once bound (a port 0 asked for is saved a moment later, after the
         // household was told the addresses: never "port 0" beside a fingerprint).
         var result: [String: JSONValue] = ["on": .bool(settings.on), "port": .integer(Int64(listener?.port ?? settings.port))]
-        result["problem"] = problem.map { .object(["code": .string($0.code), "params": .object($0.params), "message": .string($0.message)]) } ?? .null
+        result["problem"] = Self.problemJSON(problem)
         if let listener, let tls {
             let (names, addresses) = tls.covered
             let hosts = names + addresses.map { $0.contains(":") ? "[\($0)]" : $0 }
