@@ -54,10 +54,28 @@ new MutationObserver(() => {
 """
 
 
-def ready_ms(driver):
-    """Navigation → the household shown (from the phone's copy or the agent's answers)."""
+# Where a load's time went (`pulse-bench --trace`), in ms from the navigation: the document
+# answered and read, parsed, the page's modules run (`pulse-main`: main.js begins), shown.
+PHASES = """
+const n = performance.getEntriesByType('navigation')[0];
+const at = (name) => performance.getEntriesByName(name)[0]?.startTime ?? NaN;
+return { document: n.responseEnd, parsed: n.domInteractive, modules: at('pulse-main'), shown: at('pulse-shown') };
+"""
+
+
+def ready_ms(driver, phases=None):
+    """Navigation → the household shown (from the phone's copy or the agent's answers); its
+    phases appended to `phases` when given."""
     wait("the page to show the household", lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), timeout=20)
+    if phases is not None:
+        phases.append(driver.execute_script(PHASES))
     return driver.execute_script("return performance.getEntriesByName('pulse-shown')[0].startTime")
+
+
+def medians(phases, kind):
+    """`trace_KIND_PHASE`: each phase's median over the loads."""
+    found = {phase: [load[phase] for load in phases if load[phase] is not None] for phase in (phases[0] if phases else [])}
+    return {f"trace_{kind}_{phase}": statistics.median(values) for phase, values in found.items() if values}
 
 
 def p(values, q):
@@ -91,14 +109,16 @@ def forget(engine, phone, d, mine):
 def measure(engine, phone, computer, mine, web, rounds):
     """Cold, warm and live on this phone, each round beside the computer's page (Chromium)."""
     d = phone.driver
+    tracing = os.environ.get("PULSE_BENCH_TRACE") == "1"
+    phases = {kind: [] if tracing else None for kind in ["cold", "cold_base", "warm", "warm_base"]}
     cold, cold_base = [], []
     for _ in range(5):
         forget(engine, phone, d, mine)
         d.get(mine + "/")
-        cold.append(ready_ms(d))
+        cold.append(ready_ms(d, phases["cold"]))
         computer.execute_cdp_cmd("Network.clearBrowserCache", {})
         computer.get(web + "/")
-        cold_base.append(ready_ms(computer))
+        cold_base.append(ready_ms(computer, phases["cold_base"]))
     # Warm: the service worker in control (the computer's page: as a browser keeps it).
     wait("the service worker in control", lambda: d.execute_script(
         "return navigator.serviceWorker.controller !== null || (location.reload(), false)"), timeout=20)
@@ -106,9 +126,9 @@ def measure(engine, phone, computer, mine, web, rounds):
     for _ in range(5):
         d.get("about:blank")  # a navigation each time (a reload may skip the worker: Marionette's, WebKitGTK's)
         d.get(mine + "/")
-        warm.append(ready_ms(d))
+        warm.append(ready_ms(d, phases["warm"]))
         computer.get(web + "/")
-        warm_base.append(ready_ms(computer))
+        warm_base.append(ready_ms(computer, phases["warm_base"]))
 
     # Live: additions through the computer's page API, seen on both pages.
     d.get(mine + "/")
@@ -156,7 +176,8 @@ def measure(engine, phone, computer, mine, web, rounds):
         trip_base.append(seen[1] - start)
     d.find_element(By.ID, "trip-toggle").click()
     wait("the phone's trip over", lambda: d.find_element(By.ID, "trip-toggle").get_attribute("aria-pressed") == "false", timeout=10)
-    return {
+    traced = {name: value for kind, loads in phases.items() for name, value in medians(loads, kind).items()}
+    return traced | {
         "trip_p50": p(trip, 0.5), "trip_p95": p(trip, 0.95), "trip_base_p50": p(trip_base, 0.5), "trip_base_p95": p(trip_base, 0.95),
         "live_p50": p(live, 0.5), "live_p95": p(live, 0.95), "live_base_p50": p(live_base, 0.5), "live_base_p95": p(live_base, 0.95),
         "cold": statistics.median(cold), "cold_base": statistics.median(cold_base),

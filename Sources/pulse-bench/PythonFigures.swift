@@ -1,13 +1,14 @@
 import Foundation
 
 /// The figures a script of Tests/ prints as one JSON object (run from Tests/, its modules beside
-/// it); nil when it could not run or failed.
-func pythonFigures(_ script: String, _ arguments: [String]) -> [String: Double]? {
+/// it); nil when it could not run or failed. `environment`: added to this process's.
+func pythonFigures(_ script: String, _ arguments: [String], environment: [String: String] = [:]) -> [String: Double]? {
     let tests = FileManager.default.currentDirectoryPath + "/Tests"
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = ["python3", tests + "/" + script] + arguments
     process.currentDirectoryURL = URL(fileURLWithPath: tests)
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     let output = Pipe()
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice

@@ -18,6 +18,9 @@ import { restore as restoreOffline, keep, flush, queue, setOffline, keepWords, k
 import { wireNotices, wireHomeScreen, device } from "./notices.js";
 import { initial, next, banner as bannerOf } from "./connection.js";
 
+// The page's modules are loaded and run: the benchmark's load phases (`pulse-bench --trace`).
+performance.mark("pulse-main");
+
 // The computer's own parts — parents' mode, machines, phones, this computer, the welcome — are
 // loaded only on a computer's page (plain HTTP on loopback): the phone app (HTTPS, the LAN
 // listener) never shows them, and opens faster without a third of the page's bytes.
