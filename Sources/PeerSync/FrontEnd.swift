@@ -110,6 +110,17 @@ public struct LocalAPI: Sendable {
         return HouseholdAPI.registry.allows(method, audience) || (audience != .phone && frontEndMethods[method] != nil)
     }
 
+    /// The household's methods `audience` may call that only read: the page may ask them with
+    /// `GET` (docs/API.md). None before there is a household, and none of the front ends' own.
+    public func reads(for audience: APIAudience) -> [String] {
+        welcome ? [] : HouseholdAPI.registry.reads(for: audience)
+    }
+
+    /// Whether `method` is one of ``reads(for:)``.
+    public func onlyReads(_ method: String, for audience: APIAudience) -> Bool {
+        !welcome && HouseholdAPI.registry.allows(method, audience) && HouseholdAPI.registry[method]?.writes == false
+    }
+
     /// Opens a pairing invitation for another computer, as `pulse-peer invite` does:
     /// `{code, expires, attempts}`, the code to type on the new computer.
     public func invite(member: String?, minutes: Int) async -> ControlResponse { await inviteMethod(member, minutes) }

@@ -234,6 +234,11 @@ public struct APIRegistry: Sendable {
     /// Whether `audience` may call `name`.
     public func allows(_ name: String, _ audience: APIAudience) -> Bool { byName[name]?.allows(audience) ?? false }
 
+    /// The names `audience` may call that only read (``APIMethod/writes`` false), in order of name.
+    public func reads(for audience: APIAudience) -> [String] {
+        methods.filter { $0.allows(audience) && !$0.writes }.map(\.name).sorted()
+    }
+
     /// Calls `method` for `caller` on `household`: an unknown method, or one the caller may not
     /// call, is refused as unknown (`unknown_method`, with the names it may call).
     public func call(_ method: String, _ params: [String: JSONValue], on household: Household, as caller: APICaller) throws -> JSONValue {

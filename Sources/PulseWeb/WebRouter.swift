@@ -152,13 +152,19 @@ struct WebRouter<Audience: WebAudience>: Sendable {
         guard let caller = await audience.caller(cookie: cookie, bearer: bearer) else {
             return .response(WebAnswers.refused(401, .notSignedIn))
         }
-        if request.method == "POST", bearer == nil {
-            guard audience.sameOrigin(request) else { return .response(WebAnswers.refused(403, .wrongOrigin)) }
+        guard request.method == "GET" || request.method == "POST" else {
+            return .response(WebAnswers.refused(405, .methodNotAllowed, ["allowed": ["GET", "POST"]], extra: [("Allow", "GET, POST")]))
+        }
+        // A call that only reads may come as a GET (below): it needs the page's token as a POST
+        // does, and any Origin it names must be the page's (a browser names none on a GET of
+        // the page's own; no other site can send the token's header without a preflight, which
+        // is never granted to a cookie).
+        if request.method == "POST" || path.hasPrefix("/api/call/"), bearer == nil {
+            let named = request.method == "POST" || request.header("origin") != nil
+            guard !named || audience.sameOrigin(request) else { return .response(WebAnswers.refused(403, .wrongOrigin)) }
             guard let sent = request.header(Self.csrfHeader), WebSessions.same(sent, caller.csrf) else {
                 return .response(WebAnswers.refused(403, .missingToken))
             }
-        } else if request.method != "GET", request.method != "POST" {
-            return .response(WebAnswers.refused(405, .methodNotAllowed, ["allowed": ["GET", "POST"]], extra: [("Allow", "GET, POST")]))
         }
         if let own = await audience.route(request, path: path, caller: caller, bearer: bearer) { return own }
         switch (request.method, path) {
@@ -175,6 +181,9 @@ struct WebRouter<Audience: WebAudience>: Sendable {
                 "csrf": .string(caller.csrf), "home": .string(api.home.path), "language": .string(language), "languages": .object(languages),
             ]
             if api.welcome { session["welcome"] = .bool(true) } // no household yet: the page's welcome
+            // What the page may ask with GET: a browser that opens a connection for every POST
+            // (WebKitGTK's libsoup: a TLS handshake each on a phone) reuses one for these.
+            session["reads"] = JSONValue(api.reads(for: audience.apiAudience))
             let extra = await audience.session(&session, caller: caller, cookie: cookie, bearer: bearer)
             return .response(WebAnswers.json(200, session, extra: extra))
         case ("GET", "/api/status"):
@@ -190,19 +199,25 @@ struct WebRouter<Audience: WebAudience>: Sendable {
             await audience.signOut(caller, cookie: cookie)
             return .response(
                 WebAnswers.json(200, ["ok": .bool(true)], extra: [("Set-Cookie", "\(audience.cookieName)=; \(audience.cookieAttributes); Max-Age=0")]))
-        case ("POST", _) where path.hasPrefix("/api/call/"):
+        case ("POST", _) where path.hasPrefix("/api/call/"), ("GET", _) where path.hasPrefix("/api/call/"):
             let method = String(path.dropFirst("/api/call/".count))
             guard api.knows(method, for: audience.apiAudience) else {
                 return .response(WebAnswers.refused(404, .unknownMethod, ["method": .string(method)]))
             }
-            guard request.header("content-type")?.lowercased().hasPrefix("application/json") == true else {
+            // GET: a method that only reads, its parameters the query's `params` (JSON).
+            let reading = request.method == "GET"
+            if reading, !api.onlyReads(method, for: audience.apiAudience) {
+                return .response(WebAnswers.refused(405, .methodNotAllowed, ["allowed": ["POST"]], extra: [("Allow", "POST")]))
+            }
+            guard reading || request.header("content-type")?.lowercased().hasPrefix("application/json") == true else {
                 return .response(WebAnswers.refused(415, .notJSON))
             }
+            let json = reading ? query["params"].map { Array($0.utf8) } ?? [] : request.body
             let params: [String: JSONValue]
-            if request.body.isEmpty {
+            if json.isEmpty {
                 params = [:]
             } else {
-                guard case let .object(object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(request.body)) else {
+                guard case let .object(object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(json)) else {
                     return .response(WebAnswers.refused(400, .notJSON))
                 }
                 params = object

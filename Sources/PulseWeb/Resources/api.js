@@ -1,5 +1,7 @@
 // The agent's JSON API (docs/API.md, "The web page's API"): every change goes through
-// POST /api/call/<method>, the same methods and rules as the CLI. A refusal is an
+// POST /api/call/<method>, the same methods and rules as the CLI; a method the session names
+// as only reading is asked with GET (a browser that opens a new connection for every POST —
+// WebKitGTK: a TLS handshake each on a phone — keeps one for these). A refusal is an
 // APIError with the agent's `code` and `params`: the page decides by the code, never by
 // the message's words.
 
@@ -23,6 +25,10 @@ export const DEADLINE = 6000;
 /** A session's start: short, so that a phone tries another agent soon. */
 export const START_DEADLINE = 3000;
 let csrf = null;
+/** The methods this page's own agent lets it ask with GET (its session's `reads`). */
+let reads = new Set();
+/** A GET's query of at most this many characters; a longer one goes as a POST. */
+const LONGEST_QUERY = 1500;
 // Another agent of the household, used by a phone while its own does not answer: calls go to
 // that agent's address with the phone's roaming credential (`Authorization: Bearer`), never a
 // cookie (`{base, bearer, name}`; null: this page's own agent).
@@ -79,6 +85,7 @@ export async function request(path, options = {}, own = false, ms = DEADLINE) {
 export async function startSession() {
   const session = await request("/api/session", {}, true, START_DEADLINE);
   csrf = session.csrf;
+  reads = new Set(Array.isArray(session.reads) ? session.reads : []);
   return session;
 }
 
@@ -111,6 +118,11 @@ export async function renewSession(bearer) {
 export async function call(method, params = {}) {
   // No session yet (a phone opened offline, from what it last saw): as if no agent answered.
   if (csrf === null && !via) throw new APIError("unreachable");
+  // Only this page's own agent: another one (a phone roaming) may be of an older release.
+  const query = Object.keys(params).length ? `?params=${encodeURIComponent(JSON.stringify(params))}` : "";
+  if (!via && reads.has(method) && query.length <= LONGEST_QUERY) {
+    return (await request(`/api/call/${method}${query}`, { headers: { "X-Pulse-CSRF": csrf } })).result;
+  }
   const body = await request(`/api/call/${method}`, {
     method: "POST",
     headers: via ? { "Content-Type": "application/json" } : { "Content-Type": "application/json", "X-Pulse-CSRF": csrf },

@@ -455,6 +455,54 @@ struct WebRouterTests {
         #expect(calls.made.withLock { $0.count } == before)
     }
 
+    /// A method that only reads may be asked with GET (WebKitGTK opens a connection, a TLS
+    /// handshake on a phone, for every POST), with the page's token as a POST and no other
+    /// Origin (a browser names none on a GET of its page's own); a method that writes may not,
+    /// and the session names those that may.
+    @Test func aCallThatOnlyReadsMayBeAskedWithGETHeldToTheSameOriginAndToken() async throws {
+        let calls = Calls()
+        let (router, logins) = router(calls: calls)
+        let (cookie, csrf) = try await signIn(router, logins)
+        let sessionAnswer = try #require(response(await router.respond(to: request("GET", "/api/session", [cookie]))))
+        guard case let .object(session)? = try? JSONDecoder().decode(JSONValue.self, from: Data(sessionAnswer.body)),
+            case let .array(named)? = session["reads"]
+        else { Issue.record("the session names no reads"); return }
+        let reads = named.compactMap { if case let .string(name) = $0 { name } else { nil } }
+        #expect(reads.contains("shop.list") && reads.contains("shop.lists") && !reads.contains("shop.add"))
+        #expect(reads == HouseholdAPI.registry.reads(for: .page) && reads.allSatisfy { HouseholdAPI.registry[$0]?.writes == false })
+
+        let params = "?params=%7B%22list%22%3A%22Weekend%22%7D" // {"list":"Weekend"}
+        let refused: [([(String, String)], String)] = [
+            ([cookie, ("x-pulse-csrf", csrf), ("origin", "http://evil.example")], "wrong_origin"),
+            ([cookie, ("origin", "http://127.0.0.1:8080")], "missing_token"),
+            ([cookie], "missing_token"), // a link or an image of another site: no token
+            ([cookie, ("x-pulse-csrf", String(csrf.dropLast()) + (csrf.hasSuffix("A") ? "B" : "A"))], "missing_token"),
+        ]
+        for (headers, code) in refused {
+            let answer = response(await router.respond(to: request("GET", "/api/call/shop.list" + params, headers)))
+            #expect(answer?.status == 403 && errorCode(answer) == code)
+        }
+        #expect(calls.made.withLock { $0.isEmpty })
+        let good = [cookie, ("origin", "http://127.0.0.1:8080"), ("x-pulse-csrf", csrf)]
+        let write = response(await router.respond(to: request("GET", "/api/call/shop.add?params=%7B%22names%22%3A%5B%22Milk%22%5D%7D", good)))
+        #expect(write?.status == 405 && errorCode(write) == "method_not_allowed" && header(write, "Allow") == "POST")
+        for bad in ["?params=%5B1%5D", "?params=%7B"] {
+            let answer = response(await router.respond(to: request("GET", "/api/call/shop.list" + bad, good)))
+            #expect(answer?.status == 400 && errorCode(answer) == "not_json")
+        }
+        #expect(response(await router.respond(to: request("GET", "/api/call/nope", good)))?.status == 404)
+        #expect(calls.made.withLock { $0.isEmpty })
+
+        let read = try #require(response(await router.respond(to: request("GET", "/api/call/shop.list" + params, good))))
+        #expect(read.status == 200 && String(decoding: read.body, as: UTF8.self) == #"{"result":["done"]}"#)
+        #expect(header(read, "Cache-Control") == "no-store")
+        // A browser names no Origin on a GET of the page's own: the token is enough.
+        let plain = try #require(response(await router.respond(to: request("GET", "/api/call/shop.lists", [cookie, ("x-pulse-csrf", csrf)]))))
+        #expect(plain.status == 200)
+        #expect(calls.made.withLock { $0.map(\.0) } == ["shop.list", "shop.lists"])
+        #expect(calls.made.withLock { $0.map(\.1) } == [["list": .string("Weekend")], [:]])
+    }
+
     @Test func theLiveFeedResumesFromTheLastEventID() async throws {
         let (router, logins) = router()
         let (cookie, _) = try await signIn(router, logins)
