@@ -213,7 +213,9 @@ struct WebRouter<Audience: WebAudience>: Sendable {
                 return .response(WebAnswers.refused(415, .notJSON))
             }
             // A query naming `params` that does not decode (a broken escape) is refused, not read as none.
-            if reading, query["params"] == nil, request.uri.contains("params=") { return .response(WebAnswers.refused(400, .notJSON)) }
+            if reading, query["params"] == nil, WebRules.names("params", inQueryOf: request.uri) {
+                return .response(WebAnswers.refused(400, .notJSON))
+            }
             let json = reading ? query["params"].map { Array($0.utf8) } ?? [] : request.body
             let params: [String: JSONValue]
             if json.isEmpty {

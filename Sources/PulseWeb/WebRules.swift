@@ -116,6 +116,11 @@ enum WebRules {
         return (String(parts[0]), query)
     }
 
+    /// Whether `uri`'s query has a pair of key `key` as written (its value decoded or not).
+    static func names(_ key: String, inQueryOf uri: String) -> Bool {
+        uri.split(separator: "?", maxSplits: 1).dropFirst().first?.split(separator: "&").contains { $0 == key || $0.hasPrefix(key + "=") } ?? false
+    }
+
     static func percentDecoded(_ text: Substring) -> String? {
         var bytes: [UInt8] = []
         var iterator = Array(text.utf8).makeIterator()

@@ -17,3 +17,13 @@ func pythonFigures(_ script: String, _ arguments: [String], environment: [String
     process.waitUntilExit()
     return process.terminationStatus == 0 ? try? JSONDecoder().decode([String: Double].self, from: data) : nil
 }
+
+/// `--trace`: where each page load's time went (bench_phones.py's `trace_*` figures, medians in ms
+/// from the navigation), Chromium's phone beside the computer's page.
+func printLoadPhases(_ f: [String: Double]) {
+    FileHandle.standardError.write(Data("· load phases (median ms from the navigation: document read · parsed · modules run · shown):\n".utf8))
+    for (kind, name) in [("warm", "phone, warm"), ("warm_base", "computer's page, warm"), ("cold", "phone, cold"), ("cold_base", "computer's page, cold")] {
+        let phases = ["document", "parsed", "modules", "shown"].map { String(format: "%.0f", f["trace_\(kind)_\($0)"] ?? .nan) }
+        FileHandle.standardError.write(Data("    \(name): \(phases.joined(separator: " · "))\n".utf8))
+    }
+}

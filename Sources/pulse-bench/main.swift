@@ -526,16 +526,7 @@ if selected("phone") {
     let traceLoads = tracing ? ["PULSE_BENCH_TRACE": "1"] : [:]
     if let f = pythonFigures("bench_phones.py", [binary, home("phone").path, quick ? "10" : "50"], environment: traceLoads) {
         func m(_ key: String) -> String { String(format: "%.0f ms", f[key] ?? .nan) }
-        if tracing {
-            // Where each load's time went, Chromium's phone beside the computer's page.
-            FileHandle.standardError.write(Data("· load phases (median ms from the navigation: document read · parsed · modules run · shown):\n".utf8))
-            for (kind, name) in [
-                ("warm", "phone, warm"), ("warm_base", "computer's page, warm"), ("cold", "phone, cold"), ("cold_base", "computer's page, cold"),
-            ] {
-                let phases = ["document", "parsed", "modules", "shown"].map { String(format: "%.0f", f["trace_\(kind)_\($0)"] ?? .nan) }
-                FileHandle.standardError.write(Data("    \(name): \(phases.joined(separator: " · "))\n".utf8))
-            }
-        }
+        if tracing { printLoadPhases(f) }
         /// Within one frame at 60 Hz (p50), two at worst but one in twenty (p95).
         func live(_ p50: String, _ p95: String) -> Bool { (f[p50] ?? .infinity) <= 16 && (f[p95] ?? .infinity) <= 33 }
         report(

@@ -68,6 +68,11 @@ struct WebRulesTests {
         #expect(query == ["token": "a+b", "x": "", "y": "✓ z"])
         #expect(WebRules.split(uri: "/a?t=%zz").query["t"] == nil)
         #expect(WebRules.split(uri: "/a?t=%ff").query["t"] == nil) // not UTF-8
+        // A key written in the query, its value decoded or not (a GET's `params`: WebRouter).
+        #expect(WebRules.names("params", inQueryOf: "/api/call/x?a=1&params=%zz"))
+        #expect(WebRules.names("params", inQueryOf: "/api/call/x?params"))
+        #expect(!WebRules.names("params", inQueryOf: "/api/call/x?xparams=%zz&paramsx=1"))
+        #expect(!WebRules.names("params", inQueryOf: "/api/call/params=1"))
     }
 }
 
