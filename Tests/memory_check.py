@@ -61,9 +61,12 @@ class Agent:
         self.process.wait(timeout=30)
 
 
-def main():
-    binary = sys.argv[1]
-    limit = float(sys.argv[2]) if len(sys.argv) > 2 else 20.0
+def scenario(binary, measure, agent_binary=None):
+    """The two agents at rest that the check measures, in turn: measure(figure, agent) is called
+    for "idle, no peer" (a household of one computer) and for "idle after a session with a peer"
+    (B paired with A, caught up, restarted, in sync again), each agent just settled. The measured
+    agents run agent_binary(home) when given (the start-up order's recorder gives each a copy
+    of its own), else BINARY evicted before each; A and the CLI run BINARY."""
     scratch = tempfile.mkdtemp(prefix="pulse-memory-")
     agents = []
 
@@ -73,8 +76,13 @@ def main():
             raise SystemExit(f"memory check: {' '.join(args)} exited {result.returncode}: {result.stderr.strip()[-500:]}")
         return result.stdout
 
-    def started(home, *args):
-        agent = Agent(binary, home, *args)
+    def started(home, *args, measured=False):
+        if measured and agent_binary:
+            agent = Agent(agent_binary(home), home, *args)
+        else:
+            if measured:
+                evict(binary)
+            agent = Agent(binary, home, *args)
         agents.append(agent)
         return agent
 
@@ -86,10 +94,9 @@ def main():
         a, b, alone = (os.path.join(scratch, name) for name in ("a", "b", "alone"))
         # Idle, no peer: a household of one computer.
         cli("init", home=alone)
-        evict(binary)
-        agent = started(alone)
+        agent = started(alone, measured=True)
         cli("status", "--json", "--wait", "synced", "--peers", "0", "--timeout", "30", home=alone)
-        idle = agent.at_rest()
+        measure("idle, no peer", agent)
         stopped(agent)
         # Idle after a session: B paired with A, caught up, restarted, in sync again, then at rest.
         cli("init", home=a)
@@ -100,20 +107,26 @@ def main():
         agent_b = started(b, "--peer", f"127.0.0.1:{agent_a.port}")
         cli("status", "--json", "--wait", "synced", "--timeout", "60", home=b)
         stopped(agent_b)
-        evict(binary)
-        agent_b = started(b, "--peer", f"127.0.0.1:{agent_a.port}")
+        agent_b = started(b, "--peer", f"127.0.0.1:{agent_a.port}", measured=True)
         cli("status", "--json", "--wait", "synced", "--timeout", "60", home=b)
-        after = agent_b.at_rest()
-        failed = 0
-        for figure, mb in (("idle, no peer", idle), ("idle after a session with a peer", after)):
-            good = mb <= limit
-            failed += not good
-            print(f"{'ok' if good else 'FAILED'} the agent's RSS {figure}: {mb:.1f} MB (at most {limit:.0f} MB)", flush=True)
-        return 1 if failed else 0
+        measure("idle after a session with a peer", agent_b)
     finally:
         for agent in agents:
             agent.process.kill()
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def main():
+    binary = sys.argv[1]
+    limit = float(sys.argv[2]) if len(sys.argv) > 2 else 20.0
+    figures = []
+    scenario(binary, lambda figure, agent: figures.append((figure, agent.at_rest())))
+    failed = 0
+    for figure, mb in figures:
+        good = mb <= limit
+        failed += not good
+        print(f"{'ok' if good else 'FAILED'} the agent's RSS {figure}: {mb:.1f} MB (at most {limit:.0f} MB)", flush=True)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

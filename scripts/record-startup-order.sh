@@ -8,7 +8,9 @@
 #   3. a session: the peer comes up, the agent dials it, catches up and stays in step;
 #   4. the family's web page, loaded as a browser does (sign-in, the page and its assets,
 #      the API, the live feed);
-#   5. the stop.
+#   5. the stop;
+# then, natively, the memory check's two states at rest (scripts/record-touched-code.py):
+# the functions on pages of code they touched that callgrind did not name join phases 1 and 3.
 # scripts/release-build.sh links by the list, so the functions of phase 1 share the fewest
 # pages, and those of each later phase sit right after the earlier ones instead of across
 # the binary (the bench's idle figures touch phases 1–3 only). Re-recorded only when the
@@ -96,23 +98,39 @@ callgrind_control --dump=web "$agent" > /dev/null
 # 5: the stop (the last dump, at exit)
 kill -TERM "$agent"; wait "$agent" || true; agent=""
 
-python3 - "$bin" "$work"/callgrind.out.* "$work/callgrind.out" > scripts/startup-order.txt <<'PY'
-import re, subprocess, sys
+# The functions the agent runs natively at rest that callgrind did not see (another CPU's code
+# paths in BoringSSL, other timing): each touched page of code named by none of the phases
+# gives its functions, placed after the phase of that state (idle: 1, after a session: 3).
+sudo=$([ "$(id -u)" = 0 ] || echo sudo)
+$sudo python3 scripts/record-touched-code.py "$bin" "$work/touched.json"
+
+python3 - "$bin" "$work/touched.json" "$work"/callgrind.out.* "$work/callgrind.out" > scripts/startup-order.txt <<'PY'
+import json, re, subprocess, sys
 ours = set()
 for line in subprocess.run(["nm", "--defined-only", sys.argv[1]], capture_output=True, text=True).stdout.splitlines():
     parts = line.split(maxsplit=2)
     if len(parts) == 3 and parts[1] in "tTwW": ours.add(parts[2])
+touched = json.load(open(sys.argv[2]))
 # The dumps in the order they were written (callgrind.out.1, .2, …, then the one at exit).
-dumps = sorted(sys.argv[2:-1], key=lambda path: int(path.rsplit(".", 1)[1])) + sys.argv[-1:]
-placed = set()
+dumps = sorted(sys.argv[3:-1], key=lambda path: int(path.rsplit(".", 1)[1])) + sys.argv[-1:]
+phases = []
 for path in dumps:
     ran = set()
     for line in open(path):
         match = re.match(r"^c?fn=\(\d+\) (.+)$", line.rstrip("\n"))
         if match: ran.add(match.group(1))
-    phase = sorted((ran & ours) - placed)
+    phases.append((path.rsplit('/', 1)[1], ran & ours))
+recorded = set().union(*(ran for _, ran in phases))
+def native(figure):
+    """The functions of the pages the native agent touched in that state that no phase names."""
+    return ("native: " + figure, {name for page in touched[figure] if not recorded.intersection(page) for name in page})
+phases.insert(1, native("idle, no peer"))
+phases.insert(4, native("idle after a session with a peer"))
+placed = set()
+for label, ran in phases:
+    phase = sorted(ran - placed)
     placed.update(phase)
-    print(f"{path.rsplit('/', 1)[1]}: {len(phase)} functions", file=sys.stderr)
+    print(f"{label}: {len(phase)} functions", file=sys.stderr)
     if phase: print("\n".join(phase))
 PY
 echo "scripts/startup-order.txt: $(wc -l < scripts/startup-order.txt) functions" >&2
