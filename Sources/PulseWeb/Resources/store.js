@@ -38,13 +38,17 @@ export class Store {
   /**
    * The agent's answer for `part` as `change(answer)` makes it: what a feed event says changed
    * (live.js), shown before the part's reload. `change` returns undefined when it cannot say,
-   * and nothing changes. Open guesses stay: only a whole answer (`set`) settles them.
+   * and nothing changes. Open guesses stay: only a whole answer (`set`) settles them. An answer
+   * asked for before the change is dropped when it arrives (it may not hold the change, and
+   * would undo it until the reload that follows every event: a phone cut off meanwhile kept
+   * that older copy).
    */
   patch(part, change) {
     const before = this.said.get(part);
     const after = change(before);
     if (after === undefined || after === before) return false;
     this.said.set(part, after);
+    this.askedAt.set(part, ++this.clock);
     this.#changed(part);
     return true;
   }
