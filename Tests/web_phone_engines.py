@@ -350,20 +350,26 @@ def main():
             failures.append(engine)
             print(f"FAILED: {engine} did not start: {error}", flush=True)
             continue
+        # Each engine is a phone of its own, closed before the next starts (its page's feed and
+        # kept connections gone with it): one engine's leftovers never stand in the next one's way.
         phones.cleanups.append(phone.quit)
         try:
-            ca_page(phone.driver, setup, fingerprint)
-            pair(phone.driver, f"{engine} phone")
-            accessible(phone.driver, "online")
-            ok(f"{engine}: the CA page shows the computer's fingerprint; paired by the link its QR code holds, trusting the household root, "
-               "its service worker in control")
-        except Exception as error:  # the pairing failed: the engine's other checks cannot run
-            failures.append(engine)
-            print(f"FAILED: {engine}: {error}", flush=True)
-            continue
-        sequences(engine, phone.driver, (port, port_b))
-        check(f"{engine}: roaming", lambda: roaming(engine, phone.driver, agent, port_b))
-        phones.shot(phone.driver, f"engine-{engine.lower()}")
+            try:
+                ca_page(phone.driver, setup, fingerprint)
+                pair(phone.driver, f"{engine} phone")
+                accessible(phone.driver, "online")
+                ok(f"{engine}: the CA page shows the computer's fingerprint; paired by the link its QR code holds, trusting the household root, "
+                   "its service worker in control")
+            except Exception as error:  # the pairing failed: the engine's other checks cannot run
+                failures.append(engine)
+                print(f"FAILED: {engine}: {error}", flush=True)
+                continue
+            sequences(engine, phone.driver, (port, port_b))
+            check(f"{engine}: roaming", lambda: roaming(engine, phone.driver, agent, port_b))
+            phones.shot(phone.driver, f"engine-{engine.lower()}")
+        finally:
+            phones.cleanups.remove(phone.quit)
+            phone.quit()
     print(f"engines: {len(failures)} failed")
     if failures:
         sys.exit(1)
