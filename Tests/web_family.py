@@ -149,41 +149,28 @@ def open_machine_rename(driver, name):
     return open_in_row(driver, "#machine-list", name, "button.rename", f"Rename {name}", "#machine-list input.edit")
 
 
+def check_row(driver, list_selector, name, held, state):
+    """Presses the check of the row `name` in `list_selector` and waits for `held()` (the
+    household holding it `state`: done, checked). A click WebKitGTK's driver lands on a row the page had just
+    redrawn reaches nothing (the row is still there, nothing sent): only then is it clicked
+    again, as a person whose tap did nothing taps again. A click that went through moves the
+    row at once (the page's guess)."""
+    for _ in range(3):
+        click_row_button(driver, list_selector, name, "button.check", f"check {name}")
+        try:
+            wait(f"{name} {state} in the household", held, timeout=3)
+            return
+        except Failed:
+            if name not in names(driver, f"{list_selector} .name"):  # on its way: the agent is slow
+                wait(f"{name} {state} in the household", held, timeout=15)
+                return
+            print(f"  (the click on {name}'s check reached nothing: clicked again)", flush=True)
+    raise Failed(f"three clicks on {name}'s check reached nothing")
+
+
 def complete_task(driver, name):
-    """Checks off the active task `name` and waits for the household to hold it done. A click
-    WebKitGTK's driver lands on a row the page had just redrawn reaches nothing (the row is
-    still there, not done, nothing sent): only then is it clicked again, as a person whose tap
-    did nothing taps again. A click that went through moves the row at once (the page's guess)."""
-    done = lambda: any(t["title"] == name and t["done"] for t in cli_json(HOME_A, "task"))
-    for _ in range(3):
-        click_row_button(driver, "#task-list", name, "button.check", f"complete {name}")
-        try:
-            wait(f"{name} done in the household", done, timeout=3)
-            return
-        except Failed:
-            if name not in names(driver, "#task-list .name"):  # on its way: the agent is slow
-                wait(f"{name} done in the household", done, timeout=15)
-                return
-            print(f"  (the click on {name}'s check reached nothing: clicked again)", flush=True)
-    raise Failed(f"three clicks on {name}'s check reached nothing")
-
-
-def check_item(driver, name, held):
-    """Checks off the shopping item `name` shown in `#shop-list` and waits for `held()` (the
-    household holding it checked), pressing again only when a click reached nothing, as
-    complete_task does: WebKitGTK's driver can land a click on a row the page had just redrawn
-    (seen under load after the reload that follows two additions)."""
-    for _ in range(3):
-        click_row_button(driver, "#shop-list", name, "button.check", f"check {name}")
-        try:
-            wait(f"{name} checked in the household", held, timeout=3)
-            return
-        except Failed:
-            if name not in names(driver, "#shop-list .name"):  # on its way: the agent is slow
-                wait(f"{name} checked in the household", held, timeout=15)
-                return
-            print(f"  (the click on {name}'s check reached nothing: clicked again)", flush=True)
-    raise Failed(f"three clicks on {name}'s check reached nothing")
+    """Checks off the active task `name` and waits for the household to hold it done."""
+    check_row(driver, "#task-list", name, lambda: any(t["title"] == name and t["done"] for t in cli_json(HOME_A, "task")), "done")
 
 
 def press_fresh(driver, selector, what):
@@ -728,7 +715,8 @@ def shopping_lists(a, b):
     choose_list(a, "Lidl")
     cli(HOME_A, "shop", "--list", "Lidl", "add", "Eggs", "Rice")
     wait("Eggs on A's Lidl", lambda: "Eggs" in names(a, "#shop-list .name"), timeout=10)
-    check_item(a, "Eggs", lambda: [i["name"] for i in cli_json(HOME_B, "shop", "--list", "Lidl", "list", "--restock")] == ["Eggs"])
+    check_row(a, "#shop-list", "Eggs", lambda: [i["name"] for i in cli_json(HOME_B, "shop", "--list", "Lidl", "list", "--restock")] == ["Eggs"],
+              "checked")
     web_support.expect("the first list's pool has no Eggs", "Eggs" not in [i["name"] for i in cli_json(HOME_B, "shop", "list", "--restock")], "")
     # butter goes to the first list from its edit form.
     wait("Eggs gone from A's Lidl", lambda: "Eggs" not in names(a, "#shop-list .name"))
