@@ -13,7 +13,10 @@ Each measured agent starts with its binary out of the page cache, as after a reb
 running process maps is dropped: posix_fadvise DONTNEED): a binary just written (a build, a
 package installed) is cached in large folios, and a fault maps a whole cached folio, so the
 same agent measured up to 1.4 MB more, or less, by how its file was last written or read
-(docs/PERFORMANCE.md, "Idle RSS depends on the page cache")."""
+(docs/PERFORMANCE.md, "Idle RSS depends on the page cache").
+
+`scenario` is also what scripts/record-touched-code.py records the start-up order from: a
+change to the states measured here changes what the list holds (re-record it, decision 0007)."""
 import json
 import os
 import shutil
