@@ -19,11 +19,20 @@ import Synchronization
 ///   ``strangers``/N places each, and the phone's own new connection (one, from its
 ///   address) is the last to go: it would take more than ``strangers`` addresses, each
 ///   opening a connection within the phone's handshake, to close it.
-/// - Refused only when every place is a signed-in phone's.
+/// - At most ``signedInPerAddress`` signed-in connections from one address: one more signed
+///   in closes the address's oldest idle one (between requests: never a live stream). And
+///   when every place is taken, a new connection closes its own address's oldest idle
+///   signed-in one. A phone's browser keeps about six connections to a host; the rest are
+///   connections it abandoned while its Wi-Fi was gone, which this end cannot tell from idle
+///   ones (no reset reached it) and would otherwise hold for ``PhoneDeadlines/idle``: a phone
+///   whose Wi-Fi flapped would shut itself, and the family's other phones, out for a minute.
+/// - Refused only when every place is a signed-in phone's and none of the new connection's
+///   own address is idle.
 struct PhoneAdmission<Key: Hashable> {
     static var total: Int { 64 }
     static var strangers: Int { 40 }
     static var perAddress: Int { 8 }
+    static var signedInPerAddress: Int { 16 }
 
     struct Entry {
         let address: String
@@ -34,8 +43,8 @@ struct PhoneAdmission<Key: Hashable> {
     private var next: UInt64 = 0
 
     /// Whether `key` (a new connection from `address`) gets a place, and the connections to
-    /// close for it (already counted off).
-    mutating func admit(_ key: Key, address: String) -> (admitted: Bool, close: [Key]) {
+    /// close for it (already counted off). `idle`: whether a connection is between requests.
+    mutating func admit(_ key: Key, address: String, idle: (Key) -> Bool = { _ in false }) -> (admitted: Bool, close: [Key]) {
         var close: [Key] = []
         let mine = entries.filter { $0.value.address == address && !$0.value.signedIn }
         if mine.count >= Self.perAddress, let oldest = Self.oldest(mine, strangersFirst: true) {
@@ -56,14 +65,32 @@ struct PhoneAdmission<Key: Hashable> {
                 close.append(oldest)
             }
         }
+        if entries.count >= Self.total, let own = oldestIdleSignedIn(of: address, idle: idle) {
+            entries[own] = nil
+            close.append(own)
+        }
         guard entries.count < Self.total else { return (false, close) }
         entries[key] = Entry(address: address, signedIn: false, order: next)
         next += 1
         return (true, close)
     }
 
-    /// A request on `key` carried a phone's session: from now on it is the family's.
-    mutating func signedIn(_ key: Key) { entries[key]?.signedIn = true }
+    /// A request on `key` carried a phone's session: from now on it is the family's. Returns
+    /// the connections to close for it (already counted off): its address's oldest idle
+    /// signed-in one when the address now holds more than ``signedInPerAddress``.
+    @discardableResult
+    mutating func signedIn(_ key: Key, idle: (Key) -> Bool = { _ in false }) -> [Key] {
+        guard let entry = entries[key], !entry.signedIn else { return [] }
+        entries[key]?.signedIn = true
+        let held = entries.values.count(where: { $0.signedIn && $0.address == entry.address })
+        guard held > Self.signedInPerAddress, let oldest = oldestIdleSignedIn(of: entry.address, idle: { $0 != key && idle($0) }) else { return [] }
+        entries[oldest] = nil
+        return [oldest]
+    }
+
+    private func oldestIdleSignedIn(of address: String, idle: (Key) -> Bool) -> Key? {
+        entries.filter { $0.value.signedIn && $0.value.address == address && idle($0.key) }.min { $0.value.order < $1.value.order }?.key
+    }
 
     /// `key` closed (nothing when it was closed for another already).
     mutating func closed(_ key: Key) { entries[key] = nil }
@@ -76,12 +103,18 @@ struct PhoneAdmission<Key: Hashable> {
     }
 }
 
-/// Whether a phone connection signed in (a request carried a phone's session): set by the
-/// listener, read by ``PhoneDeadlines`` to choose how long the connection may stay idle.
+/// A phone connection's state as its pipeline and the listener share it: whether it signed in
+/// (a request carried a phone's session: set by the listener, read by ``PhoneDeadlines`` to
+/// choose how long the connection may stay idle), and whether it is idle (an answer ended and
+/// no next request begun: set by ``PhoneDeadlines``, read by ``PhoneAdmission`` through the
+/// listener, which closes only idle signed-in connections).
 final class SignedIn: Sendable {
     private let value = Atomic(false)
+    private let between = Atomic(false)
     var isSet: Bool { value.load(ordering: .acquiring) }
     func set() { value.store(true, ordering: .releasing) }
+    var isIdle: Bool { between.load(ordering: .acquiring) }
+    func idle(_ idle: Bool) { between.store(idle, ordering: .releasing) }
 }
 
 /// The phones' port's time limits (issue 51), on HTTP parts, not bytes, so that trickled
@@ -127,6 +160,7 @@ final class PhoneDeadlines: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head:
+            signedIn.idle(false)
             // The first request keeps its deadline from the connection's start.
             if !first { arm(context, Self.request) }
         case .body: break
@@ -138,7 +172,10 @@ final class PhoneDeadlines: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { arm(context, signedIn.isSet ? Self.idle : Self.strangerIdle) }
+        if case .end = unwrapOutboundIn(data) {
+            arm(context, signedIn.isSet ? Self.idle : Self.strangerIdle)
+            signedIn.idle(true)
+        }
         context.write(data, promise: promise)
     }
 }

@@ -19,7 +19,11 @@ final class PhoneListener: Sendable {
     let router: WebRouter<PhoneSite>
     private struct Open {
         var admission = PhoneAdmission<ObjectIdentifier>()
-        var channels: [ObjectIdentifier: (channel: any Channel, phone: String?)] = [:]
+        var channels: [ObjectIdentifier: (channel: any Channel, phone: String?, state: SignedIn)] = [:]
+        /// When a refusal was last logged (a refusal is logged at most every 10 s).
+        var refusalLogged: ContinuousClock.Instant?
+
+        func idle(_ key: ObjectIdentifier) -> Bool { channels[key]?.state.isIdle ?? false }
     }
     private let open = Mutex(Open())
 
@@ -92,16 +96,25 @@ final class PhoneListener: Sendable {
     }
 
     /// A place for a new connection from `address` (``PhoneAdmission``); the connections it
-    /// displaces are closed. Refused when every place is a signed-in phone's.
-    private func admit(_ channel: any Channel, address: String) -> Bool {
+    /// displaces are closed. Refused when every place is a signed-in phone's: said at notice
+    /// level (at most every 10 s), with how many each address holds.
+    private func admit(_ channel: any Channel, address: String, state: SignedIn) -> Bool {
         let key = ObjectIdentifier(channel)
-        let (admitted, displaced) = open.withLock { open -> (Bool, [any Channel]) in
-            let (admitted, close) = open.admission.admit(key, address: address)
+        let (admitted, displaced, refusal) = open.withLock { open -> (Bool, [any Channel], [String: Int]?) in
+            let channels = open
+            let (admitted, close) = open.admission.admit(key, address: address, idle: channels.idle)
             let displaced = close.compactMap { open.channels.removeValue(forKey: $0)?.channel }
-            if admitted { open.channels[key] = (channel, nil) }
-            return (admitted, displaced)
+            if admitted { open.channels[key] = (channel, nil, state) }
+            guard !admitted, open.refusalLogged.map({ $0.duration(to: .now) > .seconds(10) }) ?? true else { return (admitted, displaced, nil) }
+            open.refusalLogged = .now
+            return (admitted, displaced, Dictionary(grouping: open.admission.entries.values, by: \.address).mapValues(\.count))
         }
         for channel in displaced { AbruptClose.close(channel) }
+        if let refusal {
+            service.logger.notice(
+                "a phone connection refused: every place is a signed-in phone's",
+                metadata: ["address": "\(address)", "held": "\(refusal.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))"])
+        }
         return admitted
     }
 
@@ -113,15 +126,19 @@ final class PhoneListener: Sendable {
         }
     }
 
-    /// The phone whose session a request on `channel` carried (nil: none).
+    /// The phone whose session a request on `channel` carried (nil: none). Its address's
+    /// oldest idle signed-in connection beyond ``PhoneAdmission/signedInPerAddress`` is closed.
     private func mark(_ channel: any Channel, phone: String?, signedIn: SignedIn) {
         if phone != nil { signedIn.set() }
-        open.withLock { open in
+        let displaced = open.withLock { open -> [any Channel] in
             let key = ObjectIdentifier(channel)
-            guard open.channels[key] != nil else { return }
+            guard open.channels[key] != nil else { return [] }
             open.channels[key]?.phone = phone
-            if phone != nil { open.admission.signedIn(key) }
+            guard phone != nil else { return [] }
+            let channels = open
+            return open.admission.signedIn(key, idle: channels.idle).compactMap { open.channels.removeValue(forKey: $0)?.channel }
         }
+        for channel in displaced { AbruptClose.close(channel) }
     }
 
     /// The connections, until the listener is closed (turned off) or the agent stops.
@@ -135,7 +152,7 @@ final class PhoneListener: Sendable {
                     for try await (connection, kind, signedIn) in connections {
                         let channel = connection.channel
                         let address = channel.remoteAddress?.ipAddress ?? "?"
-                        guard admit(channel, address: address) else {
+                        guard admit(channel, address: address, state: signedIn) else {
                             // Closed at once, and its async wrapper ended (whose writer must be finished).
                             AbruptClose.close(channel)
                             group.addTask { try? await connection.executeThenClose { _, _ in } }

@@ -8,7 +8,8 @@ import Testing
 
 /// Who gets a place on the phones' port (issue 51), without sockets: a flood of strangers
 /// from any number of addresses never takes a signed-in phone's place, nor the place of a
-/// phone's new connection, and holds at most ``PhoneAdmission/strangers`` descriptors.
+/// phone's new connection, and holds at most ``PhoneAdmission/strangers`` descriptors; a
+/// phone's connections it dropped unseen never shut it or another phone out.
 struct PhoneAdmissionTests {
     typealias Admission = PhoneAdmission<Int>
 
@@ -66,6 +67,37 @@ struct PhoneAdmissionTests {
         admission.closed(0)
         #expect(admission.admit(1001, address: "stranger") == (true, []))
         #expect(admission.admit(1002, address: "stranger") == (true, [1001]), "full again: the newer stranger takes the older's place")
+    }
+
+    @Test func aPhoneWhoseWiFiFlappedHoldsAtMostSixteenSignedInAndKeepsItsLiveStream() {
+        var admission = Admission()
+        var idle: Set<Int> = []
+        var closed: [Int] = []
+        // Key 0: the page's live stream (never idle); then 40 connections the phone signed in
+        // with and abandoned, each idle once answered.
+        for key in 0...40 {
+            #expect(admission.admit(key, address: "phone", idle: idle.contains).admitted)
+            closed += admission.signedIn(key, idle: idle.contains)
+            if key > 0 { idle.insert(key) }
+        }
+        #expect(closed == Array(1...25), "the oldest idle ones, in order: \(closed)")
+        #expect(admission.entries.count == Admission.signedInPerAddress && admission.entries[0] != nil)
+        // Another phone's connection is never closed for it.
+        #expect(admission.admit(100, address: "other").admitted)
+        #expect(admission.signedIn(100, idle: { _ in true }) == [])
+    }
+
+    @Test func everyPlaceSignedInANewConnectionClosesItsOwnAddresssOldestIdleOneAndAStrangerIsRefused() {
+        var admission = Admission()
+        for key in 0..<Admission.total {
+            #expect(admission.admit(key, address: "p\(key / Admission.perAddress)").admitted)
+            admission.signedIn(key)
+        }
+        let idle: (Int) -> Bool = { $0 != 0 } // key 0, p0's oldest, is answering a request
+        #expect(admission.admit(1000, address: "p0", idle: idle) == (true, [1]))
+        admission.signedIn(1000)
+        #expect(admission.admit(1001, address: "stranger", idle: idle) == (false, []), "no stranger takes a phone's place")
+        #expect(admission.admit(1002, address: "p1", idle: { _ in false }) == (false, []), "busy ones are never closed")
     }
 
     @Test func aClosedConnectionFreesItsPlace() {
