@@ -13,7 +13,8 @@ Wi-Fi flapped (seventy signed-in connections dropped unseen) let in at once; a r
 item re-added offline and checked; the session cookie renewed with use; a phone whose cookie
 expired unused signed in again with one tap; the status a phone
 reads; a phone paired by A's address when A's address changes (it goes on with A at its .local
-name); signing out on the phone (asked first, in the phone's words, its copy forgotten).
+name); signing out on the phone (asked first, in the phone's words; with no computer answering
+not signed out, and said; using B while A sleeps, removed from the household, its copy forgotten).
 
 Usage: web_phone_faults.py BIN HOME_A HOME_B [SHOTS]   (two computers of one household, no
 agent running; root: namespaces).
@@ -513,19 +514,47 @@ def sign_out(h):
     h.driver.find_element(By.ID, "confirm-cancel").click()
     if phones.cli_json("phones")["phones"][0].get("removed"):
         raise Failed("cancelled, yet the phone was removed")
-    phones.press(h.driver, h.driver.find_element(By.ID, "sign-out"))
-    wait("the question again", lambda: h.driver.find_element(By.ID, "confirm").is_displayed())
-    phones.shot(h.driver, "phone-sign-out")
-    h.driver.find_element(By.ID, "confirm-ok").click()
-    h.ready("signed-out")
+
+    def sign_out_confirmed():
+        phones.press(h.driver, h.driver.find_element(By.ID, "sign-out"))
+        wait("the question again", lambda: h.driver.find_element(By.ID, "confirm").is_displayed())
+        h.driver.find_element(By.ID, "confirm-ok").click()
+
+    # No computer answers: the phone is not signed out, says so, and keeps its copy.
+    h.cut("drop")
+    try:
+        wait("the banner", lambda: h.banner(), timeout=10)
+        sign_out_confirmed()
+        toast = wait("the phone saying it is not signed out", lambda: h.driver.find_element(By.ID, "toast").is_displayed()
+                     and h.driver.find_element(By.ID, "toast-text").text, timeout=20)[0]
+        kept = h.js("return localStorage.getItem('house-pulse-snapshot-1')")
+        if "Not signed out" not in toast or not kept or h.js("return document.body.dataset.ready") == "signed-out":
+            raise Failed(f"no computer answering, the phone said {toast!r}, kept its copy: {bool(kept)}")
+    finally:
+        h.uncut()
+    h.ready("true", 20)
+    # Its computer asleep, the phone using B: signing out there removes it from the household.
+    os.kill(h.a.process.pid, signal.SIGSTOP)
+    try:
+        h.ready("roaming", 20)
+        phones.press(h.driver, h.driver.find_element(By.ID, "sign-out"))
+        wait("the question again", lambda: h.driver.find_element(By.ID, "confirm").is_displayed())
+        phones.shot(h.driver, "phone-sign-out")
+        h.driver.find_element(By.ID, "confirm-ok").click()
+        h.ready("signed-out")
+        removed = wait("the phone removed on B", lambda: h.b_state()["phones"][0].get("removed"), timeout=10)[0]
+    finally:
+        h.a.process.send_signal(signal.SIGCONT)
+    wait("the phone removed on A too", lambda: phones.cli_json("phones")["phones"][0].get("removed"), timeout=15)
     said = h.driver.find_element(By.ID, "signed-out").text
     kept = h.js("return [localStorage.getItem('house-pulse-snapshot-1'), localStorage.getItem('pulse-phone-words')]")
     way_back = h.driver.find_element(By.ID, "signed-out-renew").is_displayed()
     if "pulse-peer open" in said or "add it from one of the family" not in said or any(kept) or h.banner() or way_back:
         raise Failed(f"signed out, the phone says {said!r} (banner {h.banner()!r}, a way back {way_back}), keeps {[bool(k) for k in kept]}")
     phones.shot(h.driver, "phone-signed-out")
-    ok("signing out on the phone asks first, in words that say it removes the phone; then it says how to be added again "
-       "(no computer's command) and forgets the household's copy")
+    ok("signing out on the phone asks first, in words that say it removes the phone; with no computer answering it says it is "
+       f"not signed out and keeps its copy; using B (its computer asleep) it is removed from the household ({removed}) and says "
+       "how to be added again (no computer's command) and forgets the household's copy")
 
 
 SPOOFER = r"""

@@ -143,6 +143,8 @@ export async function invite(params = {}) {
   return body.result;
 }
 
+/** Signs out: on a phone, removes it from the household (a roaming phone asks the agent it
+ *  uses, with its credential: no page token, which no other agent knows or allows). */
 export async function logout() {
-  await request("/api/logout", { method: "POST", headers: { "X-Pulse-CSRF": csrf } });
+  await request("/api/logout", { method: "POST", headers: via ? {} : { "X-Pulse-CSRF": csrf } });
 }

@@ -1,7 +1,7 @@
 // House Pulse — the family's page, as ES modules with no build step. main.js signs in,
 // loads every part, opens the live feed and wires the tabs; each tab is its own module
 // (shopping.js, tasks.js, backlog.js, kids.js, more.js) registering itself with page.js.
-import { startSession, onConnection, logout, useAgent, usingAgent, reaches, renewSession } from "./api.js";
+import { APIError, startSession, onConnection, logout, useAgent, usingAgent, reaches, renewSession } from "./api.js";
 import { $, $$, el, t, fail, toast, useCatalogue, translateDocument, confirmDialog, describe, formatClock, formatMoment } from "./ui.js";
 import { loadCatalogue, Catalogue } from "./messages.js";
 import { tabs, local, store, switchTab, loadAll, wireAll, register } from "./page.js";
@@ -153,7 +153,16 @@ function wire() {
       const text = t("page.sign_out.phone.text") + (waiting ? " " + t("page.sign_out.phone.queued", { count: waiting }) : "");
       if (!(await confirmDialog(t("page.sign_out.phone.title"), text, t("page.sign_out.phone.ok")))) return;
     }
-    try { await logout(); } catch { /* signed out anyway */ }
+    try { await logout(); } catch (error) {
+      // A phone is removed by the household, so only an agent's answer signs it out: with none,
+      // it stays signed in and says so (its copy and its queue kept). A computer's page is
+      // signed out anyway (its session is its own agent's, and the cookie goes with the page).
+      if (local.phone && !(error instanceof APIError && error.status === 401)) {
+        if (error instanceof APIError && error.code === "unreachable") toast(t("page.sign_out.phone.unreachable"), { error: true, seconds: 8 });
+        else fail(error);
+        return;
+      }
+    }
     if (local.phone) forget();
     dispatch({ type: "signed-out", here: local.phone });
   });
