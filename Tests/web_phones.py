@@ -524,9 +524,11 @@ def main():
     phone_mode = expect("the phone's page in phone mode", driver.execute_script("return document.body.classList.contains('phone')") is True,
                         "the phone's page is not in phone mode")
     driver.find_element(By.ID, "t-more").click()
+    # Not even in its document: the agent serves phones a document without the computer's sections.
     phone_mode &= expect("no computer's administration on a phone",
-                         not driver.find_element(By.ID, "computers").is_displayed() and not driver.find_element(By.ID, "phones").is_displayed(),
-                         "the phone shows the computer's administration")
+                         not driver.find_elements(By.CSS_SELECTOR, "#computers, #phones, #member-list, .computer-only")
+                         and driver.find_element(By.ID, "away-form").is_displayed(),
+                         "the phone's document holds the computer's administration")
     driver.find_element(By.ID, "t-shopping").click()
     cli("shop", "add", "Bread")
     wait("Bread on the phone (the live stream)", lambda: "Bread" in driver.find_element(By.ID, "shop-list").text)

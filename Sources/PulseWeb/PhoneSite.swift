@@ -54,7 +54,7 @@ struct PhoneSite: WebAudience {
         }
         // The page is told which (its policy's), so it never tries another one.
         let allowed = WebRules.connectable(origins)
-        let html = String(decoding: WebAssets.indexHTML, as: UTF8.self)
+        let html = String(decoding: WebAssets.phoneIndexHTML, as: UTF8.self)
             .replacing("<head>\n", with: "<head>\n<meta name=\"pulse-connect\" content=\"\(allowed.joined(separator: " "))\">\n", maxReplacements: 1)
         return WebResponse(
             status: 200,

@@ -18,6 +18,47 @@ enum WebAssets {
         return Array(text.replacing(script, with: script + links, maxReplacements: 1).utf8)
     }()
 
+    /// The phone app's document (issue 54): ``indexHTML`` without the computer's own parts —
+    /// every element whose class names `computer-only`, with all it holds (half the document's
+    /// bytes: the profile, categories, repeating tasks, settings, computers, phones, apps,
+    /// backup, parents' mode) — and its body marked `phone` from the start. The phone never
+    /// shows them (and never loads their modules), and a fresh renderer reads, parses and styles
+    /// what it is given: the phone's warm load is mostly that. Made when a phone first asks.
+    static let phoneIndexHTML: [UInt8] = {
+        let text = withoutComputerOnly(String(decoding: indexHTML, as: UTF8.self))
+        precondition(text.contains("<body>\n"), "index.html has a plain <body>")
+        return Array(text.replacing("<body>\n", with: "<body class=\"phone\">\n", maxReplacements: 1).utf8)
+    }()
+
+    /// `html` without the elements whose `class` names `computer-only` (each with its content,
+    /// up to its own end tag: the page writes no such void element).
+    static func withoutComputerOnly(_ html: String) -> String {
+        var kept = ""
+        var rest = html[...]
+        while let start = rest.firstMatch(of: /<([a-z][a-z0-9]*)\b[^>]*\bclass="[^"]*\bcomputer-only\b[^"]*"[^>]*>/) {
+            kept += rest[..<start.range.lowerBound]
+            let tag = String(start.output.1)
+            var depth = 1
+            var end = start.range.upperBound
+            while depth > 0 {
+                guard let next = rest[end...].firstMatch(of: /<(\/?)([a-z][a-z0-9]*)\b[^>]*>/) else {
+                    preconditionFailure("index.html: no end tag for a computer-only <\(tag)>")
+                }
+                end = next.range.upperBound
+                guard next.output.2 == tag else { continue }
+                depth += next.output.1.isEmpty ? 1 : -1
+            }
+            rest = rest[end...]
+            // The line it stood on goes with it, when it was alone there.
+            let indent = kept.reversed().prefix { $0 == " " }.count
+            if kept.dropLast(indent).last == "\n", rest.first == "\n" {
+                kept.removeLast(indent)
+                rest = rest.dropFirst()
+            }
+        }
+        return kept + rest
+    }
+
     /// The modules `path` imports statically (`import … from "./x.js"`, `import "./x.js"`, one
     /// a line, as the page writes them), and the modules those import, by path; itself left out.
     static func staticImports(of path: String) -> Set<String> {

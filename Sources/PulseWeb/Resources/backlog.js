@@ -11,7 +11,8 @@ register({
   topics: ["backlog_category", "backlog_item"],
   async load() { await store.load("backlog", () => call("backlog.list")); },
   render,
-  wire() { $("goto-categories").addEventListener("click", () => { switchTab("more"); $("category-name").focus(); }); },
+  // The categories are managed on a computer (a phone's document has neither the button nor the form).
+  wire() { document.getElementById("goto-categories")?.addEventListener("click", () => { switchTab("more"); $("category-name").focus(); }); },
 });
 
 // What was typed into a category's field and not taken (the agent did not answer): shown

@@ -1,5 +1,7 @@
 // The More tab: the household's name and members, backlog categories, repeating tasks,
-// settings, the language, the backup (the computers: machines.js).
+// settings, the language, the backup (the computers: machines.js). All of it the computer's
+// own (`computerOnly`): a phone's More tab holds the days away (rotation.js), its home screen
+// and its notices (notices.js).
 import { call } from "./api.js";
 import { $, $$, el, fail, confirmDialog, applyAppearance, t, language, editInPlace } from "./ui.js";
 import { register, store, refresh } from "./page.js";
@@ -8,6 +10,7 @@ import { rotationLines, swapButton, chosenRotation, drawTakers } from "./rotatio
 register({
   id: "more",
   tab: true,
+  computerOnly: true,
   topics: [],
   reads: ["household", "backlog", "recurring"],
   async load() {},
@@ -20,6 +23,7 @@ register({
 // (`languages`: {available, member, machine, memberName}); without it, no chooser.
 register({
   id: "language",
+  computerOnly: true,
   topics: [],
   reads: ["session"],
   async load() {},
@@ -31,6 +35,7 @@ register({
 
 register({
   id: "recurring",
+  computerOnly: true,
   // A rotation's next turns move with the tasks done, the days away and the swaps.
   topics: ["recurring_template", "away", "rotation_swap", "task.", "task", "member"],
   async load() { await store.load("recurring", () => call("recurring.list")); },

@@ -20,9 +20,13 @@ export function register(part) {
   if (part.tab) tabs.push(part.id);
 }
 
-/** The parts this page uses: on a phone (the agent says `phone` in the session), not the
- * computer's own administration (`computerOnly`: machines, phones, this computer, …). */
-function used() { return [...parts.values()].filter((part) => !(local.phone && part.computerOnly)); }
+/** Whether this is the phone app: the agent says `phone` in the session, and serves phones a
+ * document marked so, without the computer's own sections (WebAssets.phoneIndexHTML). */
+const phone = () => local.phone || globalThis.document?.body?.classList.contains("phone") === true;
+/** The parts this page uses: on a phone, not the computer's own administration (`computerOnly`:
+ * machines, phones, this computer, the household's profile and settings, …), whose sections
+ * its document does not hold. */
+function used() { return [...parts.values()].filter((part) => !(phone() && part.computerOnly)); }
 
 /** A name being edited in place (ui.editInPlace's field, focused and not yet ended): the redraws
  * wait until the edit ends — a live update took the field away mid-word, saved what was typed so
@@ -125,7 +129,7 @@ export function refresh(...ids) {
     try {
       for (const id of due) {
         const part = parts.get(id);
-        if (local.phone && part?.computerOnly) continue;
+        if (phone() && part?.computerOnly) continue;
         try { await part?.load(); } catch (error) { if (!(error instanceof APIError)) console.error(error); }
       }
     } finally {

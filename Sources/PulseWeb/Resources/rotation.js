@@ -54,9 +54,11 @@ export function chosenRotation() {
   return [...$("recurring-rotation").querySelectorAll("input:checked")].map((box) => box.value);
 }
 
-/** The form's "takes turns" boxes: one per member, kept checked across redraws. */
+/** The form's "takes turns" boxes: one per member, kept checked across redraws (none on a
+ * phone: its document has no repeating tasks' form). */
 export function drawTakers() {
-  const box = $("recurring-rotation");
+  const box = document.getElementById("recurring-rotation");
+  if (!box) return;
   const members = store.view("household")?.members || [];
   const checked = new Set(chosenRotation());
   box.querySelectorAll("label").forEach((label) => label.remove());

@@ -76,6 +76,33 @@ struct WebRulesTests {
     }
 }
 
+/// The phone app's document (issue 54): the computer's page without the computer's own
+/// sections, marked as a phone's from its first byte, and still whole.
+struct PhoneDocumentTests {
+    @Test func thePhonesDocumentHoldsEveryTabAndNoneOfTheComputersOwnSections() {
+        let computer = String(decoding: WebAssets.indexHTML, as: UTF8.self)
+        let phone = String(decoding: WebAssets.phoneIndexHTML, as: UTF8.self)
+        #expect(phone.contains("<body class=\"phone\">\n") && !phone.contains("computer-only"))
+        #expect(phone.utf8.count < computer.utf8.count * 6 / 10, "\(phone.utf8.count) of \(computer.utf8.count) bytes")
+        for kept in ["tab-shopping", "tab-tasks", "tab-backlog", "tab-kids", "tab-more", "away-form", "home-screen", "phone-notices", "sign-out"] {
+            #expect(phone.contains("id=\"\(kept)\""), "\(kept)")
+        }
+        for gone in ["member-list", "categories", "recurring-form", "computers", "phones", "apps", "backup-title", "parents-panel", "goto-categories"] {
+            #expect(computer.contains("id=\"\(gone)\"") && !phone.contains("id=\"\(gone)\""), "\(gone)")
+        }
+        // Each element as whole as before: as many ends as starts, every tag.
+        for tag in ["section", "div", "p", "form", "ul", "button", "label", "main", "nav", "dialog"] {
+            #expect(phone.matches(of: try! Regex("<\(tag)[ >]")).count == phone.matches(of: try! Regex("</\(tag)>")).count, "<\(tag)>")
+        }
+    }
+
+    @Test func anElementNamedComputerOnlyGoesWithAllItHoldsAndItsLine() {
+        let html =
+            "<main>\n  <section class=\"card computer-only\"><section><p>x</p></section></section>\n  <p class=\"computer-only\">y</p> <b>z</b>\n</main>\n"
+        #expect(WebAssets.withoutComputerOnly(html) == "<main>\n   <b>z</b>\n</main>\n")
+    }
+}
+
 struct WebSessionsTests {
     @Test func aSessionHasItsCSRFTokenUntilItEnds() {
         let sessions = WebSessions()
