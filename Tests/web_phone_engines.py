@@ -276,16 +276,20 @@ def page_state(driver):
     """What the page was doing (said when a step fails): its address, its state, its banner, its
     service worker, its queue, and the items it shows beside those of its copy."""
     try:
-        return driver.execute_script("""const banner = document.getElementById('offline');
-          return {url: location.href, ready: document.body.dataset.ready, banner: banner && !banner.hidden ? banner.textContent : null,
-                  worker: navigator.serviceWorker ? (navigator.serviceWorker.controller ? 'in control' : 'none') : 'unsupported',
-                  queued: JSON.parse(localStorage.getItem('house-pulse-queue-1') || '[]').length,
+        return driver.execute_script("""const safe = (f) => { try { return f(); } catch (e) { return 'threw: ' + e; } };
+          const banner = document.getElementById('offline');
+          return {url: location.href, ready: safe(() => document.body.dataset.ready), banner: safe(() => banner && !banner.hidden ? banner.textContent : null),
+                  errors: safe(() => sessionStorage.getItem('pulse-errors')),
+                  raw: safe(() => (localStorage.getItem('house-pulse-snapshot-1') || '').slice(0, 1500)),
+                  keys: safe(() => Object.keys(localStorage).join(',')),
+                  worker: safe(() => navigator.serviceWorker ? (navigator.serviceWorker.controller ? 'in control' : 'none') : 'unsupported'),
+                  queued: safe(() => JSON.parse(localStorage.getItem('house-pulse-queue-1') || '[]').length),
                   online: navigator.onLine,
-                  shown: {list: [...document.querySelectorAll('#shop-list li .name')].map((e) => e.textContent).slice(-8),
+                  shown: safe(() => ({list: [...document.querySelectorAll('#shop-list li .name')].map((e) => e.textContent).slice(-8),
                           pool: [...document.querySelectorAll('#restock-list li .name')].map((e) => e.textContent).slice(0, 8),
-                          poolOpen: !document.getElementById('restock-sheet').hidden},
-                  copy: ((s) => s && {list: s.list.map((x) => x.name).slice(-8), pool: s.pool.map((x) => x.name).slice(0, 8)})(
-                    JSON.parse(localStorage.getItem('house-pulse-snapshot-1') || '{}').shopping)};""")
+                          poolOpen: !document.getElementById('restock-sheet').hidden})),
+                  copy: safe(() => ((s) => s && {list: s.list.map((x) => x.name).slice(-8), pool: s.pool.map((x) => x.name).slice(0, 8)})(
+                    JSON.parse(localStorage.getItem('house-pulse-snapshot-1') || '{}').shopping))};""")
     except Exception as error:  # no script on the page (an error page): what the browser says
         try:
             return f"no script ({type(error).__name__}); {driver.current_url}: {driver.find_element(By.TAG_NAME, 'body').text[:300]!r}"

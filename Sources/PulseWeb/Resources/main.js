@@ -20,6 +20,17 @@ import { initial, next, banner as bannerOf } from "./connection.js";
 
 // The page's modules are loaded and run: the benchmark's load phases (`pulse-bench --trace`).
 performance.mark("pulse-main");
+// The page's last uncaught errors, kept for this tab (sessionStorage) where a test reads them
+// when a step fails: WebKitGTK's driver cannot read a page's console.
+for (const kind of ["error", "unhandledrejection"]) {
+  addEventListener(kind, (/** @type {any} */ e) => {
+    try {
+      const said = JSON.parse(sessionStorage.getItem("pulse-errors") || "[]");
+      said.push(String(e.reason?.stack || e.reason || e.error?.stack || e.message));
+      sessionStorage.setItem("pulse-errors", JSON.stringify(said.slice(-5)));
+    } catch { /* no storage: nothing kept */ }
+  });
+}
 
 // The computer's own parts — parents' mode, machines, phones, this computer, the welcome — are
 // loaded only on a computer's page (plain HTTP on loopback): the phone app (HTTPS, the LAN
