@@ -53,3 +53,29 @@ test("an agent whose session names no reads (an older release) is asked everythi
     globalThis.fetch = real;
   }
 });
+
+test("an answer whose body is cut off is no answer (unreachable), never an empty result; a refusal with no JSON is said by its status", async () => {
+  const real = globalThis.fetch;
+  let refusal = false;
+  globalThis.fetch = async (url) => {
+    if (String(url).endsWith("/api/session")) return new Response(JSON.stringify({ csrf: "token", reads: ["shop.list"] }), { status: 200 });
+    if (refusal) return new Response("<html>Bad gateway</html>", { status: 502 });
+    // The headers came (200), then the connection was lost in the middle of the body.
+    const body = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"result": [{"id": "a", "na'));
+        controller.error(new TypeError("network connection was lost"));
+      },
+    });
+    return new Response(body, { status: 200 });
+  };
+  try {
+    await startSession();
+    await assert.rejects(call("shop.list", {}), (error) => error.code === "unreachable");
+    await assert.rejects(call("shop.add", { names: ["Milk"] }), (error) => error.code === "unreachable");
+    refusal = true;
+    await assert.rejects(call("shop.list", {}), (error) => error.code === "failed" && error.status === 502);
+  } finally {
+    globalThis.fetch = real;
+  }
+});

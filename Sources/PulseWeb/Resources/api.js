@@ -62,7 +62,10 @@ export async function request(path, options = {}, own = false, ms = DEADLINE) {
         headers: { ...(options.headers || {}), Authorization: authorization(other.bearer) },
       })
       : await fetch(path, { credentials: "same-origin", ...options, signal });
-    body = await response.json().catch((error) => { if (signal.aborted) throw error; return {}; });
+    // An answer's body cut off (the connection lost while it came: a phone leaving the Wi-Fi)
+    // is no answer, never an empty one: its `result` would be missing, and the page would show
+    // and keep that (a phone's kept list without its items). Only a refusal may have no JSON.
+    body = await response.json().catch((error) => { if (signal.aborted || response.ok) throw error; return {}; });
   } catch {
     // No answer, or none in time (the agent's computer asleep, off, or out of reach).
     hooks.online(false);
