@@ -1,7 +1,7 @@
 // The Shopping tab: the list, rapid entry (with suggestions from the restock pool), the
 // restock pool, deleting one item, clear — each with undo.
 import { call } from "./api.js";
-import { $, el, toast, fail, pulse, t, editInPlace } from "./ui.js";
+import { $, el, toast, fail, pulse, t, editInPlace, drawRows, language } from "./ui.js";
 import { register, store, refresh, local } from "./page.js";
 import { send as sendOrQueue, isOffline } from "./offline.js";
 import { shoppingAfter } from "./live.js";
@@ -82,7 +82,13 @@ function render() {
   // Places among the items the agent holds (a row still being sent has none: the agent's
   // `position` counts only its own items).
   const placed = list.filter((item) => !item.pending);
-  $("shop-list").replaceChildren(...list.map((item) => shopRow(item, placed.indexOf(item), placed.length)));
+  // A row shows its item, the words' language, the order (the ⠿ handle and its place among the
+  // items in the shop's order) and whether it came after this reader's trip began.
+  const order = shopOrder(), words = language();
+  drawRows($("shop-list"), listRows, list, (item) => {
+    const place = order === "shop" ? `${placed.indexOf(item)}/${placed.length}` : "";
+    return `${JSON.stringify(item)}|${order}|${place}|${listedSince(item.listed, since)}|${words}`;
+  }, (item) => shopRow(item, placed.indexOf(item), placed.length), (row) => !changedInPlace.has(row));
   if (focusAfter) {
     $("shop-list").querySelector(`li[data-id="${CSS.escape(focusAfter)}"] .handle`)?.focus();
     focusAfter = null;
@@ -91,7 +97,7 @@ function render() {
   $("shop-empty").hidden = list.length > 0 || rapidActive;
   $("shop-list").hidden = list.length === 0;
   $("restock-count").textContent = pool.length;
-  $("restock-list").replaceChildren(...pool.map(poolRow));
+  drawRows($("restock-list"), poolRows, pool, (item) => `${JSON.stringify(item)}|${words}`, poolRow);
   $("restock-empty").hidden = pool.length > 0;
   // The row being typed in stays in view as the list grows above it (seed 003).
   if (rapidActive) $("shop-rapid").querySelector("input.rapid")?.scrollIntoView({ block: "nearest" });
@@ -116,6 +122,10 @@ function details(item) {
   };
 }
 
+/** The rows drawn last (ui.drawRows): the list's and the restock pool's. */
+const listRows = new Map(), poolRows = new Map();
+/** The list's rows changed in place since drawn (an edit in them, a check-off leaving): never reused. */
+const changedInPlace = new WeakSet();
 let focusAfter = null; // the item whose handle keeps the focus after a keyboard move
 let since = null; // this reader's trip's start on the list shown: what was added after it is marked
 let dragged = null;
@@ -201,6 +211,7 @@ function poolRow(item) {
 const without = (items, id) => items.filter((x) => x.id !== id);
 
 async function checkItem(item, li) {
+  changedInPlace.add(li);
   li.classList.add("leaving");
   const sent = change("shop.check", { item: item.id, ...onList() });
   sent.catch(() => {}); // awaited below, after the row's leaving animation
@@ -224,6 +235,8 @@ async function restockItem(item) {
 }
 
 function startRename(item, name) {
+  const row = name.closest("li");
+  if (row) changedInPlace.add(row);
   editInPlace(name, {
     value: item.name, maxlength: 200, label: t("page.shopping.rename.label", { name: item.name }),
     save: (text) => store.guess("shopping", (s) => ({ ...s, list: s.list.map((x) => (x.id === item.id ? { ...x, name: text } : x)) }),
@@ -276,6 +289,7 @@ function editDetails(item, li) {
     leave();
     refresh("shopping");
   });
+  changedInPlace.add(li);
   li.replaceChildren(form);
   quantity.focus();
   quantity.select();

@@ -41,6 +41,45 @@ let catalogue = new Catalogue({}, "en");
 export function useCatalogue(loaded) { catalogue = loaded; }
 /** The language the page is shown in ("en", "pl", …): for Intl's dates, lists and numbers. */
 export function language() { return catalogue.language; }
+
+/**
+ * Draws `items` as the rows of `list`, reusing the row drawn last time for each item whose
+ * `key` (everything its row shows) is unchanged, and moving only the rows not already in place:
+ * a live update of one item in a long list builds and lays out one row, not every row (WebKitGTK
+ * and Firefox took 40–90 ms to draw 200 rows anew). `cache`: the caller's `Map` of key → row,
+ * kept between draws. `reusable(row)`: false for a row changed in place since it was drawn (an
+ * edit in it, a check-off leaving): drawn anew.
+ * @template T
+ * @param {Node} list
+ * @param {Map<string, Node>} cache
+ * @param {T[]} items
+ * @param {(item: T, index: number) => string} key
+ * @param {(item: T, index: number) => Node} make
+ * @param {(row: Node) => boolean} [reusable]
+ */
+export function drawRows(list, cache, items, key, make, reusable = () => true) {
+  /** @type {Map<string, Node>} */
+  const drawn = new Map();
+  const rows = items.map((item, index) => {
+    const k = key(item, index);
+    const old = cache.get(k);
+    const row = old && !drawn.has(k) && reusable(old) ? old : make(item, index);
+    drawn.set(k, row);
+    return row;
+  });
+  let at = list.firstChild;
+  for (const row of rows) {
+    if (row === at) { at = at.nextSibling; continue; }
+    list.insertBefore(row, at);
+  }
+  while (at) {
+    const next = at.nextSibling;
+    list.removeChild(at);
+    at = next;
+  }
+  cache.clear();
+  for (const [k, row] of drawn) cache.set(k, row);
+}
 /** The message `key` with `params`, in the reader's language. */
 export function t(key, params = {}) { return catalogue.text(key, params); }
 
