@@ -274,14 +274,17 @@ def sequences(engine, driver, ports):
 
 def page_state(driver):
     """What the page was doing (said when a step fails): its address, its state, its banner, its
-    service worker, its queue, and the items it shows beside those of its copy."""
+    last uncaught errors, its service worker, its queue, the keys of what it keeps and the fields
+    of each part of its copy (never their values: the session holds the phone's credentials), and
+    the items it shows beside those of its copy. Each read on its own: one that throws says so."""
     try:
         return driver.execute_script("""const safe = (f) => { try { return f(); } catch (e) { return 'threw: ' + e; } };
           const banner = document.getElementById('offline');
           return {url: location.href, ready: safe(() => document.body.dataset.ready), banner: safe(() => banner && !banner.hidden ? banner.textContent : null),
                   errors: safe(() => sessionStorage.getItem('pulse-errors')),
-                  raw: safe(() => (localStorage.getItem('house-pulse-snapshot-1') || '').slice(0, 1500)),
-                  keys: safe(() => Object.keys(localStorage).join(',')),
+                  kept: safe(() => Object.keys(localStorage).join(',')),
+                  shape: safe(() => ((c) => Object.fromEntries(Object.entries(c).map(([part, v]) => [part, v && typeof v === 'object'
+                    ? Object.keys(v).join(',') : typeof v])))(JSON.parse(localStorage.getItem('house-pulse-snapshot-1') || '{}'))),
                   worker: safe(() => navigator.serviceWorker ? (navigator.serviceWorker.controller ? 'in control' : 'none') : 'unsupported'),
                   queued: safe(() => JSON.parse(localStorage.getItem('house-pulse-queue-1') || '[]').length),
                   online: navigator.onLine,
