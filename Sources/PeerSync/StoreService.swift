@@ -326,13 +326,7 @@ actor StoreService {
     /// This replica's changes numbered after `seq` (what was committed here since), and the
     /// number they go up to.
     func localChanges(after seq: UInt64) throws -> (changes: [Change], upTo: UInt64) {
-        var vector = try household.store.versionVector()
-        guard vector[replicaID] > seq else { return ([], max(seq, vector[replicaID])) }
-        vector[replicaID] = seq
-        let cursor = try household.store.deltas(for: vector)
-        var changes: [Change] = []
-        while let batch = try cursor.next() { changes += batch.changes.filter { $0.origin == replicaID } }
-        return (changes, cursor.snapshotVector[replicaID])
+        try household.store.ownChanges(after: seq)
     }
 
     /// This machine's member and its notification settings (read at each use: `pulse-peer

@@ -18,6 +18,24 @@ extension ReplicaStore {
         try DeltaCursor(path: path, peerVector: peerVector, batchLimit: batchLimit, byteLimit: byteLimit)
     }
 
+    /// This replica's own changes numbered after `seq` (what was committed here since), and the
+    /// number they go up to: read on the store's connection, in one read transaction of its
+    /// own. A cursor of ``deltas(for:batchLimit:byteLimit:)`` opens a connection (the file, the
+    /// schema parsed): ≈ 0.85 ms of every local write's events, spent while the write was on
+    /// its way to the peers on the same two cores (propagation's p99: issue 54).
+    public func ownChanges(after seq: UInt64) throws -> (changes: [Change], upTo: UInt64) {
+        precondition(!connection.isInTransaction, "ownChanges reads in a transaction of its own")
+        var vector = try versionVector()
+        guard vector[replicaID] > seq else { return ([], max(seq, vector[replicaID])) }
+        vector[replicaID] = seq
+        let cursor = try DeltaCursor(
+            connection: connection, records: RecordStatements(connection), peerVector: vector,
+            batchLimit: DeltaCursor.defaultBatchLimit, byteLimit: DeltaCursor.defaultByteLimit)
+        var changes: [Change] = []
+        while let batch = try cursor.next() { changes += batch.changes.filter { $0.origin == replicaID } }
+        return (changes, cursor.snapshotVector[replicaID])
+    }
+
     /// Every field of every row, as `entity → row id → field → value`. Two replicas
     /// that have seen the same changes return equal values.
     public func canonicalState() throws -> [EntityKind: [String: [String: FieldValue]]] {

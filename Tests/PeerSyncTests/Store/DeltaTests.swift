@@ -67,6 +67,26 @@ import Testing
         #expect(try b.value(.shoppingItem, "late", "name") == nil)
     }
 
+    @Test func ownChangesAreThisReplicasAfterANumberAndLeaveTheConnectionFreeToWrite() throws {
+        let (a, b) = try pair()
+        for name in ["Milk", "Eggs", "Bread"] {
+            clock.advance(1)
+            try a.write(member: nil) { try $0.put(.shoppingItem, name, shoppingItem(name)) }
+        }
+        try b.write(member: nil) { try $0.put(.shoppingItem, "Tea", shoppingItem("Tea")) }
+        try b.sync(to: a) // another replica's change, numbered after a's own
+        let (changes, upTo) = try a.ownChanges(after: 1)
+        #expect(changes.map(\.seq) == [2, 3])
+        #expect(changes.allSatisfy { $0.origin == a.replicaID })
+        #expect(upTo == 3)
+        #expect(try a.ownChanges(after: 3).changes.isEmpty)
+        #expect(try a.ownChanges(after: 3).upTo == 3)
+        // Read in a transaction of its own, on the store's connection, and ended: a write goes on.
+        #expect(!a.connection.isInTransaction)
+        try a.write(member: nil) { try $0.put(.shoppingItem, "Jam", shoppingItem("Jam")) }
+        #expect(try a.ownChanges(after: 3).changes.map(\.seq) == [4])
+    }
+
     // Wiped and fresh replicas
 
     @Test func aFreshReplicaLearnsAndErasesNothing() throws {
