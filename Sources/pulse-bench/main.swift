@@ -245,7 +245,12 @@ func addKeptChanges(_ store: ReplicaStore, _ count: Int) throws {
     _ = try AgentControl.wait(until: WaitCondition(.disconnected), timeout: 60, home: homeA)
     evictBinary()
     agentB = try AgentRun(homeB)
-    let status = try AgentControl.wait(until: WaitCondition(.synced), timeout: 60, home: homeB)
+    _ = try AgentControl.wait(until: WaitCondition(.synced), timeout: 60, home: homeB)
+    // B says "in sync" once its own CAUGHT_UP is handed to its writer, whose pipeline counts the
+    // frame a moment later (read at once, the 1k session was 219 B instead of 244 in two runs of
+    // five). A in sync too has read that CAUGHT_UP: B's counts then hold the whole exchange.
+    _ = try AgentControl.wait(until: WaitCondition(.synced), timeout: 60, home: homeA)
+    let status = try AgentControl.status(home: homeB)
     let bytes = status.peers.first?.sessionBytes
     let idle = agentB.memory.rss
     agentB.stop(); agentA.stop()
