@@ -350,10 +350,30 @@ def parents(a):
     chip = lambda kid: f'#turns-list li[data-id="{chore_id}"] button[aria-label^="{kid} "]'
     for kid, expected in [("Mia", ["Mia"]), ("Zed", ["Mia", "Zed"])]:
         press_fresh(a, chip(kid), f"{kid}'s chip")
-        wait(f"the rotation {expected}", lambda: rotation() == expected, timeout=15)
+        try:
+            wait(f"the rotation {expected}", lambda: rotation() == expected, timeout=15)
+        except Failed as failure:  # what the page showed: its chips and any error it said
+            raise Failed(f"{failure}; the household's {rotation()}, the page's chips " + repr(a.execute_script(
+                "return [...document.querySelectorAll('#turns-list li button')].map((b) => b.textContent + ':' + b.getAttribute('aria-pressed'))"))
+                + f", its toast {a.find_element(By.ID, 'toast-text').get_attribute('textContent')!r}") from None
         wait(f"{kid}'s chip shown pressed", lambda: a.find_element(By.CSS_SELECTOR, chip(kid)).get_attribute("aria-pressed") == "true", timeout=10)
     today = wait("the row saying whose turn today is", lambda: (said := a.find_element(By.CSS_SELECTOR, f'#turns-list li[data-id="{chore_id}"] .turns-today').text)
                  .startswith("Today: Mia · then Zed, Mia, Zed") and said, timeout=10)[0]
+    # A live update that redraws the kids' part keeps the rows it did not change (ui.drawRows): the
+    # chip a parent is on stays the same node, with the keyboard's focus (a tap on it is not lost).
+    # A reward selected from the CLI (then deselected) changes the part, not this chore's row.
+    a.execute_script("const chip = document.querySelector(arguments[0]); chip.focus(); chip.dataset.kept = 'yes'; window.kidsDrawn = 0;"
+                     "new MutationObserver(() => { window.kidsDrawn += 1; }).observe(document.getElementById('parents-kids'), { childList: true });",
+                     chip("Zed"))
+    reward = next(r["id"] for r in cli_json(HOME_A, "kids", "catalogue", "--kind", "reward") if not r["selected"])
+    for verb in ["select", "deselect"]:
+        subprocess.run([BIN, "kids", verb, reward, "--pin-stdin", "--home", HOME_A], input=PIN + "\n", capture_output=True, text=True, check=True)
+        if verb == "select":
+            wait("the kids' part drawn again by the live update", lambda: a.execute_script("return window.kidsDrawn") > 0, timeout=10)
+            kept = a.execute_script("const chip = document.querySelector(arguments[0]);"
+                                    "return [chip.dataset.kept === 'yes', document.activeElement === chip]", chip("Zed"))
+            web_support.expect(f"after a live update, Zed's chip kept (same node, focused): {kept}", kept == [True, True], "")
+    wait(f"{reward} deselected", lambda: not next(r for r in cli_json(HOME_A, "kids", "catalogue", "--kind", "reward") if r["id"] == reward)["selected"])
     press_fresh(a, "#kid-picker button:last-child", "Zed's chip above the cards")
     other = wait("Zed's card saying it is Mia's turn", lambda: (card := a.find_element(By.CSS_SELECTOR, f'#kid-cards .kid-card[data-id="{chore_id}"]'))
                  .get_attribute("data-state") == "other" and card.text, timeout=10)[0]
@@ -366,7 +386,7 @@ def parents(a):
         wait(f"{kid} out of the rotation", lambda: kid not in rotation(), timeout=15)
         wait(f"{kid}'s chip shown not pressed", lambda: a.find_element(By.CSS_SELECTOR, chip(kid)).get_attribute("aria-pressed") == "false", timeout=10)
     web_support.section_ok(f"a chore taking turns between Mia and Zed, set with two taps in parents' mode: {today!r}; Zed's card says {other!r}; "
-                           "two taps more and anyone does it again")
+                           "a live update keeps the chip focused; two taps more and anyone does it again")
 
     # Rename a kid in place.
     click_row_button(a, "#parents-kids", "Mia", "button.rename", "Rename Mia")

@@ -3,7 +3,7 @@
 // item sent to another list. The list shown is this reader's choice, kept in this browser. No
 // household rule lives here: names, doubles and what a deletion does are the agent's.
 import { call } from "./api.js";
-import { $, el, t, fail, toast, editInPlace, confirmDialog } from "./ui.js";
+import { $, el, t, fail, toast, editInPlace, confirmDialog, drawRows } from "./ui.js";
 import { refresh } from "./page.js";
 
 const KEY = "pulse.shopping.list";
@@ -52,6 +52,9 @@ async function choose(/** @type {string | null} */ id) {
   }
 }
 
+/** The switcher's buttons drawn last (ui.drawRows). */
+const switcher = new Map();
+
 /** The switcher: one button per list with its count, the one shown pressed; "+ List"; and the
  * shown list's rename and delete when it is not the first. `shownCount`: the items the list
  * shown has on the screen (with the page's guesses and a phone's queued changes), its count. */
@@ -60,10 +63,14 @@ export function renderLists(/** @type {Array<{id?: string, name?: string, active
   const current = currentList();
   if (current && lists.length && !lists.some((list) => list.id === current)) remember(null);
   const shown = lists.find((list) => (list.id ?? null) === currentList()) || lists[0];
-  $("shop-lists").replaceChildren(
-    ...lists.map((list) => el("button", { type: "button", "data-list": list.id ?? "", "aria-pressed": String(list === shown),
-      onclick: () => choose(list.id ?? null) }, listLabel(list), " ", el("span", { class: "badge", text: String(list === shown && shownCount !== undefined ? shownCount : list.active) }))),
-    el("button", { type: "button", id: "list-add", class: "plain", text: t("page.shopping.lists.add"), onclick: addList }));
+  // A button that did not change is kept (ui.drawRows): a tap or the keyboard's focus on it
+  // survives a live update that redraws the switcher.
+  const buttons = lists.map((list) => ({ id: list.id ?? "", label: listLabel(list), pressed: list === shown,
+    count: String(list === shown && shownCount !== undefined ? shownCount : list.active) }));
+  drawRows($("shop-lists"), switcher, [...buttons, null], (b) => JSON.stringify(b ?? t("page.shopping.lists.add")),
+    (b) => b ? el("button", { type: "button", "data-list": b.id, "aria-pressed": String(b.pressed), onclick: () => choose(b.id || null) },
+      b.label, " ", el("span", { class: "badge", text: b.count }))
+      : el("button", { type: "button", id: "list-add", class: "plain", text: t("page.shopping.lists.add"), onclick: addList }));
   const named = shown && shown.id ? shown : null;
   $("list-actions").hidden = !named;
   const rename = $("list-rename"), remove = $("list-delete");
