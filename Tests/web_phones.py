@@ -842,10 +842,20 @@ def main():
         and "Milk" not in driver.find_element(By.ID, "shop-list").text
         and all(n in driver.find_element(By.ID, "shop-list").text for n in ["Apples", "Butter", "Cheese"]), timeout=10)
     queued = driver.execute_script("return localStorage.getItem('house-pulse-queue-1')")
-    rows = len(driver.find_elements(By.CSS_SELECTOR, "#shop-list li[data-id]"))
-    offline_said &= expect("offline, the list's count is what it shows", driver.find_element(
-        By.CSS_SELECTOR, "#shop-lists button[aria-pressed=true] .badge").text == str(rows), f"the list's chip counts "
-        f"{driver.find_element(By.CSS_SELECTOR, '#shop-lists button[aria-pressed=true] .badge').text} of {rows} rows shown")
+
+    def chip_and_rows():
+        """The shown list's chip count and its rows, read in one step of the page (the chips are
+        drawn after the list: two WebDriver reads could see one drawing's chip and the next's)."""
+        return driver.execute_script(
+            "const badge = document.querySelector('#shop-lists button[aria-pressed=true] .badge');"
+            "return [badge ? badge.textContent.trim() : null, document.querySelectorAll('#shop-list li[data-id]').length]")
+    try:
+        wait("the shown list's chip counts its rows", lambda: (lambda c: c[0] == str(c[1]))(chip_and_rows()), timeout=5)
+    except Failed:
+        pass  # said just below, with what the chip and the list showed
+    chip, rows = chip_and_rows()
+    offline_said &= expect("offline, the list's count is what it shows", chip == str(rows),
+                           f"the list's chip counts {chip} of {rows} rows shown")
     offline_said &= expect("offline, nothing reaches the agent", not any(name in cli("shop", "list") for name in ["Apples", "Butter", "Cheese"]),
                            "a queued change reached the agent while it was unreachable")
     shot(driver, "phone-offline")

@@ -64,17 +64,15 @@ import Testing
         ]
         if let directory = ProcessInfo.processInfo.environment["PULSE_SCREENSHOTS"], engine == "chromium" { command.append(directory) }
         let run = try Shell.run(command, timeout: 300)
-        let output = run.stdout + run.stderr
-        #expect(run.status == 0, "\(output)")
-        let passed = lines(run.stdout)
-        for check in [
-            "shown on B without a reload", "New items added (1)", "restock pool (both pages) → back",
-            "Undo brought back", "“Me” on Tom's machine", "4th active task is refused", "appearance dark applied", "Download a backup",
-            "shows the agent unreachable", "its page recovered by itself", "“Add it anyway” adds the 4th",
-            "stays in its field", engine == "webkit" ? "the consoles not read" : "no script errors",
-        ] {
-            #expect(passed.contains { $0.contains(check) }, "missing: \(check)\n\(output)")
-        }
+        run.expectPassed(
+            "web_e2e.py (\(engine))",
+            checks: [
+                "shown on B without a reload", "New items added (1)", "restock pool (both pages) → back",
+                "Undo brought back", "“Me” on Tom's machine", "4th active task is refused", "appearance dark applied", "Download a backup",
+                "shows the agent unreachable", "its page recovered by itself", "“Add it anyway” adds the 4th",
+                "stays in its field", engine == "webkit" ? "the consoles not read" : "no script errors",
+            ])
+        let passed = run.passed
         // Within a second of the person's Enter on A, the item is on B's page.
         let latency = passed.first { $0.contains("without a reload in") }.flatMap { line in
             line.split(separator: " ").reversed().dropFirst(4).first.flatMap { Int($0) }
@@ -103,21 +101,19 @@ import Testing
         ]
         if let directory = ProcessInfo.processInfo.environment["PULSE_SCREENSHOTS"], engine == "chromium" { command.append(directory + "/family") }
         let run = try Shell.run(command, timeout: 400)
-        let output = run.stdout + run.stderr
-        #expect(run.status == 0, "\(output)")
-        for check in [
-            "“Start a household” makes The Smiths", "a first PIN chosen on the keypad", "three categories of six", "makes her balance 40",
-            "Mia → Mia Rose", "three wrong PINs refused", "the right PIN opens", "the old one is refused",
-            "“Great job!” half-sheet, gone by itself", "full-screen confetti", "Celebrations off: no sheet",
-            "Undo brings the same item back", "is 500 g of flour; its note set in place", "as a trip walked them", "stays above the tab bar",
-            "restock pool's names are offered", "a task edited in place", "Undo brings it back",
-            "“All done ✓”", "moved up with the keyboard", "renamed in place", "shown in words", "More → This computer",
-            "typed on the new computer's page it joins", "“Kitchen laptop” on B too", "a conflict", "saying it is permanent",
-            "stays readable above the next reward's confetti", "Undo brings it back into its category",
-            "each computer tells its person of the other's additions", engine == "webkit" ? "the console not read" : "no script errors",
-        ] {
-            #expect(lines(run.stdout).contains { $0.contains(check) }, "missing: \(check)\n\(output)")
-        }
+        run.expectPassed(
+            "web_family.py (\(engine))",
+            checks: [
+                "“Start a household” makes The Smiths", "a first PIN chosen on the keypad", "three categories of six", "makes her balance 40",
+                "Mia → Mia Rose", "three wrong PINs refused", "the right PIN opens", "the old one is refused",
+                "“Great job!” half-sheet, gone by itself", "full-screen confetti", "Celebrations off: no sheet",
+                "Undo brings the same item back", "is 500 g of flour; its note set in place", "as a trip walked them", "stays above the tab bar",
+                "restock pool's names are offered", "a task edited in place", "Undo brings it back",
+                "“All done ✓”", "moved up with the keyboard", "renamed in place", "shown in words", "More → This computer",
+                "typed on the new computer's page it joins", "“Kitchen laptop” on B too", "a conflict", "saying it is permanent",
+                "stays readable above the next reward's confetti", "Undo brings it back into its category",
+                "each computer tells its person of the other's additions", engine == "webkit" ? "the console not read" : "no script errors",
+            ])
     }
 
     /// Runs a phone script (`BIN HOME… [SHOTS]`) on `homes`: its standard output, after
@@ -130,9 +126,7 @@ import Testing
         var environment = ProcessInfo.processInfo.environment
         if let next = TwoReleasesTests.next { environment["PULSE_NEXT_BINARY"] = next }
         let run = try PulsePeer.runProcess(command, environment: environment, timeout: timeout)
-        let output = run.stdout + run.stderr
-        #expect(run.status == 0, "\(output)")
-        for check in checks { #expect(lines(run.stdout).contains { $0.contains(check) }, "missing: \(check)\n\(output)") }
+        run.expectPassed(name, checks: checks)
         return run.stdout
     }
 
@@ -231,16 +225,14 @@ import Testing
         let agent = try AgentProcess(home: a.path)
         let web = try #require(agent.web)
         let run = try Shell.run(["python3", Self.script("web_security.py"), PulsePeer.executable.path, a.path, web], timeout: 180)
-        let output = run.stdout + run.stderr
-        #expect(run.status == 0, "\(output)")
-        for check in [
-            "answers 401 and no household data", "works once", "is refused (421/400)", "POSTs from another origin",
-            "change nothing", "X-Frame-Options DENY", "the page still answers", "hostile page", "sign-out ends",
-            "downloads a whole backup", "no invitation is opened", "a flood of 12 wrong PINs", "nothing changed",
-            "parents' mode through the page's API",
-        ] {
-            #expect(lines(run.stdout).contains { $0.contains(check) }, "missing: \(check)\n\(output)")
-        }
+        run.expectPassed(
+            "web_security.py",
+            checks: [
+                "answers 401 and no household data", "works once", "is refused (421/400)", "POSTs from another origin",
+                "change nothing", "X-Frame-Options DENY", "the page still answers", "hostile page", "sign-out ends",
+                "downloads a whole backup", "no invitation is opened", "a flood of 12 wrong PINs", "nothing changed",
+                "parents' mode through the page's API",
+            ])
         #expect(!agent.log.contains("token=") && !agent.log.contains("pulse_session"), "the agent logs no sign-in token or cookie")
         _ = agent.stop()
     }
