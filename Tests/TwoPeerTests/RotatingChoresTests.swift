@@ -15,6 +15,15 @@ import Testing
         "2025-12-01", "2025-12-08", "2025-12-15", "2025-12-22", "2025-12-29", "2026-01-05", "2026-01-12", "2026-01-19", "2026-01-26",
     ]
 
+    /// The agents' clock: this week's or next week's Wednesday (1–7 days ahead, its time of day
+    /// the real one). An agent makes each template's task of its own today (at its start, then
+    /// daily): on a real Monday the agents made this Monday's "Bins", which hid weeks 8 and 9's
+    /// (a later period supersedes), and the CLI's `task done Bins` of week 9 completed it.
+    static var agentsClock: [String] {
+        let weekday = Calendar(identifier: .gregorian).component(.weekday, from: Date()) // 1: Sunday … 4: Wednesday
+        return FakeTime.offset("+\((4 - weekday + 6) % 7 + 1)d")
+    }
+
     /// `args` on `home` with its clock at 09:00 of `day`.
     @discardableResult
     func on(_ day: String, _ home: Home, _ args: [String]) throws -> PulsePeer.Result {
@@ -68,8 +77,8 @@ import Testing
         for n in 4...5 { try make(n, on: a) }
 
         // B catches up through the agents, then the two are apart for week 7: each makes it.
-        let agentA = try AgentProcess(home: a.path)
-        var agentB: AgentProcess? = try AgentProcess(home: b.path, ["--peer", agentA.address])
+        let agentA = try AgentProcess(home: a.path, wrapper: Self.agentsClock)
+        var agentB: AgentProcess? = try AgentProcess(home: b.path, ["--peer", agentA.address], wrapper: Self.agentsClock)
         try b.waitUntil("synced")
         #expect(agentB?.stop() == 0)
         agentB = nil
@@ -78,7 +87,7 @@ import Testing
         let apartA = try task(a, template, week[6])
         let apartB = try task(b, template, week[6])
         #expect(apartA.count == 1 && apartB.count == 1 && apartA.assignee == apartB.assignee, "\(apartA) \(apartB)")
-        agentB = try AgentProcess(home: b.path, ["--peer", agentA.address])
+        agentB = try AgentProcess(home: b.path, ["--peer", agentA.address], wrapper: Self.agentsClock)
         try b.waitUntil("synced")
         try a.waitUntil("synced")
         #expect(try task(a, template, week[6]).count == 1 && task(b, template, week[6]).count == 1, "one task for week 7 on each")
