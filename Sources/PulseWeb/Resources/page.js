@@ -1,9 +1,10 @@
 // The page's parts and tabs. Each part (one module: shopping.js, tasks.js, …) registers
-// itself with `register({ id, tab?, topics, reads?, load, render, wire?, after?, onEvent? })`:
+// itself with `register({ id, tab?, topics, reads?, load, render, wire?, after?, exact?, onEvent? })`:
 // `load` asks the agent and puts the answer in the store, `render` draws from the store,
 // `topics` say which live-feed events make it load again (store.js, `concerns`), `after`
-// what such an event changes in its part before that (live.js), `reads` which parts of the
-// store it draws from (its own by default).
+// what such an event changes in its part before that (live.js), `exact(event)` whether that
+// is what the agent's answer will show (true if absent), `reads` which parts of the store it
+// draws from (its own by default).
 import { Store, concerns } from "./store.js";
 import { APIError } from "./api.js";
 import { $ } from "./ui.js";
@@ -110,16 +111,59 @@ export const settled = () => loading === 0 && dirty.size === 0 && refreshTimer =
  */
 export function received(event) {
   const concerned = partsConcerned(event);
-  for (const part of concerned) if (part.after) store.patch(part.id, (value) => part.after(value, event));
-  refresh(...(concerned.length ? concerned.map((p) => p.id) : ["household", "status"]));
+  // Whether the event alone said what changed in every part it concerns (shown already).
+  let shown = concerned.length > 0;
+  for (const part of concerned) {
+    const after = part.after;
+    if (!after) { shown = false; continue; }
+    if (part.exact && !part.exact(event)) shown = false; // shown, but not as the agent's answer will
+    store.patch(part.id, (value) => {
+      const changed = after(value, event);
+      if (changed === undefined) shown = false;
+      return changed;
+    });
+  }
+  const ids = concerned.length ? concerned.map((p) => p.id) : ["household", "status"];
+  if (shown) confirmLater(ids); else refresh(...ids);
   notify(event);
 }
 
 // Refreshes gathered over a moment: a burst of events reloads each part once.
 const dirty = new Set();
 let refreshTimer = null;
-export function refresh(...ids) {
+/** When the gathered reload runs (Date.now()), since when it gathers, and whether a part needs
+ * it (an event the page could not show, a change of its own): not a confirmation only. */
+let refreshAt = 0, gatheringSince = 0, needed = false;
+/** A reload a part needs runs once the events pause this long. */
+export const SOON = 30;
+/** A reload that only confirms what events showed waits for the feed to be quiet this long. */
+export const QUIET = 500;
+/** No reload waits longer than this after the first change it gathers. */
+export const GATHER_AT_MOST = 2000;
+/**
+ * When a gathered reload runs (ms, on the clock of `now`): SOON after `now` for a part that
+ * needs it; for a confirmation QUIET after `now`, or when a reload a part needs is due already
+ * (`pending`, `needed`), then; and never later than GATHER_AT_MOST after the first change it
+ * gathers (`since`), however busy the feed. Pure.
+ * @param {{now: number, wait: number, pending?: number | null, needed?: boolean, since?: number}} when
+ */
+export function reloadAt({ now, wait, pending = null, needed = false, since = now }) {
+  const at = wait > SOON && pending !== null && needed ? pending : now + wait;
+  return Math.min(at, since + GATHER_AT_MOST);
+}
+export function refresh(...ids) { gather(ids, SOON); }
+/** Reloads `ids` once the feed is quiet: what they show is what an event said already, and a
+ * burst of changes (another person checking items off, one after another) shows each at once
+ * and reloads the lists once at its end, not after every change (a phone's list of hundreds of
+ * items read again for each). A reload another change needs sooner is not delayed. */
+function confirmLater(/** @type {string[]} */ ids) { gather(ids, QUIET); }
+function gather(/** @type {string[]} */ ids, /** @type {number} */ wait) {
   ids.forEach((id) => dirty.add(id));
+  const now = Date.now();
+  if (refreshTimer === null) { gatheringSince = now; needed = false; }
+  const at = reloadAt({ now, wait, pending: refreshTimer === null ? null : refreshAt, needed, since: gatheringSince });
+  needed ||= wait <= SOON;
+  refreshAt = at;
   clearTimeout(refreshTimer);
   refreshTimer = setTimeout(async () => {
     refreshTimer = null;
@@ -135,7 +179,7 @@ export function refresh(...ids) {
     } finally {
       loading -= 1;
     }
-  }, 30);
+  }, Math.max(0, at - now));
 }
 
 const wired = new Set();

@@ -59,6 +59,9 @@ register({
   tab: true,
   topics: ["shopping.", "shopping_item", "shopping_checkoff", "shopping_list", "shopping_trip"],
   after: shoppingAfter,
+  // In the shop's order an item added or back from the pool goes where the agent places it, not
+  // at the end where the event shows it: its reload is not only a confirmation (page.js).
+  exact: (event) => shopOrder() !== "shop" || !["shopping.added", "shopping.restocked"].includes(event.type),
   load,
   render,
   wire,
