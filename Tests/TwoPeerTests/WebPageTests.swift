@@ -39,8 +39,6 @@ import Testing
         try home.run(["kids", "done", "Mia", "chore_001"])
     }
 
-    func lines(_ output: String) -> [String] { output.split(separator: "\n").map(String.init).filter { $0.hasPrefix("ok ") } }
-
     @Test(.enabled(if: canRunBrowser, "needs chromium, chromium-driver and selenium (scripts/setup.sh --tests)"))
     func thePageInARealBrowserOnTwoMachines() throws {
         if let problem = Self.browserProblem { Issue.record("\(problem)"); return }
@@ -116,10 +114,10 @@ import Testing
             ])
     }
 
-    /// Runs a phone script (`BIN HOME… [SHOTS]`) on `homes`: its standard output, after
-    /// expecting it to succeed and to print each of `checks` (the `ok …` lines' words).
+    /// Runs a phone script (`BIN HOME… [SHOTS]`) on `homes`: its run, after expecting it to
+    /// succeed and to print each of `checks` (the `ok …` lines' words).
     @discardableResult
-    func phoneScript(_ name: String, _ homes: [Home], timeout: Double, checks: [String]) throws -> String {
+    func phoneScript(_ name: String, _ homes: [Home], timeout: Double, checks: [String]) throws -> PulsePeer.Result {
         var command = ["python3", Self.script(name), PulsePeer.executable.path] + homes.map(\.path)
         if let directory = ProcessInfo.processInfo.environment["PULSE_SCREENSHOTS"] { command.append(directory + "/phones") }
         // The next test release (TwoReleasesTests.next), for a phone roaming across releases.
@@ -127,7 +125,7 @@ import Testing
         if let next = TwoReleasesTests.next { environment["PULSE_NEXT_BINARY"] = next }
         let run = try PulsePeer.runProcess(command, environment: environment, timeout: timeout)
         run.expectPassed(name, checks: checks)
-        return run.stdout
+        return run
     }
 
     /// Issue 42: the phones' listener across network namespaces (Tests/web_phones.py): off
@@ -177,9 +175,10 @@ import Testing
     func aPhoneIsPairedByItsCodeWorksOfflineAndRoamsOnEveryEngine() throws {
         if let problem = Self.browserProblem ?? PageAccessibilityTests.axeProblem { Issue.record("\(problem)"); return }
         guard PageAccessibilityTests.canRun("webkit"), PageAccessibilityTests.canRun("firefox") else { return }
-        let stdout = try phoneScript("web_phone_engines.py", try scratch.household("a", "b"), timeout: 500, checks: [])
+        let run = try phoneScript("web_phone_engines.py", try scratch.household("a", "b"), timeout: 500, checks: [])
+        let stdout = run.stdout
         for engine in ["Chromium", "WebKitGTK", "Firefox"] {
-            let said = lines(stdout).filter { $0.hasPrefix("ok \(engine): ") }
+            let said = run.passed.filter { $0.hasPrefix("ok \(engine): ") }
             #expect(said.contains { $0.contains("paired by the link its QR code holds") }, "\(engine)\n\(stdout)")
             #expect(said.filter { $0.contains("offline") && $0.contains("applied once as meant") }.count == 4, "\(engine)\n\(stdout)")
             #expect(said.contains { $0.contains("the phone used the other computer") }, "\(engine)\n\(stdout)")
