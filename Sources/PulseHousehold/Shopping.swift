@@ -132,6 +132,7 @@ extension Household {
             let plan = ShoppingRules.plan(cleaned, pool: found.pool, active: found.active)
             let base = try store.orderingKey()
             var items: [ShoppingItem] = []
+            items.reserveCapacity(plan.count)
             var already: [String] = []
             var answered = Set<String>() // the ids in `items` and `already` (both grow together)
             for (index, step) in plan.enumerated() {

@@ -43,6 +43,7 @@ public enum ShoppingRules {
         for item in pool { pooled[item.name.nameKey, default: []].append(item) }
         var taken: [String: Int] = [:]
         var first: [String: Int] = [:]
+        first.reserveCapacity(names.count)
         return names.enumerated().map { index, name in
             let key = name.nameKey
             if let listed = listed[key] { return Step(name: name, restock: nil, onList: listed) }
