@@ -719,6 +719,17 @@ def shopping_lists(a, b):
         shoot(a, "shopping-lists")
     web_support.section_ok("a list made with “+ List” on A's page is chosen there and is on B's page at once")
 
+    # A live update that redraws the switcher (the first list's count) keeps the chips that did
+    # not change: Lidl's chip on B stays the same node, with the keyboard's focus.
+    b.execute_script("const chip = arguments[0]; chip.focus(); chip.dataset.kept = 'yes';", list_chip(b, "Lidl"))
+    cli(HOME_A, "shop", "add", "Switcher tea")
+    wait("Switcher tea on B's first list", lambda: "Switcher tea" in names(b, "#shop-list .name"), timeout=10)
+    kept = b.execute_script("const chip = [...document.querySelectorAll('#shop-lists button[data-list]')]"
+                            ".find((c) => c.textContent.startsWith('Lidl '));"
+                            "return [chip?.dataset.kept === 'yes', document.activeElement === chip]")
+    web_support.expect(f"after a live update, B's Lidl chip kept (same node, focused): {kept}", kept == [True, True], "")
+    web_support.section_ok("a live update that changes the switcher keeps the chips it did not change, and the focus on one")
+
     choose_list(b, "Lidl")
     add_from_page(b, "2 butter")
     told = wait("A told of butter, on Lidl", lambda: [n for n in notifications(HOME_A) if "butter" in n["summary"]], timeout=20)[0]

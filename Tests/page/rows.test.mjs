@@ -9,17 +9,17 @@ const { drawRows } = await import("../../Sources/PulseWeb/Resources/ui.js");
 
 /** A list element as drawRows uses it: its children in order, and the moves made on it. */
 class List {
-  constructor() { this.children = []; this.inserted = 0; this.removed = 0; }
+  constructor() { this.children = []; this.inserted = 0; this.removed = 0; this.moved = []; }
   get firstChild() { return this.children[0] ?? null; }
   insertBefore(node, before) {
     const was = this.children.indexOf(node);
-    if (was >= 0) this.children.splice(was, 1);
+    if (was >= 0) { this.children.splice(was, 1); this.moved.push(node.name); }
     const at = before ? this.children.indexOf(before) : this.children.length;
     this.children.splice(at, 0, node);
     node.list = this;
     this.inserted += 1;
   }
-  removeChild(node) { this.children.splice(this.children.indexOf(node), 1); this.removed += 1; }
+  removeChild(node) { this.children.splice(this.children.indexOf(node), 1); node.list = null; this.removed += 1; }
 }
 /** A row: its item's name, and its next sibling as the list holds it. */
 class Row {
@@ -69,4 +69,22 @@ test("a row changed in place since it was drawn (an edit in it) is never reused"
   assert.deepEqual(made, ["Eggs"]);
   assert.notEqual(list.children[1], edited);
   assert.deepEqual(list.children.map((row) => row.name), ["Milk", "Eggs"]);
+});
+
+test("a kept row after one that went or changed is left where it is, never moved (a moved node loses its focus)", () => {
+  const list = new List(), cache = new Map();
+  const made = [];
+  // The list switcher: the first list's count changed, Lidl's chip and "+ List" did not.
+  draw(list, cache, ["Shopping List 3", "Lidl 0", "+ List"], made);
+  const [, lidl, add] = list.children;
+  list.moved.length = 0; made.length = 0;
+  assert.deepEqual(draw(list, cache, ["Shopping List 4", "Lidl 0", "+ List"], made), ["Shopping List 4", "Lidl 0", "+ List"]);
+  assert.deepEqual(made, ["Shopping List 4"]);
+  assert.deepEqual(list.moved, [], "nothing kept was moved");
+  assert.deepEqual([list.children[1], list.children[2]], [lidl, add]);
+  // A row checked off above two kept ones: they stay where they are.
+  draw(list, cache, ["Milk", "Eggs", "Bread", "Oats"], made);
+  list.moved.length = 0;
+  assert.deepEqual(draw(list, cache, ["Milk", "Bread", "Oats"], made), ["Milk", "Bread", "Oats"]);
+  assert.deepEqual(list.moved, []);
 });

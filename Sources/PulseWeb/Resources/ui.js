@@ -48,7 +48,9 @@ export function language() { return catalogue.language; }
  * a live update of one item in a long list builds and lays out one row, not every row (WebKitGTK
  * and Firefox took 40–90 ms to draw 200 rows anew). `cache`: the caller's `Map` of key → row,
  * kept between draws. `reusable(row)`: false for a row changed in place since it was drawn (an
- * edit in it, a check-off leaving): drawn anew.
+ * edit in it, a check-off leaving): drawn anew. The rows that go are removed first, so that a
+ * kept row after them is not moved: a moved node loses the keyboard's focus (a chip after one
+ * that changed, a row below one checked off).
  * @template T
  * @param {Node} list
  * @param {Map<string, Node>} cache
@@ -67,15 +69,16 @@ export function drawRows(list, cache, items, key, make, reusable = () => true) {
     drawn.set(k, row);
     return row;
   });
+  const kept = new Set(rows);
+  for (let node = list.firstChild; node;) {
+    const next = node.nextSibling;
+    if (!kept.has(node)) list.removeChild(node);
+    node = next;
+  }
   let at = list.firstChild;
   for (const row of rows) {
     if (row === at) { at = at.nextSibling; continue; }
     list.insertBefore(row, at);
-  }
-  while (at) {
-    const next = at.nextSibling;
-    list.removeChild(at);
-    at = next;
   }
   cache.clear();
   for (const [k, row] of drawn) cache.set(k, row);
