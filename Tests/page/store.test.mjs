@@ -114,3 +114,24 @@ test("an answer asked for before a feed event's change does not undo it when it 
   assert.deepEqual(store.view("shopping"), { list: [], pool: ["Oats"] });
   assert.equal(await store.load("shopping", async () => ({ list: [], pool: ["Oats"] })), true, "the reload after the event shows");
 });
+
+test("loads asked beside the household's keep their answers only once the household's is kept, and after it fails too", async () => {
+  // The page asks every part at once (page.js, loadAll); the shopping list's answer arriving
+  // first was drawn before the household's settings (suggestions off) had come.
+  for (const outcome of ["answers", "fails"]) {
+    const store = new Store();
+    const order = [];
+    store.subscribe((part) => order.push(part));
+    const household = deferred();
+    const first = store.load("household", () => household.promise);
+    const others = store.after(first, () => [store.load("shopping", async () => ["Milk"]), store.load("tasks", async () => [])]);
+    const later = store.load("backlog", async () => []); // begun after: not held
+    await later;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.deepEqual(order, ["backlog"], `${outcome}: nothing held is kept before the household's answer`);
+    if (outcome === "answers") household.resolve({ name: "Home" }); else household.reject(new Error("gone"));
+    await first.catch(() => {});
+    assert.deepEqual(await Promise.all(others), [true, true]);
+    assert.deepEqual(order, outcome === "answers" ? ["backlog", "household", "shopping", "tasks"] : ["backlog", "shopping", "tasks"]);
+  }
+});

@@ -17,17 +17,20 @@ register({
   topics: ["kid.", "kid", "catalogue_selection", "ledger_entry", "savings_goal", "chore_report", "settings"],
   async load() {
     await store.load("kids", async () => {
+      // The reports of every kid (parents' mode lists those that wait) and the household's
+      // setting, asked beside the kids (they do not depend on which kid is shown).
+      const besides = Promise.all([call("kids.reports.list"), call("settings.get")]);
+      besides.catch(() => {}); // answered below, after the kids' own answer
       const kids = await call("kids.list");
       if (!kids.some((k) => k.id === local.kid)) local.kid = kids.length ? kids[0].id : null;
       // Parents' mode needs the catalogue even before there is a kid.
-      // The reports of every kid (parents' mode lists those that wait) and the household's setting.
-      const [reports, settings] = await Promise.all([call("kids.reports.list"), call("settings.get")]);
-      const approval = settings.kidsApproval === true;
-      if (!local.kid) return { kids, catalogue: await call("kids.catalogue.list"), ledger: [], basket: [], reports, approval };
-      const [catalogue, ledger, basket] = await Promise.all([
-        call("kids.catalogue.list", { kid: local.kid }).catch(() => []),
-        call("kids.history.list", { kid: local.kid }), call("kids.basket.list", { kid: local.kid })]);
-      return { kids, catalogue, ledger, basket, reports, approval };
+      const [[catalogue, ledger, basket], [reports, settings]] = await Promise.all([
+        local.kid ? Promise.all([
+          call("kids.catalogue.list", { kid: local.kid }).catch(() => []),
+          call("kids.history.list", { kid: local.kid }), call("kids.basket.list", { kid: local.kid })])
+          : call("kids.catalogue.list").then((all) => [all, [], []]),
+        besides]);
+      return { kids, catalogue, ledger, basket, reports, approval: settings.kidsApproval === true };
     });
   },
   render,

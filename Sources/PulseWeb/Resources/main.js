@@ -263,7 +263,8 @@ async function refreshSession() {
 }
 register({
   id: "agents", topics: [], render() {},
-  async load() { await refreshSession().catch(() => {}); }, // also after a gap in the feed
+  // After a gap in the feed (a start has just asked for the session itself: not twice).
+  async load() { if (!starting) await refreshSession().catch(() => {}); },
   onEvent(event) {
     // A summary (many changes) names only its first change's entity.
     if (event.count > 1 || ["phone_service", "machine_removal"].includes(event.entity)) refreshSession().catch(() => {});

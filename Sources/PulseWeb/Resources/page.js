@@ -87,13 +87,16 @@ function partsConcerned(event) {
   return used().filter((part) => concerns(part.topics || [], event));
 }
 
-/** Loads every part once (the household first: the others show its members). */
+/** Loads every part once: all asked at once, the household's answer kept first (the others
+ * show its members and follow its settings). Rejects with the first load's failure, once every
+ * load has settled. */
 export async function loadAll() {
   loading += 1;
   try {
     const first = parts.get("household");
-    if (first) await first.load();
-    await Promise.all(used().filter((p) => p !== first).map((p) => p.load()));
+    const household = first ? first.load() : Promise.resolve();
+    const others = store.after(household, () => used().filter((p) => p !== first).map((p) => p.load()));
+    for (const result of await Promise.allSettled([household, ...others])) if (result.status === "rejected") throw result.reason;
   } finally {
     loading -= 1;
   }

@@ -13,6 +13,8 @@ export class Store {
     // asked for, and only those (an answer asked for earlier can arrive later, on another connection).
     this.clock = 0;
     this.askedAt = new Map();
+    /** What the loads begun now wait for before they keep their answers (`after`). */
+    this.waitFor = undefined;
   }
 
   /**
@@ -29,10 +31,25 @@ export class Store {
     return true;
   }
 
-  /** Asks the agent for `part` with `fetch` and keeps the answer as `set` says. */
+  /** Asks the agent for `part` with `fetch` and keeps the answer as `set` says (once the
+   * answer it waits for has come: `after`). */
   async load(part, fetch) {
     const asked = ++this.clock;
-    return this.set(part, await fetch(), asked);
+    const waitFor = this.waitFor;
+    const answer = await fetch();
+    await waitFor;
+    return this.set(part, answer, asked);
+  }
+
+  /**
+   * Runs `ask()`, whose loads keep their answers only once `first` has settled: every question
+   * is asked at once, and the answers that depend on `first`'s (the household's members and
+   * settings) are still shown after it. Returns what `ask` returns.
+   */
+  after(first, ask) {
+    const before = this.waitFor;
+    this.waitFor = first.then(() => {}, () => {});
+    try { return ask(); } finally { this.waitFor = before; }
   }
 
   /**
