@@ -116,8 +116,8 @@ test("an answer asked for before a feed event's change does not undo it when it 
 });
 
 test("loads asked beside the household's keep their answers only once the household's is kept, and after it fails too", async () => {
-  // The page asks every part at once (page.js, loadAll); the shopping list's answer arriving
-  // first was drawn before the household's settings (suggestions off) had come.
+  // The page asks every part at once (page.js, loadAll); without the hold, the shopping list's
+  // answer arriving first would be drawn before the household's settings (suggestions off).
   for (const outcome of ["answers", "fails"]) {
     const store = new Store();
     const order = [];
